@@ -1,0 +1,27 @@
+"""attention_core: the math of scaled dot-product and multi-head attention, in pure torch.
+
+    context, weights = attend(q, k, v, mask=None)
+    trace = trace_attention(x, w_q, w_k, w_v, num_heads=2, mask="causal")
+
+No streamlit or altair here: the core computes, the UI draws.
+"""
+
+from .attention import AttentionTrace, apply_mask, attend, masked_softmax, trace_attention
+from .device import DEVICE_CHOICES, available_devices, resolve_device
+from .lesson import Lesson, LessonConfig, build_mask, check_config, lesson_tokens, run_lesson
+from .limits import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_REAL_MODEL_TOKENS, MAX_SEED,
+                     MAX_SENTENCE_CHARS, MAX_TOKENS)
+from .masks import MASK_KINDS, causal_mask, custom_mask, fully_masked_rows, padding_mask, padding_mask_batch
+from .tokens import PAD_TOKEN, embed_tokens, tokenize
+from .weights import INIT_KINDS, Projections, identity_projections, projections_from_tensors, random_projections
+
+__all__ = [
+    "AttentionTrace", "apply_mask", "attend", "masked_softmax", "trace_attention",
+    "DEVICE_CHOICES", "available_devices", "resolve_device",
+    "Lesson", "LessonConfig", "build_mask", "check_config", "lesson_tokens", "run_lesson",
+    "MAX_D_K", "MAX_D_MODEL", "MAX_D_V", "MAX_HEADS", "MAX_REAL_MODEL_TOKENS", "MAX_SEED",
+    "MAX_SENTENCE_CHARS", "MAX_TOKENS",
+    "MASK_KINDS", "causal_mask", "custom_mask", "fully_masked_rows", "padding_mask", "padding_mask_batch",
+    "PAD_TOKEN", "embed_tokens", "tokenize",
+    "INIT_KINDS", "Projections", "identity_projections", "projections_from_tensors", "random_projections",
+]

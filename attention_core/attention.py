@@ -1,0 +1,229 @@
+"""Scaled dot-product and multi-head attention, one line per formula.
+
+    Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V                      (Vaswani et al., 2017)
+    MultiHead(X) = Concat(head_1, …, head_h) W_O,  head_i = Attention(X W_Q^i, X W_K^i, X W_V^i)
+
+Vectors are rows (``Q = X @ W_q``); batch/head dims come first; a bool mask is
+True where a query may attend to a key.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from .masks import causal_mask
+
+
+@dataclass(frozen=True)
+class AttentionTrace:
+    """Every stage of one multi-head attention call (h heads, T queries, S keys).
+
+    q (h,T,d_k)  k (h,S,d_k)  v (h,S,d_v)
+    scores (h,T,S) = q @ kᵀ             scaled (h,T,S) = scores / √d_k
+    masked (h,T,S) = scaled, -inf where blocked
+    weights (h,T,S) = softmax over each row (all-zero for a fully blocked row)
+    context (h,T,d_v) = weights @ v
+    concat (T, h·d_v)                   output (T, d_out) = concat @ w_o + b_o (concat if no w_o)
+    mask (h,T,S) bool, True = may attend (all True when no mask was given)
+    """
+
+    q: torch.Tensor
+    k: torch.Tensor
+    v: torch.Tensor
+    scores: torch.Tensor
+    scaled: torch.Tensor
+    masked: torch.Tensor
+    weights: torch.Tensor
+    context: torch.Tensor
+    concat: torch.Tensor
+    output: torch.Tensor
+    mask: torch.Tensor
+
+    @property
+    def num_heads(self) -> int:
+        return self.q.shape[0]
+
+    @property
+    def d_k(self) -> int:
+        return self.q.shape[-1]
+
+    @property
+    def d_v(self) -> int:
+        return self.v.shape[-1]
+
+
+def apply_mask(scaled: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """Put -inf where ``mask`` is False (blocked); ``mask`` broadcasts to ``scaled`` (..., T, S)."""
+    if mask is None:
+        return scaled
+    return scaled.masked_fill(~mask, float("-inf"))
+
+
+def masked_softmax(masked: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dim; a row that is all -inf (fully blocked) gives zeros, never NaN."""
+    weights = torch.softmax(masked, dim=-1)
+    fully_blocked = torch.isneginf(masked).all(dim=-1, keepdim=True)
+    return weights.masked_fill(fully_blocked, 0.0)
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None):
+    """Scaled dot-product attention: ``softmax(q kᵀ / √d_k) v`` with blocked positions excluded.
+
+    q (..., T, d_k), k (..., S, d_k), v (..., S, d_v); mask None or bool broadcastable to
+    (..., T, S), True = may attend. Returns ``(context (..., T, d_v), weights (..., T, S))``.
+    A fully masked query row gets zero weights and a zero context row.
+    """
+    _check_qkv(q, k, v)
+    mask = _check_bool_mask(mask, q.shape[:-1] + (k.shape[-2],), q.device)
+    d_k = q.shape[-1]
+    scores = q @ k.transpose(-2, -1)  # (..., T, S)   Q Kᵀ
+    scaled = scores / math.sqrt(d_k)  # (..., T, S)   Q Kᵀ / √d_k
+    weights = masked_softmax(apply_mask(scaled, mask))  # (..., T, S)
+    context = weights @ v  # (..., T, d_v)
+    return context, weights
+
+
+def trace_attention(
+    x: torch.Tensor,
+    w_q: torch.Tensor,
+    w_k: torch.Tensor,
+    w_v: torch.Tensor,
+    *,
+    num_heads: int = 1,
+    x_kv: torch.Tensor | None = None,
+    mask: str | torch.Tensor | None = None,
+    w_o: torch.Tensor | None = None,
+    b_q: torch.Tensor | None = None,
+    b_k: torch.Tensor | None = None,
+    b_v: torch.Tensor | None = None,
+    b_o: torch.Tensor | None = None,
+) -> AttentionTrace:
+    """Multi-head attention keeping every intermediate stage.
+
+    x (T, d_model) is the query side, x_kv (S, d_model) the key/value side (default x).
+    w_q, w_k (d_model, h·d_k); w_v (d_model, h·d_v); head i owns columns [i·d_k, (i+1)·d_k).
+    mask: None | "causal" | bool (T, S) or (h, T, S), True = may attend.
+    w_o (h·d_v, d_out) and b_o (d_out,) are the optional output projection.
+    """
+    x_kv = x if x_kv is None else x_kv
+    d_k, d_v = _check_trace_inputs(x, x_kv, w_q, w_k, w_v, num_heads, w_o, b_q, b_k, b_v, b_o)
+    T, S, h = x.shape[0], x_kv.shape[0], num_heads
+    mask = _resolve_trace_mask(mask, h, T, S, x.device)  # (h, T, S)
+
+    q = _split_heads(_project(x, w_q, b_q), h)  # (h, T, d_k)   Q = X W_Q + b_Q
+    k = _split_heads(_project(x_kv, w_k, b_k), h)  # (h, S, d_k)   K = X W_K + b_K
+    v = _split_heads(_project(x_kv, w_v, b_v), h)  # (h, S, d_v)   V = X W_V + b_V
+    scores = q @ k.transpose(-2, -1)  # (h, T, S)     Q Kᵀ
+    scaled = scores / math.sqrt(d_k)  # (h, T, S)     Q Kᵀ / √d_k
+    masked = apply_mask(scaled, mask)  # (h, T, S)     -inf where blocked
+    weights = masked_softmax(masked)  # (h, T, S)     softmax per row
+    context = weights @ v  # (h, T, d_v)   weights · V
+    concat = context.transpose(0, 1).reshape(T, h * d_v)  # (T, h·d_v)  Concat(head_1..head_h)
+    output = concat if w_o is None else _project(concat, w_o, b_o)  # (T, d_out)  concat W_O + b_O
+    return AttentionTrace(q, k, v, scores, scaled, masked, weights, context, concat, output, mask)
+
+
+def _project(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
+    return x @ w if b is None else x @ w + b
+
+
+def _split_heads(projected: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """(T, h·d) -> (h, T, d): head i takes the contiguous columns [i·d, (i+1)·d)."""
+    T, width = projected.shape
+    return projected.view(T, num_heads, width // num_heads).transpose(0, 1)
+
+
+def _resolve_trace_mask(mask, h: int, T: int, S: int, device) -> torch.Tensor:
+    if mask is None:
+        return torch.ones(h, T, S, dtype=torch.bool, device=device)
+    if isinstance(mask, str):
+        if mask != "causal":
+            raise ValueError(f'mask must be None, "causal" or a bool tensor, got the string {mask!r}.')
+        return causal_mask(T, S, device=device).expand(h, T, S)
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        raise ValueError("mask must be a bool tensor (True = may attend), \"causal\" or None.")
+    if tuple(mask.shape) not in {(T, S), (h, T, S)}:
+        raise ValueError(
+            f"mask has shape {tuple(mask.shape)}; expected ({T}, {S}) or ({h}, {T}, {S}) "
+            f"for {T} queries, {S} keys and {h} heads."
+        )
+    return mask.to(device).expand(h, T, S)
+
+
+def _check_qkv(q, k, v) -> None:
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}.")
+        if t.dim() < 2:
+            raise ValueError(f"{name} must have at least 2 dims (..., length, features); got shape {tuple(t.shape)}.")
+    if q.shape[-1] == 0:
+        raise ValueError("d_k must be at least 1 (q and k have 0 features).")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q and k need the same d_k: q has {q.shape[-1]} features, k has {k.shape[-1]}.")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"k and v need the same length S: k has {k.shape[-2]} rows, v has {v.shape[-2]}.")
+
+
+def _check_bool_mask(mask, scores_shape, device):
+    if mask is None:
+        return None
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        raise ValueError("mask must be a bool tensor (True = may attend) or None.")
+    try:
+        torch.broadcast_shapes(mask.shape, scores_shape)
+    except RuntimeError:
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape {tuple(scores_shape)}."
+        ) from None
+    return mask.to(device)
+
+
+def _check_trace_inputs(x, x_kv, w_q, w_k, w_v, num_heads, w_o, b_q, b_k, b_v, b_o):
+    tensors = {"x": x, "x_kv": x_kv, "w_q": w_q, "w_k": w_k, "w_v": w_v}
+    optional = {"w_o": w_o, "b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o}
+    tensors.update({n: t for n, t in optional.items() if t is not None})
+    for name, t in tensors.items():
+        if not isinstance(t, torch.Tensor):
+            raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}.")
+    for name in ("x", "x_kv", "w_q", "w_k", "w_v") + (("w_o",) if w_o is not None else ()):
+        if tensors[name].dim() != 2:
+            raise ValueError(f"{name} must be 2-D; got shape {tuple(tensors[name].shape)}.")
+    for name, t in tensors.items():
+        if t.device != x.device or t.dtype != x.dtype:
+            raise ValueError(
+                f"{name} is {t.dtype} on {t.device} but x is {x.dtype} on {x.device}; "
+                "put every tensor on one device and dtype."
+            )
+    if not isinstance(num_heads, int) or num_heads < 1:
+        raise ValueError(f"num_heads must be a whole number of at least 1, got {num_heads!r}.")
+    if x.shape[0] == 0 or x_kv.shape[0] == 0:
+        raise ValueError("x and x_kv need at least one row (token).")
+    d_model = x.shape[1]
+    if x_kv.shape[1] != d_model:
+        raise ValueError(f"x has d_model={d_model} but x_kv has {x_kv.shape[1]} features.")
+    for name in ("w_q", "w_k", "w_v"):
+        if tensors[name].shape[0] != d_model:
+            raise ValueError(f"{name} must have d_model={d_model} rows; got shape {tuple(tensors[name].shape)}.")
+    if w_q.shape != w_k.shape:
+        raise ValueError(f"w_q and w_k must match; got {tuple(w_q.shape)} and {tuple(w_k.shape)}.")
+    for name in ("w_q", "w_v"):
+        width = tensors[name].shape[1]
+        if width == 0:
+            raise ValueError(f"{name} has no columns: d_k and d_v must be at least 1.")
+        if width % num_heads:
+            raise ValueError(f"{name} has {width} columns, which do not split evenly into {num_heads} heads.")
+    d_k, d_v = w_q.shape[1] // num_heads, w_v.shape[1] // num_heads
+    for name, b, width in (("b_q", b_q, w_q.shape[1]), ("b_k", b_k, w_k.shape[1]), ("b_v", b_v, w_v.shape[1])):
+        if b is not None and tuple(b.shape) != (width,):
+            raise ValueError(f"{name} must have shape ({width},); got {tuple(b.shape)}.")
+    if w_o is not None and w_o.shape[0] != num_heads * d_v:
+        raise ValueError(f"w_o must have h·d_v={num_heads * d_v} rows; got shape {tuple(w_o.shape)}.")
+    if b_o is not None:
+        if w_o is None:
+            raise ValueError("b_o was given without w_o.")
+        if tuple(b_o.shape) != (w_o.shape[1],):
+            raise ValueError(f"b_o must have shape ({w_o.shape[1]},); got {tuple(b_o.shape)}.")
+    return d_k, d_v

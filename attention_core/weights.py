@@ -1,0 +1,96 @@
+"""Projection weights W_Q, W_K, W_V, W_O (and optional biases) for ``trace_attention``.
+
+Shapes (vectors are rows, so Q = X @ W_Q):
+    w_q, w_k (d_model, h·d_k)   w_v (d_model, h·d_v)   w_o (h·d_v, d_model)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+
+INIT_KINDS = ("random", "identity")
+
+
+@dataclass(frozen=True)
+class Projections:
+    """The weights of one attention layer; ``as_kwargs()`` feeds ``trace_attention``."""
+
+    w_q: torch.Tensor
+    w_k: torch.Tensor
+    w_v: torch.Tensor
+    w_o: torch.Tensor | None = None
+    b_q: torch.Tensor | None = None
+    b_k: torch.Tensor | None = None
+    b_v: torch.Tensor | None = None
+    b_o: torch.Tensor | None = None
+    num_heads: int = 1
+
+    @property
+    def d_k(self) -> int:
+        return self.w_q.shape[1] // self.num_heads
+
+    @property
+    def d_v(self) -> int:
+        return self.w_v.shape[1] // self.num_heads
+
+    def as_kwargs(self) -> dict:
+        """Keyword arguments for ``trace_attention(x, **p.as_kwargs())``."""
+        return asdict(self) | {"num_heads": self.num_heads}
+
+
+def random_projections(d_model: int, d_k: int, d_v: int, num_heads: int, seed: int, *,
+                       dtype=torch.float32, device=None) -> Projections:
+    """Seeded random weights, no biases.
+
+    W_Q, W_K, W_V ~ N(0, 1/d_model) and W_O ~ N(0, 1/(h·d_v)) element-wise (so Q, K, V and
+    the output keep roughly unit variance when X does); drawn in that order from
+    ``torch.Generator().manual_seed(seed)``, so a seed gives the same numbers everywhere.
+    """
+    _check_sizes(d_model=d_model, d_k=d_k, d_v=d_v, num_heads=num_heads)
+    generator = torch.Generator().manual_seed(int(seed))
+
+    def draw(rows: int, cols: int) -> torch.Tensor:
+        w = torch.randn(rows, cols, generator=generator, dtype=torch.float64) / math.sqrt(rows)
+        return w.to(dtype=dtype, device=device)
+
+    h = num_heads
+    return Projections(draw(d_model, h * d_k), draw(d_model, h * d_k), draw(d_model, h * d_v),
+                       draw(h * d_v, d_model), num_heads=h)
+
+
+def identity_projections(d_model: int, num_heads: int = 1, *, dtype=torch.float32, device=None) -> Projections:
+    """W_Q = W_K = W_V = W_O = I (d_model × d_model), so Q = K = V = X.
+
+    Head i then sees features [i·d, (i+1)·d) of X with d = d_k = d_v = d_model / h, so
+    d_model must split evenly into the heads.
+    """
+    _check_sizes(d_model=d_model, num_heads=num_heads)
+    if d_model % num_heads:
+        raise ValueError(
+            f"Identity projections need d_model ({d_model}) to split evenly into {num_heads} heads."
+        )
+    eye = torch.eye(d_model, dtype=dtype, device=device)
+    return Projections(eye, eye.clone(), eye.clone(), eye.clone(), num_heads=num_heads)
+
+
+def projections_from_tensors(w_q, w_k, w_v, w_o=None, *, b_q=None, b_k=None, b_v=None, b_o=None,
+                             num_heads: int = 1) -> Projections:
+    """Wrap given weights (e.g. a real model's, already in the x @ W convention), checking shapes."""
+    _check_sizes(num_heads=num_heads)
+    if w_q.dim() != 2 or w_q.shape != w_k.shape:
+        raise ValueError(f"w_q and w_k must be 2-D and equal in shape; got {tuple(w_q.shape)} and {tuple(w_k.shape)}.")
+    if w_v.dim() != 2 or w_v.shape[0] != w_q.shape[0]:
+        raise ValueError(f"w_v must be 2-D with {w_q.shape[0]} rows; got {tuple(w_v.shape)}.")
+    for name, w in (("w_q", w_q), ("w_v", w_v)):
+        if w.shape[1] % num_heads:
+            raise ValueError(f"{name} has {w.shape[1]} columns, which do not split evenly into {num_heads} heads.")
+    return Projections(w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, num_heads=num_heads)
+
+
+def _check_sizes(**sizes: int) -> None:
+    for name, value in sizes.items():
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}.")
