@@ -2,7 +2,14 @@
 
 import streamlit as st
 
-st.set_page_config(page_title="Attention, step by step", page_icon="🔎", layout="wide")
+st.set_page_config(page_title="Attention, step by step", page_icon="🔎", layout="wide",
+                   initial_sidebar_state="expanded")
 
-st.title("Attention, step by step")
-st.write("The lessons are being built; `attention_core` already computes every stage.")
+LESSONS = [
+    st.Page("pages/overview.py", title="Overview", icon="🏠", default=True),
+    st.Page("pages/step_through.py", title="Step through", icon="👣"),
+    st.Page("pages/multi_head.py", title="Multi-head", icon="🧠"),
+    st.Page("pages/masking.py", title="Masking", icon="🎭"),
+]
+
+st.navigation(LESSONS).run()

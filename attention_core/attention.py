@@ -77,7 +77,8 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor
     A fully masked query row gets zero weights and a zero context row.
     """
     _check_qkv(q, k, v)
-    mask = _check_bool_mask(mask, q.shape[:-1] + (k.shape[-2],), q.device)
+    batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    mask = _check_bool_mask(mask, batch + (q.shape[-2], k.shape[-2]), q.device)
     d_k = q.shape[-1]
     scores = q @ k.transpose(-2, -1)  # (..., T, S)   Q Kᵀ
     scaled = scores / math.sqrt(d_k)  # (..., T, S)   Q Kᵀ / √d_k
@@ -165,6 +166,19 @@ def _check_qkv(q, k, v) -> None:
         raise ValueError(f"q and k need the same d_k: q has {q.shape[-1]} features, k has {k.shape[-1]}.")
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(f"k and v need the same length S: k has {k.shape[-2]} rows, v has {v.shape[-2]}.")
+    try:
+        torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"q, k and v have batch/head dims {tuple(q.shape[:-2])}, {tuple(k.shape[:-2])} and "
+            f"{tuple(v.shape[:-2])}, which do not broadcast together."
+        ) from None
+    for name, t in (("k", k), ("v", v)):
+        if t.dtype != q.dtype or t.device != q.device:
+            raise ValueError(
+                f"{name} is {t.dtype} on {t.device} but q is {q.dtype} on {q.device}; "
+                "put q, k and v on one device and dtype."
+            )
 
 
 def _check_bool_mask(mask, scores_shape, device):

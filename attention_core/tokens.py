@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 
 import torch
 
@@ -16,10 +17,35 @@ from .limits import MAX_SENTENCE_CHARS, MAX_TOKENS
 
 PAD_TOKEN = "[PAD]"
 
+
+def _combining_mark_class() -> str:
+    """Character-class body for every combining mark (Unicode category M*), e.g. the vowel
+    signs of Devanagari, Arabic harakat, Hebrew niqqud, U+0301 and the emoji variation
+    selectors. Python's ``\\w`` does not match them, so without this a word like "नमस्ते"
+    would fall apart into letters and stray marks. Marks only exist below U+20000 and in
+    the variation selectors supplement (U+E0100..), so only those planes are scanned."""
+    ranges, start, prev = [], None, None
+    for cp in (*range(0x20000), *range(0xE0000, 0xE1000)):
+        is_mark = unicodedata.category(chr(cp)).startswith("M")
+        if is_mark and start is None:
+            start = cp
+        elif not is_mark and start is not None:
+            ranges.append((start, prev))
+            start = None
+        prev = cp
+    if start is not None:
+        ranges.append((start, prev))
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+
+
+_MARK = _combining_mark_class()
+_WORD = rf"\w[\w{_MARK}]*"  # letters/digits with their combining marks
+_EMOJI_TAIL = rf"[{_MARK}\U0001F3FB-\U0001F3FF]*"  # variation selectors, keycap, skin tones
 _TOKEN = re.compile(
-    r"\w+(?:['’]\w+)*"  # words, with inner apostrophes: don't, it's
-    r"|[^\w\s][\ufe0e\ufe0f\U0001F3FB-\U0001F3FF]*"  # one symbol or emoji (with its modifiers)
-    r"(?:\u200d[^\w\s][\ufe0e\ufe0f\U0001F3FB-\U0001F3FF]*)*"  # joined emoji: 👨‍👩‍👧
+    rf"{_WORD}(?:['’]{_WORD})*"  # words, with inner apostrophes: don't, it's, नमस्ते
+    r"|[\U0001F1E6-\U0001F1FF]{2}"  # a flag: two regional indicators, 🇫🇷
+    rf"|[^\w\s]{_EMOJI_TAIL}"  # one symbol or emoji (with its modifiers)
+    rf"(?:\u200d[^\w\s]{_EMOJI_TAIL})*"  # joined emoji: 👨‍👩‍👧
 )
 
 

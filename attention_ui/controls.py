@@ -1,0 +1,222 @@
+"""The shared sidebar: draws every control, returns one Settings object.
+
+Every page starts with ``settings = lesson_settings()``. Each control is keyed, bound to
+the URL (``bind="query-params"``) and kept for the whole session, so a pasted link
+restores the exact view and settings survive page switches. Invalid input is shown as a
+message in the page and the page stops there: never a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import streamlit as st
+
+from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, MAX_TOKENS, Lesson,
+                            LessonConfig, available_devices, lesson_tokens, run_lesson)
+
+from .frames import token_labels
+from .text import EXAMPLE_SENTENCES, STAGE_KEYS, STAGES, plain
+
+DEFAULTS = LessonConfig()
+MASK_LABELS = {"none": "None (every token sees every token)", "causal": "Causal (no peeking ahead)",
+               "padding": "Padding (hide [PAD] tokens)", "custom": "Custom grid (edit on the Masking page)"}
+INIT_LABELS = {"random": "Seeded random", "identity": "Identity (Q = K = V = X)"}
+BOUND = {"bind": "query-params", "persist_state": "session"}
+GRID_PARAM = "grid"
+GRID_KEY = "custom_grid"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a page needs: the lesson (tokens, X, weights, trace), the followed token and head, view options."""
+
+    config: LessonConfig
+    lesson: Lesson
+    labels: list[str]
+    follow: int
+    head: int
+    presenter: bool
+
+    @property
+    def cell_size(self) -> int:
+        return 52 if self.presenter else 34
+
+    @property
+    def font_size(self) -> int:
+        return 20 if self.presenter else 13
+
+
+def lesson_settings() -> Settings:
+    """Draw the sidebar and return the settings, or show what is wrong and stop the page."""
+    presenter = _presenter_toggle()
+    with st.sidebar:
+        config = _config_controls()
+    config = _fit_custom_grid(config)
+    try:
+        lesson = cached_lesson(config)
+    except ValueError as err:
+        st.error(f"**Please adjust the settings.** {err}", icon="⚠️")
+        st.stop()
+    labels = token_labels(lesson.tokens)
+    with st.sidebar:
+        follow, head = _follow_controls(labels, config.num_heads)
+        _limits_note()
+    return Settings(config, lesson, labels, follow, head, presenter)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def cached_lesson(config: LessonConfig) -> Lesson:
+    """``run_lesson`` cached by its (hashable, frozen) config: a slider move back is instant."""
+    return run_lesson(config)
+
+
+def _fit_custom_grid(config: LessonConfig) -> LessonConfig:
+    """Drop a custom grid that no longer fits the sentence (it changed length) and say so."""
+    grid = config.custom_mask
+    if config.mask != "custom" or grid is None:
+        return config
+    try:
+        count = len(lesson_tokens(config)[0])
+    except ValueError:
+        return config
+    if len(grid) == count and all(len(row) == count for row in grid):
+        return config
+    st.session_state.pop(GRID_KEY, None)
+    st.query_params.pop(GRID_PARAM, None)
+    st.info("The sentence changed length, so the custom mask was reset to “everything allowed”.")
+    return replace(config, custom_mask=None)
+
+
+def _presenter_toggle() -> bool:
+    presenter = st.toggle("Presenter mode", key="presenter", help="Large charts and text, controls hidden.",
+                          **BOUND)
+    if presenter:
+        st.html("<style>"
+                "[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'] {display: none;}"
+                ".stMainBlockContainer {max-width: 100%; padding-top: 2rem;}"
+                ".stMarkdown p, .stMarkdown li {font-size: 1.45rem; line-height: 1.5;}"
+                "h1 {font-size: 2.8rem !important;} h2, h3 {font-size: 2.1rem !important;}"
+                ".katex {font-size: 1.6em !important;}"
+                "</style>")
+    return presenter
+
+
+def _pick_example() -> None:
+    choice = st.session_state.get("example")
+    if choice:
+        st.session_state["sentence"] = choice
+        st.session_state["example"] = None
+
+
+def _config_controls() -> LessonConfig:
+    st.header("Your sentence")
+    sentence = st.text_input("Sentence", value=DEFAULTS.sentence, key="sentence", max_chars=400,
+                             help=f"Words and punctuation become tokens; at most {MAX_TOKENS} tokens.", **BOUND)
+    st.selectbox("…or pick an example", EXAMPLE_SENTENCES, index=None, key="example",
+                 placeholder="Example sentences", on_change=_pick_example)
+
+    st.header("Sizes")
+    d_model = st.slider("d_model (embedding width)", 2, MAX_D_MODEL, DEFAULTS.d_model, key="d_model", **BOUND)
+    num_heads = st.slider("Number of heads h", 1, MAX_HEADS, DEFAULTS.num_heads, key="heads", **BOUND)
+    init = st.radio("Projection weights", list(INIT_LABELS), format_func=INIT_LABELS.get, key="init",
+                    horizontal=True, **BOUND)
+    identity = init == "identity"
+    derived = "With identity weights d_k = d_v = d_model / h." if identity else None
+    d_k = st.slider("d_k (query/key width per head)", 1, MAX_D_K, DEFAULTS.d_k, key="d_k", disabled=identity,
+                    help=derived, **BOUND)
+    d_v = st.slider("d_v (value width per head)", 1, MAX_D_V, DEFAULTS.d_v, key="d_v", disabled=identity,
+                    help=derived, **BOUND)
+    if identity and d_model % num_heads == 0:
+        st.caption(f"Identity: each head sees d_k = d_v = {d_model // num_heads} features of X.")
+
+    st.header("Mask")
+    mask = st.radio("Mask", list(MASK_LABELS), format_func=MASK_LABELS.get, key="mask",
+                    label_visibility="collapsed", **BOUND)
+    pad_to = 0
+    if mask == "padding":
+        pad_to = st.slider("Pad the sentence to … tokens", 1, MAX_TOKENS, 10, key="pad_to", **BOUND)
+
+    st.header("Numbers")
+    seed = st.number_input("Seed", 0, MAX_SEED, DEFAULTS.seed, step=1, key="seed",
+                           help="Same seed, same numbers: on every machine.", **BOUND)
+    devices = available_devices()
+    device = st.selectbox("Device", devices, key="device", help="Only devices present on this machine are listed.",
+                          **BOUND)
+    return LessonConfig(sentence=sentence, d_model=int(d_model), d_k=int(d_k), d_v=int(d_v),
+                        num_heads=int(num_heads), mask=mask, pad_to=int(pad_to),
+                        custom_mask=custom_grid() if mask == "custom" else None, init=init, seed=int(seed),
+                        device=device)
+
+
+def _follow_controls(labels: list[str], num_heads: int) -> tuple[int, int]:
+    st.header("Follow")
+    if st.session_state.get("token", 0) >= len(labels):
+        st.session_state["token"] = 0
+    if st.session_state.get("head", 1) > num_heads:
+        st.session_state["head"] = 1
+    follow = st.selectbox("Query token to follow", range(len(labels)), format_func=labels.__getitem__,
+                          key="token", help="Its row of numbers is worked out step by step.", **BOUND)
+    head = 1
+    if num_heads > 1:
+        head = st.selectbox("Head to show", range(1, num_heads + 1), format_func=lambda h: f"head {h}",
+                            key="head", **BOUND)
+    return int(follow), int(head) - 1
+
+
+def _limits_note() -> None:
+    st.caption(f"Limits: {MAX_TOKENS} tokens, d_model ≤ {MAX_D_MODEL}, d_k ≤ {MAX_D_K}, d_v ≤ {MAX_D_V}, "
+               f"{MAX_HEADS} heads. The link in the address bar restores this exact view.")
+
+
+def custom_grid() -> tuple[tuple[bool, ...], ...] | None:
+    """The custom mask kept for this session (and in the URL as rows of 1/0 joined by '.')."""
+    if GRID_KEY not in st.session_state and GRID_PARAM in st.query_params:
+        st.session_state[GRID_KEY] = decode_grid(st.query_params[GRID_PARAM])
+    grid = st.session_state.get(GRID_KEY)
+    if grid is not None:
+        st.query_params[GRID_PARAM] = encode_grid(grid)
+    return grid
+
+
+def set_custom_grid(grid) -> None:
+    st.session_state[GRID_KEY] = tuple(tuple(bool(c) for c in row) for row in grid)
+    st.query_params[GRID_PARAM] = encode_grid(st.session_state[GRID_KEY])
+
+
+def encode_grid(grid) -> str:
+    return ".".join("".join("1" if c else "0" for c in row) for row in grid)
+
+
+def decode_grid(text: str) -> tuple[tuple[bool, ...], ...] | None:
+    """'110.011' -> ((True, True, False), (False, True, True)); None for anything malformed."""
+    rows = text.split(".")
+    if not rows or any(set(r) - {"0", "1"} or len(r) != len(rows[0]) or not r for r in rows):
+        return None
+    return tuple(tuple(c == "1" for c in r) for r in rows)
+
+
+def stage_picker() -> int:
+    """Next/back buttons and a stage selector bound to the URL (``?step=softmax``); returns the stage index."""
+    if st.session_state.get("step") not in STAGE_KEYS:
+        st.session_state["step"] = STAGE_KEYS[0]
+
+    def move(delta: int) -> None:
+        index = STAGE_KEYS.index(st.session_state.get("step", STAGE_KEYS[0])) + delta
+        st.session_state["step"] = STAGE_KEYS[min(max(index, 0), len(STAGE_KEYS) - 1)]
+
+    titles = {s.key: s.title for s in STAGES}
+    back, pick, forward = st.columns([1, 4, 1], vertical_alignment="bottom")
+    key = pick.selectbox("Stage", STAGE_KEYS, format_func=titles.get, key="step", **BOUND)
+    index = STAGE_KEYS.index(key)
+    back.button("◀ Back", on_click=move, args=(-1,), disabled=index == 0, width="stretch", key="back")
+    forward.button("Next ▶", on_click=move, args=(1,), disabled=index == len(STAGE_KEYS) - 1, width="stretch",
+                   key="next")
+    st.progress((index + 1) / len(STAGE_KEYS), text=f"Stage {index + 1} of {len(STAGE_KEYS)}")
+    st.session_state.setdefault("stages_seen", set()).add(key)
+    return index
+
+
+def token_caption(settings: Settings, index: int) -> str:
+    """A markdown-safe mention of token ``index`` (user text escaped)."""
+    return f"“{plain(settings.labels[index])}”"

@@ -1,0 +1,75 @@
+"""Words and formulas for the lessons, and safe display of user text."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+EXAMPLE_SENTENCES = (
+    "The cat sat on the mat.",
+    "The chicken crossed the road because it wanted to get to the other side.",
+    "The keys to the cabinet are on the table.",
+    "Time flies like an arrow.",
+    "This is a test text",
+    "Necesito un sobre para poder enviar mis documentos.",
+)
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
+
+
+def plain(text: str) -> str:
+    """Escape user text for st.markdown/st.caption so it shows literally (no markup, links or LaTeX)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+@dataclass(frozen=True)
+class Stage:
+    key: str
+    title: str
+    latex: str
+    words: str
+
+
+STAGES = (
+    Stage("embed", "1 · Tokens and embeddings X",
+          r"X = \begin{bmatrix} x_1 \\ \vdots \\ x_T \end{bmatrix} \in \mathbb{R}^{T \times d_{model}}",
+          "The sentence is split into tokens and each token becomes a row vector of d_model numbers. "
+          "Here every word gets a fixed random vector (the same word always gets the same vector), "
+          "so nothing yet says where a word stands in the sentence."),
+    Stage("qkv", "2 · Queries, keys and values",
+          r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V",
+          "Three weight matrices turn each token's vector into a query (what this token is looking for), "
+          "a key (what it offers to others) and a value (what it passes on if chosen). "
+          "With several heads the columns are cut into equal slices, one slice per head."),
+    Stage("scores", "3 · Raw scores QKᵀ",
+          r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{i,d}\, k_{j,d}",
+          "Every query is compared with every key by a dot product. A large score means the key "
+          "matches what the query looks for. Row i holds token i's scores for all tokens."),
+    Stage("scaled", "4 · Scaling by √d_k",
+          r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}",
+          "A dot product of d_k random numbers grows with d_k (its variance is d_k times larger). "
+          "Dividing by √d_k keeps the scores in a range where softmax is not yet saturated, "
+          "so no single key takes all the weight just because vectors are long."),
+    Stage("masked", "5 · Masking",
+          r"\tilde S_{ij} \leftarrow -\infty \quad \text{where token } i \text{ may not attend to token } j",
+          "A mask blocks some query–key pairs: a causal mask hides the future, a padding mask hides "
+          "padding tokens. Blocked scores become −∞ so that softmax gives them exactly zero weight."),
+    Stage("softmax", "6 · Softmax: attention weights",
+          r"A_{ij} = \mathrm{softmax}_j(\tilde S_{ij}) = \frac{e^{\tilde S_{ij}}}{\sum_{l} e^{\tilde S_{il}}}",
+          "Softmax turns each row of scores into positive weights that add up to 1: how much of "
+          "each token the query takes. A row that is fully blocked gets all-zero weights."),
+    Stage("context", "7 · Context vectors: weighted average of values",
+          r"C = A V,\qquad c_i = \sum_j A_{ij}\, v_j",
+          "Each token's new vector is the weighted average of all value vectors, "
+          "using its row of attention weights."),
+    Stage("concat", "8 · Concatenate the heads",
+          r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) \in \mathbb{R}^{T \times h d_v}",
+          "Each head produced its own context vectors from its own slice of Q, K and V. "
+          "Their columns are placed side by side, head 1 first."),
+    Stage("output", "9 · Output projection W_O",
+          r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O",
+          "A last weight matrix mixes the heads' results back into d_model numbers per token: "
+          "the output that the next layer of a transformer receives."),
+)
+
+STAGE_KEYS = tuple(s.key for s in STAGES)

@@ -1,0 +1,90 @@
+"""The four masks side by side with their weights; an editable custom mask; fully blocked rows."""
+
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+from attention_core import MASK_KINDS, causal_mask
+from attention_ui import charts, frames
+from attention_ui.controls import MASK_LABELS, cached_lesson, lesson_settings, set_custom_grid
+from attention_ui.views import show_chart, token_heatmap, StageView
+
+settings = lesson_settings()
+config = settings.config
+st.title("Masking: who may look at whom")
+st.markdown(
+    "A mask says which keys each query may use. Blocked scores are set to −∞ before the softmax, "
+    "so they get exactly zero weight and the remaining weights in the row still add up to 1."
+)
+st.latex(r"A = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right),\qquad "
+         r"M_{ij} = \begin{cases} 0 & \text{may attend} \\ -\infty & \text{blocked} \end{cases}")
+
+EXPLAIN = {
+    "none": "Every token sees every token (an encoder such as BERT).",
+    "causal": "Token i sees tokens 1…i only: no peeking at the future (a decoder such as GPT).",
+    "padding": "Sentences in a batch are padded to one length; the [PAD] keys are blocked.",
+    "custom": "Any pattern you like: tick the cells below.",
+}
+
+st.subheader("The four masks and what they do to the weights")
+pad_to = max(config.pad_to, len(settings.lesson.tokens) + 2)
+for kind in MASK_KINDS:
+    variant = replace(config, mask=kind, pad_to=pad_to if kind == "padding" else config.pad_to,
+                      custom_mask=config.custom_mask if kind == "custom" else None)
+    try:
+        lesson = cached_lesson(variant)
+    except ValueError as err:
+        st.warning(f"{MASK_LABELS[kind]}: {err}")
+        continue
+    labels = frames.token_labels(lesson.tokens)
+    mask = lesson.trace.mask[settings.head]
+    st.markdown(f"**{MASK_LABELS[kind]}.** {EXPLAIN[kind]}")
+    left, right = st.columns(2)
+    with left:
+        show_chart(charts.mask_grid(frames.mask_frame(mask, labels, labels), title=f"mask: {kind}",
+                                    cell_size=settings.cell_size - 6, font_size=settings.font_size))
+    with right:
+        view = StageView(lesson.trace, labels, 0, settings.head, settings.cell_size - 6, settings.font_size)
+        show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"weights with {kind} mask",
+                                 weights=True))
+
+st.subheader("Edit your own mask")
+labels = settings.labels
+T = len(labels)
+current = config.custom_mask or tuple(tuple(True for _ in range(T)) for _ in range(T))
+st.markdown("Tick a cell to let the row's token (query) attend to the column's token (key). "
+            "Untick a whole row to see what a **fully blocked row** does.")
+start = st.columns(3)
+if start[0].button("Start from causal", width="stretch"):
+    set_custom_grid(causal_mask(T).tolist())
+    st.rerun()
+if start[1].button("Allow everything", width="stretch"):
+    set_custom_grid([[True] * T for _ in range(T)])
+    st.rerun()
+if start[2].button("Block the followed token's row", width="stretch"):
+    grid = [list(row) for row in current]
+    grid[settings.follow] = [False] * T
+    set_custom_grid(grid)
+    st.rerun()
+
+table = pd.DataFrame([list(row) for row in current], index=labels, columns=labels)
+edited = st.data_editor(table, key=f"mask_editor_{T}_{hash(current)}", width="content",
+                        column_config={c: st.column_config.CheckboxColumn(c, default=False) for c in labels})
+if edited.isna().to_numpy().any():
+    st.error("A cell of the mask is empty: tick it or leave it unticked.")
+elif not edited.equals(table):
+    set_custom_grid(edited.astype(bool).to_numpy().tolist())
+    st.rerun()
+
+if config.mask != "custom":
+    st.info("Your grid is kept, but the sidebar's mask is not “Custom grid”: choose it there to use this grid "
+            "on every page.")
+else:
+    trace = settings.lesson.trace
+    blocked_rows = [labels[i] for i in range(T) if not bool(trace.mask[settings.head, i].any())]
+    if blocked_rows:
+        st.warning(f"{len(blocked_rows)} row(s) are fully blocked. Their weights are all zero and their context "
+                   "vector is zero: the token receives nothing (no NaN, no crash).")
+    view = StageView(trace, labels, settings.follow, settings.head, settings.cell_size, settings.font_size)
+    show_chart(token_heatmap(view, trace.weights[settings.head], "weights with your mask", weights=True))

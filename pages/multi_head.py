@@ -1,0 +1,53 @@
+"""All heads side by side: how the columns are split, each head's weights, concat and W_O."""
+
+import streamlit as st
+
+from attention_ui import charts, frames
+from attention_ui.controls import lesson_settings
+from attention_ui.text import plain
+from attention_ui.views import StageView, feature_heatmap, show_chart, show_stage
+
+settings = lesson_settings()
+trace = settings.lesson.trace
+h, d_k, d_v = trace.num_heads, trace.d_k, trace.d_v
+labels = frames.AxisLabels(settings.labels)
+
+st.title("Multi-head attention")
+st.markdown(
+    "Instead of one attention over all features, the projections are cut into **h** slices and each "
+    "slice runs its own attention: each head can look for a different kind of relation. "
+    "The heads' results are then put side by side and mixed by W_O."
+)
+st.latex(r"\mathrm{head}_i = \mathrm{Attention}(X W_Q^{(i)}, X W_K^{(i)}, X W_V^{(i)}),\qquad "
+         r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O")
+if h == 1:
+    st.info("There is only one head now. Raise “Number of heads” in the sidebar to compare heads.")
+
+st.subheader("1 · The split: head i owns a block of columns")
+st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has h·d_v = {h * d_v}. "
+            f"Head i takes columns [(i−1)·d_k, i·d_k): its own queries, keys and values.")
+cols = st.columns(min(h, 4))
+for i in range(h):
+    with cols[i % len(cols)]:
+        chart, note = feature_heatmap(StageView(trace, settings.labels, settings.follow, i, settings.cell_size,
+                                                settings.font_size), trace.q[i], settings.labels,
+                                      f"Q of head {i + 1} (cols {i * d_k}–{(i + 1) * d_k - 1})", prefix="q")
+        show_chart(chart)
+
+st.subheader("2 · Each head's attention weights (one shared colour scale)")
+show_chart(charts.head_grid(frames.heads_frame(trace.weights, labels, labels), columns=4, domain=(0, 1),
+                            cell_size=max(settings.cell_size - 8, 18), font_size=settings.font_size))
+st.caption("Same colour = same weight in every head, so the panels can be compared directly.")
+
+st.subheader(f"3 · What {plain(settings.labels[settings.follow])} attends to, head by head")
+cols = st.columns(min(h, 4))
+for i in range(h):
+    with cols[i % len(cols)]:
+        row = frames.row_frame(trace.weights[i, settings.follow], labels)
+        show_chart(charts.row_bars(row, title=f"head {i + 1}", cell_size=max(settings.cell_size - 10, 20),
+                                   font_size=settings.font_size, height=180))
+
+view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,
+                 x=settings.lesson.x, projections=settings.lesson.projections)
+show_stage(view, "concat")
+show_stage(view, "output")

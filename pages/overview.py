@@ -1,0 +1,55 @@
+"""Home: what attention is, the pipeline, and where each lesson lives."""
+
+import streamlit as st
+
+from attention_ui import charts, frames
+from attention_ui.controls import lesson_settings
+from attention_ui.views import show_chart
+
+settings = lesson_settings()
+st.title("Attention, step by step")
+st.markdown(
+    "**Attention is a weighted average of values, with the weights computed from how well a query "
+    "matches each key.** Every token asks a question (its *query*), every token offers an answer "
+    "(its *key*) and some content (its *value*). A token's new vector is the average of all values, "
+    "weighted by how well its query matches each key."
+)
+st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
+
+st.subheader("The pipeline")
+st.graphviz_chart(
+    """
+    digraph {
+      rankdir=LR; bgcolor="transparent";
+      node [shape=box, style="rounded,filled", fillcolor="#eef2ff", color="#3b5bdb", fontname="sans-serif",
+            fontsize=14];
+      edge [color="#555555"];
+      X [label="tokens → X"]; QKV [label="Q = XW_Q\\nK = XW_K\\nV = XW_V"]; S [label="scores\\nQKᵀ"];
+      D [label="÷ √d_k"]; M [label="mask"]; A [label="softmax\\nweights A"]; C [label="context\\nA·V"];
+      H [label="concat\\nheads"]; O [label="output\\n· W_O"];
+      X -> QKV -> S -> D -> M -> A -> C -> H -> O;
+    }
+    """
+)
+
+st.subheader("Your sentence right now")
+lesson = settings.lesson
+df = frames.matrix_frame(lesson.trace.weights[settings.head], frames.AxisLabels(settings.labels),
+                         frames.AxisLabels(settings.labels))
+show_chart(charts.heatmap(df, title=f"attention weights (head {settings.head + 1})", value_title="weight",
+                          domain=(0, 1), cell_size=settings.cell_size, font_size=settings.font_size,
+                          show_values=len(settings.labels) <= 14))
+st.caption("Row = the token that is looking (query), column = the token it looks at (key). "
+           "Each row adds up to 1.")
+
+st.subheader("How to use this app")
+st.markdown(
+    "1. Type a sentence or pick an example in the sidebar; set d_model, d_k, d_v, the number of heads and a mask.\n"
+    "2. Walk through the stages with **Next ▶** and **◀ Back**; the followed token's numbers are worked out.\n"
+    "3. The address bar always holds the exact view: copy it to share a state with a class.\n"
+    "4. **Presenter mode** (top of every page) enlarges everything and hides the controls."
+)
+cols = st.columns(3)
+cols[0].page_link("pages/step_through.py", label="Step through the stages", icon="👣")
+cols[1].page_link("pages/multi_head.py", label="Compare the heads", icon="🧠")
+cols[2].page_link("pages/masking.py", label="Play with masks", icon="🎭")
