@@ -5,11 +5,13 @@ import streamlit as st
 st.set_page_config(page_title="Attention, step by step", page_icon="🔎", layout="wide",
                    initial_sidebar_state="expanded")
 
+# Each lesson has its own url_path (hyphenated): a deep link then always goes through this file's
+# navigation, never through the legacy pages-folder routing that would skip it.
 LESSONS = [
-    st.Page("pages/overview.py", title="Overview", icon="🏠", default=True),
-    st.Page("pages/step_through.py", title="Step through", icon="👣"),
-    st.Page("pages/multi_head.py", title="Multi-head", icon="🧠"),
-    st.Page("pages/masking.py", title="Masking", icon="🎭"),
+    st.Page("pages/overview.py", title="Overview", icon=":material/home:", url_path="overview", default=True),
+    st.Page("pages/step_through.py", title="Step through", icon=":material/footprint:", url_path="step-through"),
+    st.Page("pages/multi_head.py", title="Multi-head", icon=":material/view_module:", url_path="multi-head"),
+    st.Page("pages/masking.py", title="Masking", icon=":material/grid_on:", url_path="masks"),
 ]
 
 st.navigation(LESSONS).run()

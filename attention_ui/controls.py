@@ -19,9 +19,9 @@ from .frames import token_labels
 from .text import EXAMPLE_SENTENCES, STAGE_KEYS, STAGES, plain
 
 DEFAULTS = LessonConfig()
-MASK_LABELS = {"none": "None (every token sees every token)", "causal": "Causal (no peeking ahead)",
-               "padding": "Padding (hide [PAD] tokens)", "custom": "Custom grid (edit on the Masking page)"}
-INIT_LABELS = {"random": "Seeded random", "identity": "Identity (Q = K = V = X)"}
+MASK_LABELS = {"none": "every token sees every token", "causal": "no peeking ahead (GPT-style)",
+               "padding": "hide the [PAD] tokens", "custom": "your grid, edited on the Masking page"}
+INIT_LABELS = {"random": "seeded N(0, 1/d_model)", "identity": "Q = K = V = X"}
 BOUND = {"bind": "query-params", "persist_state": "session"}
 GRID_PARAM = "grid"
 GRID_KEY = "custom_grid"
@@ -119,8 +119,8 @@ def _config_controls() -> LessonConfig:
     st.header("Sizes")
     d_model = st.slider("d_model (embedding width)", 2, MAX_D_MODEL, DEFAULTS.d_model, key="d_model", **BOUND)
     num_heads = st.slider("Number of heads h", 1, MAX_HEADS, DEFAULTS.num_heads, key="heads", **BOUND)
-    init = st.radio("Projection weights", list(INIT_LABELS), format_func=INIT_LABELS.get, key="init",
-                    horizontal=True, **BOUND)
+    init = st.radio("Projection weights", list(INIT_LABELS), captions=list(INIT_LABELS.values()), key="init",
+                    **BOUND)
     identity = init == "identity"
     derived = "With identity weights d_k = d_v = d_model / h." if identity else None
     d_k = st.slider("d_k (query/key width per head)", 1, MAX_D_K, DEFAULTS.d_k, key="d_k", disabled=identity,
@@ -131,7 +131,7 @@ def _config_controls() -> LessonConfig:
         st.caption(f"Identity: each head sees d_k = d_v = {d_model // num_heads} features of X.")
 
     st.header("Mask")
-    mask = st.radio("Mask", list(MASK_LABELS), format_func=MASK_LABELS.get, key="mask",
+    mask = st.radio("Mask", list(MASK_LABELS), captions=list(MASK_LABELS.values()), key="mask",
                     label_visibility="collapsed", **BOUND)
     pad_to = 0
     if mask == "padding":

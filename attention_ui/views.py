@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 import torch
@@ -45,7 +46,9 @@ class StageView:
 
 
 def show_chart(chart) -> None:
-    st.altair_chart(chart, width="content")
+    """Draw at the chart's own size: ``pad`` keeps the cell sizes (axes and legend are added around
+    them), and our own theme keeps the projector-sized fonts."""
+    st.altair_chart(chart.properties(autosize=alt.AutoSizeParams(type="pad")), width="content", theme=None)
 
 
 def stage_header(stage: Stage) -> None:

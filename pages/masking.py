@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_core import MASK_KINDS, causal_mask
 from attention_ui import charts, frames
-from attention_ui.controls import MASK_LABELS, cached_lesson, lesson_settings, set_custom_grid
+from attention_ui.controls import cached_lesson, lesson_settings, set_custom_grid
 from attention_ui.views import show_chart, token_heatmap, StageView
 
 settings = lesson_settings()
@@ -35,11 +35,11 @@ for kind in MASK_KINDS:
     try:
         lesson = cached_lesson(variant)
     except ValueError as err:
-        st.warning(f"{MASK_LABELS[kind]}: {err}")
+        st.warning(f"{kind.capitalize()} mask: {err}")
         continue
     labels = frames.token_labels(lesson.tokens)
     mask = lesson.trace.mask[settings.head]
-    st.markdown(f"**{MASK_LABELS[kind]}.** {EXPLAIN[kind]}")
+    st.markdown(f"**{kind.capitalize()}**: {EXPLAIN[kind]}")
     left, right = st.columns(2)
     with left:
         show_chart(charts.mask_grid(frames.mask_frame(mask, labels, labels), title=f"mask: {kind}",
@@ -78,7 +78,7 @@ elif not edited.equals(table):
     st.rerun()
 
 if config.mask != "custom":
-    st.info("Your grid is kept, but the sidebar's mask is not “Custom grid”: choose it there to use this grid "
+    st.info("Your grid is kept, but the sidebar's mask is not “custom”: choose it there to use this grid "
             "on every page.")
 else:
     trace = settings.lesson.trace
