@@ -1,0 +1,437 @@
+"""Altair chart builders for the attention lessons.
+
+Every builder takes a tidy DataFrame from :mod:`attention_ui.frames` and returns
+an Altair chart object; nothing here draws or touches Streamlit. Axes are ordered
+by position (the frame's index columns), never alphabetically.
+
+Data stays a DataFrame, which ``st.altair_chart`` ships as Arrow without a row
+limit. Outside Streamlit, ``to_dict()`` on a head grid above 5000 cells needs
+``alt.data_transformers.disable_max_rows()``.
+
+Masked cells (NaN ``value`` with ``masked`` True) are drawn in a neutral grey,
+always carry the text "−∞" and say "masked" in their tooltip.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from attention_ui.frames import ALLOWED, BLOCKED, format_value
+
+MASKED_COLOR = "#a6a6a6"
+ALLOWED_COLOR = "#2c6fbb"
+BLOCKED_COLOR = "#e0e0e0"
+POSITIVE_BAR_COLOR = "#4c78a8"
+NEGATIVE_BAR_COLOR = "#f58518"
+DARK_TEXT = "#1a1a1a"
+LIGHT_TEXT = "white"
+MAX_UPRIGHT_LABELS = 10
+LABEL_LIMIT_PX = 300
+TOOLTIP_FORMAT = ".6~g"
+DARK_LOW_SCHEMES = frozenset(
+    {"viridis", "cividis", "magma", "inferno", "plasma", "turbo"}
+    | {"darkblue", "darkgold", "darkgreen", "darkmulti", "darkred"}
+)
+VALID = "isValid(datum.value) && isFinite(datum.value)"
+
+
+def _ordered(df: pd.DataFrame, field: str, index_field: str) -> list[str]:
+    return df.drop_duplicates(field).sort_values(index_field, kind="stable")[field].tolist()
+
+
+def label_angle(labels: list[str], *, font_size: int = 14, step: int = 36) -> int:
+    """0 (upright) for up to 10 labels that fit their column, else -45."""
+    longest = max((len(label) for label in labels), default=0)
+    fits = longest * font_size * 0.6 <= step * 1.25
+    return 0 if len(labels) <= MAX_UPRIGHT_LABELS and fits else -45
+
+
+def _axis(title: str, font_size: int, angle: int = 0) -> alt.Axis:
+    return alt.Axis(
+        title=title,
+        labelAngle=angle,
+        labelFontSize=font_size,
+        titleFontSize=font_size,
+        labelLimit=LABEL_LIMIT_PX,
+        labelOverlap=False,
+        ticks=False,
+        domain=False,
+    )
+
+
+def _x(field: str, order: list[str], font_size: int, step: int) -> alt.X:
+    angle = label_angle(order, font_size=font_size, step=step)
+    return alt.X(f"{field}:N", sort=order, axis=_axis(field, font_size, angle))
+
+
+def _y(field: str, order: list[str], font_size: int) -> alt.Y:
+    return alt.Y(f"{field}:N", sort=order, axis=_axis(field, font_size))
+
+
+def _titled(chart, title: str, font_size: int):
+    if not title:
+        return chart
+    return chart.properties(title=alt.TitleParams(title, fontSize=font_size + 2, anchor="start"))
+
+
+def _require(df: pd.DataFrame, required: list[str]) -> None:
+    missing = [name for name in required if name not in df.columns]
+    if missing:
+        raise KeyError(f"frame lacks columns {missing}; it has {list(df.columns)}")
+
+
+def _with_defaults(df: pd.DataFrame, required: list[str]) -> pd.DataFrame:
+    _require(df, [*required, "value"])
+    extra = {}
+    if "label" not in df.columns:
+        extra["label"] = [format_value(v) for v in df["value"].astype(float)]
+    if "masked" not in df.columns:
+        extra["masked"] = df["value"].isna()
+    return df.assign(**extra) if extra else df
+
+
+def color_domain(values: pd.Series, *, diverging: bool = False) -> tuple[float, float]:
+    """The colour domain for ``values`` when none is given.
+
+    Diverging: symmetric around 0. Sequential: min..max, widened to include 0
+    when all values are equal. All-NaN data gives (0, 1).
+    """
+    finite = values[np.isfinite(values.astype(float))].astype(float)
+    if finite.empty:
+        return (-1.0, 1.0) if diverging else (0.0, 1.0)
+    if diverging:
+        extent = float(finite.abs().max()) or 1.0
+        return (-extent, extent)
+    lo, hi = float(finite.min()), float(finite.max())
+    if lo == hi:
+        lo, hi = (min(lo, 0.0), max(hi, 0.0)) if lo != 0 else (0.0, 1.0)
+    return (lo, hi)
+
+
+def _text_color_test(domain: tuple[float, float], scheme: str, diverging: bool) -> str:
+    """A Vega expression that is true where the cell colour is dark (text must be light)."""
+    lo, hi = domain
+    if diverging:
+        neg = f"datum.value < 0 && datum.value / {lo!r} > 0.65" if lo < 0 else "false"
+        pos = f"datum.value > 0 && datum.value / {hi!r} > 0.65" if hi > 0 else "false"
+        return f"{VALID} && (({neg}) || ({pos}))"
+    span = (hi - lo) or 1.0
+    position = f"(datum.value - {lo!r}) / {span!r}"
+    if scheme in DARK_LOW_SCHEMES:
+        return f"{VALID} && {position} < 0.5"
+    return f"{VALID} && {position} > 0.6"
+
+
+def _value_font_size(cell_size: int, font_size: int) -> int:
+    return max(8, min(font_size, int(cell_size / 3.6)))
+
+
+def _heatmap_layers(
+    df: pd.DataFrame,
+    *,
+    row: str,
+    col: str,
+    scheme: str,
+    domain,
+    diverging: bool,
+    show_values: bool,
+    cell_size: int,
+    font_size: int,
+    value_title: str,
+) -> alt.LayerChart:
+    df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
+    rows = _ordered(df, row, "row_index")
+    cols = _ordered(df, col, "col_index")
+    domain = tuple(float(v) for v in domain) if domain is not None else color_domain(df["value"], diverging=diverging)
+    scale = alt.Scale(scheme=scheme, domain=list(domain), domainMid=0 if diverging else alt.Undefined)
+
+    base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size), y=_y(row, rows, font_size))
+    cell = {"stroke": "white", "strokeWidth": 0.5}
+
+    backdrop = (
+        base.transform_calculate(status=f"{VALID} ? 'shown' : (datum.masked ? 'masked' : 'not a number')")
+        .mark_rect(color=MASKED_COLOR, **cell)
+        .encode(
+            tooltip=[
+                alt.Tooltip(f"{row}:N", title=row),
+                alt.Tooltip(f"{col}:N", title=col),
+                alt.Tooltip("label:N", title=value_title),
+                alt.Tooltip("status:N", title="status"),
+            ]
+        )
+    )
+    colored = (
+        base.transform_filter(VALID)
+        .mark_rect(**cell)
+        .encode(
+            color=alt.Color(
+                "value:Q",
+                scale=scale,
+                legend=alt.Legend(
+                    title=value_title,
+                    titleFontSize=font_size,
+                    labelFontSize=max(font_size - 2, 8),
+                    gradientLength=max(120, min(300, cell_size * len(rows))),
+                ),
+            ),
+            tooltip=[
+                alt.Tooltip(f"{row}:N", title=row),
+                alt.Tooltip(f"{col}:N", title=col),
+                alt.Tooltip("value:Q", title=value_title, format=TOOLTIP_FORMAT),
+            ],
+        )
+    )
+    text = base.mark_text(fontSize=_value_font_size(cell_size, font_size)).encode(
+        text=alt.Text("label:N"),
+        color=alt.when(_text_color_test(domain, scheme, diverging))
+        .then(alt.value(LIGHT_TEXT))
+        .otherwise(alt.value(DARK_TEXT)),
+    )
+    if not show_values:
+        text = text.transform_filter("datum.masked")
+    return alt.layer(backdrop, colored, text, data=df).properties(
+        width=cell_size * len(cols), height=cell_size * len(rows)
+    )
+
+
+def heatmap(
+    df: pd.DataFrame,
+    *,
+    row: str = "query",
+    col: str = "key",
+    title: str = "",
+    scheme: str = "viridis",
+    domain=None,
+    diverging: bool = False,
+    show_values: bool = True,
+    cell_size: int = 36,
+    font_size: int = 14,
+    value_title: str = "value",
+) -> alt.LayerChart:
+    """A heatmap of a matrix frame (columns ``row``, ``col``, ``value``, ``row_index``,
+    ``col_index``; optional ``label`` and ``masked`` as made by ``matrix_frame``).
+
+    ``domain=(lo, hi)`` fixes the colour scale (use it to compare charts);
+    ``diverging=True`` centres the scale at 0 (pass scheme="blueorange" or
+    "redblue" with it). ``show_values`` prints ``label`` in each cell.
+    """
+    chart = _heatmap_layers(
+        df,
+        row=row,
+        col=col,
+        scheme=scheme,
+        domain=domain,
+        diverging=diverging,
+        show_values=show_values,
+        cell_size=cell_size,
+        font_size=font_size,
+        value_title=value_title,
+    )
+    return _titled(chart, title, font_size)
+
+
+def matrix_heatmap(
+    df: pd.DataFrame,
+    *,
+    row: str = "token",
+    col: str = "feature",
+    title: str = "",
+    scheme: str = "blueorange",
+    domain=None,
+    diverging: bool = True,
+    show_values: bool = True,
+    cell_size: int = 36,
+    font_size: int = 14,
+    value_title: str = "value",
+) -> alt.LayerChart:
+    """:func:`heatmap` with defaults for signed tokens × features matrices (Q, K, V, context).
+
+    Expects ``matrix_frame(q, tokens, None, row_name="token", col_name="feature")``.
+    """
+    return heatmap(
+        df,
+        row=row,
+        col=col,
+        title=title,
+        scheme=scheme,
+        domain=domain,
+        diverging=diverging,
+        show_values=show_values,
+        cell_size=cell_size,
+        font_size=font_size,
+        value_title=value_title,
+    )
+
+
+def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int, height: int, value_title: str):
+    df = _with_defaults(df, [name, "value", "index"])
+    order = _ordered(df, name, "index")
+    y_scale = alt.Scale(domain=list(domain)) if domain is not None else alt.Scale(zero=True, padding=font_size + 6)
+    y_axis = alt.Axis(title=value_title, labelFontSize=font_size, titleFontSize=font_size)
+    y = alt.Y("value:Q", scale=y_scale, axis=y_axis)
+    tooltip = [alt.Tooltip(f"{name}:N", title=name), alt.Tooltip("label:N", title=value_title)]
+    exact = alt.Tooltip("value:Q", title=value_title, format=TOOLTIP_FORMAT)
+    bar_tooltip = [alt.Tooltip(f"{name}:N", title=name), exact]
+    base = alt.Chart().encode(x=_x(name, order, font_size, cell_size))
+    bars = (
+        base.transform_filter(VALID)
+        .mark_bar()
+        .encode(
+            y=y,
+            color=alt.when("datum.value < 0")
+            .then(alt.value(NEGATIVE_BAR_COLOR))
+            .otherwise(alt.value(POSITIVE_BAR_COLOR)),
+            tooltip=bar_tooltip,
+        )
+    )
+    text_y = alt.Y("text_y:Q", scale=y_scale, axis=y_axis)
+    labels = base.transform_calculate(text_y=f"{VALID} ? datum.value : 0").encode(
+        y=text_y, text="label:N", tooltip=tooltip
+    )
+    above = labels.transform_filter(f"!({VALID}) || datum.value >= 0").mark_text(
+        baseline="bottom", dy=-3, fontSize=max(font_size - 2, 8)
+    )
+    below = labels.transform_filter(f"{VALID} && datum.value < 0").mark_text(
+        baseline="top", dy=3, fontSize=max(font_size - 2, 8)
+    )
+    return alt.layer(bars, above, below, data=df).properties(width=alt.Step(cell_size), height=height)
+
+
+def row_bars(
+    df: pd.DataFrame,
+    *,
+    name: str = "key",
+    title: str = "",
+    domain=(0, 1),
+    font_size: int = 14,
+    cell_size: int = 36,
+    height: int = 220,
+    value_title: str = "weight",
+) -> alt.LayerChart:
+    """Bars for one query's row (columns ``name``, ``value``, ``index``; optional
+    ``label``, ``masked`` as made by ``row_frame``), with the value printed on each bar.
+
+    ``domain=(0, 1)`` suits weights; pass ``None`` for signed scores. Non-finite
+    entries get no bar, only their label ("−∞") at zero.
+    """
+    size = {"font_size": font_size, "cell_size": cell_size, "height": height}
+    chart = _bars(df, name=name, domain=domain, value_title=value_title, **size)
+    return _titled(chart, title, font_size)
+
+
+def before_after_softmax(
+    scaled_row_df: pd.DataFrame,
+    weights_row_df: pd.DataFrame,
+    *,
+    name: str = "key",
+    title: str = "",
+    font_size: int = 14,
+    cell_size: int = 36,
+    height: int = 220,
+    before_title: str = "scaled scores",
+    after_title: str = "softmax weights",
+) -> alt.HConcatChart:
+    """Side-by-side bars: one query's scaled (possibly masked) scores, then its
+    softmax weights on a fixed 0..1 axis. Both frames as made by ``row_frame``.
+    """
+    size = {"font_size": font_size, "cell_size": cell_size, "height": height}
+    before = _bars(scaled_row_df, name=name, domain=None, value_title="score", **size)
+    after = _bars(weights_row_df, name=name, domain=(0, 1), value_title="weight", **size)
+    pair = alt.hconcat(_titled(before, before_title, font_size), _titled(after, after_title, font_size))
+    return _titled(pair.resolve_scale(y="independent"), title, font_size)
+
+
+def head_grid(
+    heads_df: pd.DataFrame,
+    *,
+    columns: int = 4,
+    domain=(0, 1),
+    cell_size: int = 24,
+    font_size: int = 12,
+    row: str = "query",
+    col: str = "key",
+    head: str = "head",
+    scheme: str = "viridis",
+    diverging: bool = False,
+    show_values: bool = False,
+    value_title: str = "weight",
+    title: str = "",
+) -> alt.FacetChart:
+    """Small multiples, one heatmap per head, all on ONE colour scale.
+
+    Expects ``heads_frame`` columns (``head``, ``head_index`` and the matrix
+    columns). ``domain=None`` takes the extent over all heads.
+    """
+    _require(heads_df, [head, "head_index", "value"])
+    heads = _ordered(heads_df, head, "head_index")
+    if domain is None:
+        domain = color_domain(heads_df["value"], diverging=diverging)
+    layers = _heatmap_layers(
+        heads_df,
+        row=row,
+        col=col,
+        scheme=scheme,
+        domain=domain,
+        diverging=diverging,
+        show_values=show_values,
+        cell_size=cell_size,
+        font_size=font_size,
+        value_title=value_title,
+    )
+    grid = layers.facet(
+        facet=alt.Facet(f"{head}:N", sort=heads, header=alt.Header(title=None, labelFontSize=font_size + 1)),
+        columns=max(1, min(columns, len(heads))),
+    ).resolve_scale(color="shared", x="shared", y="shared")
+    return _titled(grid, title, font_size)
+
+
+def _with_states(df: pd.DataFrame) -> pd.DataFrame:
+    if "state" in df.columns:
+        return df
+    source = "allowed" if "allowed" in df.columns else "value"
+    _require(df, [source])
+    allowed = df[source].fillna(0).astype(bool)
+    return df.assign(state=np.where(allowed, ALLOWED, BLOCKED))
+
+
+def mask_grid(
+    df_bool: pd.DataFrame,
+    *,
+    row: str = "query",
+    col: str = "key",
+    title: str = "",
+    cell_size: int = 36,
+    font_size: int = 14,
+) -> alt.LayerChart:
+    """A T×S grid of which query may attend to which key.
+
+    Takes ``mask_frame`` output (``allowed``/``state`` columns) or any matrix frame
+    whose ``value`` column is truthy where attending is allowed.
+    """
+    _require(df_bool, [row, col, "row_index", "col_index"])
+    df = _with_states(df_bool)
+    rows = _ordered(df, row, "row_index")
+    cols = _ordered(df, col, "col_index")
+    base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size), y=_y(row, rows, font_size))
+    cells = base.mark_rect(stroke="white", strokeWidth=1).encode(
+        color=alt.Color(
+            "state:N",
+            scale=alt.Scale(domain=[ALLOWED, BLOCKED], range=[ALLOWED_COLOR, BLOCKED_COLOR]),
+            legend=alt.Legend(title="mask", titleFontSize=font_size, labelFontSize=font_size),
+        ),
+        tooltip=[
+            alt.Tooltip(f"{row}:N", title=row),
+            alt.Tooltip(f"{col}:N", title=col),
+            alt.Tooltip("state:N", title="mask"),
+        ],
+    )
+    marks = base.transform_calculate(mark=f"datum.state === '{ALLOWED}' ? '✓' : '×'").mark_text(
+        fontSize=_value_font_size(cell_size, font_size) + 2
+    ).encode(
+        text="mark:N",
+        color=alt.when(f"datum.state === '{ALLOWED}'").then(alt.value(LIGHT_TEXT)).otherwise(alt.value(DARK_TEXT)),
+    )
+    chart = alt.layer(cells, marks, data=df).properties(width=cell_size * len(cols), height=cell_size * len(rows))
+    return _titled(chart, title, font_size)

@@ -1,0 +1,175 @@
+"""Tidy pandas DataFrames built from attention tensors, ready for the chart builders.
+
+Every frame keeps the numeric ``value`` column (NaN where the tensor held a
+non-finite number such as the ``-inf`` of a masked score) and a ``label`` text
+column that always has something to show: the value to 3 decimals, or "−∞".
+Positions (``row_index``, ``col_index``, ``index``, ``head_index``) are 0-based,
+as in the tensor; display labels are 1-based ("1·the").
+
+Labels: a plain list of strings is taken as *tokens* and turned into unique,
+ordered display labels with :func:`token_labels`. Lists returned by
+:func:`token_labels` or :func:`feature_labels` are :class:`AxisLabels` and are
+used as they are. ``None`` means feature labels "d0", "d1", ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+MINUS_INF = "−∞"
+PLUS_INF = "+∞"
+NOT_A_NUMBER = "NaN"
+ALLOWED = "may attend"
+BLOCKED = "blocked"
+
+
+class AxisLabels(list):
+    """Display labels that are final: the frame builders use them unchanged.
+
+    Slices and sums of AxisLabels stay AxisLabels.
+    """
+
+    def __getitem__(self, item):
+        result = super().__getitem__(item)
+        return AxisLabels(result) if isinstance(item, slice) else result
+
+    def __add__(self, other):
+        return AxisLabels(list(self) + list(other))
+
+
+def token_labels(tokens: Sequence[str]) -> AxisLabels:
+    """Unique, ordered labels for tokens: ["the", "cat", "the"] -> ["1·the", "2·cat", "3·the"]."""
+    return AxisLabels(f"{position}·{token}" for position, token in enumerate(tokens, start=1))
+
+
+def feature_labels(n: int, prefix: str = "d") -> AxisLabels:
+    """Labels for a feature axis: feature_labels(3) -> ["d0", "d1", "d2"]."""
+    return AxisLabels(f"{prefix}{i}" for i in range(n))
+
+
+def _display_labels(labels: Sequence[str] | None, n: int, what: str) -> list[str]:
+    if labels is None:
+        return list(feature_labels(n))
+    if not isinstance(labels, AxisLabels):
+        labels = token_labels([str(label) for label in labels])
+    if len(labels) != n:
+        raise ValueError(f"{what}: got {len(labels)} labels for {n} positions")
+    return list(labels)
+
+
+def to_numpy(values) -> np.ndarray:
+    """A tensor (any device, any float dtype, with or without grad) or array-like as numpy."""
+    if hasattr(values, "detach"):
+        values = values.detach().cpu()
+        if values.is_floating_point():
+            values = values.double()
+        return values.numpy()
+    return np.asarray(values)
+
+
+def format_value(value: float) -> str:
+    """The text shown for one number: 3 decimals, "−∞", "+∞" or "NaN"."""
+    if np.isnan(value):
+        return NOT_A_NUMBER
+    if np.isinf(value):
+        return MINUS_INF if value < 0 else PLUS_INF
+    text = f"{value:.3f}"
+    return "0.000" if text == "-0.000" else text
+
+
+def _value_columns(flat: np.ndarray) -> dict:
+    numbers = flat.astype(np.float64)
+    finite = np.isfinite(numbers)
+    return {
+        "value": np.where(finite, numbers, np.nan),
+        "label": [format_value(v) for v in numbers],
+        "masked": np.isneginf(numbers),
+    }
+
+
+def _matrix_columns(array, row_labels, col_labels, row_name, col_name) -> dict:
+    if array.ndim != 2:
+        raise ValueError(f"expected a 2-D matrix (T, S), got shape {tuple(array.shape)}")
+    n_rows, n_cols = array.shape
+    rows = _display_labels(row_labels, n_rows, row_name)
+    cols = _display_labels(col_labels, n_cols, col_name)
+    row_index = np.repeat(np.arange(n_rows), n_cols)
+    col_index = np.tile(np.arange(n_cols), n_rows)
+    return {
+        row_name: [rows[i] for i in row_index],
+        col_name: [cols[j] for j in col_index],
+        **_value_columns(array.reshape(-1)),
+        "row_index": row_index,
+        "col_index": col_index,
+    }
+
+
+def matrix_frame(values, row_labels, col_labels, *, row_name="query", col_name="key") -> pd.DataFrame:
+    """One row per cell of a (T, S) matrix, row-major.
+
+    Columns: ``row_name``, ``col_name`` (display labels), ``value`` (float, NaN if
+    not finite), ``label`` (text), ``masked`` (True where the value was -inf),
+    ``row_index``, ``col_index`` (0-based).
+    """
+    return pd.DataFrame(_matrix_columns(to_numpy(values), row_labels, col_labels, row_name, col_name))
+
+
+def heads_frame(
+    values, row_labels, col_labels, *, row_name="query", col_name="key", head_name="head"
+) -> pd.DataFrame:
+    """One row per cell of a (h, T, S) tensor: :func:`matrix_frame` columns plus
+    ``head_name`` ("head 1", "head 2", ...) and ``head_index`` (0-based), head-major.
+    """
+    array = to_numpy(values)
+    if array.ndim != 3:
+        raise ValueError(f"expected a 3-D tensor (heads, T, S), got shape {tuple(array.shape)}")
+    parts = []
+    for h, matrix in enumerate(array):
+        part = pd.DataFrame(_matrix_columns(matrix, row_labels, col_labels, row_name, col_name))
+        part.insert(0, head_name, f"head {h + 1}")
+        part["head_index"] = h
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+def row_frame(values_1d, labels, *, name="key") -> pd.DataFrame:
+    """One row per entry of a 1-D vector (e.g. one query's weights).
+
+    Columns: ``name`` (display labels), ``value``, ``label``, ``masked``, ``index`` (0-based).
+    """
+    array = to_numpy(values_1d)
+    if array.ndim != 1:
+        raise ValueError(f"expected a 1-D vector, got shape {tuple(array.shape)}")
+    return pd.DataFrame(
+        {
+            name: _display_labels(labels, array.shape[0], name),
+            **_value_columns(array),
+            "index": np.arange(array.shape[0]),
+        }
+    )
+
+
+def mask_frame(mask, row_labels, col_labels, *, row_name="query", col_name="key") -> pd.DataFrame:
+    """One row per cell of a (T, S) boolean mask, True = may attend.
+
+    Columns: ``row_name``, ``col_name``, ``allowed`` (bool), ``state``
+    ("may attend" / "blocked"), ``row_index``, ``col_index``.
+    """
+    array = to_numpy(mask).astype(bool)
+    if array.ndim != 2:
+        raise ValueError(f"expected a 2-D mask (T, S), got shape {tuple(array.shape)}")
+    columns = _matrix_columns(array.astype(np.float64), row_labels, col_labels, row_name, col_name)
+    allowed = array.reshape(-1)
+    return pd.DataFrame(
+        {
+            row_name: columns[row_name],
+            col_name: columns[col_name],
+            "allowed": allowed,
+            "state": np.where(allowed, ALLOWED, BLOCKED),
+            "row_index": columns["row_index"],
+            "col_index": columns["col_index"],
+        }
+    )

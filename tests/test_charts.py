@@ -1,0 +1,377 @@
+"""Tidy frames and Altair chart builders, checked through ``chart.to_dict()``."""
+
+import inspect
+import math
+
+import altair as alt
+import numpy as np
+import pytest
+import torch
+
+from attention_ui import charts, frames
+from attention_ui.frames import feature_labels, heads_frame, mask_frame, matrix_frame, row_frame, token_labels
+
+TOKENS = ["the", "cat", "sat", "on", "the"]
+MINUS_INF = "−∞"
+
+
+def causal(n):
+    return torch.tril(torch.ones(n, n, dtype=torch.bool))
+
+
+def masked_scores(n=5, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    scores = torch.randn(n, n, generator=generator)
+    return scores.masked_fill(~causal(n), float("-inf"))
+
+
+def dataset(spec):
+    return spec["datasets"][spec["data"]["name"]]
+
+
+def layer_with_mark(spec, mark_type, *, index=0):
+    return [layer for layer in spec["layer"] if layer["mark"]["type"] == mark_type][index]
+
+
+def tooltip_fields(encoding):
+    return [item["field"] for item in encoding["tooltip"]]
+
+
+# ---------------------------------------------------------------- frames
+
+
+def test_token_labels_are_unique_and_ordered_for_repeated_tokens():
+    labels = token_labels(TOKENS)
+    assert labels == ["1·the", "2·cat", "3·sat", "4·on", "5·the"]
+    assert len(set(labels)) == len(TOKENS)
+
+
+def test_feature_labels():
+    assert feature_labels(3) == ["d0", "d1", "d2"]
+    assert feature_labels(2, prefix="v") == ["v0", "v1"]
+    assert feature_labels(0) == []
+
+
+def test_matrix_frame_columns_shape_and_row_major_order():
+    values = torch.arange(15, dtype=torch.float32).reshape(5, 3)
+    df = matrix_frame(values, TOKENS, None, row_name="token", col_name="feature")
+    assert list(df.columns) == ["token", "feature", "value", "label", "masked", "row_index", "col_index"]
+    assert len(df) == 15
+    assert df["token"].tolist()[:4] == ["1·the", "1·the", "1·the", "2·cat"]
+    assert df["feature"].tolist()[:4] == ["d0", "d1", "d2", "d0"]
+    assert df["value"].tolist() == list(range(15))
+    assert df["row_index"].tolist()[-3:] == [4, 4, 4]
+    assert df["col_index"].tolist()[-3:] == [0, 1, 2]
+    assert df["label"].iloc[7] == "7.000"
+
+
+def test_matrix_frame_default_names_and_repeated_tokens_on_both_axes():
+    df = matrix_frame(np.eye(5), TOKENS, TOKENS)
+    assert set(df.columns) >= {"query", "key", "value", "row_index", "col_index"}
+    assert df["query"].nunique() == 5
+    assert df.loc[(df["query"] == "5·the") & (df["key"] == "5·the"), "value"].item() == 1.0
+    assert df.loc[(df["query"] == "5·the") & (df["key"] == "1·the"), "value"].item() == 0.0
+
+
+def test_matrix_frame_keeps_given_axis_labels_and_numbers_plain_tokens():
+    df = matrix_frame(np.zeros((2, 2)), token_labels(["a", "b"]), feature_labels(2))
+    assert df["query"].unique().tolist() == ["1·a", "2·b"]
+    assert df["key"].unique().tolist() == ["d0", "d1"]
+    plain = matrix_frame(np.zeros((2, 2)), ["a", "b"], ["d0", "d1"])
+    assert plain["key"].unique().tolist() == ["1·d0", "2·d1"]
+    sliced = matrix_frame(np.zeros((1, 1)), token_labels(["a", "b"])[1:], feature_labels(3)[:1])
+    assert (sliced["query"].item(), sliced["key"].item()) == ("2·b", "d0")
+
+
+def test_matrix_frame_turns_minus_inf_into_nan_with_a_label():
+    df = matrix_frame(masked_scores(3), TOKENS[:3], TOKENS[:3])
+    blocked = df[(df["row_index"] == 0) & (df["col_index"] == 2)].iloc[0]
+    assert math.isnan(blocked["value"])
+    assert blocked["label"] == MINUS_INF
+    assert bool(blocked["masked"]) is True
+    assert int(df["masked"].sum()) == 3
+    kept = df[(df["row_index"] == 2) & (df["col_index"] == 0)].iloc[0]
+    assert np.isfinite(kept["value"])
+    assert kept["label"] == f"{kept['value']:.3f}"
+    assert bool(kept["masked"]) is False
+
+
+def test_format_value_edge_cases():
+    assert frames.format_value(float("-inf")) == MINUS_INF
+    assert frames.format_value(float("inf")) == "+∞"
+    assert frames.format_value(float("nan")) == "NaN"
+    assert frames.format_value(-0.0001) == "0.000"
+    assert frames.format_value(0.12345) == "0.123"
+    assert frames.format_value(-2.5) == "-2.500"
+
+
+def test_frames_accept_tensors_with_grad_and_half_precision():
+    values = torch.ones(2, 2, dtype=torch.float16, requires_grad=False) * 0.5
+    grad = torch.full((2, 2), 0.25, requires_grad=True)
+    assert matrix_frame(values, ["a", "b"], ["a", "b"])["value"].tolist() == [0.5] * 4
+    assert matrix_frame(grad, ["a", "b"], ["a", "b"])["value"].tolist() == [0.25] * 4
+
+
+def test_frames_reject_wrong_shapes_and_label_counts():
+    with pytest.raises(ValueError, match="2 labels for 3"):
+        matrix_frame(np.zeros((3, 3)), ["a", "b"], None)
+    with pytest.raises(ValueError, match="2-D"):
+        matrix_frame(np.zeros(3), ["a"], None)
+    with pytest.raises(ValueError, match="3-D"):
+        heads_frame(np.zeros((3, 3)), ["a"] * 3, ["a"] * 3)
+    with pytest.raises(ValueError, match="1-D"):
+        row_frame(np.zeros((2, 2)), ["a", "b"])
+
+
+def test_heads_frame_numbers_heads_from_one():
+    values = torch.rand(3, 2, 4)
+    df = heads_frame(values, ["a", "b"], ["w", "x", "y", "z"])
+    assert len(df) == 3 * 2 * 4
+    assert df["head"].unique().tolist() == ["head 1", "head 2", "head 3"]
+    assert df["head_index"].unique().tolist() == [0, 1, 2]
+    assert set(df.columns) >= {"head", "query", "key", "value", "label", "row_index", "col_index"}
+    last = df[(df["head"] == "head 3") & (df["row_index"] == 1) & (df["col_index"] == 3)]
+    assert last["value"].item() == pytest.approx(values[2, 1, 3].item())
+
+
+def test_row_frame():
+    df = row_frame(torch.tensor([0.5, float("-inf"), 0.25]), ["the", "cat", "the"])
+    assert list(df.columns) == ["key", "value", "label", "masked", "index"]
+    assert df["key"].tolist() == ["1·the", "2·cat", "3·the"]
+    assert df["index"].tolist() == [0, 1, 2]
+    assert df["label"].tolist() == ["0.500", MINUS_INF, "0.250"]
+    assert math.isnan(df["value"].iloc[1])
+    assert row_frame(np.ones(2), ["a", "b"], name="token").columns[0] == "token"
+
+
+def test_mask_frame_states():
+    df = mask_frame(causal(3), ["a", "b", "c"], ["a", "b", "c"])
+    assert df["state"].value_counts().to_dict() == {"may attend": 6, "blocked": 3}
+    first_row = df[df["row_index"] == 0]
+    assert first_row["state"].tolist() == ["may attend", "blocked", "blocked"]
+    assert first_row["allowed"].tolist() == [True, False, False]
+
+
+# ---------------------------------------------------------------- heatmap
+
+
+def test_heatmap_axes_are_sorted_by_position_not_alphabet():
+    tokens = ["zebra", "apple", "mango"]
+    spec = charts.heatmap(matrix_frame(np.eye(3), tokens, tokens)).to_dict()
+    rect = layer_with_mark(spec, "rect", index=1)
+    assert rect["encoding"]["x"]["field"] == "key"
+    assert rect["encoding"]["y"]["field"] == "query"
+    assert rect["encoding"]["x"]["sort"] == ["1·zebra", "2·apple", "3·mango"]
+    assert rect["encoding"]["y"]["sort"] == ["1·zebra", "2·apple", "3·mango"]
+
+
+def test_heatmap_colour_scale_domain_tooltips_and_rows():
+    df = matrix_frame(torch.softmax(masked_scores(), dim=-1), TOKENS, TOKENS)
+    spec = charts.heatmap(df, domain=(0, 1), value_title="weight").to_dict()
+    rect = layer_with_mark(spec, "rect", index=1)
+    color = rect["encoding"]["color"]
+    assert color["field"] == "value"
+    assert color["scale"]["scheme"] == "viridis"
+    assert color["scale"]["domain"] == [0.0, 1.0]
+    assert "domainMid" not in color["scale"]
+    assert color["legend"]["title"] == "weight"
+    assert tooltip_fields(rect["encoding"]) == ["query", "key", "value"]
+    assert len(dataset(spec)) == 25
+
+
+def test_heatmap_diverging_is_centred_at_zero_with_symmetric_default_domain():
+    values = torch.tensor([[-1.0, 3.0], [0.5, 2.0]])
+    spec = charts.heatmap(matrix_frame(values, ["a", "b"], ["a", "b"]), diverging=True, scheme="blueorange").to_dict()
+    scale = layer_with_mark(spec, "rect", index=1)["encoding"]["color"]["scale"]
+    assert scale["scheme"] == "blueorange"
+    assert scale["domainMid"] == 0
+    assert scale["domain"] == [-3.0, 3.0]
+
+
+def test_heatmap_sequential_default_domain_is_data_extent():
+    values = torch.tensor([[0.2, 0.4], [0.6, 0.8]])
+    spec = charts.heatmap(matrix_frame(values, ["a", "b"], ["a", "b"])).to_dict()
+    domain = layer_with_mark(spec, "rect", index=1)["encoding"]["color"]["scale"]["domain"]
+    assert domain == pytest.approx([0.2, 0.8])
+
+
+def test_heatmap_masked_cells_are_grey_with_masked_tooltip():
+    spec = charts.heatmap(matrix_frame(masked_scores(), TOKENS, TOKENS), diverging=True).to_dict()
+    backdrop = layer_with_mark(spec, "rect", index=0)
+    assert backdrop["mark"]["color"] == charts.MASKED_COLOR
+    assert tooltip_fields(backdrop["encoding"]) == ["query", "key", "label", "status"]
+    assert "'masked'" in backdrop["transform"][0]["calculate"]
+    colored = layer_with_mark(spec, "rect", index=1)
+    assert colored["transform"] == [{"filter": charts.VALID}]
+    rows = dataset(spec)
+    blocked = [row for row in rows if row["masked"]]
+    assert len(blocked) == 10
+    assert all(row["value"] is None and row["label"] == MINUS_INF for row in blocked)
+
+
+def test_heatmap_prints_values_only_when_asked():
+    df = matrix_frame(masked_scores(), TOKENS, TOKENS)
+    shown = layer_with_mark(charts.heatmap(df).to_dict(), "text")
+    assert shown["encoding"]["text"]["field"] == "label"
+    assert "transform" not in shown
+    assert "condition" in shown["encoding"]["color"]
+    hidden = layer_with_mark(charts.heatmap(df, show_values=False).to_dict(), "text")
+    assert hidden["transform"] == [{"filter": "datum.masked"}]
+
+
+def test_heatmap_sizes_follow_cell_and_font_size():
+    df = matrix_frame(np.zeros((2, 3)), ["a", "b"], ["x", "y", "z"])
+    spec = charts.heatmap(df, cell_size=50, font_size=20, title="Scores").to_dict()
+    assert (spec["width"], spec["height"]) == (150, 100)
+    assert spec["title"]["text"] == "Scores"
+    axis = layer_with_mark(spec, "rect")["encoding"]["x"]["axis"]
+    assert axis["labelFontSize"] == 20
+    assert axis["labelAngle"] == 0
+
+
+def test_heatmap_single_token():
+    spec = charts.heatmap(matrix_frame(torch.ones(1, 1), ["hi"], ["hi"])).to_dict()
+    assert len(dataset(spec)) == 1
+    assert spec["width"] == 36 and spec["height"] == 36
+    assert layer_with_mark(spec, "rect")["encoding"]["x"]["sort"] == ["1·hi"]
+    assert layer_with_mark(spec, "rect", index=1)["encoding"]["color"]["scale"]["domain"] == [0.0, 1.0]
+
+
+def test_long_token_lists_slant_the_column_labels():
+    short = charts.heatmap(matrix_frame(np.zeros((4, 4)), TOKENS[:4], TOKENS[:4])).to_dict()
+    tokens = [f"t{i}" for i in range(32)]
+    long = charts.heatmap(matrix_frame(np.zeros((32, 32)), tokens, tokens), show_values=False).to_dict()
+    assert layer_with_mark(short, "rect")["encoding"]["x"]["axis"]["labelAngle"] == 0
+    assert layer_with_mark(long, "rect")["encoding"]["x"]["axis"]["labelAngle"] == -45
+    assert layer_with_mark(long, "rect")["encoding"]["y"]["axis"]["labelAngle"] == 0
+    assert len(dataset(long)) == 1024
+
+
+def test_label_angle_rule():
+    assert charts.label_angle(token_labels(["a"] * 10)) == 0
+    assert charts.label_angle(token_labels(["a"] * 11)) == -45
+    assert charts.label_angle(token_labels(["extraordinarily"])) == -45
+    assert charts.label_angle(token_labels(["extraordinarily"]), step=200) == 0
+
+
+def test_matrix_heatmap_defaults_for_tokens_by_features():
+    df = matrix_frame(torch.randn(3, 4), TOKENS[:3], None, row_name="token", col_name="feature")
+    spec = charts.matrix_heatmap(df).to_dict()
+    rect = layer_with_mark(spec, "rect", index=1)
+    assert rect["encoding"]["x"]["sort"] == ["d0", "d1", "d2", "d3"]
+    assert rect["encoding"]["y"]["field"] == "token"
+    assert rect["encoding"]["color"]["scale"]["domainMid"] == 0
+    assert tooltip_fields(rect["encoding"]) == ["token", "feature", "value"]
+    assert (spec["width"], spec["height"]) == (4 * 36, 3 * 36)
+
+
+def test_heatmap_reports_missing_columns():
+    df = matrix_frame(np.zeros((2, 2)), ["a", "b"], ["a", "b"])
+    with pytest.raises(KeyError, match="token"):
+        charts.heatmap(df, row="token")
+
+
+def test_builders_are_deterministic():
+    df = matrix_frame(masked_scores(), TOKENS, TOKENS)
+    assert charts.heatmap(df).to_dict() == charts.heatmap(df.copy()).to_dict()
+
+
+# ---------------------------------------------------------------- bars
+
+
+def test_row_bars():
+    weights = torch.tensor([0.1, 0.6, 0.3])
+    spec = charts.row_bars(row_frame(weights, ["zebra", "apple", "mango"]), title="weights").to_dict()
+    bar = layer_with_mark(spec, "bar")
+    assert bar["encoding"]["x"]["sort"] == ["1·zebra", "2·apple", "3·mango"]
+    assert bar["encoding"]["y"]["field"] == "value"
+    assert bar["encoding"]["y"]["scale"]["domain"] == [0, 1]
+    assert tooltip_fields(bar["encoding"]) == ["key", "value"]
+    text = layer_with_mark(spec, "text")
+    assert text["encoding"]["text"]["field"] == "label"
+    assert [row["label"] for row in dataset(spec)] == ["0.100", "0.600", "0.300"]
+
+
+def test_before_after_softmax_side_by_side():
+    scaled = masked_scores()[1]
+    weights = torch.softmax(scaled, dim=-1)
+    chart = charts.before_after_softmax(row_frame(scaled, TOKENS), row_frame(weights, TOKENS))
+    spec = chart.to_dict()
+    before, after = spec["hconcat"]
+    assert before["title"]["text"] == "scaled scores"
+    assert after["title"]["text"] == "softmax weights"
+    before_y = layer_with_mark(before, "bar")["encoding"]["y"]["scale"]
+    assert "domain" not in before_y and before_y["zero"] is True
+    assert layer_with_mark(after, "bar")["encoding"]["y"]["scale"]["domain"] == [0, 1]
+    before_rows = spec["datasets"][before["data"]["name"]]
+    assert [row["label"] for row in before_rows][2:] == [MINUS_INF] * 3
+    assert [row["value"] for row in before_rows][2:] == [None] * 3
+    assert spec["resolve"]["scale"]["y"] == "independent"
+
+
+# ---------------------------------------------------------------- head grid
+
+
+def test_head_grid_shares_one_colour_scale_and_orders_heads_numerically():
+    heads = torch.softmax(torch.randn(10, 3, 3), dim=-1)
+    spec = charts.head_grid(heads_frame(heads, TOKENS[:3], TOKENS[:3]), columns=4).to_dict()
+    assert spec["facet"]["field"] == "head"
+    assert spec["facet"]["sort"] == [f"head {h}" for h in range(1, 11)]
+    assert spec["columns"] == 4
+    assert spec["resolve"]["scale"]["color"] == "shared"
+    colored = spec["spec"]["layer"][1]
+    assert colored["encoding"]["color"]["scale"]["domain"] == [0.0, 1.0]
+    assert len(dataset(spec)) == 10 * 3 * 3
+
+
+def test_head_grid_default_domain_spans_all_heads():
+    heads = torch.zeros(2, 2, 2)
+    heads[0, 0, 0] = -4.0
+    heads[1, 1, 1] = 2.0
+    df = heads_frame(heads, ["a", "b"], ["a", "b"])
+    sequential = charts.head_grid(df, domain=None).to_dict()
+    assert sequential["spec"]["layer"][1]["encoding"]["color"]["scale"]["domain"] == [-4.0, 2.0]
+    diverging = charts.head_grid(df, domain=None, diverging=True, scheme="redblue").to_dict()
+    scale = diverging["spec"]["layer"][1]["encoding"]["color"]["scale"]
+    assert scale["domain"] == [-4.0, 4.0] and scale["domainMid"] == 0
+
+
+def test_head_grid_handles_many_rows():
+    heads = torch.softmax(torch.randn(8, 32, 32), dim=-1)
+    tokens = [f"w{i}" for i in range(32)]
+    with alt.data_transformers.disable_max_rows():
+        spec = charts.head_grid(heads_frame(heads, tokens, tokens)).to_dict()
+    assert len(dataset(spec)) == 8 * 32 * 32
+
+
+# ---------------------------------------------------------------- mask grid
+
+
+def test_mask_grid_colours_two_categories():
+    spec = charts.mask_grid(mask_frame(causal(4), TOKENS[:4], TOKENS[:4])).to_dict()
+    rect = layer_with_mark(spec, "rect")
+    color = rect["encoding"]["color"]
+    assert color["field"] == "state"
+    assert color["scale"]["domain"] == ["may attend", "blocked"]
+    assert color["scale"]["range"] == [charts.ALLOWED_COLOR, charts.BLOCKED_COLOR]
+    assert charts.ALLOWED_COLOR != charts.BLOCKED_COLOR
+    states = [row["state"] for row in dataset(spec)]
+    assert states.count("may attend") == 10 and states.count("blocked") == 6
+    assert tooltip_fields(rect["encoding"]) == ["query", "key", "state"]
+
+
+def test_mask_grid_accepts_a_boolean_matrix_frame():
+    df = matrix_frame(causal(2), ["a", "b"], ["a", "b"])
+    states = [row["state"] for row in dataset(charts.mask_grid(df).to_dict())]
+    assert states == ["may attend", "blocked", "may attend", "may attend"]
+
+
+def test_mask_grid_single_token():
+    spec = charts.mask_grid(mask_frame(torch.ones(1, 1, dtype=torch.bool), ["x"], ["x"])).to_dict()
+    assert [row["state"] for row in dataset(spec)] == ["may attend"]
+
+
+def test_chart_modules_do_not_import_streamlit():
+    for module in (charts, frames):
+        source = inspect.getsource(module)
+        assert "import streamlit" not in source and "from streamlit" not in source
