@@ -12,6 +12,9 @@ LESSONS = [
     st.Page("pages/step_through.py", title="Step through", icon=":material/footprint:", url_path="step-through"),
     st.Page("pages/multi_head.py", title="Multi-head", icon=":material/view_module:", url_path="multi-head"),
     st.Page("pages/masking.py", title="Masking", icon=":material/grid_on:", url_path="masks"),
+    st.Page("pages/real_model.py", title="Real model", icon=":material/neurology:", url_path="real-model"),
+    st.Page("pages/inside_real_head.py", title="Inside a real head", icon=":material/biotech:",
+            url_path="inside-real-head"),
 ]
 
 st.navigation(LESSONS).run()

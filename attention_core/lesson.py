@@ -28,6 +28,8 @@ class LessonConfig:
     ``custom_mask`` is a T×S grid of bools (True = may attend); a missing or mis-sized grid
     falls back to all-allowed with the right shape only if ``custom_mask`` is None.
     init: "random" (seeded) | "identity" (Q = K = V = X, so d_k = d_v = d_model / heads).
+    embeddings: "seeded" (random vectors keyed by word) or the name of a real model whose word
+    vectors are passed to ``run_lesson`` as ``x``; then d_model is that model's width.
     """
 
     sentence: str = "The cat sat on the mat."
@@ -41,6 +43,11 @@ class LessonConfig:
     init: str = "random"
     seed: int = 42
     device: str = "cpu"
+    embeddings: str = "seeded"
+
+    @property
+    def seeded_embeddings(self) -> bool:
+        return self.embeddings == "seeded"
 
     def effective_d_k(self) -> int:
         return self.d_model // self.num_heads if self.init == "identity" else self.d_k
@@ -64,7 +71,7 @@ class Lesson:
 
 def check_config(config: LessonConfig) -> None:
     """Raise ``ValueError`` naming the first setting that is out of range or inconsistent."""
-    _check_range("d_model", config.d_model, 1, MAX_D_MODEL)
+    _check_range("d_model", config.d_model, 1, MAX_D_MODEL if config.seeded_embeddings else 2**16)
     _check_range("Number of heads", config.num_heads, 1, MAX_HEADS)
     _check_range("Seed", config.seed, 0, MAX_SEED)
     if config.init not in INIT_KINDS:
@@ -115,6 +122,8 @@ def run_lesson(config: LessonConfig, x: torch.Tensor | None = None) -> Lesson:
     device = resolve_device(config.device)
     tokens, is_padding = lesson_tokens(config)
     if x is None:
+        if not config.seeded_embeddings:
+            raise ValueError(f"Embeddings from {config.embeddings!r} need the model's word vectors as x.")
         x = embed_tokens(tokens, config.d_model, config.seed, device=device)  # (T, d_model)
     elif tuple(x.shape) != (len(tokens), config.d_model):
         raise ValueError(f"Given embeddings have shape {tuple(x.shape)}; expected ({len(tokens)}, {config.d_model}).")

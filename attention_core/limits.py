@@ -21,5 +21,5 @@ MAX_HEADS = 8
 MAX_SEED = 2**31 - 1
 """Largest seed accepted."""
 
-MAX_REAL_MODEL_TOKENS = 64
+MAX_REAL_MODEL_TOKENS = 40
 """Longest input (in real-tokenizer pieces, special tokens included) sent to a real model."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import streamlit as st
+import torch
 
 from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, MAX_TOKENS, Lesson,
                             LessonConfig, available_devices, lesson_tokens, run_lesson)
@@ -54,7 +55,7 @@ def lesson_settings() -> Settings:
         config = _config_controls()
     config = _fit_custom_grid(config)
     try:
-        lesson = cached_lesson(config)
+        lesson = cached_lesson(config, _real_word_vectors(config))
     except ValueError as err:
         st.error(f"**Please adjust the settings.** {err}", icon="⚠️")
         st.stop()
@@ -66,9 +67,20 @@ def lesson_settings() -> Settings:
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def cached_lesson(config: LessonConfig) -> Lesson:
-    """``run_lesson`` cached by its (hashable, frozen) config: a slider move back is instant."""
-    return run_lesson(config)
+def cached_lesson(config: LessonConfig, x=None) -> Lesson:
+    """``run_lesson`` cached by its (frozen) config and the given word vectors x (numpy (T, d_model) or None)."""
+    return run_lesson(config, None if x is None else torch.from_numpy(x))
+
+
+def _real_word_vectors(config: LessonConfig):
+    """The real model's word vectors for the lesson's tokens, or None for seeded embeddings."""
+    if config.seeded_embeddings:
+        return None
+    from .models import cached_word_embeddings
+
+    tokens, _ = lesson_tokens(config)
+    with st.spinner(f"Looking up the words in {config.embeddings}…"):
+        return cached_word_embeddings(config.embeddings, tuple(tokens))
 
 
 def _fit_custom_grid(config: LessonConfig) -> LessonConfig:
@@ -116,8 +128,14 @@ def _config_controls() -> LessonConfig:
     st.selectbox("…or pick an example", EXAMPLE_SENTENCES, index=None, key="example",
                  placeholder="Example sentences", on_change=_pick_example)
 
+    embeddings, real_width = _embeddings_control()
     st.header("Sizes")
-    d_model = st.slider("d_model (embedding width)", 2, MAX_D_MODEL, DEFAULTS.d_model, key="d_model", **BOUND)
+    d_model = st.slider("d_model (embedding width)", 2, MAX_D_MODEL, DEFAULTS.d_model, key="d_model",
+                        disabled=real_width is not None,
+                        help="Fixed by the model when its word vectors are used." if real_width else None, **BOUND)
+    if real_width is not None:
+        d_model = real_width
+        st.caption(f"d_model = {real_width}: the model's embedding width.")
     num_heads = st.slider("Number of heads h", 1, MAX_HEADS, DEFAULTS.num_heads, key="heads", **BOUND)
     init = st.radio("Projection weights", list(INIT_LABELS), captions=list(INIT_LABELS.values()), key="init",
                     **BOUND)
@@ -146,7 +164,24 @@ def _config_controls() -> LessonConfig:
     return LessonConfig(sentence=sentence, d_model=int(d_model), d_k=int(d_k), d_v=int(d_v),
                         num_heads=int(num_heads), mask=mask, pad_to=int(pad_to),
                         custom_mask=custom_grid() if mask == "custom" else None, init=init, seed=int(seed),
-                        device=device)
+                        device=device, embeddings=embeddings)
+
+
+def _embeddings_control() -> tuple[str, int | None]:
+    """Seeded vectors, or a real model's word vectors (only offered when the model loads)."""
+    from .models import DEFAULT_MODEL, cached_model, real_embeddings_available
+
+    choice = st.radio("Word vectors X", ["seeded", DEFAULT_MODEL], key="embeddings",
+                      captions=["random, one fixed vector per word", "the real model's word embeddings"],
+                      help="With real vectors and identity projections, similar words attend to each other.",
+                      **BOUND)
+    if choice == "seeded":
+        return "seeded", None
+    if not real_embeddings_available(choice):
+        st.warning(f"{choice} is not available here, so seeded vectors are used. "
+                   "See the Real model page for how to install it.")
+        return "seeded", None
+    return choice, cached_model(choice).hidden_size
 
 
 def _follow_controls(labels: list[str], num_heads: int) -> tuple[int, int]:

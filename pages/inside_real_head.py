@@ -1,0 +1,45 @@
+"""One real head recomputed by attention_core, stage by stage, and checked against the model."""
+
+import pandas as pd
+import streamlit as st
+
+from attention_ui.controls import lesson_settings, stage_picker
+from attention_ui.models import cached_reproduction, real_model_controls
+from attention_ui.text import STAGES
+from attention_ui.views import StageView, show_stage
+
+settings = lesson_settings()
+st.title("Inside one real head")
+st.markdown(
+    "We take the layer's own input vectors and its own W_Q, W_K, W_V (and biases), run **the same "
+    "`trace_attention` as the lesson**, and compare our weights with the attention the model itself reports."
+)
+
+pick = real_model_controls(settings.config.sentence)
+if pick is None:
+    st.stop()
+rep = cached_reproduction(pick.name, pick.run.sentence, pick.layer)
+
+left, right = st.columns([1, 2])
+left.metric("Largest |our weights − model's|", f"{rep.max_abs_diff:.1e}",
+            help="Over every head of this layer and every query–key pair.")
+with right:
+    if rep.max_abs_diff < 1e-4:
+        st.success("The lesson's code reproduces the model's attention: the differences are float rounding.")
+    else:
+        st.error("The reproduction differs from the model's attention more than rounding would explain.")
+    family = pick.model.family
+    st.caption("BERT-style (post-LayerNorm): the input is the layer's hidden state as it is. "
+               if family == "bert" else
+               "GPT-2-style (pre-LayerNorm): the input is the hidden state after the block's first LayerNorm; "
+               "W_Q, W_K, W_V are column blocks of the fused c_attn matrix. ")
+with st.expander("Difference per head"):
+    st.dataframe(pd.DataFrame({"head": range(1, len(rep.per_head_max_abs_diff) + 1),
+                               "largest |difference|": [f"{d:.2e}" for d in rep.per_head_max_abs_diff]}),
+                 hide_index=True)
+
+step = stage_picker()
+labels = [f"{i + 1}·{t}" for i, t in enumerate(pick.run.tokens)]
+view = StageView(rep.trace, labels, pick.follow, pick.head, settings.cell_size, settings.font_size, x=rep.x,
+                 projections=rep.projections)
+show_stage(view, STAGES[step].key)

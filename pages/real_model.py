@@ -1,0 +1,53 @@
+"""A real pretrained model's attention: its tokens, a layer × head overview, one head up close."""
+
+import streamlit as st
+
+from attention_ui import charts, frames
+from attention_ui.controls import lesson_settings
+from attention_ui.models import real_model_controls
+from attention_ui.views import show_chart
+
+settings = lesson_settings()
+st.title("A real model's attention")
+st.markdown(
+    "The same attention you stepped through runs inside every layer of a real transformer. Here a small "
+    "pretrained model reads your sentence; each small square below is one head's attention weights "
+    "(rows: the token looking, columns: the token looked at)."
+)
+
+pick = real_model_controls(settings.config.sentence)
+if pick is None:
+    st.stop()
+run = pick.run
+
+st.subheader("1 · The sentence as the model's tokenizer sees it")
+st.markdown("Real tokenizers split rare words into **sub-word pieces** (BERT marks a continuation with “##”, "
+            "GPT-2 shows a leading space as “␣”) and add **special tokens** such as [CLS] and [SEP].")
+st.dataframe({"position": list(range(1, run.num_tokens + 1)), "piece": run.tokens,
+              "special token": ["yes" if s else "" for s in run.is_special]}, hide_index=True, width="content")
+
+keep = [i for i in range(run.num_tokens) if not (pick.hide_special and run.is_special[i])]
+labels = frames.AxisLabels(f"{i + 1}·{run.tokens[i]}" for i in keep)
+attentions = run.attentions[:, :, keep][:, :, :, keep]  # (L, h, T', T'): the shown tokens only
+
+st.subheader(f"2 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
+grid = frames.heads_frame(attentions.reshape(-1, len(keep), len(keep)), labels, labels)
+grid["head"] = [f"L{i // pick.model.num_heads + 1} H{i % pick.model.num_heads + 1}" for i in grid["head_index"]]
+cell = max(2, min(10, 90 // max(len(keep), 1)))
+show_chart(charts.head_grid(grid, columns=pick.model.num_heads, domain=(0, 1), cell_size=cell, font_size=11,
+                            title="layer (row) × head (column), one colour scale"))
+st.caption("Look for patterns: heads that attend to the previous or next token, to [CLS]/[SEP], or to the same word.")
+
+st.subheader(f"3 · Layer {pick.layer + 1}, head {pick.head + 1} up close")
+weights = attentions[pick.layer, pick.head]
+df = frames.matrix_frame(weights, labels, labels)
+show_chart(charts.heatmap(df, title=f"layer {pick.layer + 1}, head {pick.head + 1}", domain=(0, 1),
+                          value_title="weight", cell_size=settings.cell_size, font_size=settings.font_size,
+                          show_values=len(keep) <= 14))
+if pick.follow in keep:
+    row = frames.row_frame(weights[keep.index(pick.follow)], labels)
+    show_chart(charts.row_bars(row, title=f"what {run.tokens[pick.follow]} attends to",
+                               cell_size=max(settings.cell_size, 26), font_size=settings.font_size))
+else:
+    st.info("The followed token is a special token, which is hidden now.")
+st.page_link("pages/inside_real_head.py", label="See this head computed stage by stage", icon=":material/arrow_forward:")
