@@ -1,6 +1,12 @@
 """Entry point: page config and navigation over the lessons in pages/."""
 
+import os
+
 import streamlit as st
+import torch
+
+# Many visitors share a small CPU: one thread per computation keeps every rerun responsive.
+torch.set_num_threads(int(os.environ.get("ATTENTION_TORCH_THREADS", "1")))
 
 st.set_page_config(page_title="Attention, step by step", page_icon="🔎", layout="wide",
                    initial_sidebar_state="expanded")

@@ -13,6 +13,9 @@ from .lesson import Lesson, LessonConfig, build_mask, check_config, lesson_token
 from .limits import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_REAL_MODEL_TOKENS, MAX_SEED,
                      MAX_SENTENCE_CHARS, MAX_TOKENS)
 from .masks import MASK_KINDS, causal_mask, custom_mask, fully_masked_rows, padding_mask, padding_mask_batch
+from .real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoadError, ModelRun, ModelSpec,
+                          Reproduction, SourceAttempt, hub_offline, layer_input, layer_projections, load_model,
+                          query_scale, reproduce_layer, run_model, word_embeddings)
 from .tokens import PAD_TOKEN, embed_tokens, tokenize
 from .weights import INIT_KINDS, Projections, identity_projections, projections_from_tensors, random_projections
 
@@ -24,6 +27,9 @@ __all__ = [
     "MAX_D_K", "MAX_D_MODEL", "MAX_D_V", "MAX_HEADS", "MAX_REAL_MODEL_TOKENS", "MAX_SEED",
     "MAX_SENTENCE_CHARS", "MAX_TOKENS",
     "MASK_KINDS", "causal_mask", "custom_mask", "fully_masked_rows", "padding_mask", "padding_mask_batch",
+    "MODEL_ALLOWLIST", "MODEL_DIR_ENV", "LoadedModel", "ModelLoadError", "ModelRun", "ModelSpec", "Reproduction",
+    "SourceAttempt", "hub_offline", "layer_input", "layer_projections", "load_model", "query_scale",
+    "reproduce_layer", "run_model", "word_embeddings",
     "PAD_TOKEN", "embed_tokens", "tokenize",
     "INIT_KINDS", "Projections", "identity_projections", "projections_from_tensors", "random_projections",
 ]

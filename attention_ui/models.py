@@ -24,6 +24,9 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 @st.cache_resource(show_spinner=False, max_entries=2)
 def cached_model(name: str) -> LoadedModel:
     """Load once per process; a failure is not cached, so fixing the cause and retrying works."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
     return load_model(name, device="auto")
 
 
