@@ -237,32 +237,16 @@ def matrix_heatmap(
     *,
     row: str = "token",
     col: str = "feature",
-    title: str = "",
     scheme: str = "blueorange",
-    domain=None,
     diverging: bool = True,
-    show_values: bool = True,
-    cell_size: int = 36,
-    font_size: int = 14,
-    value_title: str = "value",
+    **options,
 ) -> alt.LayerChart:
-    """:func:`heatmap` with defaults for signed tokens × features matrices (Q, K, V, context).
+    """:func:`heatmap` with defaults for signed tokens × features matrices (Q, K, V, context);
+    other keyword options as for :func:`heatmap`.
 
     Expects ``matrix_frame(q, tokens, None, row_name="token", col_name="feature")``.
     """
-    return heatmap(
-        df,
-        row=row,
-        col=col,
-        title=title,
-        scheme=scheme,
-        domain=domain,
-        diverging=diverging,
-        show_values=show_values,
-        cell_size=cell_size,
-        font_size=font_size,
-        value_title=value_title,
-    )
+    return heatmap(df, row=row, col=col, scheme=scheme, diverging=diverging, **options)
 
 
 def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int, height: int, value_title: str):
