@@ -1,0 +1,306 @@
+"""Real-browser checks: run ``streamlit run app.py`` and drive it with headless Chromium.
+
+Pages are discovered from the app's navigation, so every page that exists is covered
+without naming it here. The first navigation entry (the default page, served at ``/``)
+is the home page: it must show a headline (``st.title``) or a chart. Every other page
+must draw at least one Altair/Vega-Lite chart. No page may show an exception box.
+
+Skips (with the reason) when Playwright is not importable or no Chromium is found
+(set ``CHROMIUM_PATH`` to point at one).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+try:  # ``tests`` may or may not be a package, and pytest's import mode varies: support all.
+    from tests import browser_support as bs
+except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import browser_support as bs
+
+pytestmark = pytest.mark.browser
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api",
+    reason="playwright is not installed (pip install playwright; it drives the system Chromium)",
+)
+if bs.find_chromium() is None:
+    pytest.skip(
+        "no Chromium found: set CHROMIUM_PATH or install chromium / chromium-browser / google-chrome on PATH",
+        allow_module_level=True,
+    )
+
+FIRST_LOAD_TIMEOUT_MS = 90_000  # the first run imports torch and may load a model
+LOAD_TIMEOUT_MS = 60_000
+CHART_TIMEOUT_MS = 15_000
+SLIDER = f'{bs.SIDEBAR} input[type="range"]'
+SENTENCE_LABEL = re.compile("sentence", re.IGNORECASE)
+# Short enough (about 20 tokens) that the app should accept it and draw its charts.
+XSS_PAYLOAD = "<b>bold</b> <script>window.__xss=1</script> hi"
+
+# Uncaught errors the browser reports that are not the app's fault.
+BENIGN_PAGE_ERRORS = ("ResizeObserver loop",)
+
+
+@dataclass
+class PageReport:
+    label: str
+    url: str
+    is_home: bool
+    exceptions: list[str] = field(default_factory=list)
+    charts: int = 0
+    headline: str = ""
+    has_slider: bool = False
+    has_sentence: bool = False
+    page_errors: list[str] = field(default_factory=list)
+    load_error: str = ""
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.load_error:
+            out.append(f"did not finish loading: {self.load_error}")
+        for text in self.exceptions:
+            out.append(f"shows an exception box (stException): {text!r}")
+        if self.is_home:
+            if not self.charts and not self.headline:
+                out.append("home page shows neither a headline (st.title) nor a drawn chart")
+        elif not self.charts and not self.exceptions:
+            out.append(
+                f"draws no chart: no [data-testid=\"stVegaLiteChart\"] with an svg/canvas appeared "
+                f"within {CHART_TIMEOUT_MS // 1000}s"
+            )
+        for err in self.page_errors:
+            out.append(f"uncaught JavaScript error: {err}")
+        return out
+
+
+def _collect_page_errors(page) -> list[str]:
+    errors: list[str] = []
+
+    def on_error(exc) -> None:
+        text = str(exc)
+        if not any(b in text for b in BENIGN_PAGE_ERRORS):
+            errors.append(text.splitlines()[0][:300] if text else repr(exc))
+
+    page.on("pageerror", on_error)
+    return errors
+
+
+def _exception_texts(page) -> list[str]:
+    boxes = page.locator(bs.EXCEPTION)
+    return [" ".join((boxes.nth(i).inner_text() or "").split())[:400] for i in range(boxes.count())]
+
+
+def _headline(page) -> str:
+    h1 = page.locator(f"{bs.MAIN} h1")
+    return (h1.first.inner_text() or "").strip() if h1.count() else ""
+
+
+def _sentence_box(page):
+    """The sidebar text input / text area whose label contains "Sentence", or None."""
+    sidebar = page.locator(bs.SIDEBAR)
+    box = sidebar.get_by_label(SENTENCE_LABEL).and_(sidebar.locator("input[type='text'], textarea"))
+    if box.count():
+        return box.first
+    # Fallback: match the widget container by its visible label.
+    for testid, inner in (("stTextInput", "input"), ("stTextArea", "textarea")):
+        widget = sidebar.locator(f'[data-testid="{testid}"]').filter(
+            has=page.locator('[data-testid="stWidgetLabel"]', has_text=SENTENCE_LABEL)
+        )
+        if widget.count():
+            return widget.first.locator(inner).first
+    return None
+
+
+def _load(page, url: str, timeout_ms: int = LOAD_TIMEOUT_MS) -> None:
+    page.goto(url, wait_until="domcontentloaded", timeout=timeout_ms)
+    bs.wait_for_app_idle(page, timeout=timeout_ms)
+
+
+def _server_log(server) -> str:
+    """The tail of the server's output: the app hides tracebacks from the browser."""
+    output = server.output(3000) if hasattr(server, "output") else ""
+    return f"\n--- streamlit server output (tail) ---\n{output}" if output.strip() else ""
+
+
+@pytest.fixture(scope="module")
+def server():
+    with bs.streamlit_server(timeout=60) as base_url:
+        yield base_url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = bs.launch_chromium(p)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture()
+def page(browser):
+    context = browser.new_context(viewport=bs.VIEWPORT)
+    context.set_default_timeout(LOAD_TIMEOUT_MS)
+    pg = context.new_page()
+    try:
+        yield pg
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def site(server, browser) -> list[PageReport]:
+    """Visit the home page and every page in the navigation once; report what each shows."""
+    context = browser.new_context(viewport=bs.VIEWPORT)
+    context.set_default_timeout(LOAD_TIMEOUT_MS)
+    pg = context.new_page()
+    errors = _collect_page_errors(pg)
+    try:
+        home_url = server + "/"
+        try:
+            _load(pg, home_url, FIRST_LOAD_TIMEOUT_MS)  # first run: imports torch, warms caches
+        except Exception as exc:
+            pytest.fail(f"the home page ({home_url}) did not finish its first run: {exc}" + _server_log(server))
+        nav = bs.discover_pages(pg)
+        targets: list[tuple[str, str, bool]] = []
+        for i, (label, href) in enumerate(nav):
+            targets.append((label, href, i == 0 or urlsplit(href).path in ("", "/")))
+        if not any(is_home for _, _, is_home in targets):
+            targets.insert(0, ("home", home_url, True))
+
+        reports = []
+        for i, (label, url, is_home) in enumerate(targets):
+            report = PageReport(label=label, url=url, is_home=is_home)
+            seen_errors = 0 if i == 0 else len(errors)
+            try:
+                if i > 0 or urlsplit(url).path not in ("", "/"):  # the home page is already loaded
+                    _load(pg, url)
+                report.exceptions = _exception_texts(pg)
+                report.headline = _headline(pg)
+                report.charts = bs.count_drawn_charts(pg)
+                needs_chart = not is_home or not report.headline
+                if needs_chart and not report.charts and not report.exceptions:
+                    report.charts = bs.wait_for_charts(pg, CHART_TIMEOUT_MS)
+                if report.charts:
+                    pg.wait_for_timeout(300)  # let sibling charts finish drawing
+                    report.charts = bs.count_drawn_charts(pg)
+                report.has_slider = pg.locator(SLIDER).count() > 0
+                report.has_sentence = _sentence_box(pg) is not None
+            except Exception as exc:  # keep going: report every page, not just the first bad one
+                report.load_error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                try:
+                    report.exceptions = _exception_texts(pg)
+                except Exception:
+                    pass
+            report.page_errors = errors[seen_errors:]
+            reports.append(report)
+        return reports
+    finally:
+        context.close()
+
+
+def test_every_page_renders_without_exception_and_draws_charts(site, server):
+    failures = [f"  {r.label} ({r.url}): {p}" for r in site for p in r.problems()]
+    summary = ", ".join(f"{r.label}{' [home]' if r.is_home else ''}: {r.charts} chart(s)" for r in site)
+    assert not failures, (
+        f"{len(failures)} problem(s) across {len(site)} page(s):\n"
+        + "\n".join(failures)
+        + f"\n(pages: {summary})"
+        + (_server_log(server) if any(r.exceptions or r.load_error for r in site) else "")
+    )
+
+
+def test_sidebar_slider_step_reruns_and_updates_url(site, page, server):
+    report = next((r for r in site if r.has_slider and not r.load_error), None)
+    if report is None:
+        pytest.skip(f"no page has a sidebar slider ({SLIDER}); pages seen: {[r.label for r in site]}")
+    errors = _collect_page_errors(page)
+    _load(page, report.url)
+    slider = page.locator(SLIDER).first
+    label = slider.get_attribute("aria-label") or "(unlabelled)"
+    before_url, before_value = page.url, slider.input_value()
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(100)
+    if slider.input_value() == before_value:  # already at its maximum: step down instead
+        page.keyboard.press("ArrowLeft")
+    bs.wait_for_app_idle(page)
+    after_value = slider.input_value()
+    assert after_value != before_value, (
+        f"{report.label}: slider {label!r} did not move with the arrow keys (value stayed {before_value})"
+    )
+    try:  # the URL is updated by the frontend after the rerun; give it a moment
+        page.wait_for_function("u => window.location.href !== u", arg=before_url, timeout=5_000)
+    except sync_api.TimeoutError:
+        pass
+    assert page.url != before_url, (
+        f"{report.label}: moving sidebar slider {label!r} from {before_value} to {after_value} did not change "
+        f"the URL ({before_url}); settings should live in st.query_params (e.g. bind=\"query-params\" with a key) "
+        f"so a link restores them"
+    )
+    exceptions = _exception_texts(page)
+    assert not exceptions, (
+        f"{report.label}: exception after moving slider {label!r}: {exceptions}" + _server_log(server)
+    )
+    if report.charts:
+        charts = bs.wait_for_charts(page, CHART_TIMEOUT_MS)
+        assert charts, f"{report.label}: charts disappeared after moving slider {label!r}"
+    assert not errors, f"{report.label}: uncaught JavaScript error(s) after moving the slider: {errors}"
+
+
+def test_sentence_markup_is_shown_as_text_not_html(site, page, server):
+    report = next((r for r in site if r.has_sentence and not r.load_error), None)
+    if report is None:
+        pytest.skip(
+            "no page has a sidebar text input or text area labelled 'Sentence'; "
+            f"pages seen: {[r.label for r in site]}"
+        )
+    errors = _collect_page_errors(page)
+    _load(page, report.url)
+    box = _sentence_box(page)
+    assert box is not None, f"{report.label}: the 'Sentence' input vanished on reload"
+    is_textarea = box.evaluate("el => el.tagName.toLowerCase()") == "textarea"
+    box.fill(XSS_PAYLOAD)
+    box.press("Control+Enter" if is_textarea else "Enter")
+    page.wait_for_timeout(100)
+    bs.wait_for_app_idle(page)
+    exceptions = _exception_texts(page)
+    assert not exceptions, (
+        f"{report.label}: exception after entering a sentence with markup: {exceptions}" + _server_log(server)
+    )
+    if report.charts:  # the sentence must really have been drawn, or this test proves nothing
+        alerts = page.locator(f'{bs.MAIN} [data-testid="stAlert"]')
+        alert_texts = [" ".join(alerts.nth(i).inner_text().split()) for i in range(alerts.count())]
+        assert bs.wait_for_charts(page, CHART_TIMEOUT_MS), (
+            f"{report.label}: no chart was drawn for the sentence {XSS_PAYLOAD!r}"
+            + (f"; the page says: {alert_texts}" if alert_texts else "")
+        )
+    page.wait_for_timeout(300)
+    xss = page.evaluate("() => window.__xss")
+    assert xss is None, f"{report.label}: markup typed into the sentence box ran as script (window.__xss={xss})"
+    injected = page.evaluate(
+        """(main) => {
+            const root = document.querySelector(main) || document.body;
+            return {
+                bold: Array.from(root.querySelectorAll('b')).filter(b => b.textContent.trim() === 'bold').length,
+                img: root.querySelectorAll('img[src="x"]').length,
+                script: Array.from(root.querySelectorAll('script'))
+                    .filter(s => s.textContent.includes('__xss')).length,
+            };
+        }""",
+        bs.MAIN,
+    )
+    assert not any(injected.values()), (
+        f"{report.label}: the sentence was rendered as HTML in the main area {injected}; "
+        "show user text with st.text/st.code or escape it (never unsafe_allow_html with user input)"
+    )
+    assert not errors, f"{report.label}: uncaught JavaScript error(s) after entering markup: {errors}"

@@ -1,0 +1,156 @@
+#!/usr/bin/env python
+"""Screenshot every page of the app in headless Chromium.
+
+Starts ``streamlit run app.py`` on a free local port, visits the home page and every
+page in the navigation at 1280x720, waits until each has finished running and drawn its
+charts, and saves full-page PNGs named by page slug into ``--out``
+(default ``artifacts/screenshots/``, which git ignores). Prints the saved paths.
+
+Usage::
+
+    python tools/screenshots.py [--out DIR] [--presenter] [--query "sentence=...&heads=2"]
+
+``--presenter`` additionally switches on a toggle labelled "Presenter..." (if the page
+has one) and saves ``<slug>-presenter.png``. ``--query`` is appended to every URL.
+Needs Playwright and a Chromium (``CHROMIUM_PATH`` or chromium on ``PATH``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+try:
+    from tests import browser_support as bs
+except ImportError:  # e.g. another top-level "tests" package shadows ours
+    sys.path.insert(0, str(REPO_ROOT / "tests"))
+    import browser_support as bs
+
+PRESENTER = re.compile("presenter", re.IGNORECASE)
+
+# Streamlit scrolls inside its own container, so a "full page" screenshot of the document
+# would stop at the viewport: measure the content and grow the viewport to fit it instead.
+_CONTENT_HEIGHT_JS = """() => {
+    let h = document.documentElement.scrollHeight;
+    for (const sel of ['[data-testid="stMain"]', '[data-testid="stAppViewContainer"]',
+                       '[data-testid="stMainBlockContainer"]', '[data-testid="stSidebarContent"]']) {
+        const el = document.querySelector(sel);
+        if (el) h = Math.max(h, el.scrollHeight);
+    }
+    return h;
+}"""
+
+
+def _shoot(page, path: Path, max_height: int) -> None:
+    height = min(max(bs.VIEWPORT["height"], int(page.evaluate(_CONTENT_HEIGHT_JS))), max_height)
+    page.set_viewport_size({"width": bs.VIEWPORT["width"], "height": height})
+    try:
+        page.wait_for_timeout(300)  # let charts re-layout for the new size
+        bs.wait_for_app_idle(page, timeout=30_000)
+        bs.wait_for_all_charts(page, timeout=10_000)
+        page.screenshot(path=str(path), full_page=True)
+    finally:
+        page.set_viewport_size(bs.VIEWPORT)
+
+
+def _presenter_toggle(page):
+    """The toggle (st.toggle, or an st.checkbox) whose label contains "Presenter", anywhere."""
+    for role in ("switch", "checkbox"):
+        found = page.get_by_role(role, name=PRESENTER)
+        if found.count():
+            return found.first
+    return None
+
+
+def _load(page, url: str, timeout_ms: float) -> None:
+    page.goto(url, wait_until="domcontentloaded", timeout=timeout_ms)
+    bs.wait_for_app_idle(page, timeout=timeout_ms)
+    bs.wait_for_all_charts(page, timeout=15_000)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=str(REPO_ROOT / "artifacts" / "screenshots"),
+                        help="folder for the PNGs (default: artifacts/screenshots/)")
+    parser.add_argument("--presenter", action="store_true",
+                        help="also screenshot each page with its 'Presenter' toggle switched on")
+    parser.add_argument("--query", default="", help='query string appended to every URL, e.g. "sentence=hi&heads=2"')
+    parser.add_argument("--app", default="app.py", help="the Streamlit entry file, relative to the repo root")
+    parser.add_argument("--timeout", type=float, default=90,
+                        help="seconds to wait for the server or a page (default 90)")
+    parser.add_argument("--max-height", type=int, default=8000, help="cap on a screenshot's height in pixels")
+    args = parser.parse_args(argv)
+
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("playwright is not installed: pip install playwright", file=sys.stderr)
+        return 2
+    if bs.find_chromium() is None:
+        print("no Chromium found: set CHROMIUM_PATH or put chromium on PATH", file=sys.stderr)
+        return 2
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    timeout_ms = args.timeout * 1000
+    saved: list[Path] = []
+    problems: list[str] = []
+
+    with bs.streamlit_server(app=args.app, timeout=args.timeout) as base_url, sync_playwright() as p:
+        browser = bs.launch_chromium(p)
+        try:
+            context = browser.new_context(viewport=bs.VIEWPORT)
+            context.set_default_timeout(timeout_ms)
+            page = context.new_page()
+            _load(page, bs.with_query(base_url + "/", args.query), timeout_ms)  # first run imports torch
+            pages = bs.discover_pages(page) or [("home", base_url + "/")]
+
+            used: set[str] = set()
+            for label, href in pages:
+                slug = bs.page_slug(label, href)
+                if slug in used:
+                    slug = f"{slug}_{len(used)}"
+                used.add(slug)
+                try:
+                    _load(page, bs.with_query(href, args.query), timeout_ms)
+                    if page.locator(bs.EXCEPTION).count():
+                        problems.append(f"{label}: shows an exception")
+                    path = out / f"{slug}.png"
+                    _shoot(page, path, args.max_height)
+                    saved.append(path)
+                    print(path, flush=True)
+
+                    if args.presenter:
+                        toggle = _presenter_toggle(page)
+                        if toggle is None:
+                            problems.append(f"{label}: no toggle labelled 'Presenter'")
+                            continue
+                        if not toggle.is_checked():
+                            toggle.check(force=True)
+                        bs.wait_for_app_idle(page, timeout=timeout_ms)
+                        bs.wait_for_all_charts(page, timeout=15_000)
+                        path = out / f"{slug}-presenter.png"
+                        _shoot(page, path, args.max_height)
+                        saved.append(path)
+                        print(path, flush=True)
+                except Exception as exc:  # keep going; report at the end
+                    problems.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        finally:
+            browser.close()
+
+    for problem in problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    if not saved:
+        print("no screenshots were saved", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
