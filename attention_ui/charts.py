@@ -342,11 +342,15 @@ def head_grid(
     show_values: bool = False,
     value_title: str = "weight",
     title: str = "",
+    axes: bool = True,
+    spacing: int = 20,
 ) -> alt.FacetChart:
     """Small multiples, one heatmap per head, all on ONE colour scale.
 
     Expects ``heads_frame`` columns (``head``, ``head_index`` and the matrix
-    columns). ``domain=None`` takes the extent over all heads.
+    columns). ``domain=None`` takes the extent over all heads. ``axes=False``
+    drops the token axes of every panel (the tooltips still name both tokens),
+    for an overview of many heads; ``spacing`` is the gap between panels in px.
     """
     _require(heads_df, [head, "head_index", "value"])
     heads = _ordered(heads_df, head, "head_index")
@@ -367,7 +371,10 @@ def head_grid(
     grid = layers.facet(
         facet=alt.Facet(f"{head}:N", sort=heads, header=alt.Header(title=None, labelFontSize=font_size + 1)),
         columns=max(1, min(columns, len(heads))),
+        spacing=spacing,
     ).resolve_scale(color="shared", x="shared", y="shared")
+    if not axes:
+        grid = grid.configure_axis(labels=False, ticks=False, title=None, domain=False)
     return _titled(grid, title, font_size)
 
 

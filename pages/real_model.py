@@ -33,10 +33,11 @@ attentions = run.attentions[:, :, keep][:, :, :, keep]  # (L, h, T', T'): the sh
 st.subheader(f"2 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
 grid = frames.heads_frame(attentions.reshape(-1, len(keep), len(keep)), labels, labels)
 grid["head"] = [f"L{i // pick.model.num_heads + 1} H{i % pick.model.num_heads + 1}" for i in grid["head_index"]]
-cell = max(2, min(10, 90 // max(len(keep), 1)))
+cell = max(2, min(12, 56 // max(len(keep), 1)))  # 12 panels fit a 1280-px screen beside the sidebar
 show_chart(charts.head_grid(grid, columns=pick.model.num_heads, domain=(0, 1), cell_size=cell, font_size=11,
-                            title="layer (row) × head (column), one colour scale"))
-st.caption("Look for patterns: heads that attend to the previous or next token, to [CLS]/[SEP], or to the same word.")
+                            axes=False, spacing=6, title="layer (row) × head (column), one colour scale"))
+st.caption("Each square's rows and columns are the tokens in order (hover for the pair and the weight). Look for "
+           "patterns: heads that attend to the previous or next token, to [CLS]/[SEP], or to the same word.")
 
 st.subheader(f"3 · Layer {pick.layer + 1}, head {pick.head + 1} up close")
 weights = attentions[pick.layer, pick.head]
