@@ -35,8 +35,10 @@ for i in range(h):
         show_chart(chart)
 
 st.subheader("2 · Each head's attention weights (one shared colour scale)")
-show_chart(charts.head_grid(frames.heads_frame(trace.weights, labels, labels), columns=4, domain=(0, 1),
-                            cell_size=max(settings.cell_size - 8, 18), font_size=settings.font_size))
+panels_per_row = min(h, 4)
+grid_cell = max(12, min(settings.cell_size - 8, (1500 if settings.presenter else 680) // (panels_per_row * len(labels))))
+show_chart(charts.head_grid(frames.heads_frame(trace.weights, labels, labels), columns=panels_per_row,
+                            domain=(0, 1), cell_size=grid_cell, font_size=settings.font_size))
 st.caption("Same colour = same weight in every head, so the panels can be compared directly.")
 
 st.subheader(f"3 · What {plain(settings.labels[settings.follow])} attends to, head by head")
