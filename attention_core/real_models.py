@@ -483,7 +483,8 @@ def run_model(loaded: LoadedModel, sentence: str, *, max_tokens: int = MAX_REAL_
     special_ids = set(tokenizer.all_special_ids)
     is_special = [bool(m) or i in special_ids for m, i in zip(encoding["special_tokens_mask"], ids)]
     if all(is_special):
-        raise ValueError("The model's tokenizer found no words in this text; type a few words.")
+        raise ValueError("The model's tokenizer found no word it knows here: only special or unknown tokens "
+                         "(a very long word becomes one unknown token). Type a few ordinary words.")
     pieces = tokenizer.convert_ids_to_tokens(ids)
     input_ids = torch.tensor(ids, dtype=torch.long, device=loaded.device)
     attentions, hidden_states = _forward(loaded, input_ids)

@@ -48,9 +48,24 @@ class Settings:
         return 20 if self.presenter else 13
 
 
-def lesson_settings() -> Settings:
-    """Draw the sidebar and return the settings, or show what is wrong and stop the page."""
+URL_KEYS = ("presenter", "sentence", "embeddings", "d_model", "heads", "init", "d_k", "d_v", "mask", "pad_to",
+            "seed", "device", "token", "head", "step", "model", "layer", "model_head", "piece", "hide_special")
+"""Every widget bound to the URL; pages draw different subsets of them."""
+
+
+def keep_settings_across_pages() -> None:
+    """Re-assign each bound widget's value, so a value that came from a link survives a page switch
+    even where the next page draws the widget for the first time (see Streamlit's widget clean-up)."""
+    for key in URL_KEYS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def lesson_settings(title: str) -> Settings:
+    """Draw the page title and the sidebar; return the settings, or show what is wrong and stop the page."""
+    keep_settings_across_pages()
     presenter = _presenter_toggle()
+    st.title(title)
     with st.sidebar:
         config = _config_controls()
     config = _fit_custom_grid(config)
@@ -96,7 +111,7 @@ def _fit_custom_grid(config: LessonConfig) -> LessonConfig:
         return config
     st.session_state.pop(GRID_KEY, None)
     st.query_params.pop(GRID_PARAM, None)
-    st.info("The sentence changed length, so the custom mask was reset to “everything allowed”.")
+    st.info(f"The custom mask did not fit the sentence's {count} tokens, so it was reset to “everything allowed”.")
     return replace(config, custom_mask=None)
 
 
@@ -130,12 +145,11 @@ def _config_controls() -> LessonConfig:
 
     embeddings, real_width = _embeddings_control()
     st.header("Sizes")
-    d_model = st.slider("d_model (embedding width)", 2, MAX_D_MODEL, DEFAULTS.d_model, key="d_model",
-                        disabled=real_width is not None,
-                        help="Fixed by the model when its word vectors are used." if real_width else None, **BOUND)
-    if real_width is not None:
+    if real_width is None:
+        d_model = st.slider("d_model (embedding width)", 2, MAX_D_MODEL, DEFAULTS.d_model, key="d_model", **BOUND)
+    else:
         d_model = real_width
-        st.caption(f"d_model = {real_width}: the model's embedding width.")
+        st.caption(f"d_model = {real_width}: the model's embedding width (fixed by its word vectors).")
     num_heads = st.slider("Number of heads h", 1, MAX_HEADS, DEFAULTS.num_heads, key="heads", **BOUND)
     init = st.radio("Projection weights", list(INIT_LABELS), captions=list(INIT_LABELS.values()), key="init",
                     **BOUND)
@@ -200,7 +214,7 @@ def _follow_controls(labels: list[str], num_heads: int) -> tuple[int, int]:
 
 
 def _limits_note() -> None:
-    st.caption(f"Limits: {MAX_TOKENS} tokens, d_model ≤ {MAX_D_MODEL}, d_k ≤ {MAX_D_K}, d_v ≤ {MAX_D_V}, "
+    st.caption(f"Limits: {MAX_TOKENS} tokens, d_model ≤ {MAX_D_MODEL} (seeded vectors), d_k ≤ {MAX_D_K}, d_v ≤ {MAX_D_V}, "
                f"{MAX_HEADS} heads. The link in the address bar restores this exact view.")
 
 
@@ -208,6 +222,8 @@ def custom_grid() -> tuple[tuple[bool, ...], ...] | None:
     """The custom mask kept for this session (and in the URL as rows of 1/0 joined by '.')."""
     if GRID_KEY not in st.session_state and GRID_PARAM in st.query_params:
         st.session_state[GRID_KEY] = decode_grid(st.query_params[GRID_PARAM])
+        if st.session_state[GRID_KEY] is None:
+            del st.query_params[GRID_PARAM]
     grid = st.session_state.get(GRID_KEY)
     if grid is not None:
         st.query_params[GRID_PARAM] = encode_grid(grid)
@@ -232,7 +248,12 @@ def decode_grid(text: str) -> tuple[tuple[bool, ...], ...] | None:
 
 
 def stage_picker() -> int:
-    """Next/back buttons and a stage selector bound to the URL (``?step=softmax``); returns the stage index."""
+    """Next/back buttons and a stage selector bound to the URL; returns the stage index.
+
+    The URL holds the stage's title (as the selector shows it); a link may also use its short name,
+    e.g. ``?step=softmax``."""
+    if "step" not in st.session_state and st.query_params.get("step") in STAGE_KEYS:
+        st.session_state["step"] = st.query_params["step"]  # a short name in a link: ?step=softmax
     if st.session_state.get("step") not in STAGE_KEYS:
         st.session_state["step"] = STAGE_KEYS[0]
 

@@ -51,16 +51,17 @@ def show_chart(chart) -> None:
     st.altair_chart(chart.properties(autosize=alt.AutoSizeParams(type="pad")), width="content", theme=None)
 
 
-def stage_header(stage: Stage) -> None:
-    st.subheader(stage.title)
+def stage_header(stage: Stage, heading: str | None = None) -> None:
+    st.subheader(heading or stage.title)
     st.markdown(stage.words)
     st.latex(stage.latex)
 
 
-def show_stage(view: StageView, key: str) -> None:
-    """Draw one stage: words, formula, chart, numbers, and the followed token's arithmetic."""
+def show_stage(view: StageView, key: str, heading: str | None = None) -> None:
+    """Draw one stage: words, formula, chart, numbers, and the followed token's arithmetic.
+    ``heading`` replaces the stage's numbered title (for pages with their own numbering)."""
     stage = next(s for s in STAGES if s.key == key)
-    stage_header(stage)
+    stage_header(stage, heading)
     _DRAW[key](view)
 
 

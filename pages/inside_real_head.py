@@ -8,8 +8,7 @@ from attention_ui.models import cached_reproduction, real_model_controls
 from attention_ui.text import STAGES
 from attention_ui.views import StageView, show_stage
 
-settings = lesson_settings()
-st.title("Inside one real head")
+settings = lesson_settings("Inside one real head")
 st.markdown(
     "We take the layer's own input vectors and its own W_Q, W_K, W_V (and biases), run **the same "
     "`trace_attention` as the lesson**, and compare our weights with the attention the model itself reports."

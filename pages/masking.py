@@ -10,9 +10,8 @@ from attention_ui import charts, frames
 from attention_ui.controls import cached_lesson, lesson_settings, set_custom_grid
 from attention_ui.views import show_chart, token_heatmap, StageView
 
-settings = lesson_settings()
+settings = lesson_settings("Masking: who may look at whom")
 config = settings.config
-st.title("Masking: who may look at whom")
 st.markdown(
     "A mask says which keys each query may use. Blocked scores are set to −∞ before the softmax, "
     "so they get exactly zero weight and the remaining weights in the row still add up to 1."

@@ -7,12 +7,11 @@ from attention_ui.controls import lesson_settings
 from attention_ui.text import plain
 from attention_ui.views import StageView, feature_heatmap, show_chart, show_stage
 
-settings = lesson_settings()
+settings = lesson_settings("Multi-head attention")
 trace = settings.lesson.trace
 h, d_k, d_v = trace.num_heads, trace.d_k, trace.d_v
 labels = frames.AxisLabels(settings.labels)
 
-st.title("Multi-head attention")
 st.markdown(
     "Instead of one attention over all features, the projections are cut into **h** slices and each "
     "slice runs its own attention: each head can look for a different kind of relation. "
@@ -51,5 +50,5 @@ for i in range(h):
 
 view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,
                  x=settings.lesson.x, projections=settings.lesson.projections)
-show_stage(view, "concat")
-show_stage(view, "output")
+show_stage(view, "concat", heading="4 · Concatenate the heads")
+show_stage(view, "output", heading="5 · Mix them with W_O")

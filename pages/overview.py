@@ -6,8 +6,7 @@ from attention_ui import charts, frames
 from attention_ui.controls import lesson_settings
 from attention_ui.views import show_chart
 
-settings = lesson_settings()
-st.title("Attention, step by step")
+settings = lesson_settings("Attention, step by step")
 st.markdown(
     "**Attention is a weighted average of values, with the weights computed from how well a query "
     "matches each key.** Every token asks a question (its *query*), every token offers an answer "

@@ -7,8 +7,7 @@ from attention_ui.controls import lesson_settings
 from attention_ui.models import real_model_controls
 from attention_ui.views import show_chart
 
-settings = lesson_settings()
-st.title("A real model's attention")
+settings = lesson_settings("A real model's attention")
 st.markdown(
     "The same attention you stepped through runs inside every layer of a real transformer. Here a small "
     "pretrained model reads your sentence; each small square below is one head's attention weights "

@@ -6,8 +6,7 @@ from attention_ui.controls import lesson_settings, stage_picker, token_caption
 from attention_ui.text import STAGES
 from attention_ui.views import StageView, show_stage
 
-settings = lesson_settings()
-st.title("Step through attention")
+settings = lesson_settings("Step through attention")
 st.caption(f"Following the query token {token_caption(settings, settings.follow)}. "
            "Change it, the sentence or any size in the sidebar: every stage updates.")
 

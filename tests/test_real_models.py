@@ -313,7 +313,7 @@ def test_model_position_limit_caps_max_tokens(tiny_bert):
 
 @pytest.mark.parametrize("sentence, message", [
     ("", "empty"), ("   \n", "empty"), (None, "must be text"), ("x" * 2001, "characters long"),
-    ("\u200b", "no words"),
+    ("\u200b", "no word it knows"),
 ])
 def test_bad_sentences_raise_value_errors(tiny_bert, sentence, message):
     with pytest.raises(ValueError, match=message):

@@ -38,8 +38,8 @@ def open_page(page: str = "app.py", query: dict[str, str] | None = None) -> AppT
 
 
 def switch_to(at: AppTest, page: str) -> AppTest:
-    """Go to another page in the same session. AppTest then runs the page file on its own; its first
-    run can draw the default settings (see test_url_state.py's xfail test about it), so run it twice."""
+    """Go to another page in the same session. AppTest then runs the page file on its own; a second
+    run checks that the settings it restored stay put."""
     at.switch_page(page).run()
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -222,13 +222,6 @@ def test_settings_survive_switching_pages():
         assert tokens[0] == "1·Dogs", (page, tokens)
 
 
-@pytest.mark.xfail(strict=True, reason="settings that came from a link are lost on the first page switch: "
-                                        "attention_ui/controls.py lesson_settings() does not re-assign the bound "
-                                        "keys in st.session_state before drawing the sidebar (FACTS.md, Streamlit "
-                                        "1.67), so the next page draws the defaults and resets 'head' to 1. In "
-                                        "Chromium: open /?sentence=Hello+brave+new+world&d_model=12, click 'Step "
-                                        "through': the sidebar shows 'The cat sat on the mat.' and the URL loses "
-                                        "its parameters")
 def test_settings_from_a_link_survive_the_first_page_switch():
     at = open_page("app.py", {"sentence": "Hello brave new world", "heads": "3", "head": "head 3"})
     assert at.text_input(key="sentence").value == "Hello brave new world"
@@ -240,9 +233,6 @@ def test_settings_from_a_link_survive_the_first_page_switch():
     assert at.selectbox(key="head").value == 3
 
 
-@pytest.mark.xfail(strict=True, reason="controls.stage_picker's docstring promises ?step=softmax, but the URL "
-                                        "value of the stage is its full title ('6 · Softmax: attention weights'); "
-                                        "?step=softmax is silently dropped and stage 1 is shown")
 def test_short_stage_name_in_the_url_opens_that_stage():
     at = open_page("pages/step_through.py", {"step": "softmax"})
     assert "Softmax" in at.subheader[0].value
@@ -295,9 +285,6 @@ def test_too_long_sentence_in_the_url_gives_a_message():
     assert errors and "limit" in errors[0], errors
 
 
-@pytest.mark.xfail(strict=True, reason="a link whose grid has the wrong size for its sentence is reported as 'The "
-                                        "sentence changed length, so the custom mask was reset' "
-                                        "(attention_ui/controls.py _fit_custom_grid), although nothing changed")
 def test_wrong_size_grid_in_a_link_is_not_blamed_on_a_sentence_change():
     at = open_page("pages/masking.py", {"mask": "custom", "grid": "10.01"})
     assert (weights_of(at, "weights with your mask") > 0).all()
