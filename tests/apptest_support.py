@@ -1,0 +1,33 @@
+"""Opening pages with Streamlit's AppTest, shared by the page tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+TIMEOUT = 180  # seconds per run: importing torch/transformers or loading a model the first time is slow
+
+
+def open_page(page: str = "app.py", query: dict[str, str] | None = None) -> AppTest:
+    """A fresh session opened at ``page`` (a deep link: app.py runs and its navigation picks the page),
+    optionally with URL query parameters."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    if page != "app.py":
+        at.switch_page(page)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def switch_to(at: AppTest, page: str) -> AppTest:
+    """Go to another page in the same session. AppTest then runs the page file on its own; a second
+    run checks that the settings it restored stay put."""
+    at.switch_page(page).run()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
