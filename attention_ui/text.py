@@ -73,3 +73,10 @@ STAGES = (
 )
 
 STAGE_KEYS = tuple(s.key for s in STAGES)
+
+EMBED_WORDS_REAL = ("The sentence is split into tokens and each token becomes the real model's word vector (its "
+                    "input embedding, averaged over a word's pieces): words with related meanings get similar "
+                    "vectors. No position information is added, so the order of the words is still unknown.")
+EMBED_WORDS_LAYER = ("Here X is what enters this layer's attention: the model's hidden state for each token after "
+                     "the layers below (GPT-style models apply a LayerNorm first). Unlike the toy lesson's vectors, "
+                     "these already carry position and context from the earlier layers.")

@@ -6,7 +6,7 @@ A page builds a ``StageView`` (the trace plus labels and view options) and calls
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import altair as alt
 import pandas as pd
@@ -35,6 +35,16 @@ class StageView:
     x: torch.Tensor | None = None
     projections: Projections | None = None
     key_labels: list[str] | None = None
+    embed_words: str | None = None
+
+    @property
+    def width_budget(self) -> int:
+        """Pixels a full-width chart may take (the main column beside the sidebar; more in presenter mode)."""
+        return self.cell_size * 22
+
+    def fit_cell(self, columns: int, share: float = 1.0) -> int:
+        """A cell size that fits ``columns`` cells into ``share`` of the width budget."""
+        return max(8, min(self.cell_size, int(self.width_budget * share) // max(columns, 1)))
 
     @property
     def keys(self) -> list[str]:
@@ -61,6 +71,8 @@ def show_stage(view: StageView, key: str, heading: str | None = None) -> None:
     """Draw one stage: words, formula, chart, numbers, and the followed token's arithmetic.
     ``heading`` replaces the stage's numbered title (for pages with their own numbering)."""
     stage = next(s for s in STAGES if s.key == key)
+    if key == "embed" and view.embed_words:
+        stage = replace(stage, words=view.embed_words)
     stage_header(stage, heading)
     _DRAW[key](view)
 
@@ -79,25 +91,30 @@ def _features(values: torch.Tensor) -> tuple[torch.Tensor, str]:
     return values[..., :MAX_FEATURES_SHOWN], f"Showing the first {MAX_FEATURES_SHOWN} of {width} features."
 
 
-def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], title: str, prefix: str = "d"):
-    """A tokens × features heatmap (diverging colours around 0), capped at MAX_FEATURES_SHOWN columns."""
+def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], title: str, prefix: str = "d",
+                    share: float = 1.0):
+    """A tokens × features heatmap (diverging colours around 0), capped at MAX_FEATURES_SHOWN columns and
+    sized to fit ``share`` of the page width."""
     shown, note = _features(values)
     df = frames.matrix_frame(shown, frames.AxisLabels(rows), frames.feature_labels(shown.shape[-1], prefix),
                              row_name="token", col_name="feature")
-    chart = charts.matrix_heatmap(df, title=title, cell_size=view.cell_size, font_size=view.font_size,
-                                  show_values=shown.shape[-1] <= 12)
+    cell = view.fit_cell(shown.shape[-1] + 3, share)  # + room for the token labels and the colour bar
+    chart = charts.matrix_heatmap(df, title=title, cell_size=cell, font_size=view.font_size,
+                                  show_values=shown.shape[-1] <= 12 and cell >= 30)
     return chart, note
 
 
-def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None):
+def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,
+                  share: float = 1.0):
     """A queries × keys heatmap: weights on a 0..1 sequential scale, scores diverging around 0."""
     df = frames.matrix_frame(values, frames.AxisLabels(view.labels), frames.AxisLabels(view.keys))
-    many = len(view.keys) > 14
+    cell = view.fit_cell(len(view.keys) + 3, share)
+    many = len(view.keys) > 14 or cell < 30
     if weights:
         return charts.heatmap(df, title=title, domain=domain or (0, 1), scheme="viridis", value_title="weight",
-                              cell_size=view.cell_size, font_size=view.font_size, show_values=not many)
+                              cell_size=cell, font_size=view.font_size, show_values=not many)
     return charts.heatmap(df, title=title, diverging=True, scheme="blueorange", value_title="score", domain=domain,
-                          cell_size=view.cell_size, font_size=view.font_size, show_values=not many)
+                          cell_size=cell, font_size=view.font_size, show_values=not many)
 
 
 def _head_title(view: StageView) -> str:
@@ -122,13 +139,14 @@ def _draw_embed(view: StageView) -> None:
 def _draw_qkv(view: StageView) -> None:
     t, h = view.trace, view.head
     d_k, d_v = t.d_k, t.d_v
-    st.markdown(f"Head {h + 1} uses columns {h * d_k}–{(h + 1) * d_k - 1} of W_Q and W_K and columns "
-                f"{h * d_v}–{(h + 1) * d_v - 1} of W_V: d_k = {d_k}, d_v = {d_v}.")
+    st.markdown(f"Head {h + 1} uses columns {h * d_k + 1}–{(h + 1) * d_k} of W_Q and W_K and columns "
+                f"{h * d_v + 1}–{(h + 1) * d_v} of W_V (counting from 1): d_k = {d_k}, d_v = {d_v}.")
     cols = st.columns(3)
     for col, name, values in zip(cols, ("Q", "K", "V"), (t.q[h], t.k[h], t.v[h])):
         rows = view.labels if name == "Q" else view.keys
         with col:
-            chart, note = feature_heatmap(view, values, rows, f"{name}{_head_title(view)}", prefix=name.lower())
+            chart, note = feature_heatmap(view, values, rows, f"{name}{_head_title(view)}", prefix=name.lower(),
+                                          share=1 / 3)
             show_chart(chart)
             if note:
                 st.caption(note)
@@ -158,9 +176,9 @@ def _draw_scaled(view: StageView) -> None:
     bound = float(raw.abs().max()) or 1.0
     left, right = st.columns(2)
     with left:
-        show_chart(token_heatmap(view, raw, "before: QKᵀ", domain=(-bound, bound)))
+        show_chart(token_heatmap(view, raw, "before: QKᵀ", domain=(-bound, bound), share=0.5))
     with right:
-        show_chart(token_heatmap(view, scaled, "after: QKᵀ / √d_k", domain=(-bound, bound)))
+        show_chart(token_heatmap(view, scaled, "after: QKᵀ / √d_k", domain=(-bound, bound), share=0.5))
     _follow_arithmetic(view, "scaled")
     numbers_table(scaled, view.labels, view.keys)
 
@@ -173,9 +191,10 @@ def _draw_masked(view: StageView) -> None:
     with left:
         show_chart(charts.mask_grid(frames.mask_frame(mask, frames.AxisLabels(view.labels),
                                                       frames.AxisLabels(view.keys)),
-                                    title="mask (✓ may attend)", cell_size=view.cell_size, font_size=view.font_size))
+                                    title="mask (✓ may attend)", cell_size=view.fit_cell(len(view.keys) + 3, 0.5),
+                                    font_size=view.font_size))
     with right:
-        show_chart(token_heatmap(view, t.masked[view.head], "scaled scores, −∞ where blocked"))
+        show_chart(token_heatmap(view, t.masked[view.head], "scaled scores, −∞ where blocked", share=0.5))
     if blocked == 0:
         st.info("No mask is set, so nothing is blocked at this stage. Pick a mask in the sidebar to see it act.")
     else:
@@ -200,10 +219,10 @@ def _draw_context(view: StageView) -> None:
     t = view.trace
     left, right = st.columns([2, 1])
     with left:
-        show_chart(token_heatmap(view, t.weights[view.head], "weights A", weights=True))
+        show_chart(token_heatmap(view, t.weights[view.head], "weights A", weights=True, share=2 / 3))
     with right:
         chart, note = feature_heatmap(view, t.context[view.head], view.labels, f"context = A·V{_head_title(view)}",
-                                      prefix="c")
+                                      prefix="c", share=1 / 3)
         show_chart(chart)
     _follow_arithmetic(view, "context")
     numbers_table(t.context[view.head], view.labels, frames.feature_labels(t.d_v, "c"))
@@ -216,13 +235,14 @@ def _draw_concat(view: StageView) -> None:
         st.info("With one head there is nothing to concatenate: the concat equals the head's context.")
     else:
         st.markdown(f"{h} heads × d_v = {d_v} → {h * d_v} columns. Head i fills columns "
-                    f"[(i−1)·{d_v}, i·{d_v}).")
+                    f"(i−1)·{d_v} + 1 to i·{d_v}.")
     labels = frames.AxisLabels(f"h{i // d_v + 1}·{i % d_v}" for i in range(h * d_v))
     shown, note = _features(t.concat)
     df = frames.matrix_frame(shown, frames.AxisLabels(view.labels), frames.AxisLabels(labels[:shown.shape[1]]),
                              row_name="token", col_name="feature")
-    show_chart(charts.matrix_heatmap(df, title="Concat(head_1 … head_h)", cell_size=view.cell_size,
-                                     font_size=view.font_size, show_values=shown.shape[1] <= 12))
+    cell = view.fit_cell(shown.shape[1] + 3)
+    show_chart(charts.matrix_heatmap(df, title="Concat(head_1 … head_h)", cell_size=cell,
+                                     font_size=view.font_size, show_values=shown.shape[1] <= 12 and cell >= 30))
     if note:
         st.caption(note)
     numbers_table(t.concat, view.labels, labels)
@@ -264,6 +284,8 @@ def _follow_arithmetic(view: StageView, upto: str) -> None:
     if upto == "masked":
         table |= {"allowed?": ["yes" if a else "no → −∞" for a in r.allowed]}
     if upto == "softmax":
+        st.caption("Subtracting the row's largest score before e^(·) leaves the weights unchanged (it cancels "
+                   "in the fraction) and keeps the exponentials from overflowing.")
         table |= {"scaled": [_fmt(float(s)) if a else "−∞" for s, a in zip(r.scaled, r.allowed)],
                   "e^(s − max)": [f"{float(e):.4f}" for e in r.exps],
                   "weight = e / Σe": [f"{float(w):.4f}" for w in r.weights]}

@@ -5,13 +5,13 @@ import streamlit as st
 
 from attention_ui.controls import lesson_settings, stage_picker
 from attention_ui.models import cached_reproduction, real_model_controls
-from attention_ui.text import STAGES
+from attention_ui.text import EMBED_WORDS_LAYER, STAGES
 from attention_ui.views import StageView, show_stage
 
 settings = lesson_settings("Inside one real head")
 st.markdown(
-    "We take the layer's own input vectors and its own W_Q, W_K, W_V (and biases), run **the same "
-    "`trace_attention` as the lesson**, and compare our weights with the attention the model itself reports."
+    "We take the layer's own input vectors and its own W_Q, W_K, W_V (and biases), run them through **the "
+    "same code as the lesson's stages**, and compare our weights with the attention the model itself reports."
 )
 
 pick = real_model_controls(settings.config.sentence)
@@ -40,5 +40,5 @@ with st.expander("Difference per head"):
 step = stage_picker()
 labels = [f"{i + 1}·{t}" for i, t in enumerate(pick.run.tokens)]
 view = StageView(rep.trace, labels, pick.follow, pick.head, settings.cell_size, settings.font_size, x=rep.x,
-                 projections=rep.projections)
+                 projections=rep.projections, embed_words=EMBED_WORDS_LAYER)
 show_stage(view, STAGES[step].key)

@@ -5,9 +5,9 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from attention_core import MASK_KINDS, causal_mask
+from attention_core import MASK_KINDS, causal_mask, lesson_tokens
 from attention_ui import charts, frames
-from attention_ui.controls import cached_lesson, lesson_settings, set_custom_grid
+from attention_ui.controls import DEFAULT_PAD_TO, cached_lesson, kept_grid, lesson_settings, set_custom_grid
 from attention_ui.views import show_chart, token_heatmap, StageView
 
 settings = lesson_settings("Masking: who may look at whom")
@@ -26,32 +26,34 @@ EXPLAIN = {
     "custom": "Any pattern you like: tick the cells below.",
 }
 
+words, _ = lesson_tokens(replace(config, mask="none"))  # the sentence's own tokens, no [PAD]
+T = len(words)
+labels = frames.token_labels(words)
+grid = kept_grid(T)
+pad_to = config.pad_to if config.mask == "padding" else max(DEFAULT_PAD_TO, T + 2)
+
 st.subheader("The four masks and what they do to the weights")
-pad_to = max(config.pad_to, len(settings.lesson.tokens) + 2)
 for kind in MASK_KINDS:
-    variant = replace(config, mask=kind, pad_to=pad_to if kind == "padding" else config.pad_to,
-                      custom_mask=config.custom_mask if kind == "custom" else None)
+    variant = replace(config, mask=kind, pad_to=pad_to, custom_mask=grid if kind == "custom" else None)
     try:
         lesson = cached_lesson(variant)
     except ValueError as err:
         st.warning(f"{kind.capitalize()} mask: {err}")
         continue
-    labels = frames.token_labels(lesson.tokens)
+    variant_labels = frames.token_labels(lesson.tokens)
     mask = lesson.trace.mask[settings.head]
     st.markdown(f"**{kind.capitalize()}**: {EXPLAIN[kind]}")
     left, right = st.columns(2)
     with left:
-        show_chart(charts.mask_grid(frames.mask_frame(mask, labels, labels), title=f"mask: {kind}",
+        show_chart(charts.mask_grid(frames.mask_frame(mask, variant_labels, variant_labels), title=f"mask: {kind}",
                                     cell_size=settings.cell_size - 6, font_size=settings.font_size))
     with right:
-        view = StageView(lesson.trace, labels, 0, settings.head, settings.cell_size - 6, settings.font_size)
+        view = StageView(lesson.trace, variant_labels, 0, settings.head, settings.cell_size - 6, settings.font_size)
         show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"weights with {kind} mask",
                                  weights=True))
 
 st.subheader("Edit your own mask")
-labels = settings.labels
-T = len(labels)
-current = config.custom_mask or tuple(tuple(True for _ in range(T)) for _ in range(T))
+current = grid or tuple(tuple(True for _ in range(T)) for _ in range(T))
 st.markdown("Tick a cell to let the row's token (query) attend to the column's token (key). "
             "Untick a whole row to see what a **fully blocked row** does.")
 start = st.columns(3)
@@ -62,9 +64,9 @@ if start[1].button("Allow everything", width="stretch"):
     set_custom_grid([[True] * T for _ in range(T)])
     st.rerun()
 if start[2].button("Block the followed token's row", width="stretch"):
-    grid = [list(row) for row in current]
-    grid[settings.follow] = [False] * T
-    set_custom_grid(grid)
+    blocked = [list(row) for row in current]
+    blocked[min(settings.follow, T - 1)] = [False] * T
+    set_custom_grid(blocked)
     st.rerun()
 
 table = pd.DataFrame([list(row) for row in current], index=labels, columns=labels)
@@ -84,6 +86,6 @@ else:
     blocked_rows = [labels[i] for i in range(T) if not bool(trace.mask[settings.head, i].any())]
     if blocked_rows:
         st.warning(f"{len(blocked_rows)} row(s) are fully blocked. Their weights are all zero and their context "
-                   "vector is zero: the token receives nothing (no NaN, no crash).")
+                   "vector is zero: the token takes in nothing from the others.")
     view = StageView(trace, labels, settings.follow, settings.head, settings.cell_size, settings.font_size)
     show_chart(token_heatmap(view, trace.weights[settings.head], "weights with your mask", weights=True))

@@ -24,13 +24,14 @@ if h == 1:
 
 st.subheader("1 · The split: head i owns a block of columns")
 st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has h·d_v = {h * d_v}. "
-            f"Head i takes columns [(i−1)·d_k, i·d_k): its own queries, keys and values.")
+            f"Head i takes columns (i−1)·d_k + 1 to i·d_k: its own queries, keys and values.")
 cols = st.columns(min(h, 4))
 for i in range(h):
     with cols[i % len(cols)]:
         chart, note = feature_heatmap(StageView(trace, settings.labels, settings.follow, i, settings.cell_size,
                                                 settings.font_size), trace.q[i], settings.labels,
-                                      f"Q of head {i + 1} (cols {i * d_k}–{(i + 1) * d_k - 1})", prefix="q")
+                                      f"Q of head {i + 1} (columns {i * d_k + 1}–{(i + 1) * d_k})", prefix="q",
+                                      share=1 / len(cols))
         show_chart(chart)
 
 st.subheader("2 · Each head's attention weights (one shared colour scale)")
@@ -41,11 +42,11 @@ show_chart(charts.head_grid(frames.heads_frame(trace.weights, labels, labels), c
 st.caption("Same colour = same weight in every head, so the panels can be compared directly.")
 
 st.subheader(f"3 · What {plain(settings.labels[settings.follow])} attends to, head by head")
-cols = st.columns(min(h, 4))
+cols = st.columns(min(h, 2))  # two per row: room for every bar's value label
 for i in range(h):
     with cols[i % len(cols)]:
         row = frames.row_frame(trace.weights[i, settings.follow], labels)
-        show_chart(charts.row_bars(row, title=f"head {i + 1}", cell_size=max(settings.cell_size - 10, 20),
+        show_chart(charts.row_bars(row, title=f"head {i + 1}", cell_size=max(min(settings.cell_size, 340 // len(labels)), 18),
                                    font_size=settings.font_size, height=180))
 
 view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,

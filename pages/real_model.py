@@ -26,13 +26,16 @@ st.dataframe({"position": list(range(1, run.num_tokens + 1)), "piece": run.token
               "special token": ["yes" if s else "" for s in run.is_special]}, hide_index=True, width="content")
 
 keep = [i for i in range(run.num_tokens) if not (pick.hide_special and run.is_special[i])]
+if len(keep) < run.num_tokens:
+    st.info("Special tokens are hidden from the charts, but the model still gives them weight: the visible "
+            "weights in a row now add up to less than 1 (often much less, as many heads rest on [CLS] or [SEP]).")
 labels = frames.AxisLabels(f"{i + 1}·{run.tokens[i]}" for i in keep)
 attentions = run.attentions[:, :, keep][:, :, :, keep]  # (L, h, T', T'): the shown tokens only
 
 st.subheader(f"2 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
 grid = frames.heads_frame(attentions.reshape(-1, len(keep), len(keep)), labels, labels)
 grid["head"] = [f"L{i // pick.model.num_heads + 1} H{i % pick.model.num_heads + 1}" for i in grid["head_index"]]
-cell = max(2, min(12, 56 // max(len(keep), 1)))  # 12 panels fit a 1280-px screen beside the sidebar
+cell = max(2, min(12, (110 if settings.presenter else 56) // max(len(keep), 1)))  # 12 panels fit the screen
 show_chart(charts.head_grid(grid, columns=pick.model.num_heads, domain=(0, 1), cell_size=cell, font_size=11,
                             axes=False, spacing=6, title="layer (row) × head (column), one colour scale"))
 st.caption("Each square's rows and columns are the tokens in order (hover for the pair and the weight). Look for "

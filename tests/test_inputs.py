@@ -215,7 +215,7 @@ def test_random_projections_have_std_one_over_sqrt_d_model():
 
 
 # Computed once (seed 42, d_model=4, d_k=2, d_v=3, heads=2, float64) and pasted.
-RANDOM_W_Q_ROW0 = [0.1497781439, 0.1211888954, 0.1416036972, -0.1164711045]
+RANDOM_W_Q_ROW0 = [-0.5466693084, 0.3377625859, 0.0583487912, -0.7512165369]
 
 
 def test_random_projections_are_seeded():
@@ -227,6 +227,14 @@ def test_random_projections_are_seeded():
     assert not torch.equal(a.w_q, c.w_q)
     assert not torch.equal(a.w_q, a.w_k)  # each matrix is its own draw
     assert random_projections(4, 2, 3, 2, seed=42).w_q.dtype == torch.float32
+
+
+def test_adding_heads_keeps_the_first_heads_weights():
+    two = random_projections(8, 4, 3, 2, seed=7, dtype=torch.float64)
+    three = random_projections(8, 4, 3, 3, seed=7, dtype=torch.float64)
+    assert torch.equal(two.w_q, three.w_q[:, :8]) and torch.equal(two.w_k, three.w_k[:, :8])
+    assert torch.equal(two.w_v, three.w_v[:, :6])
+    assert not torch.equal(three.w_q[:, :4], three.w_q[:, 4:8])  # heads differ from each other
 
 
 @pytest.mark.parametrize("kwargs,message", [

@@ -303,6 +303,18 @@ def test_custom_grid_in_the_session_decides_the_weights():
     assert (mine == matrix).all()
 
 
+def test_masking_buttons_edit_the_kept_grid_while_the_sidebar_mask_is_none():
+    at = open_page("pages/masking.py")
+    assert at.radio(key="mask").value == "none"
+    next(b for b in at.button if b.label == "Start from causal").click().run()
+    assert_ok(at)
+    matrix = chart(at, "weights with custom mask").matrix().to_numpy()
+    assert (matrix[0, 1:] == 0).all() and (matrix[-1] > 0).all(), "the custom panel must show the kept grid"
+    assert at.session_state["custom_grid"][0] == (True,) + (False,) * 6
+    at.run()  # no edit is pending: a further run keeps the grid (no rerun loop, no reset)
+    assert at.session_state["custom_grid"][0] == (True,) + (False,) * 6
+
+
 def test_masking_page_buttons_edit_the_grid():
     at = open_page("pages/masking.py")
     assert any("not “custom”" in i or "not \"custom\"" in i for i in texts(at, "info")), texts(at, "info")
@@ -318,7 +330,8 @@ def test_masking_page_buttons_edit_the_grid():
     set_widget(at, "selectbox", "token", 3)
     next(b for b in at.button if "Block" in b.label).click().run()
     assert_ok(at)
-    assert any("1 row(s) are fully blocked" in w and "no NaN" in w for w in texts(at, "warning")), texts(at, "warning")
+    assert any("1 row(s) are fully blocked" in w and "takes in nothing" in w for w in texts(at, "warning")), \
+        texts(at, "warning")
     matrix = chart(at, "weights with your mask").matrix().to_numpy()
     assert (matrix[3] == 0).all()
     assert (matrix[4, :5] > 0).all()
@@ -329,12 +342,13 @@ def test_masking_page_buttons_edit_the_grid():
     assert not at.warning
 
 
-def test_identity_init_disables_d_k_and_d_v_and_makes_q_equal_x():
+def test_identity_init_replaces_d_k_and_d_v_and_makes_q_equal_x():
     at = open_page("pages/step_through.py")
     assert not at.slider(key="d_k").disabled
     set_widget(at, "radio", "init", "identity")
-    assert at.slider(key="d_k").disabled and at.slider(key="d_v").disabled
-    assert any("d_k = d_v = 4" in c for c in texts(at, "caption")), texts(at, "caption")
+    shown = [s.key for s in at.slider]
+    assert "d_k" not in shown and "d_v" not in shown, "no slider may show a d_k/d_v that is not in use"
+    assert any("d_k = d_v = d_model / h = 4" in c for c in texts(at, "caption")), texts(at, "caption")
     x = chart(at, "X:").matrix().to_numpy()
     go_to_stage(at, "qkv")
     q = next(c for c in charts(at) if c.title.startswith("Q")).matrix().to_numpy()
