@@ -10,7 +10,7 @@ EXAMPLE_SENTENCES = (
     "The chicken crossed the road because it wanted to get to the other side.",
     "The keys to the cabinet are on the table.",
     "Time flies like an arrow.",
-    "This is a test text",
+    "The animal didn't cross the street because it was too tired.",
     "Necesito un sobre para poder enviar mis documentos.",
 )
 
@@ -68,8 +68,9 @@ STAGES = (
           "Their columns are placed side by side, head 1 first."),
     Stage("output", "9 · Output projection W_O",
           r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O",
-          "A last weight matrix mixes the heads' results back into d_model numbers per token: "
-          "the output that the next layer of a transformer receives."),
+          "A last weight matrix mixes the heads' results back into d_model numbers per token. In a real "
+          "transformer layer this output is then added to X (the residual connection), normalised, and passed "
+          "through a small feed-forward network before the next layer."),
 )
 
 STAGE_KEYS = tuple(s.key for s in STAGES)
