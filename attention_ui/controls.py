@@ -1,6 +1,6 @@
 """The shared sidebar: draws every control, returns one Settings object.
 
-Every page starts with ``settings = lesson_settings()``. Each control is keyed, bound to
+Every page starts with ``settings = lesson_settings("Its title")``. Each control is keyed, bound to
 the URL (``bind="query-params"``) and kept for the whole session, so a pasted link
 restores the exact view and settings survive page switches. Invalid input is shown as a
 message in the page and the page stops there: never a traceback.
@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 import streamlit as st
 import torch
 
-from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, MAX_SENTENCE_CHARS, MAX_TOKENS, Lesson,
-                            LessonConfig, available_devices, lesson_tokens, run_lesson)
+from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, MAX_SENTENCE_CHARS, MAX_TOKENS,
+                            Lesson, LessonConfig, available_devices, lesson_tokens, run_lesson)
 
 from .frames import token_labels
 from .text import EXAMPLE_SENTENCES, STAGE_KEYS, STAGES, plain
@@ -220,8 +220,8 @@ def _whole_number_in(value, low: int, high: int) -> bool:
 
 
 def _limits_note() -> None:
-    st.caption(f"Limits: {MAX_TOKENS} tokens, d_model ≤ {MAX_D_MODEL} (seeded vectors), d_k ≤ {MAX_D_K}, d_v ≤ {MAX_D_V}, "
-               f"{MAX_HEADS} heads. The link in the address bar restores this exact view.")
+    st.caption(f"Limits: {MAX_TOKENS} tokens, d_model ≤ {MAX_D_MODEL} (seeded vectors), d_k ≤ {MAX_D_K}, "
+               f"d_v ≤ {MAX_D_V}, {MAX_HEADS} heads. The link in the address bar restores this exact view.")
 
 
 def custom_grid() -> tuple[tuple[bool, ...], ...] | None:
@@ -238,9 +238,7 @@ def custom_grid() -> tuple[tuple[bool, ...], ...] | None:
 
 def kept_grid(size: int) -> tuple[tuple[bool, ...], ...] | None:
     """The session's custom grid if it is ``size`` × ``size`` (whatever mask the sidebar shows now)."""
-    grid = st.session_state.get(GRID_KEY)
-    if grid is None and GRID_PARAM in st.query_params:
-        grid = decode_grid(st.query_params[GRID_PARAM])
+    grid = custom_grid()
     if grid is not None and len(grid) == size and all(len(row) == size for row in grid):
         return grid
     return None
