@@ -269,7 +269,7 @@ def _follow_arithmetic(view: StageView, upto: str) -> None:
     """The followed query's row worked out by hand, up to the current stage."""
     r = row_arithmetic(view.trace, view.head, view.follow)
     st.markdown(f"#### Worked numbers for {plain(view.follow_label)}")
-    keys = [k for k in view.keys]
+    keys = list(view.keys)
     table = {"key": keys}
     if upto == "scores":
         d_k = r.products.shape[1]
@@ -292,7 +292,7 @@ def _follow_arithmetic(view: StageView, upto: str) -> None:
         if r.total > 0:
             st.latex(rf"\Sigma\, e^{{s - \max}} = {r.total:.4f}, \qquad a_j = e^{{s_j - \max}} / {r.total:.4f}")
         else:
-            st.warning("Every key is blocked for this token, so its weights are all zero (not NaN).")
+            st.warning("Every key is blocked for this token, so all its weights are zero: it takes in nothing.")
     if upto == "context":
         d_v = r.context.shape[0]
         table |= {"weight a_j": [f"{float(w):.4f}" for w in r.weights],
