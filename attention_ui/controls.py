@@ -42,7 +42,7 @@ class Settings:
 
     @property
     def cell_size(self) -> int:
-        return 52 if self.presenter else 34
+        return 64 if self.presenter else 34
 
     @property
     def font_size(self) -> int:
