@@ -202,9 +202,9 @@ def _embeddings_control() -> tuple[str, int | None]:
 
 def _follow_controls(labels: list[str], num_heads: int) -> tuple[int, int]:
     st.header("Follow")
-    if not _whole_number_in(st.session_state.get("token", 0), 0, len(labels) - 1):
+    if not whole_number_in(st.session_state.get("token", 0), 0, len(labels) - 1):
         st.session_state["token"] = 0
-    if not _whole_number_in(st.session_state.get("head", 1), 1, num_heads):
+    if not whole_number_in(st.session_state.get("head", 1), 1, num_heads):
         st.session_state["head"] = 1
     follow = st.selectbox("Query token to follow", range(len(labels)), format_func=labels.__getitem__,
                           key="token", help="Its row of numbers is worked out step by step.", **BOUND)
@@ -215,7 +215,8 @@ def _follow_controls(labels: list[str], num_heads: int) -> tuple[int, int]:
     return int(follow), int(head) - 1
 
 
-def _whole_number_in(value, low: int, high: int) -> bool:
+def whole_number_in(value, low: int, high: int) -> bool:
+    """Whether a stored widget value is a usable index (a stale or forged one may be of any type)."""
     return isinstance(value, int) and low <= value <= high
 
 

@@ -6,7 +6,6 @@ sentence's run is cached by (model name, sentence) with ``st.cache_data``.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import streamlit as st
@@ -15,7 +14,8 @@ from attention_core import MAX_REAL_MODEL_TOKENS
 from attention_core.real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoadError, ModelRun,
                                         Reproduction, load_model, reproduce_layer, run_model, word_embeddings)
 
-from .controls import BOUND
+from .controls import BOUND, whole_number_in
+from .frames import token_labels
 from .text import plain
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -108,10 +108,10 @@ def real_model_controls(sentence: str) -> RealSelection | None:
     cols = st.columns(4)
     layer = cols[0].selectbox("Layer", range(1, loaded.num_layers + 1), key="layer", **BOUND)
     head = cols[1].selectbox("Head", range(1, loaded.num_heads + 1), key="model_head", **BOUND)
-    if st.session_state.get("piece", 0) >= run.num_tokens:
+    if not whole_number_in(st.session_state.get("piece", 0), 0, run.num_tokens - 1):
         st.session_state["piece"] = 0
     follow = cols[2].selectbox("Token to follow", range(run.num_tokens), key="piece",
-                               format_func=lambda i: f"{i + 1}·{run.tokens[i]}", **BOUND)
+                               format_func=token_labels(run.tokens).__getitem__, **BOUND)
     hide_special = cols[3].toggle("Hide special tokens", key="hide_special",
                                   help="Hide [CLS]/[SEP]-style tokens in the charts.", **BOUND)
     return RealSelection(name, loaded, run, int(layer) - 1, int(head) - 1, int(follow), bool(hide_special))
@@ -129,7 +129,3 @@ def real_embeddings_available(name: str = DEFAULT_MODEL) -> bool:
     except ModelLoadError:
         return False
     return True
-
-
-def env_model_dir() -> str | None:
-    return os.environ.get(MODEL_DIR_ENV)

@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from attention_ui import frames
 from attention_ui.controls import lesson_settings, stage_picker
 from attention_ui.models import cached_reproduction, real_model_controls
 from attention_ui.text import EMBED_WORDS_LAYER, STAGES
@@ -38,7 +39,7 @@ with st.expander("Difference per head"):
                  hide_index=True)
 
 step = stage_picker()
-labels = [f"{i + 1}·{t}" for i, t in enumerate(pick.run.tokens)]
+labels = frames.token_labels(pick.run.tokens)
 view = StageView(rep.trace, labels, pick.follow, pick.head, settings.cell_size, settings.font_size, x=rep.x,
                  projections=rep.projections, embed_words=EMBED_WORDS_LAYER)
 show_stage(view, STAGES[step].key)

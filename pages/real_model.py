@@ -29,7 +29,8 @@ keep = [i for i in range(run.num_tokens) if not (pick.hide_special and run.is_sp
 if len(keep) < run.num_tokens:
     st.info("Special tokens are hidden from the charts, but the model still gives them weight: the visible "
             "weights in a row now add up to less than 1 (often much less, as many heads rest on [CLS] or [SEP]).")
-labels = frames.AxisLabels(f"{i + 1}·{run.tokens[i]}" for i in keep)
+all_labels = frames.token_labels(run.tokens)
+labels = frames.AxisLabels(all_labels[i] for i in keep)
 attentions = run.attentions[:, :, keep][:, :, :, keep]  # (L, h, T', T'): the shown tokens only
 
 st.subheader(f"2 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
