@@ -1,26 +1,45 @@
-"""Entry point: page config and navigation over the lessons in pages/."""
+"""Entry point: page config and navigation over the lessons in pages/.
 
-import os
+`streamlit run app.py` reads this file twice over. Once, at server start, it imports it as a module
+to find ``app`` (an ``st.App``) and serves that; from then on every visit runs it as a script
+(``__name__ == "__main__"``), which draws the navigation.
+"""
 
 import streamlit as st
-import torch
 
-# Many visitors share a small CPU: one thread per computation keeps every rerun responsive.
-torch.set_num_threads(int(os.environ.get("ATTENTION_TORCH_THREADS", "1")))
-
-st.set_page_config(page_title="Attention, step by step", page_icon="🔎", layout="wide",
-                   initial_sidebar_state="expanded")
-
-# Each lesson has its own url_path (hyphenated): a deep link then always goes through this file's
-# navigation, never through the legacy pages-folder routing that would skip it.
 LESSONS = [
-    st.Page("pages/overview.py", title="Overview", icon=":material/home:", url_path="overview", default=True),
-    st.Page("pages/step_through.py", title="Step through", icon=":material/footprint:", url_path="step-through"),
-    st.Page("pages/multi_head.py", title="Multi-head", icon=":material/view_module:", url_path="multi-head"),
-    st.Page("pages/masking.py", title="Masking", icon=":material/grid_on:", url_path="masks"),
-    st.Page("pages/real_model.py", title="Real model", icon=":material/neurology:", url_path="real-model"),
-    st.Page("pages/inside_real_head.py", title="Inside a real head", icon=":material/biotech:",
-            url_path="inside-real-head"),
+    # (file, title, icon, url path). Distinct hyphenated url paths: a deep link always goes through this
+    # file's navigation, never through the legacy pages-folder routing.
+    ("pages/overview.py", "Overview", ":material/home:", "overview"),
+    ("pages/step_through.py", "Step through", ":material/footprint:", "step-through"),
+    ("pages/multi_head.py", "Multi-head", ":material/view_module:", "multi-head"),
+    ("pages/masking.py", "Masking", ":material/grid_on:", "masks"),
+    ("pages/real_model.py", "Real model", ":material/neurology:", "real-model"),
+    ("pages/inside_real_head.py", "Inside a real head", ":material/biotech:", "inside-real-head"),
 ]
+HOME = "overview"
+HOME_URL = "home"
 
-st.navigation(LESSONS).run()
+
+def navigation() -> None:
+    st.set_page_config(page_title="Attention, step by step", page_icon="🔎", layout="wide",
+                       initial_sidebar_state="expanded")
+    pages = [st.Page(path, title=title, icon=icon, url_path=HOME_URL if url == HOME else url, default=url == HOME)
+             for path, title, icon, url in LESSONS]
+    # The default page is served at "/" only (its own url path answers "Page not found"); this hidden
+    # twin keeps a link to /overview working too.
+    home_path, home_title, _, _ = next(lesson for lesson in LESSONS if lesson[3] == HOME)
+    pages.append(st.Page(home_path, title=home_title, url_path=HOME, visibility="hidden"))
+    st.navigation(pages).run()
+
+
+if __name__ == "__main__":
+    navigation()
+else:
+    # Imported once by `streamlit run` before any visitor arrives. Streamlit would treat the first
+    # visits as a legacy pages-folder app (because pages/ exists) until a run reaches st.navigation,
+    # and answer their deep links with "Page not found"; this app always uses st.navigation.
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
+    app = st.App(__file__)

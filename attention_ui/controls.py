@@ -8,6 +8,7 @@ message in the page and the page stops there: never a traceback.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 
 import streamlit as st
@@ -18,6 +19,9 @@ from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, 
 
 from .frames import token_labels
 from .text import EXAMPLE_SENTENCES, STAGE_KEYS, STAGES, plain
+
+# Many visitors share a small CPU: one thread per computation keeps every rerun responsive.
+torch.set_num_threads(int(os.environ.get("ATTENTION_TORCH_THREADS", "1")))
 
 DEFAULTS = LessonConfig()
 MASK_LABELS = {"none": "every token sees every token", "causal": "no peeking ahead (GPT-style)",
