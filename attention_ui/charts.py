@@ -35,6 +35,10 @@ DARK_LOW_SCHEMES = frozenset(
     | {"darkblue", "darkgold", "darkgreen", "darkmulti", "darkred"}
 )
 VALID = "isValid(datum.value) && isFinite(datum.value)"
+FOLLOW_COLOR = "#e8590c"
+"""Outline of the followed query's row, in every chart of a stage."""
+PICK, PICK_BLOCKED = "pick", "pick_blocked"
+"""Names of the click selections that follow the clicked row's token."""
 
 
 def _ordered(df: pd.DataFrame, field: str, index_field: str) -> list[str]:
@@ -140,6 +144,10 @@ def _heatmap_layers(
     cell_size: int,
     font_size: int,
     value_title: str,
+    color_field: str = "value",
+    follow_row: int | None = None,
+    pick: bool = False,
+    fit: bool = False,
 ) -> alt.LayerChart:
     df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
     rows = _ordered(df, row, "row_index")
@@ -149,9 +157,13 @@ def _heatmap_layers(
 
     base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size), y=_y(row, rows, font_size))
     cell = {"stroke": "white", "strokeWidth": 0.5}
+    shown = f"{VALID} && !datum.masked"
+    by_row = color_field != "value"
+    if by_row:
+        scale = alt.Scale(scheme=scheme, domain=[0, 1])
 
     backdrop = (
-        base.transform_calculate(status=f"{VALID} ? 'shown' : (datum.masked ? 'masked' : 'not a number')")
+        base.transform_calculate(status=f"datum.masked ? 'blocked by the mask' : ({VALID} ? 'shown' : 'not a number')")
         .mark_rect(color=MASKED_COLOR, **cell)
         .encode(
             tooltip=[
@@ -163,14 +175,14 @@ def _heatmap_layers(
         )
     )
     colored = (
-        base.transform_filter(VALID)
+        base.transform_filter(shown)
         .mark_rect(**cell)
         .encode(
             color=alt.Color(
-                "value:Q",
+                f"{color_field}:Q",
                 scale=scale,
                 legend=alt.Legend(
-                    title=value_title,
+                    title=f"{value_title} (share of the row's range)" if by_row else value_title,
                     titleFontSize=font_size,
                     labelFontSize=max(font_size - 2, 8),
                     gradientLength=max(120, min(300, cell_size * len(rows))),
@@ -183,17 +195,26 @@ def _heatmap_layers(
             ],
         )
     )
+    dark = (f"{shown} && datum.{color_field} > 0.5" if scheme not in DARK_LOW_SCHEMES else
+            f"{shown} && datum.{color_field} < 0.5") if by_row else f"!datum.masked && {_text_color_test(domain, scheme, diverging)}"
     text = base.mark_text(fontSize=_value_font_size(cell_size, font_size)).encode(
         text=alt.Text("label:N"),
-        color=alt.when(_text_color_test(domain, scheme, diverging))
-        .then(alt.value(LIGHT_TEXT))
-        .otherwise(alt.value(DARK_TEXT)),
+        color=alt.when(dark).then(alt.value(LIGHT_TEXT)).otherwise(alt.value(DARK_TEXT)),
     )
     if not show_values:
         text = text.transform_filter("datum.masked")
-    return alt.layer(backdrop, colored, text, data=df).properties(
-        width=cell_size * len(cols), height=cell_size * len(rows)
-    )
+    layers = [backdrop, colored, text]
+    if pick:
+        layers[1] = colored.add_params(alt.selection_point(name=PICK, fields=["row_index"], on="click",
+                                                           clear=False, empty=False))
+        layers[0] = backdrop.add_params(alt.selection_point(name=PICK_BLOCKED, fields=["row_index"], on="click",
+                                                            clear=False, empty=False))
+    if follow_row is not None:
+        layers.append(base.transform_filter(f"datum.row_index == {int(follow_row)}")
+                      .mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=3))
+    size = {"width": "container", "height": "container"} if fit else {
+        "width": cell_size * len(cols), "height": cell_size * len(rows)}
+    return alt.layer(*layers, data=df).properties(**size)
 
 
 def heatmap(
@@ -209,6 +230,10 @@ def heatmap(
     cell_size: int = 36,
     font_size: int = 14,
     value_title: str = "value",
+    color_field: str = "value",
+    follow_row: int | None = None,
+    pick: bool = False,
+    fit: bool = False,
 ) -> alt.LayerChart:
     """A heatmap of a matrix frame (columns ``row``, ``col``, ``value``, ``row_index``,
     ``col_index``; optional ``label`` and ``masked`` as made by ``matrix_frame``).
@@ -216,6 +241,9 @@ def heatmap(
     ``domain=(lo, hi)`` fixes the colour scale (use it to compare charts);
     ``diverging=True`` centres the scale at 0 (pass scheme="blueorange" or
     "redblue" with it). ``show_values`` prints ``label`` in each cell.
+    ``color_field="row_scaled"`` colours each row on its own 0..1 range (the tooltip keeps the value);
+    ``follow_row`` outlines that row; ``pick`` adds a click selection on the row (named ``PICK``);
+    ``fit`` sizes the chart to its container instead of ``cell_size`` per cell.
     """
     chart = _heatmap_layers(
         df,
@@ -228,6 +256,10 @@ def heatmap(
         cell_size=cell_size,
         font_size=font_size,
         value_title=value_title,
+        color_field=color_field,
+        follow_row=follow_row,
+        pick=pick,
+        fit=fit,
     )
     return _titled(chart, title, font_size)
 

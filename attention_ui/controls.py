@@ -19,6 +19,7 @@ from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, 
 
 from .frames import token_labels
 from .text import EXAMPLE_SENTENCES, STAGE_KEYS, STAGES, plain
+from .url_state import LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored, show_link_notes
 
 # Many visitors share a small CPU: one thread per computation keeps every rerun responsive.
 torch.set_num_threads(int(os.environ.get("ATTENTION_TORCH_THREADS", "1")))
@@ -43,6 +44,7 @@ class Settings:
     follow: int
     head: int
     presenter: bool
+    colour: str = "fixed"
 
     @property
     def cell_size(self) -> int:
@@ -53,9 +55,8 @@ class Settings:
         return 20 if self.presenter else 13
 
 
-URL_KEYS = ("presenter", "sentence", "embeddings", "d_model", "heads", "init", "d_k", "d_v", "mask", "pad_to",
-            "seed", "device", "token", "head", "step", "model", "layer", "model_head", "piece", "hide_special")
-"""Every widget bound to the URL; pages draw different subsets of them."""
+URL_KEYS = tuple(LINK_PARAMS)
+"""Every key a link may hold; pages draw different subsets of the widgets bound to them."""
 
 
 def keep_settings_across_pages() -> None:
@@ -68,22 +69,27 @@ def keep_settings_across_pages() -> None:
 
 def lesson_settings(title: str) -> Settings:
     """Draw the page title and the sidebar; return the settings, or show what is wrong and stop the page."""
+    check_link()
     keep_settings_across_pages()
     presenter = _presenter_toggle()
-    st.title(title)
+    if not presenter:
+        st.title(title)
     with st.sidebar:
         config = _config_controls()
     config = _fit_custom_grid(config)
     try:
         lesson = cached_lesson(config, _real_word_vectors(config))
     except ValueError as err:
+        show_link_notes()
         st.error(f"**Please adjust the settings.** {err}", icon="⚠️")
         st.stop()
     labels = token_labels(lesson.tokens)
     with st.sidebar:
         follow, head = _follow_controls(labels, config.num_heads)
+        colour = _colour_control()
         _limits_note()
-    return Settings(config, lesson, labels, follow, head, presenter)
+    show_link_notes()
+    return Settings(config, lesson, labels, follow, head, presenter, colour)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -206,17 +212,36 @@ def _embeddings_control() -> tuple[str, int | None]:
 
 def _follow_controls(labels: list[str], num_heads: int) -> tuple[int, int]:
     st.header("Follow")
+    if "token" not in st.session_state:
+        linked = linked_token()
+        if linked is not None and linked >= len(labels):
+            note_ignored("token", str(linked + 1), f"the sentence has {len(labels)} tokens")
+        st.session_state["token"] = linked if linked is not None and linked < len(labels) else 0
     if not whole_number_in(st.session_state.get("token", 0), 0, len(labels) - 1):
         st.session_state["token"] = 0
+    linked_head = st.query_params.get("head")
+    if linked_head and "head" not in st.session_state and int(linked_head.split()[-1]) > num_heads:
+        note_ignored("head", linked_head, f"there are {num_heads} heads")
     if not whole_number_in(st.session_state.get("head", 1), 1, num_heads):
         st.session_state["head"] = 1
     follow = st.selectbox("Query token to follow", range(len(labels)), format_func=labels.__getitem__,
-                          key="token", help="Its row of numbers is worked out step by step.", **BOUND)
+                          key="token", help="Its row of numbers is worked out step by step. Clicking a row of a "
+                          "chart follows that token too.")
+    keep_in_link("token", str(follow + 1), "1")
     head = 1
     if num_heads > 1:
         head = st.selectbox("Head to show", range(1, num_heads + 1), format_func=lambda h: f"head {h}",
                             key="head", **BOUND)
     return int(follow), int(head) - 1
+
+
+COLOUR_LABELS = {"fixed": "0 to 1 for every row", "row": "each row from its own smallest to largest weight"}
+
+
+def _colour_control() -> str:
+    return st.radio("Colour of the weights", list(COLOUR_LABELS), captions=list(COLOUR_LABELS.values()),
+                    key="colour", help="Per-row colours show the pattern of a row even when all weights are "
+                    "small (long sentences).", **BOUND)
 
 
 def whole_number_in(value, low: int, high: int) -> bool:
@@ -267,29 +292,30 @@ def decode_grid(text: str) -> tuple[tuple[bool, ...], ...] | None:
 
 
 def stage_picker() -> int:
-    """Next/back buttons and a stage selector bound to the URL; returns the stage index.
-
-    The URL holds the stage's title (as the selector shows it); a link may also use its short name,
-    e.g. ``?step=softmax``."""
-    linked = st.query_params.get("step", "")
-    if "step" not in st.session_state and linked.isdigit() and 1 <= int(linked) <= len(STAGE_KEYS):
-        linked = STAGE_KEYS[int(linked) - 1]  # a stage number in a link: ?step=6
-    if "step" not in st.session_state and linked in STAGE_KEYS:
-        st.session_state["step"] = linked  # a short name in a link: ?step=softmax
+    """Back/Next buttons (also on the arrow and page keys a presentation clicker sends) and a stage selector;
+    returns the stage index. The URL holds the stage's short name, e.g. ``?step=softmax``."""
     if st.session_state.get("step") not in STAGE_KEYS:
-        st.session_state["step"] = STAGE_KEYS[0]
+        st.session_state["step"] = linked_stage() or STAGE_KEYS[0]
 
     def move(delta: int) -> None:
         index = STAGE_KEYS.index(st.session_state.get("step", STAGE_KEYS[0])) + delta
         st.session_state["step"] = STAGE_KEYS[min(max(index, 0), len(STAGE_KEYS) - 1)]
 
     titles = {s.key: s.title for s in STAGES}
+    index = STAGE_KEYS.index(st.session_state["step"])
     back, pick, forward = st.columns([1, 4, 1], vertical_alignment="bottom")
-    key = pick.selectbox("Stage", STAGE_KEYS, format_func=titles.get, key="step", **BOUND)
-    index = STAGE_KEYS.index(key)
-    back.button("◀ Back", on_click=move, args=(-1,), disabled=index == 0, width="stretch", key="back")
+    back.button("◀ Back", on_click=move, args=(-1,), disabled=index == 0, width="stretch", key="back",
+                shortcut="Left", help="Keys: ← or Page Up")
     forward.button("Next ▶", on_click=move, args=(1,), disabled=index == len(STAGE_KEYS) - 1, width="stretch",
-                   key="next")
+                   key="next", shortcut="Right", help="Keys: → or Page Down")
+    # A clicker sends Page Up / Page Down: hidden twins of Back and Next take those keys.
+    with st.container(key="clicker_keys", height=1, border=False):
+        st.button("back", on_click=move, args=(-1,), key="back_page_key", shortcut="PageUp")
+        st.button("next", on_click=move, args=(1,), key="next_page_key", shortcut="PageDown")
+    key = pick.selectbox("Stage", STAGE_KEYS, format_func=titles.get, key="step",
+                         label_visibility="collapsed")
+    index = STAGE_KEYS.index(key)
+    keep_in_link("step", key, STAGE_KEYS[0])
     st.progress((index + 1) / len(STAGE_KEYS), text=f"Stage {index + 1} of {len(STAGE_KEYS)}")
     st.session_state.setdefault("stages_seen", set()).add(key)
     return index

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import re
+
 import numpy as np
 import pandas as pd
 
 MINUS_INF = "−∞"
+BLOCKED_MARK = "×"
 PLUS_INF = "+∞"
 NOT_A_NUMBER = "NaN"
 ALLOWED = "may attend"
@@ -40,14 +43,37 @@ class AxisLabels(list):
         return AxisLabels(list(self) + list(other))
 
 
+_RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
+FIRST_STRONG_ISOLATE, POP_DIRECTIONAL_ISOLATE = "\u2068", "\u2069"
+
+
 def token_labels(tokens: Sequence[str]) -> AxisLabels:
-    """Unique, ordered labels for tokens: ["the", "cat", "the"] -> ["1·the", "2·cat", "3·the"]."""
-    return AxisLabels(f"{position}·{token}" for position, token in enumerate(tokens, start=1))
+    """Unique, ordered labels for tokens: ["the", "cat", "the"] -> ["1·the", "2·cat", "3·the"].
+
+    A right-to-left token (Arabic, Hebrew) is wrapped in Unicode isolates, so its letters keep their order
+    and the position number stays in front of it."""
+    return AxisLabels(f"{position}·{_isolated(str(token))}" for position, token in enumerate(tokens, start=1))
+
+
+def _isolated(token: str) -> str:
+    return f"{FIRST_STRONG_ISOLATE}{token}{POP_DIRECTIONAL_ISOLATE}" if _RIGHT_TO_LEFT.search(token) else token
 
 
 def feature_labels(n: int, prefix: str = "d") -> AxisLabels:
-    """Labels for a feature axis: feature_labels(3) -> ["d0", "d1", "d2"]."""
-    return AxisLabels(f"{prefix}{i}" for i in range(n))
+    """Labels for a feature axis, counted from 1 like tokens and heads: feature_labels(3) -> ["d1", "d2", "d3"]."""
+    return AxisLabels(f"{prefix}{i}" for i in range(1, n + 1))
+
+
+def row_scaled(values: np.ndarray) -> np.ndarray:
+    """Each row of a (T, S) matrix mapped onto 0..1 by its own smallest and largest finite entry
+    (a row of equal entries maps to 1; non-finite entries stay NaN)."""
+    values = np.asarray(values, dtype=np.float64)
+    finite = np.where(np.isfinite(values), values, np.nan)
+    with np.errstate(all="ignore"):
+        low = np.nanmin(np.where(np.isnan(finite).all(axis=1, keepdims=True), 0.0, finite), axis=1, keepdims=True)
+        high = np.nanmax(np.where(np.isnan(finite).all(axis=1, keepdims=True), 0.0, finite), axis=1, keepdims=True)
+        span = high - low
+        return np.where(span > 0, (finite - low) / np.where(span > 0, span, 1.0), np.where(np.isnan(finite), np.nan, 1.0))
 
 
 def _display_labels(labels: Sequence[str] | None, n: int, what: str) -> list[str]:
@@ -107,14 +133,23 @@ def _matrix_columns(array, row_labels, col_labels, row_name, col_name) -> dict:
     }
 
 
-def matrix_frame(values, row_labels, col_labels, *, row_name="query", col_name="key") -> pd.DataFrame:
+def matrix_frame(values, row_labels, col_labels, *, row_name="query", col_name="key", blocked=None) -> pd.DataFrame:
     """One row per cell of a (T, S) matrix, row-major.
 
     Columns: ``row_name``, ``col_name`` (display labels), ``value`` (float, NaN if
-    not finite), ``label`` (text), ``masked`` (True where the value was -inf),
-    ``row_index``, ``col_index`` (0-based).
+    not finite), ``label`` (text), ``masked`` (True where the value was -inf or ``blocked``),
+    ``row_index``, ``col_index`` (0-based), ``row_scaled`` (each row on 0..1, see :func:`row_scaled`).
+    ``blocked`` (bool (T, S), True = blocked by the mask) marks cells whose value is 0 because of the
+    mask: they are drawn grey with "×" like the −∞ of the masked scores.
     """
-    return pd.DataFrame(_matrix_columns(to_numpy(values), row_labels, col_labels, row_name, col_name))
+    array = to_numpy(values)
+    frame = pd.DataFrame(_matrix_columns(array, row_labels, col_labels, row_name, col_name))
+    frame["row_scaled"] = row_scaled(array).reshape(-1) if array.ndim == 2 and array.size else np.nan
+    if blocked is not None:
+        cut = to_numpy(blocked).astype(bool).reshape(-1)
+        frame["masked"] = frame["masked"].to_numpy() | cut
+        frame.loc[cut & np.isfinite(frame["value"].to_numpy()), "label"] = BLOCKED_MARK
+    return frame
 
 
 def heads_frame(

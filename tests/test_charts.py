@@ -47,18 +47,18 @@ def test_token_labels_are_unique_and_ordered_for_repeated_tokens():
 
 
 def test_feature_labels():
-    assert feature_labels(3) == ["d0", "d1", "d2"]
-    assert feature_labels(2, prefix="v") == ["v0", "v1"]
+    assert feature_labels(3) == ["d1", "d2", "d3"]  # counted from 1, like tokens and heads
+    assert feature_labels(2, prefix="v") == ["v1", "v2"]
     assert feature_labels(0) == []
 
 
 def test_matrix_frame_columns_shape_and_row_major_order():
     values = torch.arange(15, dtype=torch.float32).reshape(5, 3)
     df = matrix_frame(values, TOKENS, None, row_name="token", col_name="feature")
-    assert list(df.columns) == ["token", "feature", "value", "label", "masked", "row_index", "col_index"]
+    assert list(df.columns) == ["token", "feature", "value", "label", "masked", "row_index", "col_index", "row_scaled"]
     assert len(df) == 15
     assert df["token"].tolist()[:4] == ["1·the", "1·the", "1·the", "2·cat"]
-    assert df["feature"].tolist()[:4] == ["d0", "d1", "d2", "d0"]
+    assert df["feature"].tolist()[:4] == ["d1", "d2", "d3", "d1"]
     assert df["value"].tolist() == list(range(15))
     assert df["row_index"].tolist()[-3:] == [4, 4, 4]
     assert df["col_index"].tolist()[-3:] == [0, 1, 2]
@@ -76,11 +76,11 @@ def test_matrix_frame_default_names_and_repeated_tokens_on_both_axes():
 def test_matrix_frame_keeps_given_axis_labels_and_numbers_plain_tokens():
     df = matrix_frame(np.zeros((2, 2)), token_labels(["a", "b"]), feature_labels(2))
     assert df["query"].unique().tolist() == ["1·a", "2·b"]
-    assert df["key"].unique().tolist() == ["d0", "d1"]
+    assert df["key"].unique().tolist() == ["d1", "d2"]
     plain = matrix_frame(np.zeros((2, 2)), ["a", "b"], ["d0", "d1"])
     assert plain["key"].unique().tolist() == ["1·d0", "2·d1"]
     sliced = matrix_frame(np.zeros((1, 1)), token_labels(["a", "b"])[1:], feature_labels(3)[:1])
-    assert (sliced["query"].item(), sliced["key"].item()) == ("2·b", "d0")
+    assert (sliced["query"].item(), sliced["key"].item()) == ("2·b", "d1")
 
 
 def test_matrix_frame_turns_minus_inf_into_nan_with_a_label():
@@ -200,9 +200,9 @@ def test_heatmap_masked_cells_are_grey_with_masked_tooltip():
     backdrop = layer_with_mark(spec, "rect", index=0)
     assert backdrop["mark"]["color"] == charts.MASKED_COLOR
     assert tooltip_fields(backdrop["encoding"]) == ["query", "key", "label", "status"]
-    assert "'masked'" in backdrop["transform"][0]["calculate"]
+    assert "'blocked by the mask'" in backdrop["transform"][0]["calculate"]
     colored = layer_with_mark(spec, "rect", index=1)
-    assert colored["transform"] == [{"filter": charts.VALID}]
+    assert colored["transform"] == [{"filter": f"{charts.VALID} && !datum.masked"}]
     rows = dataset(spec)
     blocked = [row for row in rows if row["masked"]]
     assert len(blocked) == 10
@@ -258,7 +258,7 @@ def test_matrix_heatmap_defaults_for_tokens_by_features():
     df = matrix_frame(torch.randn(3, 4), TOKENS[:3], None, row_name="token", col_name="feature")
     spec = charts.matrix_heatmap(df).to_dict()
     rect = layer_with_mark(spec, "rect", index=1)
-    assert rect["encoding"]["x"]["sort"] == ["d0", "d1", "d2", "d3"]
+    assert rect["encoding"]["x"]["sort"] == ["d1", "d2", "d3", "d4"]
     assert rect["encoding"]["y"]["field"] == "token"
     assert rect["encoding"]["color"]["scale"]["domainMid"] == 0
     assert tooltip_fields(rect["encoding"]) == ["token", "feature", "value"]

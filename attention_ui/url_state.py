@@ -1,0 +1,212 @@
+"""The address bar: every setting a link may carry, checked before any widget reads it.
+
+A link is shared with a whole class, so whatever it holds (``inf``, ``nan``, ``²``, 10⁵ digits, markup, an
+empty value, a key given twice) must open the page with a fallback and a short note, never an error.
+``LINK_PARAMS`` names every URL key the app uses; ``check_link()`` runs first on every page.
+
+Most settings are widgets bound to the URL (``bind="query-params"``): Streamlit seeds them from the link
+and writes their changes back. Streamlit seeds a widget from the query string the run *started* with, so
+a bad value is removed there too, not only from ``st.query_params``. Short forms are rewritten to the
+canonical form a widget understands (``?head=3`` → ``head 3``). The stage and the followed token are kept
+by this module itself, in their short forms (``?step=softmax``, ``?token=2``), because their select boxes
+show long labels.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import streamlit as st
+
+from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, MAX_SENTENCE_CHARS, MAX_TOKENS,
+                            MODEL_ALLOWLIST, available_devices, tokenize)
+
+from .text import STAGE_KEYS, STAGES, plain
+
+MAX_PARAM_CHARS = MAX_SENTENCE_CHARS
+"""Longest value any link parameter may hold."""
+
+_WHOLE = re.compile(r"[0-9]{1,10}")  # ASCII digits only: "²".isdigit() is True but int("²") fails
+
+
+@dataclass(frozen=True)
+class LinkParam:
+    """One URL key: ``canonical(raw)`` gives the value to keep (None: ignore it); ``expects`` says what fits."""
+
+    key: str
+    canonical: Callable[[str], str | None]
+    expects: str
+
+
+def whole(low: int, high: int) -> Callable[[str], str | None]:
+    def canonical(raw: str) -> str | None:
+        text = raw.strip()
+        return str(int(text)) if _WHOLE.fullmatch(text) and low <= int(text) <= high else None
+    return canonical
+
+
+def one_of(*options: str) -> Callable[[str], str | None]:
+    def canonical(raw: str) -> str | None:
+        return raw if raw in options else None
+    return canonical
+
+
+def flag(raw: str) -> str | None:
+    return raw.lower() if raw.lower() in ("true", "false") else None
+
+
+def sentence(raw: str) -> str | None:
+    try:
+        tokenize(raw)
+    except ValueError:
+        return None
+    return raw
+
+
+def head_label(raw: str) -> str | None:
+    """'3' or 'head 3' -> 'head 3' (the select box's label); the upper bound is checked against the heads."""
+    number = raw.removeprefix("head").strip()
+    return f"head {int(number)}" if _WHOLE.fullmatch(number) and 1 <= int(number) <= MAX_HEADS else None
+
+
+def stage_key(raw: str) -> str | None:
+    """'6', 'softmax' or '6 · Softmax: attention weights' -> 'softmax'."""
+    text = raw.strip()
+    if _WHOLE.fullmatch(text) and 1 <= int(text) <= len(STAGE_KEYS):
+        return STAGE_KEYS[int(text) - 1]
+    if text.lower() in STAGE_KEYS:
+        return text.lower()
+    return next((s.key for s in STAGES if s.title == text), None)
+
+
+def token_number(raw: str) -> str | None:
+    """'2' or '2·cat' (a label) -> '2': the followed token, counted from 1."""
+    number = raw.split("·", 1)[0].strip()
+    return str(int(number)) if _WHOLE.fullmatch(number) and 1 <= int(number) <= MAX_TOKENS + 64 else None
+
+
+def _model_names() -> tuple[str, ...]:
+    return tuple(MODEL_ALLOWLIST)
+
+
+LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
+    LinkParam("presenter", flag, "true or false"),
+    LinkParam("sentence", sentence, f"a sentence of at most {MAX_TOKENS} tokens"),
+    LinkParam("embeddings", lambda raw: raw if raw in ("seeded", *_model_names()) else None,
+              "seeded or a model name"),
+    LinkParam("d_model", whole(2, MAX_D_MODEL), f"a whole number from 2 to {MAX_D_MODEL}"),
+    LinkParam("heads", whole(1, MAX_HEADS), f"a whole number from 1 to {MAX_HEADS}"),
+    LinkParam("init", one_of("random", "identity"), "random or identity"),
+    LinkParam("d_k", whole(1, MAX_D_K), f"a whole number from 1 to {MAX_D_K}"),
+    LinkParam("d_v", whole(1, MAX_D_V), f"a whole number from 1 to {MAX_D_V}"),
+    LinkParam("mask", one_of("none", "causal", "padding", "custom"), "none, causal, padding or custom"),
+    LinkParam("pad_to", whole(1, MAX_TOKENS), f"a whole number from 1 to {MAX_TOKENS}"),
+    LinkParam("seed", whole(0, MAX_SEED), f"a whole number from 0 to {MAX_SEED}"),
+    LinkParam("device", lambda raw: raw if raw in available_devices() else None,
+              "one of " + ", ".join(available_devices())),
+    LinkParam("colour", one_of("fixed", "row"), "fixed or row"),
+    LinkParam("token", token_number, "a token's position, from 1"),
+    LinkParam("head", head_label, f"a head from 1 to {MAX_HEADS}"),
+    LinkParam("step", stage_key, f"a stage from 1 to {len(STAGE_KEYS)} or its short name"),
+    LinkParam("grid", lambda raw: raw if re.fullmatch(r"[01]{1,64}(\.[01]{1,64}){0,63}", raw) else None,
+              "rows of 0/1 joined by '.'"),
+    LinkParam("model", lambda raw: raw if raw in _model_names() else None, "one of the listed models"),
+    LinkParam("layer", whole(1, 99), "a layer number"),
+    LinkParam("model_head", whole(1, 99), "a head number"),
+    LinkParam("piece", lambda raw: raw if 0 < len(raw) <= 200 else None, "a token of the model"),
+    LinkParam("hide_special", flag, "true or false"),
+)}
+"""Every URL key the app reads. A widget bound to the URL must use one of these keys (a test checks it)."""
+
+OWN_KEYS = ("step", "token")
+"""Kept in the URL by this module (short forms) rather than by a bound widget."""
+
+NOTES_KEY = "_link_notes"
+
+
+def _session_query_params():
+    """Streamlit's QueryParams of this session (current values and the snapshot widgets are seeded from)."""
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    return get_session_state().query_params()
+
+
+def set_link_value(key: str, value: str | None) -> None:
+    """Put ``key=value`` in the address bar (``None`` removes it), also for widgets seeded in this run."""
+    with _session_query_params() as qp:
+        initial = getattr(qp, "_initial_query_params", None)
+        if isinstance(initial, dict):
+            if value is None:
+                initial.pop(key, None)
+            else:
+                initial[key] = [value]
+        if value is None:
+            if key in qp:
+                del qp[key]
+        elif qp.get(key) != value:
+            qp[key] = value
+
+
+def check_link() -> list[str]:
+    """Check every parameter of the current link; drop or rewrite what does not fit.
+
+    Returns notes on what was ignored (markdown-safe), also kept for this run under ``NOTES_KEY``."""
+    notes = []
+    for key in list(st.query_params.keys()):
+        param = LINK_PARAMS.get(key)
+        if param is None:
+            continue
+        values = st.query_params.get_all(key)
+        raw = values[-1] if values else ""
+        value = param.canonical(raw) if len(values) == 1 and 0 < len(raw) <= MAX_PARAM_CHARS else None
+        if value is None:
+            set_link_value(key, None)
+            notes.append(f"{key} = “{_shown(raw)}” (expected {param.expects})")
+        elif value != raw:
+            set_link_value(key, value)
+    st.session_state[NOTES_KEY] = notes
+    return notes
+
+
+def note_ignored(key: str, raw: str, why: str) -> None:
+    """Record a link value that passed its format check but not the page (e.g. token 9 of 5)."""
+    set_link_value(key, None)
+    st.session_state.setdefault(NOTES_KEY, []).append(f"{key} = “{_shown(raw)}” ({why})")
+
+
+def show_link_notes() -> None:
+    notes = st.session_state.get(NOTES_KEY) or []
+    if notes:
+        st.info("Some values in the link could not be used, so defaults are shown instead: " + "; ".join(notes)
+                + ".", icon="🔗")
+        st.session_state[NOTES_KEY] = []
+
+
+def _shown(raw: str) -> str:
+    """A bad value as it may be shown: shortened, escaped, never rendered as markup."""
+    short = raw if len(raw) <= 24 else raw[:24] + "…"
+    return plain(short)
+
+
+def linked_stage() -> str | None:
+    raw = st.query_params.get("step")
+    return stage_key(raw) if raw else None
+
+
+def linked_token() -> int | None:
+    """The followed token from the link, 0-based, or None."""
+    raw = st.query_params.get("token")
+    number = token_number(raw) if raw else None
+    return None if number is None else int(number) - 1
+
+
+def keep_in_link(key: str, value: str | None, default: str | None = None) -> None:
+    """Write one of ``OWN_KEYS`` to the address bar; the default value is left out of it."""
+    set_link_value(key, None if value == default else value)
+
+
+def is_finite_number(value) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
