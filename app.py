@@ -30,7 +30,9 @@ def navigation() -> None:
     # twin keeps a link to /overview working too.
     home_path, home_title, _, _ = next(lesson for lesson in LESSONS if lesson[3] == HOME)
     pages.append(st.Page(home_path, title=home_title, url_path=HOME, visibility="hidden"))
-    st.navigation(pages).run()
+    # Presenter mode hides the sidebar, so the pages move to the top.
+    presenter = st.session_state.get("presenter", st.query_params.get("presenter", "").lower() == "true")
+    st.navigation(pages, position="top" if presenter else "sidebar").run()
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ No streamlit or altair here: the core computes, the UI draws.
 """
 
 from .attention import AttentionTrace, apply_mask, attend, masked_softmax, trace_attention
-from .explain import RowArithmetic, row_arithmetic
+from .explain import LinearTerms, RowArithmetic, linear_terms, row_arithmetic, unscaled_weights
 from .device import DEVICE_CHOICES, available_devices, resolve_device
 from .lesson import Lesson, LessonConfig, build_mask, check_config, lesson_tokens, run_lesson
 from .limits import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_REAL_MODEL_TOKENS, MAX_SEED,
@@ -21,7 +21,7 @@ from .weights import INIT_KINDS, Projections, identity_projections, projections_
 
 __all__ = [
     "AttentionTrace", "apply_mask", "attend", "masked_softmax", "trace_attention",
-    "RowArithmetic", "row_arithmetic",
+    "LinearTerms", "RowArithmetic", "linear_terms", "row_arithmetic", "unscaled_weights",
     "DEVICE_CHOICES", "available_devices", "resolve_device",
     "Lesson", "LessonConfig", "build_mask", "check_config", "lesson_tokens", "run_lesson",
     "MAX_D_K", "MAX_D_MODEL", "MAX_D_V", "MAX_HEADS", "MAX_REAL_MODEL_TOKENS", "MAX_SEED",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .attention import AttentionTrace
+from .attention import AttentionTrace, apply_mask, masked_softmax
 
 
 @dataclass(frozen=True)
@@ -64,3 +64,34 @@ def row_arithmetic(trace: AttentionTrace, head: int, query: int) -> RowArithmeti
     context = weighted_values.sum(dim=0)  # (d_v,)      Σ_j a_ij v_j
     return RowArithmetic(head, query, sqrt_d_k, q_i, k, v, products, scores, scaled, allowed, shifted, exps,
                          float(total), weights, weighted_values, context)
+
+
+@dataclass(frozen=True)
+class LinearTerms:
+    """Every product behind one row of ``x @ w + b`` (d_in inputs, d_out outputs).
+
+    products (d_out, d_in): x[d]·w[d, c]     bias (d_out,) or None     result (d_out,) = Σ_d products + bias
+    """
+
+    x: torch.Tensor
+    products: torch.Tensor
+    bias: torch.Tensor | None
+    result: torch.Tensor
+
+
+def linear_terms(x_row: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> LinearTerms:
+    """The terms of ``x_row @ w + b`` for x_row (d_in,), w (d_in, d_out), b (d_out,) or None."""
+    if x_row.ndim != 1 or w.ndim != 2 or x_row.shape[0] != w.shape[0]:
+        raise ValueError(f"x_row (d_in,) and w (d_in, d_out) do not fit: {tuple(x_row.shape)} and {tuple(w.shape)}.")
+    products = (x_row[:, None] * w).T  # (d_out, d_in)   x[d]·w[d, c]
+    result = products.sum(dim=-1)  # (d_out,)          Σ_d x[d]·w[d, c]
+    if b is not None:
+        result = result + b  # (d_out,)          + b[c]
+    return LinearTerms(x_row, products, b, result)
+
+
+def unscaled_weights(trace: AttentionTrace) -> torch.Tensor:
+    """softmax(Q Kᵀ) without the ÷√d_k, blocked keys excluded as in the trace: (h, T, S).
+
+    Set beside ``trace.weights`` it shows what the scaling prevents: a saturated softmax."""
+    return masked_softmax(apply_mask(trace.scores, trace.mask))  # (h, T, S)

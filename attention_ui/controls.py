@@ -126,19 +126,43 @@ def _fit_custom_grid(config: LessonConfig) -> LessonConfig:
     return replace(config, custom_mask=None)
 
 
+PRESENTER_STYLE = """<style>
+[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'] {display: none;}
+.stMainBlockContainer {max-width: 100%; padding: 3.6rem 1.5rem 2rem 1.5rem;}
+.stMarkdown p, .stMarkdown li {font-size: 1.35rem; line-height: 1.45;}
+h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {font-size: 1.5rem !important;}
+.katex {font-size: 1.45em !important;}
+[data-testid='stMain'] button p, [data-testid='stMain'] [data-baseweb='select'] div,
+[data-testid='stMain'] label p, [data-testid='stCaptionContainer'],
+[data-testid='stMetricValue'] {font-size: 1.3rem !important;}
+[data-testid='stDataFrame'] {zoom: 1.3;}
+.st-key-slide [data-testid='stVegaLiteChart'] {height: calc(100vh - 270px) !important; min-height: 260px;}
+.st-key-step [data-baseweb='select'] * {font-size: 1.6rem !important; font-weight: 600;}
+.st-key-presenter {position: fixed; top: 0.7rem; right: 4rem; z-index: 999990; background: white;
+  padding: 0 0.5rem; border-radius: 0.5rem;}
+[data-testid='stMain'] .stProgress {margin-top: -0.6rem;}
+</style>"""
+"""Presenter mode: no sidebar, large text and tables, and the slide's charts as tall as the window allows."""
+
+PAGE_STYLE = """<style>
+[data-testid='stVegaLiteChart'] svg {max-width: 100%; height: auto;}
+.st-key-clicker_keys {position: absolute; left: -10000px; height: 1px; overflow: hidden;}
+</style>"""
+"""Every page: charts shrink to a narrow screen (a phone) instead of running past it; the buttons that take
+a presentation clicker's Page Up / Page Down keys stay out of sight."""
+
+
+def presenting() -> bool:
+    """Whether presenter mode is on (also on the first run of a link that asks for it)."""
+    if "presenter" in st.session_state:
+        return bool(st.session_state["presenter"])
+    return st.query_params.get("presenter", "").lower() == "true"
+
+
 def _presenter_toggle() -> bool:
-    presenter = st.toggle("Presenter mode", key="presenter", help="Large charts and text, controls hidden.",
-                          **BOUND)
-    if presenter:
-        st.html("<style>"
-                "[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'] {display: none;}"
-                ".stMainBlockContainer {max-width: 100%; padding-top: 2rem;}"
-                ".stMarkdown p, .stMarkdown li {font-size: 1.45rem; line-height: 1.5;}"
-                "h1 {font-size: 2.8rem !important;} h2, h3 {font-size: 2.1rem !important;}"
-                ".katex {font-size: 1.6em !important;}"
-                "[data-testid='stMain'] button p, [data-testid='stMain'] [data-baseweb='select'] div,"
-                "[data-testid='stMain'] label p, [data-testid='stCaptionContainer'] {font-size: 1.3rem !important;}"
-                "</style>")
+    presenter = st.toggle("Presenter mode", key="presenter", help="One slide per stage: large charts and text, "
+                          "controls hidden, pages at the top; ←/→ or a clicker move between stages.", **BOUND)
+    st.html(PAGE_STYLE + (PRESENTER_STYLE if presenter else ""))
     return presenter
 
 
@@ -291,7 +315,7 @@ def decode_grid(text: str) -> tuple[tuple[bool, ...], ...] | None:
     return tuple(tuple(c == "1" for c in r) for r in rows)
 
 
-def stage_picker() -> int:
+def stage_picker(presenter: bool = False) -> int:
     """Back/Next buttons (also on the arrow and page keys a presentation clicker sends) and a stage selector;
     returns the stage index. The URL holds the stage's short name, e.g. ``?step=softmax``."""
     if st.session_state.get("step") not in STAGE_KEYS:
@@ -303,7 +327,7 @@ def stage_picker() -> int:
 
     titles = {s.key: s.title for s in STAGES}
     index = STAGE_KEYS.index(st.session_state["step"])
-    back, pick, forward = st.columns([1, 4, 1], vertical_alignment="bottom")
+    back, pick, forward = st.columns([1, 5, 1] if presenter else [1, 4, 1], vertical_alignment="bottom")
     back.button("◀ Back", on_click=move, args=(-1,), disabled=index == 0, width="stretch", key="back",
                 shortcut="Left", help="Keys: ← or Page Up")
     forward.button("Next ▶", on_click=move, args=(1,), disabled=index == len(STAGE_KEYS) - 1, width="stretch",
@@ -316,7 +340,7 @@ def stage_picker() -> int:
                          label_visibility="collapsed")
     index = STAGE_KEYS.index(key)
     keep_in_link("step", key, STAGE_KEYS[0])
-    st.progress((index + 1) / len(STAGE_KEYS), text=f"Stage {index + 1} of {len(STAGE_KEYS)}")
+    st.progress((index + 1) / len(STAGE_KEYS), text=None if presenter else f"Stage {index + 1} of {len(STAGE_KEYS)}")
     st.session_state.setdefault("stages_seen", set()).add(key)
     return index
 

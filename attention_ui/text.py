@@ -81,3 +81,10 @@ EMBED_WORDS_REAL = ("The sentence is split into tokens and each token becomes th
 EMBED_WORDS_LAYER = ("Here X is what enters this layer's attention: the model's hidden state for each token after "
                      "the layers below (GPT-style models apply a LayerNorm first). Unlike the toy lesson's vectors, "
                      "these already carry position and context from the earlier layers.")
+
+TOY_NOTE = ("**This is a toy layer.** Its W_Q, W_K and W_V are random numbers (from the seed), not trained, so "
+            "which word attends to which means nothing yet (“it” may look at “didn't”). The same word always "
+            "gets the same vector, so “The” and “the” have identical rows. The Real model page shows learned "
+            "weights.")
+TOY_CAPTION = ("A toy layer: W_Q, W_K and W_V are random (from the seed), not trained, so who attends to whom "
+               "means nothing yet. The Real model page shows learned weights.")

@@ -1,30 +1,48 @@
-"""Drawing blocks shared by the pages: one function per attention stage.
+"""Drawing blocks shared by the pages: one record per attention stage.
 
-A page builds a ``StageView`` (the trace plus labels and view options) and calls
-``show_stage(view, key)``. The same blocks draw the toy lesson and a real model's head.
+A page builds a ``StageView`` (the trace plus labels and view options) and calls ``show_stage(view, key)``
+(a page of its own) or ``show_slide(view, key)`` (presenter mode: title, formula and the main charts fill
+one screen). The same blocks draw the toy lesson and a real model's head.
+
+Each stage is one ``StageRecord``: its title, words and formula (from ``text.STAGES``), the main charts,
+extra material below them, and the followed token's worked numbers (``worked``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 import torch
 
-from attention_core import AttentionTrace, Projections, row_arithmetic
+from attention_core import AttentionTrace, Projections
 
-from . import charts, frames
-from .text import STAGES, Stage, plain
+from . import charts, frames, worked
+from .render import cached_spec, show_chart
+from .text import STAGES, TOY_NOTE, Stage, plain
 
 MAX_FEATURES_SHOWN = 32
 """Widest feature axis drawn as a heatmap; wider matrices show their first columns."""
 
+UNSCALED_KEY = "unscaled_view"
+"""Session key of the stage-4 toggle that adds the softmax without ÷√d_k."""
+
+FOLLOW_KEY = "token"
+"""Session key of the followed query token (0-based); clicking a chart's row sets it."""
+
+__all__ = ["MAX_FEATURES_SHOWN", "StageRecord", "StageView", "STAGE_RECORDS", "feature_heatmap", "numbers_table",
+           "show_chart", "show_slide", "show_stage", "stage_header", "token_heatmap"]
+
 
 @dataclass(frozen=True)
 class StageView:
-    """Everything a stage block draws. Shapes: x (T, d_model); trace as in AttentionTrace."""
+    """Everything a stage block draws. Shapes: x (T, d_model); trace as in AttentionTrace.
+
+    ``colour`` "fixed" puts every weight on 0..1, "row" colours each row on its own range; ``fit`` sizes the
+    main charts to the screen (presenter mode); ``pick`` lets a click on a row follow that token;
+    ``unscaled`` (h, T, S): softmax weights without ÷√d_k, shown beside the scaled ones at stage 4."""
 
     trace: AttentionTrace
     labels: list[str]
@@ -36,6 +54,11 @@ class StageView:
     projections: Projections | None = None
     key_labels: list[str] | None = None
     embed_words: str | None = None
+    colour: str = "fixed"
+    fit: bool = False
+    pick: bool = False
+    seeded: bool = False
+    unscaled: torch.Tensor | None = None
 
     @property
     def width_budget(self) -> int:
@@ -54,11 +77,25 @@ class StageView:
     def follow_label(self) -> str:
         return self.labels[self.follow]
 
+    @property
+    def blocked(self) -> torch.Tensor:
+        """(T, S) bool, True where this head's query may not attend to the key."""
+        return ~self.trace.mask[self.head]
 
-def show_chart(chart) -> None:
-    """Draw at the chart's own size: ``pad`` keeps the cell sizes (axes and legend are added around
-    them), and our own theme keeps the projector-sized fonts."""
-    st.altair_chart(chart.properties(autosize=alt.AutoSizeParams(type="pad")), width="content", theme=None)
+
+@dataclass(frozen=True)
+class StageRecord:
+    """One stage: words and formula, the main charts (side by side; a slide shows only these), extra material
+    below them, and the followed token's worked numbers."""
+
+    stage: Stage
+    charts: Callable[[StageView], list]
+    worked: Callable[[StageView], worked.Worked]
+    extra: Callable[[StageView], None] | None = None
+
+    @property
+    def key(self) -> str:
+        return self.stage.key
 
 
 def stage_header(stage: Stage, heading: str | None = None) -> None:
@@ -67,17 +104,83 @@ def stage_header(stage: Stage, heading: str | None = None) -> None:
     st.latex(stage.latex)
 
 
-def show_stage(view: StageView, key: str, heading: str | None = None) -> None:
-    """Draw one stage: words, formula, chart, numbers, and the followed token's arithmetic.
-    ``heading`` replaces the stage's numbered title (for pages with their own numbering)."""
-    stage = next(s for s in STAGES if s.key == key)
+def record(key: str) -> StageRecord:
+    return next(r for r in STAGE_RECORDS if r.key == key)
+
+
+def _stage_of(view: StageView, key: str) -> Stage:
+    stage = record(key).stage
     if key == "embed" and view.embed_words:
         stage = replace(stage, words=view.embed_words)
-    stage_header(stage, heading)
-    _DRAW[key](view)
+    return stage
 
 
-def numbers_table(values, rows: list[str], cols: list[str], *, caption: str = "The numbers") -> None:
+def show_stage(view: StageView, key: str, heading: str | None = None) -> None:
+    """Draw one stage: words, formula, charts, extras and the followed token's worked numbers.
+    ``heading`` replaces the stage's numbered title (for pages with their own numbering)."""
+    rec = record(key)
+    stage_header(_stage_of(view, key), heading)
+    _draw_charts(view, rec)
+    if rec.extra is not None:
+        rec.extra(view)
+    show_worked(view, rec)
+
+
+def show_slide(view: StageView, key: str) -> None:
+    """Presenter mode: the formula and the main charts sized to the screen, then words and worked numbers."""
+    rec = record(key)
+    stage = _stage_of(view, key)
+    st.latex(stage.latex)
+    with st.container(key="slide"):
+        _draw_charts(replace(view, fit=True), rec)
+    st.markdown(stage.words)
+    if rec.extra is not None:
+        rec.extra(view)
+    show_worked(view, rec)
+
+
+def _draw_charts(view: StageView, rec: StageRecord) -> None:
+    drawn = rec.charts(view)
+    if not drawn:
+        return
+    columns = st.columns(len(drawn)) if len(drawn) > 1 else [st.container()]
+    for i, (column, chart) in enumerate(zip(columns, drawn)):
+        with column:
+            _show_main(view, chart, f"{rec.key}_{i}")
+
+
+def _show_main(view: StageView, chart, key: str) -> None:
+    if view.pick:
+        show_chart(chart, key=f"pick_{key}", on_select=_follow_clicked_row, fit=view.fit)
+    else:
+        show_chart(chart, fit=view.fit)
+
+
+def _follow_clicked_row() -> None:
+    """A click on a chart's row: follow that row's token (runs before the next run, so widgets can change)."""
+    for name, value in st.session_state.items():
+        if not str(name).startswith("pick_") or not hasattr(value, "get"):
+            continue
+        selection = value.get("selection") or {}
+        for points in (selection.get(charts.PICK), selection.get(charts.PICK_BLOCKED)):
+            if points:
+                row = points[-1].get("row_index")
+                if isinstance(row, (int, float)) and row != st.session_state.get(FOLLOW_KEY):
+                    st.session_state[FOLLOW_KEY] = int(row)
+                    st.session_state["_follow_clicked"] = True
+                    return
+
+
+def show_worked(view: StageView, rec: StageRecord) -> None:
+    numbers = rec.worked(view)
+    st.markdown(f"#### Worked numbers for {plain(view.follow_label)}")
+    st.markdown(plain(numbers.intro))
+    if numbers.latex:
+        st.latex(numbers.latex)
+    st.dataframe(numbers.table, hide_index=True, width="stretch")
+
+
+def numbers_table(values, rows: list[str], cols: list[str], *, caption: str = "All the numbers") -> None:
     """The exact numbers of a matrix in an expander (user text is shown as plain table text)."""
     with st.expander(caption):
         table = pd.DataFrame(frames.to_numpy(values), index=list(rows), columns=list(cols))
@@ -92,217 +195,246 @@ def _features(values: torch.Tensor) -> tuple[torch.Tensor, str]:
 
 
 def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], title: str, prefix: str = "d",
-                    share: float = 1.0):
-    """A tokens × features heatmap (diverging colours around 0), capped at MAX_FEATURES_SHOWN columns and
-    sized to fit ``share`` of the page width."""
+                    share: float = 1.0, row_name: str = "token", col_labels=None):
+    """A rows × features heatmap (diverging colours around 0), capped at MAX_FEATURES_SHOWN columns and
+    sized to fit ``share`` of the page width. Returns (chart, note)."""
     shown, note = _features(values)
-    df = frames.matrix_frame(shown, frames.AxisLabels(rows), frames.feature_labels(shown.shape[-1], prefix),
-                             row_name="token", col_name="feature")
+    cols = frames.feature_labels(shown.shape[-1], prefix) if col_labels is None else frames.AxisLabels(
+        col_labels[:shown.shape[-1]])
+    df = frames.matrix_frame(shown, frames.AxisLabels(rows), cols, row_name=row_name, col_name="feature")
     cell = view.fit_cell(shown.shape[-1] + 3, share)  # + room for the token labels and the colour bar
-    chart = charts.matrix_heatmap(df, title=title, cell_size=cell, font_size=view.font_size,
-                                  show_values=shown.shape[-1] <= 12 and cell >= 30)
+    follow = view.follow if row_name == "token" and len(rows) == len(view.labels) else None
+    chart = cached_spec(charts.matrix_heatmap, df, title=title, cell_size=cell, font_size=view.font_size, row=row_name,
+                                  show_values=shown.shape[-1] <= 12 and (cell >= 30 or view.fit),
+                                  value_title="feature value", follow_row=follow, fit=view.fit)
     return chart, note
 
 
 def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,
-                  share: float = 1.0):
-    """A queries × keys heatmap: weights on a 0..1 sequential scale, scores diverging around 0."""
-    df = frames.matrix_frame(values, frames.AxisLabels(view.labels), frames.AxisLabels(view.keys))
+                  share: float = 1.0, blocked: bool = False, value_title: str | None = None):
+    """A queries × keys heatmap: weights on a 0..1 sequential scale (or per row), scores diverging around 0.
+    ``blocked`` draws the mask's blocked cells grey with "×"."""
+    df = frames.matrix_frame(values, frames.AxisLabels(view.labels), frames.AxisLabels(view.keys),
+                             blocked=view.blocked if blocked else None)
     cell = view.fit_cell(len(view.keys) + 3, share)
-    many = len(view.keys) > 14 or cell < 30
+    many = len(view.keys) > 14 or (cell < 30 and not view.fit)
+    common = {"title": title, "cell_size": cell, "font_size": view.font_size, "show_values": not many,
+              "follow_row": view.follow, "pick": view.pick, "fit": view.fit}
     if weights:
-        return charts.heatmap(df, title=title, domain=domain or (0, 1), scheme="viridis", value_title="weight",
-                              cell_size=cell, font_size=view.font_size, show_values=not many)
-    return charts.heatmap(df, title=title, diverging=True, scheme="blueorange", value_title="score", domain=domain,
-                          cell_size=cell, font_size=view.font_size, show_values=not many)
+        color_field = "row_scaled" if view.colour == "row" else "value"
+        return cached_spec(charts.heatmap, df, domain=domain or (0, 1), scheme="viridis", value_title=value_title or "weight",
+                              color_field=color_field, **common)
+    return cached_spec(charts.heatmap, df, diverging=True, scheme="blueorange", value_title=value_title or "score",
+                          domain=domain, **common)
 
 
 def _head_title(view: StageView) -> str:
     return f" — head {view.head + 1}" if view.trace.num_heads > 1 else ""
 
 
-def _draw_embed(view: StageView) -> None:
+# ------------------------------------------------------------------------------------------- the stages
+
+
+def _embed_charts(view: StageView) -> list:
+    if view.x is None:
+        return []
+    chart, _ = feature_heatmap(view, view.x, view.labels, "X: one row per token", prefix="x")
+    return [chart]
+
+
+def _embed_extra(view: StageView) -> None:
+    if view.seeded:
+        st.info(TOY_NOTE, icon=":material/casino:")
     if view.x is None:
         st.info("This view starts from a layer's input vectors; see the next stages.")
         return
-    chart, note = feature_heatmap(view, view.x, view.labels, "X: one row per token")
-    show_chart(chart)
+    _, note = _features(view.x)
     if note:
         st.caption(note)
-    st.markdown(f"**{len(view.labels)} tokens × d_model = {view.x.shape[1]} numbers.** Tokens (in order):")
-    st.dataframe(pd.DataFrame({"position": range(1, len(view.labels) + 1),
-                               "token": [label.split("·", 1)[-1] for label in view.labels]}),
-                 hide_index=True, width="content")
-    numbers_table(view.x, view.labels, frames.feature_labels(view.x.shape[1]))
+    numbers_table(view.x, view.labels, frames.feature_labels(view.x.shape[1], "x"))
 
 
-def _draw_qkv(view: StageView) -> None:
+def _embed_worked(view: StageView) -> worked.Worked:
+    if view.x is None:
+        return worked.Worked("This view has no X.", pd.DataFrame())
+    return worked.embed(view.x, view.labels, view.follow, view.seeded)
+
+
+def _qkv_charts(view: StageView) -> list:
     t, h = view.trace, view.head
-    d_k, d_v = t.d_k, t.d_v
-    st.markdown(f"Head {h + 1} uses columns {h * d_k + 1}–{(h + 1) * d_k} of W_Q and W_K and columns "
-                f"{h * d_v + 1}–{(h + 1) * d_v} of W_V (counting from 1): d_k = {d_k}, d_v = {d_v}.")
-    cols = st.columns(3)
-    for col, name, values in zip(cols, ("Q", "K", "V"), (t.q[h], t.k[h], t.v[h])):
+    out = []
+    for name, values in (("Q", t.q[h]), ("K", t.k[h]), ("V", t.v[h])):
         rows = view.labels if name == "Q" else view.keys
-        with col:
-            chart, note = feature_heatmap(view, values, rows, f"{name}{_head_title(view)}", prefix=name.lower(),
-                                          share=1 / 3)
-            show_chart(chart)
-            if note:
-                st.caption(note)
+        chart, _ = feature_heatmap(view, values, rows, f"{name}{_head_title(view)}", prefix=name.lower(),
+                                   share=1 / 3)
+        out.append(chart)
+    return out
+
+
+def _qkv_extra(view: StageView) -> None:
+    t, h = view.trace, view.head
+    st.markdown(f"Head {h + 1} uses columns {h * t.d_k + 1}–{(h + 1) * t.d_k} of W_Q and W_K and columns "
+                f"{h * t.d_v + 1}–{(h + 1) * t.d_v} of W_V: d_k = {t.d_k}, d_v = {t.d_v}.")
     if view.projections is not None:
         with st.expander("The weight matrices W_Q, W_K, W_V (this head's columns)"):
             p = view.projections
-            for name, w, width in (("W_Q", p.w_q, d_k), ("W_K", p.w_k, d_k), ("W_V", p.w_v, d_v)):
+            for name, w, width, prefix in (("W_Q", p.w_q, t.d_k, "q"), ("W_K", p.w_k, t.d_k, "k"),
+                                           ("W_V", p.w_v, t.d_v, "v")):
                 head_cols = w[:, h * width:(h + 1) * width]
-                rows = frames.feature_labels(w.shape[0], "x")
-                chart, note = feature_heatmap(view, head_cols, rows, f"{name} (d_model × {width})")
+                chart, _ = feature_heatmap(replace(view, fit=False), head_cols,
+                                           frames.feature_labels(w.shape[0], "x"),
+                                           f"{name} (d_model × {width}): rows = features of x, columns = of {prefix}",
+                                           prefix=prefix, row_name="feature of x")
                 show_chart(chart)
-    numbers_table(t.q[view.head], view.labels, frames.feature_labels(d_k, "q"), caption="The numbers: Q of this head")
+    numbers_table(t.q[h], view.labels, frames.feature_labels(t.d_k, "q"), caption="All the numbers of Q")
 
 
-def _draw_scores(view: StageView) -> None:
+def _qkv_worked(view: StageView) -> worked.Worked:
+    if view.x is None or view.projections is None:
+        return worked.Worked("This view has no projection weights to show.", pd.DataFrame())
+    return worked.projection(view.x, view.projections, view.labels, view.follow, view.head, view.trace.d_k)
+
+
+def _scores_charts(view: StageView) -> list:
+    return [token_heatmap(view, view.trace.scores[view.head], f"QKᵀ{_head_title(view)}")]
+
+
+def _scores_extra(view: StageView) -> None:
+    numbers_table(view.trace.scores[view.head], view.labels, view.keys)
+
+
+def _scaled_charts(view: StageView) -> list:
+    raw, scaled = view.trace.scores[view.head], view.trace.scaled[view.head]
+    bound = float(raw.abs().max()) or 1.0
+    return [token_heatmap(view, raw, "before: QKᵀ", domain=(-bound, bound), share=0.5),
+            token_heatmap(view, scaled, "after: QKᵀ / √d_k", domain=(-bound, bound), share=0.5)]
+
+
+def _scaled_extra(view: StageView) -> None:
     t = view.trace
-    show_chart(token_heatmap(view, t.scores[view.head], f"QKᵀ{_head_title(view)}"))
-    _follow_arithmetic(view, "scores")
-    numbers_table(t.scores[view.head], view.labels, view.keys)
-
-
-def _draw_scaled(view: StageView) -> None:
-    t = view.trace
-    raw, scaled = t.scores[view.head], t.scaled[view.head]
+    if view.pick:  # the lesson's own stage (not a real model's head): offer the comparison
+        st.toggle("Also show the softmax without ÷√d_k", key=UNSCALED_KEY,
+                  help="The same scores through softmax without the scaling: see it saturate.")
     st.markdown(f"Here d_k = {t.d_k}, so every score is divided by √{t.d_k} = {t.d_k ** 0.5:.4f}. "
                 "Both charts share one colour scale so the shrink is visible.")
-    bound = float(raw.abs().max()) or 1.0
-    left, right = st.columns(2)
-    with left:
-        show_chart(token_heatmap(view, raw, "before: QKᵀ", domain=(-bound, bound), share=0.5))
-    with right:
-        show_chart(token_heatmap(view, scaled, "after: QKᵀ / √d_k", domain=(-bound, bound), share=0.5))
-    _follow_arithmetic(view, "scaled")
-    numbers_table(scaled, view.labels, view.keys)
+    if view.unscaled is not None:
+        st.markdown("**Without ÷√d_k**: the softmax of the raw scores (left) against the softmax of the scaled "
+                    "ones (right). Without the scaling, one key tends to take almost all the weight (the "
+                    "softmax saturates) and its gradient all but vanishes; the larger d_k, the stronger this is.")
+        left, right = st.columns(2)
+        with left:
+            show_chart(token_heatmap(replace(view, fit=False, pick=False), view.unscaled[view.head],
+                                     "softmax(QKᵀ): without scaling", weights=True, blocked=True, share=0.5))
+        with right:
+            show_chart(token_heatmap(replace(view, fit=False, pick=False), t.weights[view.head],
+                                     "softmax(QKᵀ / √d_k): with scaling", weights=True, blocked=True, share=0.5))
+    numbers_table(t.scaled[view.head], view.labels, view.keys)
 
 
-def _draw_masked(view: StageView) -> None:
-    t = view.trace
-    mask = t.mask[view.head]
+def _masked_charts(view: StageView) -> list:
+    mask = view.trace.mask[view.head]
+    grid = cached_spec(charts.mask_grid, frames.mask_frame(mask, frames.AxisLabels(view.labels),
+                                                           frames.AxisLabels(view.keys)),
+                       title="mask (✓ may attend)", cell_size=view.fit_cell(len(view.keys) + 3, 0.5),
+                       font_size=view.font_size)
+    return [grid, token_heatmap(view, view.trace.masked[view.head], "scaled scores, −∞ where blocked", share=0.5)]
+
+
+def _masked_extra(view: StageView) -> None:
+    mask = view.trace.mask[view.head]
     blocked = int((~mask).sum())
-    left, right = st.columns(2)
-    with left:
-        show_chart(charts.mask_grid(frames.mask_frame(mask, frames.AxisLabels(view.labels),
-                                                      frames.AxisLabels(view.keys)),
-                                    title="mask (✓ may attend)", cell_size=view.fit_cell(len(view.keys) + 3, 0.5),
-                                    font_size=view.font_size))
-    with right:
-        show_chart(token_heatmap(view, t.masked[view.head], "scaled scores, −∞ where blocked", share=0.5))
     if blocked == 0:
         st.info("No mask is set, so nothing is blocked at this stage. Pick a mask in the sidebar to see it act.")
     else:
         st.markdown(f"{blocked} of {mask.numel()} query–key pairs are blocked (grey, −∞).")
-    _follow_arithmetic(view, "masked")
-    numbers_table(t.masked[view.head], view.labels, view.keys)
+    numbers_table(view.trace.masked[view.head], view.labels, view.keys)
 
 
-def _draw_softmax(view: StageView) -> None:
+def _softmax_charts(view: StageView) -> list:
     t = view.trace
-    show_chart(token_heatmap(view, t.weights[view.head], f"attention weights{_head_title(view)}", weights=True))
+    return [token_heatmap(view, t.weights[view.head], f"attention weights{_head_title(view)}", weights=True,
+                          blocked=True)]
+
+
+def _softmax_extra(view: StageView) -> None:
+    t = view.trace
     st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax.")
-    show_chart(charts.before_after_softmax(
-        frames.row_frame(t.masked[view.head, view.follow], frames.AxisLabels(view.keys)),
-        frames.row_frame(t.weights[view.head, view.follow], frames.AxisLabels(view.keys)),
-        cell_size=max(view.cell_size, 30), font_size=view.font_size))
-    _follow_arithmetic(view, "softmax")
+    before = frames.row_frame(t.masked[view.head, view.follow], frames.AxisLabels(view.keys))
+    after = frames.row_frame(t.weights[view.head, view.follow], frames.AxisLabels(view.keys))
+    show_chart(cached_spec(charts.before_after_softmax, before, after, cell_size=max(min(view.cell_size, 600 // max(len(view.keys), 1)), 18),
+                           font_size=view.font_size))
     numbers_table(t.weights[view.head], view.labels, view.keys)
 
 
-def _draw_context(view: StageView) -> None:
+def _context_charts(view: StageView) -> list:
     t = view.trace
-    left, right = st.columns([2, 1])
-    with left:
-        show_chart(token_heatmap(view, t.weights[view.head], "weights A", weights=True, share=2 / 3))
-    with right:
-        chart, note = feature_heatmap(view, t.context[view.head], view.labels, f"context = A·V{_head_title(view)}",
-                                      prefix="c", share=1 / 3)
-        show_chart(chart)
-    _follow_arithmetic(view, "context")
+    chart, _ = feature_heatmap(view, t.context[view.head], view.labels, f"context = A·V{_head_title(view)}",
+                               prefix="c", share=1 / 3)
+    return [token_heatmap(view, t.weights[view.head], "weights A", weights=True, blocked=True, share=2 / 3), chart]
+
+
+def _context_extra(view: StageView) -> None:
+    t = view.trace
     numbers_table(t.context[view.head], view.labels, frames.feature_labels(t.d_v, "c"))
 
 
-def _draw_concat(view: StageView) -> None:
+def _concat_labels(trace: AttentionTrace) -> frames.AxisLabels:
+    d_v = trace.d_v
+    return frames.AxisLabels(f"h{i // d_v + 1}·c{i % d_v + 1}" for i in range(trace.num_heads * d_v))
+
+
+def _concat_charts(view: StageView) -> list:
+    chart, _ = feature_heatmap(view, view.trace.concat, view.labels, "Concat(head_1 … head_h)",
+                               col_labels=_concat_labels(view.trace))
+    return [chart]
+
+
+def _concat_extra(view: StageView) -> None:
     t = view.trace
     h, d_v = t.num_heads, t.d_v
     if h == 1:
         st.info("With one head there is nothing to concatenate: the concat equals the head's context.")
     else:
         st.markdown(f"{h} heads × d_v = {d_v} → {h * d_v} columns. Head i fills columns "
-                    f"(i−1)·{d_v} + 1 to i·{d_v}.")
-    labels = frames.AxisLabels(f"h{i // d_v + 1}·{i % d_v}" for i in range(h * d_v))
-    shown, note = _features(t.concat)
-    df = frames.matrix_frame(shown, frames.AxisLabels(view.labels), frames.AxisLabels(labels[:shown.shape[1]]),
-                             row_name="token", col_name="feature")
-    cell = view.fit_cell(shown.shape[1] + 3)
-    show_chart(charts.matrix_heatmap(df, title="Concat(head_1 … head_h)", cell_size=cell,
-                                     font_size=view.font_size, show_values=shown.shape[1] <= 12 and cell >= 30))
+                    f"(i−1)·{d_v} + 1 to i·{d_v}; the column “h2·c3” is feature 3 of head 2's context.")
+    _, note = _features(t.concat)
     if note:
         st.caption(note)
-    numbers_table(t.concat, view.labels, labels)
+    numbers_table(t.concat, view.labels, _concat_labels(t))
 
 
-def _draw_output(view: StageView) -> None:
+def _output_charts(view: StageView) -> list:
+    chart, _ = feature_heatmap(view, view.trace.output, view.labels, "output = Concat · W_O", prefix="o")
+    return [chart]
+
+
+def _output_extra(view: StageView) -> None:
     t = view.trace
     if view.projections is not None and view.projections.w_o is None:
         st.info("No output projection W_O is set here, so the output equals the concat.")
-    chart, note = feature_heatmap(view, t.output, view.labels, "output = Concat · W_O", prefix="o")
-    show_chart(chart)
-    if note:
-        st.caption(note)
+    if view.projections is not None and view.projections.w_o is not None:
+        with st.expander("The weight matrix W_O"):
+            w_o = view.projections.w_o
+            chart, _ = feature_heatmap(replace(view, fit=False), w_o, _concat_labels(t)[:w_o.shape[0]],
+                                       f"W_O ({w_o.shape[0]} × {w_o.shape[1]}): rows = concat features",
+                                       prefix="o", row_name="feature of concat")
+            show_chart(chart)
     st.markdown(f"Shape: {t.output.shape[0]} tokens × {t.output.shape[1]} features, the same width as X, "
                 "so attention layers can be stacked.")
     numbers_table(t.output, view.labels, frames.feature_labels(t.output.shape[1], "o"))
 
 
-def _fmt(value: float) -> str:
-    return "−∞" if value == float("-inf") else f"{value:.3f}"
+_PARTS = {
+    "embed": (_embed_charts, _embed_worked, _embed_extra),
+    "qkv": (_qkv_charts, _qkv_worked, _qkv_extra),
+    "scores": (_scores_charts, lambda v: worked.scores(v.trace, v.keys, v.follow, v.head), _scores_extra),
+    "scaled": (_scaled_charts, lambda v: worked.scaled(v.trace, v.keys, v.follow, v.head), _scaled_extra),
+    "masked": (_masked_charts, lambda v: worked.masked(v.trace, v.keys, v.follow, v.head), _masked_extra),
+    "softmax": (_softmax_charts, lambda v: worked.softmax(v.trace, v.keys, v.follow, v.head), _softmax_extra),
+    "context": (_context_charts, lambda v: worked.context(v.trace, v.keys, v.follow, v.head), _context_extra),
+    "concat": (_concat_charts, lambda v: worked.concat(v.trace, v.labels, v.follow), _concat_extra),
+    "output": (_output_charts, lambda v: worked.output(v.trace, v.projections, v.labels, v.follow), _output_extra),
+}
 
-
-def _follow_arithmetic(view: StageView, upto: str) -> None:
-    """The followed query's row worked out by hand, up to the current stage."""
-    r = row_arithmetic(view.trace, view.head, view.follow)
-    st.markdown(f"#### Worked numbers for {plain(view.follow_label)}")
-    keys = list(view.keys)
-    table = {"key": keys}
-    if upto == "scores":
-        d_k = r.products.shape[1]
-        terms = [" + ".join(f"({float(r.q[d]):.2f})({float(r.k[j, d]):.2f})" for d in range(min(d_k, 4)))
-                 + (" + …" if d_k > 4 else "")
-                 for j in range(len(keys))]
-        table |= {"q·k = Σ q_d k_d": terms, "score": [_fmt(float(s)) for s in r.scores]}
-        st.latex(rf"q \cdot k_j = \sum_{{d=1}}^{{{d_k}}} q_d\,k_{{j,d}}")
-    if upto in ("scaled", "masked"):
-        table |= {"score": [_fmt(float(s)) for s in r.scores],
-                  f"÷ √d_k = ÷ {r.sqrt_d_k:.3f}": [_fmt(float(s)) for s in r.scaled]}
-    if upto == "masked":
-        table |= {"allowed?": ["yes" if a else "no → −∞" for a in r.allowed]}
-    if upto == "softmax":
-        st.caption("Subtracting the row's largest score before e^(·) leaves the weights unchanged (it cancels "
-                   "in the fraction) and keeps the exponentials from overflowing.")
-        table |= {"scaled": [_fmt(float(s)) if a else "−∞" for s, a in zip(r.scaled, r.allowed)],
-                  "e^(s − max)": [f"{float(e):.4f}" for e in r.exps],
-                  "weight = e / Σe": [f"{float(w):.4f}" for w in r.weights]}
-        if r.total > 0:
-            st.latex(rf"\Sigma\, e^{{s - \max}} = {r.total:.4f}, \qquad a_j = e^{{s_j - \max}} / {r.total:.4f}")
-        else:
-            st.warning("Every key is blocked for this token, so all its weights are zero: it takes in nothing.")
-    if upto == "context":
-        d_v = r.context.shape[0]
-        table |= {"weight a_j": [f"{float(w):.4f}" for w in r.weights],
-                  "a_j · v_j": [", ".join(f"{float(x):.3f}" for x in row[:6]) + (", …" if d_v > 6 else "")
-                                for row in r.weighted_values]}
-        st.latex(r"c = \sum_j a_j\, v_j = (" + ",\\ ".join(f"{float(x):.3f}" for x in r.context[:8])
-                 + (r",\ \dots" if d_v > 8 else "") + ")")
-    st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
-
-
-_DRAW = {"embed": _draw_embed, "qkv": _draw_qkv, "scores": _draw_scores, "scaled": _draw_scaled,
-         "masked": _draw_masked, "softmax": _draw_softmax, "context": _draw_context, "concat": _draw_concat,
-         "output": _draw_output}
+STAGE_RECORDS = tuple(StageRecord(stage, *_PARTS[stage.key]) for stage in STAGES)
+"""Every stage of one attention layer, in order."""

@@ -2,20 +2,40 @@
 
 import streamlit as st
 
-from attention_ui.controls import lesson_settings, stage_picker, token_caption
-from attention_ui.text import EMBED_WORDS_REAL, STAGES
-from attention_ui.views import StageView, show_stage
+from attention_core import unscaled_weights
+
+from attention_ui.controls import Settings, lesson_settings, stage_picker, token_caption
+from attention_ui.text import EMBED_WORDS_REAL, STAGES, TOY_CAPTION
+from attention_ui.views import UNSCALED_KEY, StageView, show_slide, show_stage
 
 settings = lesson_settings("Step through attention")
-st.caption(f"Following the query token {token_caption(settings, settings.follow)}."
-           + ("" if settings.presenter else " Change it, the sentence or any size in the sidebar: every stage updates."))
+if not settings.presenter:
+    st.caption(f"Following the query token {token_caption(settings, settings.follow)} (click a row of a chart to "
+               "follow another). Change it, the sentence or any size in the sidebar: every stage updates.")
+    if settings.config.seeded_embeddings and settings.config.init == "random":
+        st.caption(TOY_CAPTION)
 
-step = stage_picker()
-lesson = settings.lesson
-view = StageView(lesson.trace, settings.labels, settings.follow, settings.head, settings.cell_size,
-                 settings.font_size, x=lesson.x, projections=lesson.projections,
-                 embed_words=None if settings.config.seeded_embeddings else EMBED_WORDS_REAL)
-show_stage(view, STAGES[step].key)
 
-seen = st.session_state.get("stages_seen", set())
-st.caption(f"You have looked at {len(seen)} of {len(STAGES)} stages in this session.")
+@st.fragment
+def stage(settings: Settings) -> None:
+    """Back/Next rerun only this part of the page."""
+    if st.session_state.pop("_follow_clicked", False):
+        st.rerun(scope="app")  # a click on a chart row picked another token: the sidebar shows it too
+    step = stage_picker(settings.presenter)
+    key = STAGES[step].key
+    lesson = settings.lesson
+    unscaled = unscaled_weights(lesson.trace) if key == "scaled" and st.session_state.get(UNSCALED_KEY) else None
+    view = StageView(lesson.trace, settings.labels, settings.follow, settings.head, settings.cell_size,
+                     settings.font_size, x=lesson.x, projections=lesson.projections,
+                     embed_words=None if settings.config.seeded_embeddings else EMBED_WORDS_REAL,
+                     colour=settings.colour, pick=True, seeded=settings.config.seeded_embeddings,
+                     unscaled=unscaled)
+    if settings.presenter:
+        show_slide(view, key)
+    else:
+        show_stage(view, key)
+    seen = st.session_state.get("stages_seen", set())
+    st.caption(f"You have looked at {len(seen)} of {len(STAGES)} stages in this session.")
+
+
+stage(settings)

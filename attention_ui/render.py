@@ -1,0 +1,121 @@
+"""Draw Altair charts as ready Vega-Lite specs, built once and shared by every visitor.
+
+Building an Altair chart and turning it into a spec costs tens of milliseconds, and ``st.altair_chart``
+does the second part under a process-wide lock. A class that opens one link asks for the same charts
+again and again, so a chart is built once per (builder, data, options) and its spec, with the data already
+in Arrow form, is kept in a small process-wide cache bounded in entries and bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from typing import Callable
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+from streamlit import dataframe_util
+
+MAX_SPECS = 512
+MAX_SPEC_BYTES = 96 * 2**20
+"""Bounds of the shared spec cache (entries; bytes of Arrow data and spec text)."""
+
+alt.data_transformers.disable_max_rows()  # a real model's layer × head grid has more than 5000 cells
+
+_lock = threading.Lock()
+_specs: OrderedDict[str, tuple[dict, int]] = OrderedDict()
+_bytes = 0
+
+
+def prepared_spec(chart: alt.TopLevelMixin) -> dict:
+    """The chart's Vega-Lite spec with each dataset as Arrow bytes (the form Streamlit sends)."""
+    spec = chart.to_dict(validate=False)  # the builders' specs are checked by the chart tests
+    datasets = spec.get("datasets") or {}
+    spec["datasets"] = {name: dataframe_util.convert_anything_to_arrow_bytes(pd.DataFrame(rows))
+                        for name, rows in datasets.items()}
+    return spec
+
+
+def _fingerprint(parts) -> str:
+    digest = hashlib.blake2b(digest_size=20)
+    for part in parts:
+        if isinstance(part, pd.DataFrame):
+            digest.update(pd.util.hash_pandas_object(part, index=False).to_numpy().tobytes())
+            digest.update(repr(list(part.columns)).encode())
+        else:
+            digest.update(repr(part).encode())
+    return digest.hexdigest()
+
+
+def cached_spec(builder: Callable[..., alt.TopLevelMixin], *frames: pd.DataFrame, **options) -> dict:
+    """``builder(*frames, **options)`` as a prepared spec, from the shared cache when it was built before."""
+    key = _fingerprint((builder.__module__, builder.__qualname__, *frames, sorted(options.items())))
+    with _lock:
+        hit = _specs.get(key)
+        if hit is not None:
+            _specs.move_to_end(key)
+            return hit[0]
+    spec = prepared_spec(builder(*frames, **options))
+    _remember(key, spec)
+    return spec
+
+
+def _remember(key: str, spec: dict) -> None:
+    global _bytes
+    size = sum(len(b) for b in spec["datasets"].values()) + len(repr({k: v for k, v in spec.items()
+                                                                       if k != "datasets"}))
+    with _lock:
+        if key in _specs:
+            return
+        _specs[key] = (spec, size)
+        _bytes += size
+        while _specs and (len(_specs) > MAX_SPECS or _bytes > MAX_SPEC_BYTES):
+            _, (_, dropped) = _specs.popitem(last=False)
+            _bytes -= dropped
+
+
+def cache_size() -> tuple[int, int]:
+    """(entries, bytes) held by the shared spec cache."""
+    with _lock:
+        return len(_specs), _bytes
+
+
+def show_chart(chart, *, key: str | None = None, on_select=None, fit: bool = False):
+    """Draw an Altair chart or a prepared spec.
+
+    Without ``fit`` it is drawn at its own size (``pad`` keeps the cell sizes; axes and legend are added
+    around them) and shrinks with a narrow screen; with ``fit`` it fills its container's width and the
+    height the page's style gives it. ``on_select`` (with ``key``) turns clicks on its selections into a
+    callback. Our own theme keeps the projector-sized fonts."""
+    spec = chart if isinstance(chart, dict) else prepared_spec(chart)
+    spec = {**spec, "datasets": dict(spec.get("datasets") or {}),
+            "autosize": {"type": "fit", "contains": "padding"} if fit else {"type": "pad"}}
+    if fit and ("layer" in spec or "mark" in spec):
+        spec.update(width="container", height="container")
+    selections = _selections(spec)
+    options = {"theme": None, "width": "stretch" if fit else "content"}
+    if fit:
+        options["height"] = "stretch"
+    if on_select is not None and key is not None and selections:
+        return st.vega_lite_chart(spec, key=key, on_select=on_select, selection_mode=selections, **options)
+    return st.vega_lite_chart(spec, **options)
+
+
+def _selections(spec: dict) -> list[str]:
+    names = []
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            for param in node.get("params", []) or []:
+                if isinstance(param, dict) and "select" in param:
+                    names.append(param["name"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk({k: v for k, v in spec.items() if k != "datasets"})
+    return names

@@ -1,0 +1,186 @@
+"""The worked numbers of every stage for the followed query token, as tables a person can check by hand.
+
+Every sum is written out term by term. Operands are shown with ``DIGITS`` decimals and each result with
+the same, so the shown terms add up to the shown result up to the rounding of what is shown (at most half
+a unit in the last place per term). Tokens, features and heads are counted from 1, as on the charts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import torch
+
+from attention_core import AttentionTrace, Projections, linear_terms, row_arithmetic
+
+DIGITS = 4
+MAX_TERMS = 64
+"""Sums with more terms show the first ones and one more term holding the sum of the rest (real models)."""
+MINUS = "−"
+
+
+@dataclass(frozen=True)
+class Worked:
+    """The followed token's numbers at one stage: a sentence, an optional formula with the numbers filled
+    in, and a table with one row per term group (a key, a feature or a head)."""
+
+    intro: str
+    table: pd.DataFrame
+    latex: str | None = None
+
+
+def number(value: float, digits: int = DIGITS) -> str:
+    """A number as the tables show it: fixed decimals, a true minus sign, −∞ for a blocked score."""
+    value = float(value)
+    if value == float("-inf"):
+        return f"{MINUS}∞"
+    text = f"{value:.{digits}f}"
+    if float(text) == 0:
+        text = text.lstrip("-")
+    return text.replace("-", MINUS)
+
+
+def product_sum(left, right, rest_label: str = "the other terms") -> str:
+    """'(a₁)(b₁) + (a₂)(b₂) + …' for two equal-length 1-D tensors; past MAX_TERMS the rest is one term."""
+    pairs = [f"({number(a)})({number(b)})" for a, b in zip(left[:MAX_TERMS].tolist(), right[:MAX_TERMS].tolist())]
+    if len(left) > MAX_TERMS:
+        rest = float((left[MAX_TERMS:] * right[MAX_TERMS:]).sum())
+        pairs.append(f"[{len(left) - MAX_TERMS} more: {number(rest)}]")
+    return " + ".join(pairs)
+
+
+def vector(values, limit: int = 16) -> str:
+    shown = ", ".join(number(v) for v in values[:limit].tolist())
+    return f"({shown}{', …' if len(values) > limit else ''})"
+
+
+def embed(x: torch.Tensor, labels: list[str], follow: int, seeded: bool) -> Worked:
+    """Stage 1: the followed token's row of X."""
+    row = x[follow]
+    intro = f"Token {labels[follow]} is row {follow + 1} of X: {row.shape[0]} numbers."
+    if seeded:
+        intro += (" They are drawn by a generator seeded with the seed and the lower-cased word, so the same "
+                  "word always gets the same vector (“The” and “the” too) — no learning is involved.")
+    table = pd.DataFrame({"feature": [f"x{d}" for d in range(1, row.shape[0] + 1)],
+                          "value": [number(v) for v in row.tolist()]})
+    return Worked(intro, table)
+
+
+def projection(x: torch.Tensor, projections: Projections, labels: list[str], follow: int, head: int,
+               d_k: int) -> Worked:
+    """Stage 2: q_i = x_i W_Q (+ b_Q), this head's columns, every product written out."""
+    columns = slice(head * d_k, (head + 1) * d_k)
+    b = None if projections.b_q is None else projections.b_q[columns]
+    terms = linear_terms(x[follow], projections.w_q[:, columns], b)
+    rows = []
+    for c in range(terms.result.shape[0]):
+        text = product_sum(x[follow], projections.w_q[:, head * d_k + c])
+        if b is not None:
+            text += f" + ({number(b[c])})"
+        rows.append({"feature of q": f"q{c + 1}", "x · column of W_Q (x_d · W_Q[d, c])": text,
+                     "= q": number(terms.result[c])})
+    intro = (f"q for {labels[follow]} is its row x times W_Q's columns {head * d_k + 1}–{(head + 1) * d_k} "
+             "(this head's slice): each feature of q is a sum over x's features. k and v are made the same way "
+             "with W_K and W_V.")
+    return Worked(intro, pd.DataFrame(rows), r"q_c = \sum_{d=1}^{d_{model}} x_d\, W_Q[d, c]"
+                  + (r" + b_c" if b is not None else ""))
+
+
+def scores(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> Worked:
+    """Stage 3: q · k_j for every key, all d_k products."""
+    r = row_arithmetic(trace, head, follow)
+    table = pd.DataFrame({"key": keys,
+                          "q · k = Σ q_d k_d": [product_sum(r.q, r.k[j]) for j in range(len(keys))],
+                          "= score": [number(s) for s in r.scores.tolist()]})
+    return Worked(f"Each score is a dot product of d_k = {trace.d_k} pairs.", table,
+                  rf"q \cdot k_j = \sum_{{d=1}}^{{{trace.d_k}}} q_d\,k_{{j,d}}")
+
+
+def scaled(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> Worked:
+    """Stage 4: score ÷ √d_k."""
+    r = row_arithmetic(trace, head, follow)
+    table = pd.DataFrame({"key": keys, "score": [number(s) for s in r.scores.tolist()],
+                          f"÷ √{trace.d_k}": [number(r.sqrt_d_k)] * len(keys),
+                          "= scaled": [number(s) for s in r.scaled.tolist()]})
+    return Worked(f"Every score is divided by √d_k = √{trace.d_k} = {number(r.sqrt_d_k)}.", table)
+
+
+def masked(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> Worked:
+    """Stage 5: blocked keys become −∞."""
+    r = row_arithmetic(trace, head, follow)
+    allowed = r.allowed.tolist()
+    table = pd.DataFrame({"key": keys, "scaled": [number(s) for s in r.scaled.tolist()],
+                          "may attend?": ["yes" if a else "no → −∞" for a in allowed],
+                          "= masked": [number(s) if a else number(float("-inf")) for s, a in
+                                       zip(r.scaled.tolist(), allowed)]})
+    blocked = allowed.count(False)
+    return Worked(f"{blocked} of {len(keys)} keys are blocked for this token." if blocked else
+                  "No key is blocked for this token: the scores pass through unchanged.", table)
+
+
+def softmax(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> Worked:
+    """Stage 6: e^(s − max), their sum, and each weight."""
+    r = row_arithmetic(trace, head, follow)
+    allowed = r.allowed.tolist()
+    peak = float(r.scaled[r.allowed].max()) if any(allowed) else float("nan")
+    table = pd.DataFrame({
+        "key": keys,
+        "scaled s": [number(s) if a else number(float("-inf")) for s, a in zip(r.scaled.tolist(), allowed)],
+        "s − max": [number(s) for s in r.shifted.tolist()],
+        "e^(s − max)": [number(e) for e in r.exps.tolist()],
+        "= weight (e ÷ Σe)": [number(w) for w in r.weights.tolist()],
+    })
+    if r.total == 0:
+        return Worked("Every key is blocked for this token, so all its weights are zero: it takes in nothing "
+                      "(no division by zero, no NaN).", table)
+    intro = (f"The row's largest scaled score is {number(peak)}; subtracting it before e^(·) leaves the weights "
+             "unchanged (it cancels in the fraction) and keeps e^(·) from overflowing.")
+    return Worked(intro, table, rf"\Sigma e = {number(r.total)},\qquad a_j = e^{{s_j - \max}} \div {number(r.total)}"
+                  rf",\qquad \Sigma_j a_j = {number(float(r.weights.sum()))}")
+
+
+def context(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> Worked:
+    """Stage 7: c = Σ_j a_j v_j, with every v_j shown."""
+    r = row_arithmetic(trace, head, follow)
+    d_v = r.v.shape[1]
+    table = pd.DataFrame({"key": keys, "weight a_j": [number(w) for w in r.weights.tolist()],
+                          "v_j": [vector(r.v[j], d_v) for j in range(len(keys))],
+                          "a_j · v_j": [vector(r.weighted_values[j], d_v) for j in range(len(keys))]})
+    sums = pd.DataFrame({"feature of c": [f"c{c + 1}" for c in range(d_v)],
+                         "Σ_j a_j v_j,c": [product_sum(r.weights, r.v[:, c]) for c in range(d_v)],
+                         "= c": [number(v) for v in r.context.tolist()]})
+    return Worked("The context vector is the weighted sum of the value vectors: each feature of c adds up "
+                  "weight × value over the keys.", pd.concat([table, sums], axis=1).fillna(""),
+                  r"c = \sum_j a_j\, v_j = " + vector(r.context, d_v).replace("−", "-"))
+
+
+def concat(trace: AttentionTrace, labels: list[str], follow: int) -> Worked:
+    """Stage 8: the heads' context rows side by side."""
+    d_v = trace.d_v
+    rows = [{"head": f"head {h + 1}", "columns": f"{h * d_v + 1}–{(h + 1) * d_v}",
+             "context of this head": vector(trace.context[h, follow], d_v)} for h in range(trace.num_heads)]
+    rows.append({"head": "concat", "columns": f"1–{trace.num_heads * d_v}",
+                 "context of this head": vector(trace.concat[follow], trace.num_heads * d_v)})
+    return Worked(f"The row of {labels[follow]}: each head's context vector, placed one after the other.",
+                  pd.DataFrame(rows))
+
+
+def output(trace: AttentionTrace, projections: Projections | None, labels: list[str], follow: int) -> Worked:
+    """Stage 9: o_c = Σ_m concat_m W_O[m, c] (+ b_O)."""
+    if projections is None or projections.w_o is None:
+        return Worked("There is no W_O here, so the output row equals the concatenated row.",
+                      pd.DataFrame({"feature": [f"o{c + 1}" for c in range(trace.output.shape[1])],
+                                    "= output": [number(v) for v in trace.output[follow].tolist()]}))
+    row, w_o, b = trace.concat[follow], projections.w_o, projections.b_o
+    terms = linear_terms(row, w_o, b)
+    rows = []
+    for c in range(terms.result.shape[0]):
+        text = product_sum(row, w_o[:, c])
+        if b is not None:
+            text += f" + ({number(b[c])})"
+        rows.append({"feature of the output": f"o{c + 1}", "concat · column of W_O": text,
+                     "= output": number(terms.result[c])})
+    return Worked(f"The output row of {labels[follow]} is its concatenated row times W_O: every head's numbers "
+                  "mix into every output feature.", pd.DataFrame(rows),
+                  r"o_c = \sum_{m=1}^{h\,d_v} \mathrm{concat}_m\, W_O[m, c]" + (r" + b_c" if b is not None else ""))
