@@ -135,7 +135,10 @@ def _session_query_params():
 
 
 def set_link_value(key: str, value: str | None) -> None:
-    """Put ``key=value`` in the address bar (``None`` removes it), also for widgets seeded in this run."""
+    """Put ``key=value`` in the address bar (``None`` removes it), also for widgets seeded in this run.
+
+    This goes through Streamlit's own QueryParams (bound parameters may not be deleted through
+    ``st.query_params``); a link's value must be cleaned before the widget bound to it reads it."""
     with _session_query_params() as qp:
         initial = getattr(qp, "_initial_query_params", None)
         if isinstance(initial, dict):
@@ -144,20 +147,22 @@ def set_link_value(key: str, value: str | None) -> None:
             else:
                 initial[key] = [value]
         if value is None:
-            if key in qp:
-                del qp[key]
+            qp.remove_param(key)
         elif qp.get(key) != value:
-            qp[key] = value
+            qp._set_item_internal(key, value)
+            qp._send_query_param_msg()
 
 
 def check_link() -> list[str]:
-    """Check every parameter of the current link; drop or rewrite what does not fit.
+    """Check every parameter of the current link that no widget has taken yet; drop or rewrite what does not
+    fit. (Once a widget holds a setting, the URL only mirrors what the person did, and the page itself says
+    what is wrong with it, e.g. an empty sentence.)
 
     Returns notes on what was ignored (markdown-safe), also kept for this run under ``NOTES_KEY``."""
     notes = []
     for key in list(st.query_params.keys()):
         param = LINK_PARAMS.get(key)
-        if param is None:
+        if param is None or key in st.session_state:
             continue
         values = st.query_params.get_all(key)
         raw = values[-1] if values else ""

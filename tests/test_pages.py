@@ -451,18 +451,19 @@ def test_stage_selector_jumps_to_a_stage():
     assert "weights A" in titles and any(t.startswith("context = A·V") for t in titles), titles
 
 
-def test_presenter_mode_enlarges_the_charts_and_hides_the_sidebar():
+def test_presenter_mode_makes_the_stage_a_slide_sized_to_the_window():
     at = open_page("pages/step_through.py")
     go_to_stage(at, "scaled")
     small = [(c.spec["width"], c.spec["height"]) for c in charts(at)]
-    assert not at.get("html")
+    assert all(isinstance(w, int) and isinstance(h, int) for w, h in small), small
+    assert not any("stSidebar" in e.proto.body for e in at.get("html"))
     set_widget(at, "toggle", "presenter", True)
-    large = [(c.spec["width"], c.spec["height"]) for c in charts(at)]
-    assert len(large) == len(small) == 2
-    for (w0, h0), (w1, h1) in zip(small, large):
-        assert w1 > w0 and h1 > h0
-    styles = [e.proto.body for e in at.get("html")]
-    assert any("stSidebar" in s and "display: none" in s for s in styles), styles
+    assert [(c.spec["width"], c.spec["height"]) for c in charts(at)][:2] == [("container", "container")] * 2
+    styles = " ".join(e.proto.body for e in at.get("html"))
+    assert "stSidebar" in styles and "display: none" in styles
+    assert "calc(100vh" in styles, "the slide's charts take their height from the window"
+    assert not at.title, "a slide has no page title: the stage title is the heading"
+    assert at.button(key="next") and at.button(key="back")
     set_widget(at, "toggle", "presenter", False)
     assert [(c.spec["width"], c.spec["height"]) for c in charts(at)] == small
 
@@ -584,9 +585,17 @@ def test_markup_sentence_is_escaped_at_every_stage():
 
 
 def test_page_keeps_its_title_when_the_settings_are_invalid():
-    at = open_page("pages/multi_head.py", {"sentence": ""})
+    at = open_page("pages/multi_head.py", {"init": "identity", "d_model": "6", "heads": "4"})  # 6 features do not split into 4 heads
     assert at.error
     assert any("Multi-head" in t for t in texts(at, "title")), texts(at, "title")
+
+
+def test_an_empty_sentence_in_a_link_falls_back_with_a_note():
+    at = open_page("pages/multi_head.py", {"sentence": ""})
+    assert not at.error
+    notes = texts(at, "info")
+    assert any("sentence" in n and "could not be used" in n for n in notes), notes
+    assert at.text_input(key="sentence").value == "The cat sat on the mat."
 
 
 def test_multi_head_sections_are_numbered_in_order():
