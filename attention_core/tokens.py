@@ -39,10 +39,13 @@ def _combining_mark_class() -> str:
 
 
 _MARK = _combining_mark_class()
-_WORD = rf"\w[\w{_MARK}]*"  # letters/digits with their combining marks
+# Chinese and Japanese write no spaces between words: each ideograph or kana is a token of its own.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+_WORD = rf"(?:(?![{_CJK}])\w)(?:(?![{_CJK}])[\w{_MARK}])*"  # letters/digits with their combining marks
 _EMOJI_TAIL = rf"[{_MARK}\U0001F3FB-\U0001F3FF]*"  # variation selectors, keycap, skin tones
 _TOKEN = re.compile(
-    rf"{_WORD}(?:['’]{_WORD})*"  # words, with inner apostrophes: don't, it's, नमस्ते
+    rf"[{_CJK}]"  # one Chinese character or kana: 猫, 坐
+    rf"|{_WORD}(?:['’]{_WORD})*"  # words, with inner apostrophes: don't, it's, नमस्ते
     r"|[\U0001F1E6-\U0001F1FF]{2}"  # a flag: two regional indicators, 🇫🇷
     rf"|[^\w\s]{_EMOJI_TAIL}"  # one symbol or emoji (with its modifiers)
     rf"(?:\u200d[^\w\s]{_EMOJI_TAIL})*"  # joined emoji: 👨‍👩‍👧
