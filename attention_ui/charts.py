@@ -148,6 +148,8 @@ def _heatmap_layers(
     follow_row: int | None = None,
     pick: bool = False,
     fit: bool = False,
+    outline: str | None = None,
+    pick_fields: tuple[str, ...] = ("row_index",),
 ) -> alt.LayerChart:
     df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
     rows = _ordered(df, row, "row_index")
@@ -205,13 +207,14 @@ def _heatmap_layers(
         text = text.transform_filter("datum.masked")
     layers = [backdrop, colored, text]
     if pick:
-        layers[1] = colored.add_params(alt.selection_point(name=PICK, fields=["row_index"], on="click",
+        layers[1] = colored.add_params(alt.selection_point(name=PICK, fields=list(pick_fields), on="click",
                                                            clear=False, empty=False))
-        layers[0] = backdrop.add_params(alt.selection_point(name=PICK_BLOCKED, fields=["row_index"], on="click",
-                                                            clear=False, empty=False))
+        layers[0] = backdrop.add_params(alt.selection_point(name=PICK_BLOCKED, fields=list(pick_fields),
+                                                            on="click", clear=False, empty=False))
     if follow_row is not None:
-        layers.append(base.transform_filter(f"datum.row_index == {int(follow_row)}")
-                      .mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=3))
+        outline = f"datum.row_index == {int(follow_row)}"
+    if outline is not None:
+        layers.append(base.transform_filter(outline).mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=3))
     size = {"width": "container", "height": "container"} if fit else {
         "width": cell_size * len(cols), "height": cell_size * len(rows)}
     return alt.layer(*layers, data=df).properties(**size)
@@ -376,6 +379,8 @@ def head_grid(
     title: str = "",
     axes: bool = True,
     spacing: int = 20,
+    selected: int | None = None,
+    pick: bool = False,
 ) -> alt.FacetChart:
     """Small multiples, one heatmap per head, all on ONE colour scale.
 
@@ -383,6 +388,8 @@ def head_grid(
     columns). ``domain=None`` takes the extent over all heads. ``axes=False``
     drops the token axes of every panel (the tooltips still name both tokens),
     for an overview of many heads; ``spacing`` is the gap between panels in px.
+    ``selected`` (a head_index) outlines that panel; ``pick`` lets a click on a panel select its head
+    (selection ``PICK`` on ``head_index``).
     """
     _require(heads_df, [head, "head_index", "value"])
     heads = _ordered(heads_df, head, "head_index")
@@ -399,6 +406,9 @@ def head_grid(
         cell_size=cell_size,
         font_size=font_size,
         value_title=value_title,
+        pick=pick,
+        pick_fields=("head_index",),
+        outline=None if selected is None else f"datum.head_index == {int(selected)}",
     )
     grid = layers.facet(
         facet=alt.Facet(f"{head}:N", sort=heads, header=alt.Header(title=None, labelFontSize=font_size + 1)),
@@ -457,4 +467,70 @@ def mask_grid(
         color=alt.when(f"datum.state === '{ALLOWED}'").then(alt.value(LIGHT_TEXT)).otherwise(alt.value(DARK_TEXT)),
     )
     chart = alt.layer(cells, marks, data=df).properties(width=cell_size * len(cols), height=cell_size * len(rows))
+    return _titled(chart, title, font_size)
+
+
+def lines_view(
+    df: pd.DataFrame,
+    *,
+    row: str = "query",
+    col: str = "key",
+    title: str = "",
+    follow_row: int | None = None,
+    font_size: int = 14,
+    row_height: int = 26,
+    width: int = 360,
+    pick: bool = False,
+) -> alt.LayerChart:
+    """The weights of one head as lines: queries in a left column, keys in a right one, one line per pair
+    with opacity and width growing with the weight (a matrix frame of weights, as for :func:`heatmap`).
+
+    The followed query's lines are drawn in ``FOLLOW_COLOR``; ``pick`` lets a click on a query (its
+    label or a line) select it (selection ``PICK`` on ``row_index``). Blocked pairs (``masked``) get no line.
+    """
+    df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
+    rows, cols = _ordered(df, row, "row_index"), _ordered(df, col, "col_index")
+    height = row_height * max(len(rows), len(cols))
+    positions = alt.Scale(domain=[-0.5, max(len(rows), len(cols)) - 0.5], reverse=True)
+    no_axis = alt.Axis(labels=False, ticks=False, domain=False, grid=False, title=None)
+    followed = "false" if follow_row is None else f"datum.row_index == {int(follow_row)}"
+    line = (
+        alt.Chart()
+        .transform_filter(f"{VALID} && !datum.masked && datum.value > 0.005")
+        .transform_calculate(left="0", right="1")
+        .mark_rule()
+        .encode(
+            x=alt.X("left:Q", scale=alt.Scale(domain=[-0.35, 1.35]), axis=no_axis),
+            x2="right:Q",
+            y=alt.Y("row_index:Q", scale=positions, axis=no_axis),
+            y2="col_index:Q",
+            opacity=alt.Opacity("value:Q", scale=alt.Scale(domain=[0, 1], range=[0.05, 1]), legend=None),
+            strokeWidth=alt.StrokeWidth("value:Q", scale=alt.Scale(domain=[0, 1], range=[1, 7]), legend=None),
+            color=alt.when(followed).then(alt.value(FOLLOW_COLOR)).otherwise(alt.value(POSITIVE_BAR_COLOR)),
+            tooltip=[alt.Tooltip(f"{row}:N", title=row), alt.Tooltip(f"{col}:N", title=col),
+                     alt.Tooltip("value:Q", title="weight", format=TOOLTIP_FORMAT)],
+        )
+    )
+    left_labels = (
+        alt.Chart()
+        .transform_filter("datum.col_index == 0")
+        .transform_calculate(at="0")
+        .mark_text(align="right", dx=-8, fontSize=font_size)
+        .encode(x=alt.X("at:Q", scale=alt.Scale(domain=[-0.35, 1.35]), axis=no_axis),
+                y=alt.Y("row_index:Q", scale=positions, axis=no_axis), text=f"{row}:N",
+                color=alt.when(followed).then(alt.value(FOLLOW_COLOR)).otherwise(alt.value(DARK_TEXT)))
+    )
+    right_labels = (
+        alt.Chart()
+        .transform_filter("datum.row_index == 0")
+        .transform_calculate(at="1")
+        .mark_text(align="left", dx=8, fontSize=font_size)
+        .encode(x=alt.X("at:Q", scale=alt.Scale(domain=[-0.35, 1.35]), axis=no_axis),
+                y=alt.Y("col_index:Q", scale=positions, axis=no_axis), text=f"{col}:N", color=alt.value(DARK_TEXT))
+    )
+    if pick:
+        selection = alt.selection_point(name=PICK, fields=["row_index"], on="click", clear=False, empty=False)
+        left_labels = left_labels.add_params(selection)
+    chart = alt.layer(line, left_labels, right_labels, data=df).properties(width=width, height=height,
+                                                                           view=alt.ViewBackground(stroke=None))
     return _titled(chart, title, font_size)

@@ -92,6 +92,33 @@ def lesson_settings(title: str) -> Settings:
     return Settings(config, lesson, labels, follow, head, presenter, colour)
 
 
+@dataclass(frozen=True)
+class SentenceSettings:
+    """What a real-model page needs from the sidebar: the sentence and the view options."""
+
+    sentence: str
+    presenter: bool
+
+    cell_size = Settings.cell_size
+    font_size = Settings.font_size
+
+
+def sentence_settings(title: str) -> SentenceSettings:
+    """Like ``lesson_settings``, for pages that read only the sentence (a real model brings its own sizes,
+    weights and mask): the sidebar shows the sentence alone."""
+    check_link()
+    keep_settings_across_pages()
+    presenter = _presenter_toggle()
+    if not presenter:
+        st.title(title)
+    with st.sidebar:
+        sentence = _sentence_control()
+        st.caption("The model brings its own sizes, weights and mask; the toy lesson's settings are kept for the "
+                   "other pages.")
+    show_link_notes()
+    return SentenceSettings(sentence, presenter)
+
+
 @st.cache_data(max_entries=256, show_spinner=False)
 def cached_lesson(config: LessonConfig, x=None) -> Lesson:
     """``run_lesson`` cached by its (frozen) config and the given word vectors x (numpy (T, d_model) or None)."""
@@ -173,12 +200,17 @@ def _pick_example() -> None:
         st.session_state["example"] = None
 
 
-def _config_controls() -> LessonConfig:
+def _sentence_control() -> str:
     st.header("Your sentence")
     sentence = st.text_input("Sentence", value=DEFAULTS.sentence, key="sentence", max_chars=MAX_SENTENCE_CHARS,
                              help=f"Words and punctuation become tokens; at most {MAX_TOKENS} tokens.", **BOUND)
     st.selectbox("…or pick an example", EXAMPLE_SENTENCES, index=None, key="example",
                  placeholder="Example sentences", on_change=_pick_example)
+    return sentence
+
+
+def _config_controls() -> LessonConfig:
+    sentence = _sentence_control()
 
     embeddings, real_width = _embeddings_control()
     st.header("Sizes")

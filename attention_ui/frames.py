@@ -153,17 +153,20 @@ def matrix_frame(values, row_labels, col_labels, *, row_name="query", col_name="
 
 
 def heads_frame(
-    values, row_labels, col_labels, *, row_name="query", col_name="key", head_name="head"
+    values, row_labels, col_labels, *, row_name="query", col_name="key", head_name="head", blocked=None
 ) -> pd.DataFrame:
     """One row per cell of a (h, T, S) tensor: :func:`matrix_frame` columns plus
     ``head_name`` ("head 1", "head 2", ...) and ``head_index`` (0-based), head-major.
+    ``blocked`` (bool (h, T, S)) marks masked cells as in :func:`matrix_frame`.
     """
     array = to_numpy(values)
     if array.ndim != 3:
         raise ValueError(f"expected a 3-D tensor (heads, T, S), got shape {tuple(array.shape)}")
+    cuts = None if blocked is None else to_numpy(blocked).astype(bool)
     parts = []
     for h, matrix in enumerate(array):
-        part = pd.DataFrame(_matrix_columns(matrix, row_labels, col_labels, row_name, col_name))
+        part = matrix_frame(matrix, row_labels, col_labels, row_name=row_name, col_name=col_name,
+                            blocked=None if cuts is None else cuts[h])
         part.insert(0, head_name, f"head {h + 1}")
         part["head_index"] = h
         parts.append(part)

@@ -32,8 +32,9 @@ UNSCALED_KEY = "unscaled_view"
 FOLLOW_KEY = "token"
 """Session key of the followed query token (0-based); clicking a chart's row sets it."""
 
-__all__ = ["MAX_FEATURES_SHOWN", "StageRecord", "StageView", "STAGE_RECORDS", "feature_heatmap", "numbers_table",
-           "show_chart", "show_slide", "show_stage", "stage_header", "token_heatmap"]
+__all__ = ["MAX_FEATURES_SHOWN", "StageRecord", "StageView", "STAGE_RECORDS", "feature_heatmap", "follow_token",
+           "numbers_table", "on_pick", "show_chart", "show_lines", "show_slide", "show_stage", "stage_header",
+           "token_heatmap"]
 
 
 @dataclass(frozen=True)
@@ -151,24 +152,30 @@ def _draw_charts(view: StageView, rec: StageRecord) -> None:
 
 def _show_main(view: StageView, chart, key: str) -> None:
     if view.pick:
-        show_chart(chart, key=f"pick_{key}", on_select=_follow_clicked_row, fit=view.fit)
+        show_chart(chart, key=f"pick_{key}", on_select=on_pick(f"pick_{key}", "row_index", follow_token), fit=view.fit)
     else:
         show_chart(chart, fit=view.fit)
 
 
-def _follow_clicked_row() -> None:
-    """A click on a chart's row: follow that row's token (runs before the next run, so widgets can change)."""
-    for name, value in st.session_state.items():
-        if not str(name).startswith("pick_") or not hasattr(value, "get"):
-            continue
-        selection = value.get("selection") or {}
-        for points in (selection.get(charts.PICK), selection.get(charts.PICK_BLOCKED)):
-            if points:
-                row = points[-1].get("row_index")
-                if isinstance(row, (int, float)) and row != st.session_state.get(FOLLOW_KEY):
-                    st.session_state[FOLLOW_KEY] = int(row)
-                    st.session_state["_follow_clicked"] = True
-                    return
+def follow_token(row) -> dict:
+    """What a click on query row ``row`` changes: the followed token (and a note that the sidebar must redraw)."""
+    return {FOLLOW_KEY: int(row), "_follow_clicked": True}
+
+
+def on_pick(chart_key: str, field: str, changes: Callable[[int], dict]) -> Callable[[], None]:
+    """A chart's click callback: the clicked point's ``field`` goes through ``changes`` into session state.
+    It runs before the next run, so it may change the value of a widget drawn earlier on the page."""
+
+    def callback() -> None:
+        state = st.session_state.get(chart_key) or {}
+        selection = state.get("selection") or {}
+        for points in selection.values():
+            value = points[-1].get(field) if points else None
+            if isinstance(value, (int, float)):
+                st.session_state.update(changes(int(value)))
+                return
+
+    return callback
 
 
 def show_worked(view: StageView, rec: StageRecord) -> None:
@@ -358,12 +365,30 @@ def _softmax_charts(view: StageView) -> list:
 
 def _softmax_extra(view: StageView) -> None:
     t = view.trace
+    show_lines(view)
     st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax.")
     before = frames.row_frame(t.masked[view.head, view.follow], frames.AxisLabels(view.keys))
     after = frames.row_frame(t.weights[view.head, view.follow], frames.AxisLabels(view.keys))
     show_chart(cached_spec(charts.before_after_softmax, before, after, cell_size=max(min(view.cell_size, 600 // max(len(view.keys), 1)), 18),
                            font_size=view.font_size))
     numbers_table(t.weights[view.head], view.labels, view.keys)
+
+
+def show_lines(view: StageView, head: int | None = None, title: str | None = None) -> None:
+    """One head's weights as lines from each query (left) to each key (right); the followed token's in colour."""
+    head = view.head if head is None else head
+    df = frames.matrix_frame(view.trace.weights[head], frames.AxisLabels(view.labels), frames.AxisLabels(view.keys),
+                             blocked=~view.trace.mask[head])
+    rows = max(len(view.labels), len(view.keys))
+    spec = cached_spec(charts.lines_view, df, follow_row=view.follow, font_size=view.font_size,
+                       row_height=max(18, min(view.cell_size, 520 // rows)), title=title or "the same weights as lines "
+                       "(thicker = more weight); click a word on the left to follow it", pick=view.pick,
+                       width=min(view.width_budget, 420))
+    key = f"lines_{head}"
+    if view.pick:
+        show_chart(spec, key=key, on_select=on_pick(key, "row_index", follow_token))
+    else:
+        show_chart(spec)
 
 
 def _context_charts(view: StageView) -> list:

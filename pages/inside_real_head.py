@@ -4,18 +4,18 @@ import pandas as pd
 import streamlit as st
 
 from attention_ui import frames
-from attention_ui.controls import lesson_settings, stage_picker
+from attention_ui.controls import sentence_settings, stage_picker
 from attention_ui.models import cached_reproduction, real_model_controls
 from attention_ui.text import EMBED_WORDS_LAYER, STAGES
 from attention_ui.views import StageView, show_stage
 
-settings = lesson_settings("Inside one real head")
+settings = sentence_settings("Inside one real head")
 st.markdown(
     "We take the layer's own input vectors and its own W_Q, W_K, W_V (and biases), run them through **the "
     "same code as the lesson's stages**, and compare our weights with the attention the model itself reports."
 )
 
-pick = real_model_controls(settings.config.sentence)
+pick = real_model_controls(settings.sentence)
 if pick is None:
     st.stop()
 rep = cached_reproduction(pick.name, pick.run.sentence, pick.layer)

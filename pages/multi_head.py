@@ -5,7 +5,8 @@ import streamlit as st
 from attention_ui import charts, frames
 from attention_ui.controls import lesson_settings
 from attention_ui.text import plain
-from attention_ui.views import StageView, feature_heatmap, show_chart, show_stage
+from attention_ui.render import cached_spec
+from attention_ui.views import StageView, feature_heatmap, on_pick, show_chart, show_lines, show_stage
 
 settings = lesson_settings("Multi-head attention")
 trace = settings.lesson.trace
@@ -37,9 +38,16 @@ for i in range(h):
 st.subheader("2 · Each head's attention weights (one shared colour scale)")
 panels_per_row = min(h, 4)
 grid_cell = max(12, min(settings.cell_size - 8, (1500 if settings.presenter else 680) // (panels_per_row * len(labels))))
-show_chart(charts.head_grid(frames.heads_frame(trace.weights, labels, labels), columns=panels_per_row,
-                            domain=(0, 1), cell_size=grid_cell, font_size=settings.font_size))
-st.caption("Same colour = same weight in every head, so the panels can be compared directly.")
+grid = cached_spec(charts.head_grid, frames.heads_frame(trace.weights, labels, labels, blocked=~trace.mask),
+                   columns=panels_per_row, domain=(0, 1), cell_size=grid_cell, font_size=settings.font_size,
+                   selected=settings.head if h > 1 else None, pick=h > 1)
+show_chart(grid, key="pick_head", on_select=on_pick("pick_head", "head_index", lambda i: {"head": i + 1}))
+st.caption("Same colour = same weight in every head, so the panels can be compared directly. "
+           + ("Click a head to look at it closely (outlined: the head chosen in the sidebar)." if h > 1 else ""))
+view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,
+                 x=settings.lesson.x, projections=settings.lesson.projections, colour=settings.colour, pick=True)
+show_lines(view, title=f"head {settings.head + 1} as lines: each query (left) to each key (right), thicker = more "
+           "weight; click a word on the left to follow it")
 
 st.subheader(f"3 · What {plain(settings.labels[settings.follow])} attends to, head by head")
 cols = st.columns(min(h, 2))  # two per row: room for every bar's value label
@@ -49,7 +57,5 @@ for i in range(h):
         show_chart(charts.row_bars(row, title=f"head {i + 1}", cell_size=max(min(settings.cell_size, 340 // len(labels)), 18),
                                    font_size=settings.font_size, height=180))
 
-view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,
-                 x=settings.lesson.x, projections=settings.lesson.projections)
 show_stage(view, "concat", heading="4 · Concatenate the heads")
 show_stage(view, "output", heading="5 · Mix them with W_O")

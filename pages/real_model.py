@@ -3,18 +3,19 @@
 import streamlit as st
 
 from attention_ui import charts, frames
-from attention_ui.controls import lesson_settings
+from attention_ui.controls import sentence_settings
 from attention_ui.models import real_model_controls
-from attention_ui.views import show_chart
+from attention_ui.render import cached_spec
+from attention_ui.views import on_pick, show_chart
 
-settings = lesson_settings("A real model's attention")
+settings = sentence_settings("A real model's attention")
 st.markdown(
     "The same attention you stepped through runs inside every layer of a real transformer. Here a small "
     "pretrained model reads your sentence; each small square below is one head's attention weights "
     "(rows: the token looking, columns: the token looked at)."
 )
 
-pick = real_model_controls(settings.config.sentence)
+pick = real_model_controls(settings.sentence)
 if pick is None:
     st.stop()
 run = pick.run
@@ -37,10 +38,16 @@ st.subheader(f"2 · All {pick.model.num_layers} layers × {pick.model.num_heads}
 grid = frames.heads_frame(attentions.reshape(-1, len(keep), len(keep)), labels, labels)
 grid["head"] = [f"L{i // pick.model.num_heads + 1} H{i % pick.model.num_heads + 1}" for i in grid["head_index"]]
 cell = max(2, min(12, (110 if settings.presenter else 56) // max(len(keep), 1)))  # 12 panels fit the screen
-show_chart(charts.head_grid(grid, columns=pick.model.num_heads, domain=(0, 1), cell_size=cell, font_size=11,
-                            axes=False, spacing=6, title="layer (row) × head (column), one colour scale"))
-st.caption("Each square's rows and columns are the tokens in order (hover for the pair and the weight). Look for "
-           "patterns: heads that attend to the previous or next token, to [CLS]/[SEP], or to the same word.")
+per_layer = pick.model.num_heads
+spec = cached_spec(charts.head_grid, grid, columns=per_layer, domain=(0, 1), cell_size=cell, font_size=11, axes=False,
+                   spacing=6, title="layer (row) × head (column), one colour scale; click a head to look at it",
+                   selected=pick.layer * per_layer + pick.head, pick=True)
+show_chart(spec, key="pick_model_head",
+           on_select=on_pick("pick_model_head", "head_index",
+                             lambda i: {"layer": i // per_layer + 1, "model_head": i % per_layer + 1}))
+st.caption("Each square's rows and columns are the tokens in order (hover for the pair and the weight); the outlined "
+           "one is shown up close below. Look for patterns: heads that attend to the previous or next token, to "
+           "[CLS]/[SEP], or to the same word.")
 
 st.subheader(f"3 · Layer {pick.layer + 1}, head {pick.head + 1} up close")
 weights = attentions[pick.layer, pick.head]

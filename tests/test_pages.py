@@ -494,7 +494,7 @@ BAD_INPUTS = {
     "600 words": (LONG_WORDS, "error", ["tokens", "limit is 32"]),
     "2500 chars of words": ("ab " * 850, "error", ["limit"]),
     "2500 chars, one word": ("a" * 2500, "either", ["limit"]),
-    "emoji, CJK and RTL": ("I ❤️ my 🐈‍⬛ in 🇫🇷 我爱你 שלום مرحبا", "render", ["🇫🇷", "我爱你", "שלום", "مرحبا"]),
+    "emoji, CJK and RTL": ("I ❤️ my 🐈‍⬛ in 🇫🇷 我爱你 שלום مرحبا", "render", ["🇫🇷", "·我", "·爱", "שלום", "مرحبا"]),
     "HTML and markdown": ("<b>x</b><script>alert(1)</script> **bold** [link](u)", "render",
                           ["script", "bold", "link"]),
 }
@@ -546,10 +546,10 @@ def test_bad_sentence_gives_a_message_or_renders_never_a_traceback(sessions, pag
     assert_no_raw_markup(at)
     errors = texts(at, "error")
     if page not in LESSON_PAGES:
-        # A real-model page: the lesson's own message, the model's message (e.g. "no words" for a
-        # 400-letter word that its tokenizer turns into [UNK]), or charts. Never a traceback.
+        # A real-model page: the model's own message (e.g. "no words" for a 400-letter word that its tokenizer
+        # turns into [UNK]), a notice that a long input was cut to the model's limit, or charts. Never a traceback.
         if outcome == "error":
-            assert errors and all(w in errors[0] for w in words), errors
+            assert errors or any("cut" in w or "first" in w for w in texts(at, "warning")), shown_text(at)
         else:
             assert at.get("vega_lite_chart") or errors, shown_text(at)
         return
