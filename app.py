@@ -14,8 +14,10 @@ st.set_page_config(page_title="Attention, step by step", page_icon="🔎", layou
 # Each lesson has its own url_path (hyphenated): a deep link then always goes through this file's
 # navigation, never through the legacy pages-folder routing that would skip it.
 LESSONS = [
+    st.Page("pages/start_here.py", title="Start here", icon=":material/flag:", url_path="start-here"),
     st.Page("pages/overview.py", title="Overview", icon=":material/home:", url_path="overview", default=True),
     st.Page("pages/step_through.py", title="Step through", icon=":material/footprint:", url_path="step-through"),
+    st.Page("pages/by_hand.py", title="Work it by hand", icon=":material/edit_note:", url_path="by-hand"),
     st.Page("pages/multi_head.py", title="Multi-head", icon=":material/view_module:", url_path="multi-head"),
     st.Page("pages/masking.py", title="Masking", icon=":material/grid_on:", url_path="masks"),
     st.Page("pages/real_model.py", title="Real model", icon=":material/neurology:", url_path="real-model"),
@@ -23,4 +25,6 @@ LESSONS = [
             url_path="inside-real-head"),
 ]
 
-st.navigation(LESSONS).run()
+page = st.navigation(LESSONS)
+st.session_state.setdefault("pages_visited", set()).add(page.url_path)  # the Start here path shows them
+page.run()

@@ -19,3 +19,7 @@ show_stage(view, STAGES[step].key)
 
 seen = st.session_state.get("stages_seen", set())
 st.caption(f"You have looked at {len(seen)} of {len(STAGES)} stages in this session.")
+
+from attention_ui import export, questions  # noqa: E402  (learning aids below the stage)
+questions.show_check_yourself(settings, STAGES[step].key)
+export.show_downloads(settings, STAGES[step].key)
