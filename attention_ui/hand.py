@@ -8,6 +8,7 @@ changed store (reset, resize, or a test setting it) starts a fresh editor from i
 
 from __future__ import annotations
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -77,7 +78,7 @@ def apply_size_change() -> None:
     for name, shape in matrix_shapes(s).items():
         store[name] = resize_grid(store.get(name), shape)
     for name in [n for n in store if n.startswith("answer_")]:
-        store[name] = resize_grid(store[name], answer_shape(name.removeprefix("answer_"), s), fill=None)
+        store[name] = resize_grid(store[name], answer_shape(name.removeprefix("answer_"), s), fill="")
 
 
 def answer_shape(stage: str, s: dict) -> tuple[int, int]:
@@ -92,15 +93,15 @@ def keep_sizes_widgets() -> None:
 
 def grid_editor(name: str, shape: tuple[int, int], row_labels: list[str], col_labels: list[str], *,
                 default=None, height: int | str = "content") -> list[list]:
-    """Draw an editable ``shape`` grid of text cells and return its rows as typed (None for an empty cell).
+    """Draw an editable ``shape`` grid of text cells and return its rows as typed ("" for an empty cell).
 
     ``default`` (rows) fills a grid the session has not typed yet (else empty cells).
     """
     store = grids()
     if name not in store:
-        store[name] = resize_grid(default, shape, fill=None)
+        store[name] = resize_grid(default, shape, fill="")
     elif len(store[name]) != shape[0] or any(len(row) != shape[1] for row in store[name]):
-        store[name] = resize_grid(store[name], shape, fill=None)
+        store[name] = resize_grid(store[name], shape, fill="")
     versions = st.session_state.setdefault(_VERSIONS_KEY, {})
     shown = st.session_state.setdefault(_SHOWN_KEY, {})
     widget_key = f"hand-edit-{name}-{versions.get(name, 0)}"
@@ -119,9 +120,9 @@ def grid_editor(name: str, shape: tuple[int, int], row_labels: list[str], col_la
 
 
 def _cell(value):
-    """An editor cell as typed: None for empty (the editor gives None or NaN), else as it came."""
+    """An editor cell as typed: "" for empty (the editor gives None or NaN for a cleared cell), else as it came."""
     if value is None or (isinstance(value, float) and value != value):
-        return None
+        return ""
     return value
 
 
@@ -143,3 +144,8 @@ def marks_table(check: AnswerCheck, typed: list[list], row_labels: list[str], co
     colours = pd.DataFrame([[MARK_COLOURS[m] for m in marks] for marks in check.marks], index=row_labels,
                            columns=col_labels)
     return table.style.apply(lambda _: colours, axis=None)
+
+
+def show_chart(chart) -> None:
+    """Draw at the chart's own size (cells stay square; axes and legend are added around them)."""
+    st.altair_chart(chart.properties(autosize=alt.AutoSizeParams(type="pad")), width="content", theme=None)

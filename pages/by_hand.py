@@ -66,7 +66,7 @@ st.caption("Click a cell and type. X has one row per token; each W has one row p
 typed, readings = {}, {}
 for col, name in zip(st.columns([1.3, 1, 1, 1]), shapes):
     with col:
-        st.markdown(f"**{name.replace('_', ' ')}**  ({shapes[name][0]} × {shapes[name][1]})")
+        st.markdown(f"**${name}$**  ({shapes[name][0]} × {shapes[name][1]})")
         typed[name] = hand.grid_editor(name, shapes[name], row_labels[name], col_labels[name])
         readings[name] = read_grid(typed[name], shapes[name], name, row_labels[name], col_labels[name])
 
@@ -74,7 +74,7 @@ problems = [p for reading in readings.values() for p in reading.problems]
 if problems:
     st.error("**Some cells cannot be used yet**, so nothing is computed until they are fixed:\n\n"
              + "\n".join(f"- {plain(p.message)}" for p in problems[:12])
-             + ("\n- …" if len(problems) > 12 else ""), icon="⚠️")
+             + ("\n- …" if len(problems) > 12 else ""), icon=":material/warning:")
     st.stop()
 
 trace = hand_trace(readings["X"].values, readings["W_Q"].values, readings["W_K"].values, readings["W_V"].values,
@@ -86,8 +86,8 @@ st.markdown("These are given, so you can start from them: each row of X times ea
 for col, name, values, prefix in zip(st.columns(3), "QKV", (trace.q[0], trace.k[0], trace.v[0]), "qkv"):
     df = frames.matrix_frame(values, tokens, frames.feature_labels(values.shape[1], prefix), row_name="token",
                              col_name="feature")
-    col.altair_chart(charts.matrix_heatmap(df, title=f"{name} = X·W_{name}", cell_size=52, font_size=14),
-                     width="content", theme=None)
+    with col:
+        hand.show_chart(charts.matrix_heatmap(df, title=f"{name} = X·W_{name}", cell_size=52, font_size=14))
 
 # ------------------------------------------------------------------------------ your answers
 st.subheader("Your turn")
@@ -112,13 +112,14 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
             right_count = check.count("right")
             if check.all_right:
                 st.session_state.setdefault(hand.SOLVED_KEY, set()).add(stage)
-                st.success(f"All {check.cells} cells right. Well done!", icon="✅")
+                st.success(f"All {check.cells} cells right. Well done!", icon=":material/check_circle:")
             else:
                 st.info(f"{right_count} of {check.cells} cells right (within ±{ANSWER_TOLERANCE:g}).")
             if check.problems:
                 st.warning("\n".join(f"- {plain(p.message)}" for p in check.problems[:8])
                            + ("\n- …" if len(check.problems) > 8 else ""))
-            st.dataframe(hand.marks_table(check, answer, tokens, answer_cols, show_answer=show_answer))
+            st.dataframe(hand.marks_table(check, answer, tokens, answer_cols, show_answer=show_answer),
+                         width="content")
         if show_answer:
             df = frames.matrix_frame(truth, tokens, frames.AxisLabels(answer_cols))
             chart = (charts.heatmap(df, title=title, scheme="viridis", domain=(0, 1), value_title="weight",
@@ -128,7 +129,7 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
                      charts.matrix_heatmap(frames.matrix_frame(truth, tokens, frames.AxisLabels(answer_cols),
                                                                row_name="token", col_name="feature"),
                                            title=title, cell_size=52, font_size=14))
-            st.altair_chart(chart, width="content", theme=None)
+            hand.show_chart(chart)
 
 st.markdown("**Takeaway:** every number in attention is a dot product, a division, an e^x or a weighted "
             "sum; a computer only does many of them at once.")
