@@ -163,6 +163,13 @@ STAGE_CHART_NAMES = {"embed": ("x",), "qkv": ("q", "k", "v"), "scores": ("scores
                      "concat": ("concat",), "output": ("output",)}
 """The names ``stage_charts`` gives each stage's charts (known without building them)."""
 
+CHART_DESCRIPTIONS = {"x": "X, the embeddings (heatmap)", "q": "Q (heatmap)", "k": "K (heatmap)",
+                      "v": "V (heatmap)", "scores": "raw scores QKᵀ (heatmap)", "scaled": "scaled scores (heatmap)",
+                      "mask": "the mask (grid)", "masked": "masked scores (heatmap)",
+                      "weights": "attention weights (heatmap)", "row": "the followed token's row (bars)",
+                      "context": "context vectors (heatmap)", "concat": "concatenated heads (heatmap)",
+                      "output": "output (heatmap)"}
+
 
 def converter_available() -> bool:
     """Whether vl-convert is installed (SVG and PNG need it)."""
@@ -314,7 +321,7 @@ def handout_html(trace: AttentionTrace, labels: list[str], *, x=None, head: int 
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f"<title>{e(title)}</title><style>{_HANDOUT_STYLE}</style></head><body>",
              f"<h1>{e(title)}</h1>",
-             "<p>" + e(" ".join(label.split("·", 1)[-1] for label in axes.queries)) + "</p>"]
+             "<p>Tokens: " + e(", ".join(axes.queries)) + "</p>"]
     if settings:
         parts.append("<ul>" + "".join(f"<li>{e(str(k))}: {e(str(v))}</li>" for k, v in settings.items()) + "</ul>")
     parts.append(f"<p class='note'>Head {head + 1} of {trace.num_heads}; worked numbers follow the query "
@@ -388,8 +395,8 @@ def show_downloads(settings, stage_key: str | None = None) -> None:
 
         st.markdown("**This stage's charts** (SVG for slides that scale, PNG at twice the screen size)")
         for name in names:
-            row = st.columns([2, 1, 1], vertical_alignment="center")
-            row[0].markdown(f"`{name}`")
+            row = st.columns([3, 1, 1, 3], vertical_alignment="center")
+            row[0].markdown(CHART_DESCRIPTIONS.get(name, name))
             for col, kind, mime in ((row[1], "svg", "image/svg+xml"), (row[2], "png", "image/png")):
                 col.download_button(kind.upper(), lambda name=name, kind=kind: render(name, kind),
                                     file_name=f"{stage_key}-{name}.{kind}", mime=mime, on_click="ignore",

@@ -120,7 +120,7 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
         return [
             _numeric(stage, "q-value", f"What is the first number of the query of {me}{head_words} "
                      f"(Q row {i + 1}, column 1)?", trace.q[h, i, 0],
-                     f"q = x · W_Q, taking this head's columns: here it is {float(trace.q[h, i, 0]):.3f}."),
+                     "q = x · W_Q, using this head's columns of W_Q."),
             _numeric(stage, "q-width", "How many numbers does each query of one head have (its width)?", d_k,
                      f"A head's query and key vectors have d_k = {d_k} numbers.", tolerance=0),
             _choice(stage, "role", "Which vector decides what a token passes on when another token attends to it?",
@@ -130,7 +130,7 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
     if stage == "scores":
         return [
             _numeric(stage, "score", f"What is the raw score QKᵀ from {me} to {other}{head_words}?",
-                     trace.scores[h, i, j], f"q · k = Σ q_d k_d = {float(trace.scores[h, i, j]):.3f}."),
+                     trace.scores[h, i, j], f"q · k = Σ_d q_d k_d over this head's d_k = {d_k} numbers."),
             _choice(stage, "meaning", "A query–key pair has a large positive score. What does that mean?",
                     ("The key matches what the query looks for, so it will get more weight",
                      "The two tokens are next to each other", "The key is blocked"), 0,
@@ -164,8 +164,7 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
         row_total = float(trace.weights[h, i].sum())
         return [
             _numeric(stage, "weight", f"What is the attention weight from {me} to {other}{head_words}?",
-                     trace.weights[h, i, j], f"e^(its scaled score) divided by the row's sum of e^(·): "
-                     f"{float(trace.weights[h, i, j]):.3f}."),
+                     trace.weights[h, i, j], "Softmax: e^(its scaled score) divided by the sum of e^(·) over the whole row."),
             _numeric(stage, "row-sum", f"What do the weights in the row of {me} add up to?", round(row_total),
                      "Softmax rows add up to 1" + (", except a fully blocked row, which is all zero."
                                                    if round(row_total) == 0 else "."), tolerance=NUMBER_TOLERANCE),
@@ -176,8 +175,7 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
     if stage == "context":
         return [
             _numeric(stage, "context", f"What is the first number of the context vector of {me}{head_words}?",
-                     trace.context[h, i, 0], f"c = Σ_j a_j v_j; its first number is "
-                     f"{float(trace.context[h, i, 0]):.3f}."),
+                     trace.context[h, i, 0], "c = Σ_j a_j v_j: the value rows weighted by this token's row of attention weights."),
             _choice(stage, "average", "A token's context vector is …",
                     ("the sum of all keys", "a weighted average of the value vectors",
                      "the query with the highest score"), 1,

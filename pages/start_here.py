@@ -24,10 +24,10 @@ PATH = (
     ("pages/inside_real_head.py", ("inside-real-head",), "Inside a real head",
      "The same stages on a real layer's own weights, matching the model to about 1e-7."),
 )
-"""(page file, its url paths, title, what it teaches), in the suggested order."""
+# (page file, its url paths, title, what it teaches), in the suggested order.
 
-VISITED_KEY = "pages_visited"
-"""Session key: the url paths of the pages opened in this session."""
+DONE, NOT_YET = "### :green[:material/check_circle:]", "### :gray[:material/radio_button_unchecked:]"
+VISITED_KEY = "pages_visited"  # session key: the url paths of the pages opened in this session
 
 keep_settings_across_pages()
 visited = st.session_state.setdefault(VISITED_KEY, set())
@@ -51,7 +51,7 @@ for number, (page, paths, title, teaches) in enumerate(PATH, start=1):
     done_count += done
     with st.container(border=True):
         mark, body = st.columns([1, 12], vertical_alignment="center")
-        mark.markdown("### ✅" if done else "### ⬜")
+        mark.markdown(DONE if done else NOT_YET)
         body.page_link(page, label=f"{number}. {title}")
         body.markdown(teaches)
         if page in progress:

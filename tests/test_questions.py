@@ -13,6 +13,8 @@ from attention_ui.frames import token_labels
 from attention_ui.questions import grade, questions_for
 from attention_ui.text import STAGE_KEYS
 
+DONE, NOT_YET = "### :green[:material/check_circle:]", "### :gray[:material/radio_button_unchecked:]"
+
 CAUSAL = run_lesson(LessonConfig(mask="causal", seed=7))
 LABELS = token_labels(CAUSAL.tokens)
 
@@ -121,7 +123,7 @@ def test_start_here_lists_the_path_and_ticks_what_was_done():
     at = open_page("pages/start_here.py")
     assert [t.value for t in at.title] == ["Start here"]
     marks = [m.value for m in at.markdown if m.value.startswith("### ")]
-    assert len(marks) == 7 and marks[0] == "### ⬜"
+    assert len(marks) == 7 and marks[0] == NOT_YET
     at = switch_to(at, "pages/step_through.py")
     at.selectbox(key="step").set_value("masked").run()
     q = next(q for q in questions_for(run_lesson(LessonConfig()).trace, token_labels(run_lesson(LessonConfig()).tokens),
@@ -130,7 +132,7 @@ def test_start_here_lists_the_path_and_ticks_what_was_done():
     at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
     at = switch_to(at, "pages/start_here.py")
     marks = [m.value for m in at.markdown if m.value.startswith("### ")]
-    assert marks[1] == "### ✅", marks  # the step-through, visited
+    assert marks[1] == DONE and marks[2] == NOT_YET, marks  # the step-through visited, not the by-hand page
     captions = " ".join(c.value for c in at.caption)
     assert "2 of 9 stages looked at, questions answered on 1 of them" in captions
     assert "1 right of 1 answered" in captions
