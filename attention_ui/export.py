@@ -123,7 +123,7 @@ def trace_json(trace: AttentionTrace, labels: list[str], key_labels: list[str] |
                          "values": cells.tolist()}
     document = {"tokens": axes.queries, "keys": axes.keys, "num_heads": trace.num_heads, "d_k": trace.d_k,
                 "d_v": trace.d_v, "settings": settings or {}, "stages": stages}
-    return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=1)
+    return json.dumps(document, ensure_ascii=False, allow_nan=False)
 
 
 def stages_from_json(text: str) -> dict[str, np.ndarray]:
