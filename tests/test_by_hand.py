@@ -15,6 +15,8 @@ import pyarrow as pa
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from apptest_support import TIMEOUT, open_page
@@ -243,3 +245,27 @@ def test_causal_mask_changes_the_weights_to_check():
     at.checkbox(key="hand-size-causal").check().run()
     check(at, "weights")
     assert texts(at, "success") == ["All 9 cells right. Well done!"]
+
+
+# ------------------------------------------------------------------------------------- properties
+
+NUMBERS = st.floats(-MAX_CELL_MAGNITUDE, MAX_CELL_MAGNITUDE, allow_nan=False)
+
+
+@given(NUMBERS)
+def test_any_number_in_range_reads_back_as_typed(value):
+    assert read_number(repr(value)) == value
+    assert read_number(value) == value
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(st.floats(-3, 3, allow_nan=False), min_size=2, max_size=2), min_size=3, max_size=3))
+def test_the_true_stages_rounded_to_3_decimals_are_always_right(x_rows):
+    _, w_q, w_k, w_v = example_tensors()
+    trace = hand_trace(torch.tensor(x_rows, dtype=torch.float64), w_q, w_k, w_v)
+    for stage in HAND_STAGES:
+        truth = stage_truth(trace, stage)
+        typed = [[f"{v:.3f}" for v in row] for row in truth.tolist()]
+        assert check_answer(typed, truth).all_right
+        typed[0][0] = f"{float(truth[0, 0]) + 2 * ANSWER_TOLERANCE:.3f}"
+        assert check_answer(typed, truth).marks[0][0] == WRONG

@@ -133,3 +133,12 @@ def test_step_through_offers_the_downloads():
     assert labels[:3] == ["Trace (CSV)", "Trace (JSON)", "Handout (HTML)"]
     assert labels[3:] == ["SVG", "PNG", "SVG", "PNG"]  # the weights heatmap and the row's bars
     assert any("Take it with you" in e.proto.label for e in at.get("expander"))
+
+
+def test_step_through_says_why_svg_and_png_are_missing_without_vl_convert(monkeypatch):
+    monkeypatch.setattr(export, "converter_available", lambda: False)
+    at = open_page("pages/step_through.py")
+    assert not at.exception
+    labels = [e.proto.label for e in at.get("download_button")]
+    assert labels == ["Trace (CSV)", "Trace (JSON)", "Handout (HTML)"]
+    assert any("vl-convert-python" in i.value for i in at.info)
