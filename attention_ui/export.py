@@ -73,7 +73,8 @@ def _stage_axes(trace: AttentionTrace, stage: str, axes: TraceAxes) -> tuple[lis
         return ["head", "query", "key"], axes.queries, axes.keys
     if stage == "concat":
         d_v = trace.d_v
-        return ["token", "feature"], axes.queries, [f"h{i // d_v + 1}·c{i % d_v}" for i in range(trace.concat.shape[1])]
+        return ["token", "feature"], axes.queries, [f"h{i // d_v + 1}·c{i % d_v}"
+                                                    for i in range(trace.concat.shape[1])]
     return ["token", "feature"], axes.queries, list(frames.feature_labels(trace.output.shape[1], "o"))
 
 
@@ -210,7 +211,8 @@ def _token_heatmap(values, axes: TraceAxes, title: str, *, weights: bool = False
 
 def _feature_heatmap(values, rows: list[str], title: str, prefix: str, col_labels=None):
     values = values[..., :32]
-    cols = frames.AxisLabels(col_labels[:values.shape[-1]]) if col_labels else frames.feature_labels(values.shape[-1], prefix)
+    width = values.shape[-1]
+    cols = frames.AxisLabels(col_labels[:width]) if col_labels else frames.feature_labels(width, prefix)
     df = frames.matrix_frame(values, frames.AxisLabels(rows), cols, row_name="token", col_name="feature")
     return charts.matrix_heatmap(df, title=title, show_values=values.shape[-1] <= 12)
 

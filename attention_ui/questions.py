@@ -164,7 +164,8 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
         row_total = float(trace.weights[h, i].sum())
         return [
             _numeric(stage, "weight", f"What is the attention weight from {me} to {other}{head_words}?",
-                     trace.weights[h, i, j], "Softmax: e^(its scaled score) divided by the sum of e^(·) over the whole row."),
+                     trace.weights[h, i, j],
+                     "Softmax: e^(its scaled score) divided by the sum of e^(·) over the whole row."),
             _numeric(stage, "row-sum", f"What do the weights in the row of {me} add up to?", round(row_total),
                      "Softmax rows add up to 1" + (", except a fully blocked row, which is all zero."
                                                    if round(row_total) == 0 else "."), tolerance=NUMBER_TOLERANCE),
@@ -175,7 +176,8 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
     if stage == "context":
         return [
             _numeric(stage, "context", f"What is the first number of the context vector of {me}{head_words}?",
-                     trace.context[h, i, 0], "c = Σ_j a_j v_j: the value rows weighted by this token's row of attention weights."),
+                     trace.context[h, i, 0],
+                     "c = Σ_j a_j v_j: the value rows weighted by this token's row of attention weights."),
             _choice(stage, "average", "A token's context vector is …",
                     ("the sum of all keys", "a weighted average of the value vectors",
                      "the query with the highest score"), 1,

@@ -67,11 +67,13 @@ def test_example_trace_has_the_worked_numbers_and_agrees_with_sdpa():
     x, w_q, w_k, w_v = example_tensors()
     trace = hand_trace(x, w_q, w_k, w_v)
     assert stage_truth(trace, "scores").tolist() == EXAMPLE_SCORES
-    assert torch.allclose(stage_truth(trace, "scaled"), torch.tensor(EXAMPLE_SCORES, dtype=torch.float64) / math.sqrt(2))
+    scores = torch.tensor(EXAMPLE_SCORES, dtype=torch.float64)
+    assert torch.allclose(stage_truth(trace, "scaled"), scores / math.sqrt(2))
     q, k, v = x @ w_q, x @ w_k, x @ w_v
     expected = F.scaled_dot_product_attention(q[None], k[None], v[None])[0]
     assert torch.allclose(stage_truth(trace, "context"), expected, atol=1e-12)
-    assert stage_truth(trace, "weights")[0].tolist() == pytest.approx([0.19778, 0.40111, 0.40111], abs=1e-5)  # 1, e^0.7071, e^0.7071 over their sum
+    # row 1: e^0, e^0.7071, e^0.7071 over their sum
+    assert stage_truth(trace, "weights")[0].tolist() == pytest.approx([0.19778, 0.40111, 0.40111], abs=1e-5)
 
 
 def test_causal_example_gives_zero_weight_to_later_tokens():
@@ -87,8 +89,8 @@ def test_check_answer_marks_each_cell_within_the_tolerance():
     check = check_answer(typed, truth, "Scores", ["a", "b"], ["a", "b"])
     assert check.marks == ((RIGHT, WRONG), (EMPTY, INVALID))
     assert check.count(RIGHT) == 1 and not check.all_right and check.cells == 4
-    assert [p.message for p in check.problems] == ["Scores, row b, column a is empty.",
-                                                   "Scores, row b, column b holds “minusone”, which is not a number."]
+    assert [p.message for p in check.problems] == [
+        "Scores, row b, column a is empty.", "Scores, row b, column b holds “minusone”, which is not a number."]
     assert check_answer([["0.5", "1"], ["2", "-1"]], truth).all_right
 
 

@@ -16,12 +16,18 @@ from attention_ui.text import STAGE_KEYS
 DONE, NOT_YET = "### :green[:material/check_circle:]", "### :gray[:material/radio_button_unchecked:]"
 
 CAUSAL = run_lesson(LessonConfig(mask="causal", seed=7))
+DEFAULT = run_lesson(LessonConfig())
 LABELS = token_labels(CAUSAL.tokens)
 
 
 def by_slug(stage: str, slug: str, lesson=CAUSAL, follow: int = 2, head: int = 1):
     found = questions_for(lesson.trace, token_labels(lesson.tokens), stage, follow=follow, head=head, x=lesson.x)
     return next(q for q in found if f"-{slug}-" in q.id)
+
+
+def default_question(stage: str, slug: str):
+    """A question the step-through asks with the default settings (token 1, head 1)."""
+    return next(q for q in questions_for(DEFAULT.trace, token_labels(DEFAULT.tokens), stage) if slug in q.id)
 
 
 @pytest.mark.parametrize("stage", STAGE_KEYS)
@@ -101,8 +107,7 @@ def test_step_through_asks_questions_and_keeps_the_score():
     at = open_page("pages/step_through.py")
     at.selectbox(key="step").set_value("scaled").run()
     assert "Check yourself" in [s.value for s in at.subheader]
-    q = next(q for q in questions_for(run_lesson(LessonConfig()).trace, token_labels(run_lesson(LessonConfig()).tokens),
-                                      "scaled") if "sqrt-dk" in q.id)
+    q = default_question("scaled", "sqrt-dk")
     at.text_input(key=f"cy-{q.id}").input("3")
     at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
     assert any("Not quite: it is 2" in e.value for e in at.error)
@@ -111,8 +116,7 @@ def test_step_through_asks_questions_and_keeps_the_score():
     assert any(s.value.startswith("Right") for s in at.success)
     assert any("1 right of 1 answered" in c.value for c in at.caption)
     at.selectbox(key="step").set_value("softmax").run()
-    weight = next(q for q in questions_for(run_lesson(LessonConfig()).trace, token_labels(run_lesson(LessonConfig()).tokens),
-                                           "softmax") if "-weight-" in q.id)
+    weight = default_question("softmax", "-weight-")
     at.text_input(key=f"cy-{weight.id}").input("not a number")
     at.button(key=f"FormSubmitter:cy-form-{weight.id}-Check").click().run()
     assert not at.exception and any("Type a number" in w.value for w in at.warning)
@@ -126,8 +130,7 @@ def test_start_here_lists_the_path_and_ticks_what_was_done():
     assert len(marks) == 7 and marks[0] == NOT_YET
     at = switch_to(at, "pages/step_through.py")
     at.selectbox(key="step").set_value("masked").run()
-    q = next(q for q in questions_for(run_lesson(LessonConfig()).trace, token_labels(run_lesson(LessonConfig()).tokens),
-                                      "masked") if "all-blocked" in q.id)
+    q = default_question("masked", "all-blocked")
     at.radio(key=f"cy-{q.id}").set_value(q.choices[q.correct])
     at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
     at = switch_to(at, "pages/start_here.py")
