@@ -26,8 +26,8 @@ keep_settings_across_pages()
 st.session_state.setdefault("pages_visited", set()).add("by-hand")
 st.title("Work it by hand")
 st.markdown(
-    "Attention is a handful of small sums. **Work them out yourself** on a tiny example: three tokens with "
-    "two numbers each. Change any number in X or the weights and every stage below is recomputed. Then type "
+    "Attention is a handful of small sums. **Work them out yourself** on a tiny example (at first three tokens with "
+    "two numbers each). Change any number in X or the weights and every stage below is recomputed. Then type "
     "your own answer for a stage and press **Check**: each cell is marked right or wrong."
 )
 st.latex(r"Q = XW_Q,\quad K = XW_K,\quad V = XW_V,\qquad "
