@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import TIMEOUT, open_page
+from apptest_support import ROOT, TIMEOUT, open_page
 from attention_core import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, MAX_CELL_MAGNITUDE, check_answer, hand_trace,
                             read_grid, read_number, resize_grid, stage_truth)
 from attention_core.by_hand import EMPTY, INVALID, RIGHT, WRONG
@@ -130,7 +130,7 @@ def texts(at: AppTest, kind: str) -> list[str]:
 
 def run_page(grids: dict | None = None) -> AppTest:
     """The page run on its own, with typed grids already in the session (as a person's typing leaves them)."""
-    at = AppTest.from_file(str(__import__("apptest_support").ROOT / PAGE), default_timeout=TIMEOUT)
+    at = AppTest.from_file(str(ROOT / PAGE), default_timeout=TIMEOUT)
     if grids is not None:
         at.session_state["hand_grids"] = grids
     at.run()
