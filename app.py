@@ -10,8 +10,10 @@ import streamlit as st
 LESSONS = [
     # (file, title, icon, url path). Distinct hyphenated url paths: a deep link always goes through this
     # file's navigation, never through the legacy pages-folder routing.
+    ("pages/start_here.py", "Start here", ":material/flag:", "start-here"),
     ("pages/overview.py", "Overview", ":material/home:", "overview"),
     ("pages/step_through.py", "Step through", ":material/footprint:", "step-through"),
+    ("pages/by_hand.py", "Work it by hand", ":material/edit_note:", "by-hand"),
     ("pages/multi_head.py", "Multi-head", ":material/view_module:", "multi-head"),
     ("pages/masking.py", "Masking", ":material/grid_on:", "masks"),
     ("pages/real_model.py", "Real model", ":material/neurology:", "real-model"),
@@ -32,7 +34,9 @@ def navigation() -> None:
     pages.append(st.Page(home_path, title=home_title, url_path=HOME, visibility="hidden"))
     # Presenter mode hides the sidebar, so the pages move to the top.
     presenter = st.session_state.get("presenter", st.query_params.get("presenter", "").lower() == "true")
-    st.navigation(pages, position="top" if presenter else "sidebar").run()
+    page = st.navigation(pages, position="top" if presenter else "sidebar")
+    st.session_state.setdefault("pages_visited", set()).add(page.url_path)  # the Start here path shows them
+    page.run()
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@ No streamlit or altair here: the core computes, the UI draws.
 """
 
 from .attention import AttentionTrace, apply_mask, attend, masked_softmax, trace_attention
+from .by_hand import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, MAX_CELL_MAGNITUDE, MAX_HAND_TOKENS,
+                      MAX_HAND_WIDTH, AnswerCheck, CellProblem, GridReading, HandExample, check_answer,
+                      format_cell, hand_trace, read_grid, read_number, resize_grid, stage_truth)
 from .explain import LinearTerms, RowArithmetic, linear_terms, row_arithmetic, unscaled_weights
 from .device import DEVICE_CHOICES, available_devices, resolve_device
 from .lesson import Lesson, LessonConfig, build_mask, check_config, lesson_tokens, run_lesson
@@ -21,6 +24,9 @@ from .weights import INIT_KINDS, Projections, identity_projections, projections_
 
 __all__ = [
     "AttentionTrace", "apply_mask", "attend", "masked_softmax", "trace_attention",
+    "ANSWER_TOLERANCE", "EXAMPLE", "HAND_STAGES", "MAX_CELL_MAGNITUDE", "MAX_HAND_TOKENS", "MAX_HAND_WIDTH",
+    "AnswerCheck", "CellProblem", "GridReading", "HandExample", "check_answer", "format_cell", "hand_trace",
+    "read_grid", "read_number", "resize_grid", "stage_truth",
     "LinearTerms", "RowArithmetic", "linear_terms", "row_arithmetic", "unscaled_weights",
     "DEVICE_CHOICES", "available_devices", "resolve_device",
     "Lesson", "LessonConfig", "build_mask", "check_config", "lesson_tokens", "run_lesson",

@@ -4,6 +4,7 @@ import streamlit as st
 
 from attention_core import unscaled_weights
 
+from attention_ui import export, questions
 from attention_ui.controls import Settings, lesson_settings, stage_picker, token_caption
 from attention_ui.text import EMBED_WORDS_REAL, STAGES, TOY_CAPTION
 from attention_ui.views import UNSCALED_KEY, StageView, show_slide, show_stage
@@ -36,6 +37,8 @@ def stage(settings: Settings) -> None:
         show_stage(view, key)
     seen = st.session_state.get("stages_seen", set())
     st.caption(f"You have looked at {len(seen)} of {len(STAGES)} stages in this session.")
+    questions.show_check_yourself(settings, key)
+    export.show_downloads(settings, key)
 
 
 stage(settings)

@@ -1,0 +1,135 @@
+"""Work it by hand: type a tiny example, compute each stage yourself, and have every cell checked."""
+
+import math
+
+import streamlit as st
+
+from attention_core import (ANSWER_TOLERANCE, HAND_STAGES, MAX_CELL_MAGNITUDE, MAX_HAND_TOKENS, MAX_HAND_WIDTH,
+                            check_answer, hand_trace, read_grid, stage_truth)
+from attention_ui import charts, frames, hand
+from attention_ui.controls import keep_settings_across_pages
+from attention_ui.text import plain
+
+HAND_STAGE_TEXT = {
+    "scores": ("1 · Raw scores QKᵀ", r"S_{ij} = q_i \cdot k_j = \sum_{d} q_{i,d}\, k_{j,d}",
+               "For each query row i and key row j, multiply q_i and k_j number by number and add them up."),
+    "scaled": ("2 · Scale by √d_k", r"\tilde S_{ij} = \frac{S_{ij}}{\sqrt{d_k}}",
+               "Divide every score by √d_k."),
+    "weights": ("3 · Softmax: the weights", r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_l e^{\tilde S_{il}}}",
+                "In each row, take e to the power of every scaled score, then divide each by the row's sum. "
+                "A blocked key (causal mask) gets weight 0."),
+    "context": ("4 · Context vectors", r"c_i = \sum_j A_{ij}\, v_j",
+                "Row i of the context is the sum of V's rows, each multiplied by its weight in row i of A."),
+}
+
+keep_settings_across_pages()
+st.session_state.setdefault("pages_visited", set()).add("by-hand")
+st.title("Work it by hand")
+st.markdown(
+    "Attention is a handful of small sums. **Work them out yourself** on a tiny example (at first three tokens with "
+    "two numbers each). Change any number in X or the weights and every stage below is recomputed. Then type "
+    "your own answer for a stage and press **Check**: each cell is marked right or wrong."
+)
+st.latex(r"Q = XW_Q,\quad K = XW_K,\quad V = XW_V,\qquad "
+         r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V")
+
+# ------------------------------------------------------------------------------------------ sizes
+hand.keep_sizes_widgets()
+sizes = hand.sizes()
+if hand.GRIDS_KEY not in st.session_state:
+    st.session_state[hand.GRIDS_KEY] = hand.example_grids(sizes)
+with st.expander("Sizes and mask", expanded=False):
+    cols = st.columns(5, vertical_alignment="bottom")
+    cols[0].number_input("Tokens T", 1, MAX_HAND_TOKENS, step=1, key="hand-size-tokens",
+                         on_change=hand.apply_size_change)
+    cols[1].number_input("d_model", 1, MAX_HAND_WIDTH, step=1, key="hand-size-d_model",
+                         on_change=hand.apply_size_change)
+    cols[2].number_input("d_k", 1, MAX_HAND_WIDTH, step=1, key="hand-size-d_k", on_change=hand.apply_size_change)
+    cols[3].number_input("d_v", 1, MAX_HAND_WIDTH, step=1, key="hand-size-d_v", on_change=hand.apply_size_change)
+    cols[4].checkbox("Causal mask", key="hand-size-causal", on_change=hand.apply_size_change,
+                     help="Token i may only attend to tokens 1…i.")
+    st.caption(f"Limits: {MAX_HAND_TOKENS} tokens, d_model, d_k and d_v up to {MAX_HAND_WIDTH}; every number "
+               f"between −{MAX_CELL_MAGNITUDE:g} and {MAX_CELL_MAGNITUDE:g}. Fractions such as 1/2 are fine.")
+    st.button("Reset to the example", on_click=hand.reset_to_example, key="hand-reset",
+              icon=":material/restart_alt:")
+
+tokens = frames.token_labels(hand.TOKENS[:sizes["tokens"]])
+x_cols = frames.feature_labels(sizes["d_model"], "x")
+shapes = hand.matrix_shapes(sizes)
+col_labels = {"X": x_cols, "W_Q": frames.feature_labels(sizes["d_k"], "q"),
+              "W_K": frames.feature_labels(sizes["d_k"], "k"), "W_V": frames.feature_labels(sizes["d_v"], "v")}
+row_labels = {"X": tokens, "W_Q": x_cols, "W_K": x_cols, "W_V": x_cols}
+
+# ------------------------------------------------------------------------------- typed matrices
+st.subheader("Your matrices")
+st.caption("Click a cell and type. X has one row per token; each W has one row per feature of X.")
+typed, readings = {}, {}
+for col, name in zip(st.columns([1.3, 1, 1, 1]), shapes):
+    with col:
+        st.markdown(f"**${name}$**  ({shapes[name][0]} × {shapes[name][1]})")
+        typed[name] = hand.grid_editor(name, shapes[name], row_labels[name], col_labels[name])
+        readings[name] = read_grid(typed[name], shapes[name], name, row_labels[name], col_labels[name])
+
+problems = [p for reading in readings.values() for p in reading.problems]
+if problems:
+    st.error("**Some cells cannot be used yet**, so nothing is computed until they are fixed:\n\n"
+             + "\n".join(f"- {plain(p.message)}" for p in problems[:12])
+             + ("\n- …" if len(problems) > 12 else ""), icon=":material/warning:")
+    st.stop()
+
+trace = hand_trace(readings["X"].values, readings["W_Q"].values, readings["W_K"].values, readings["W_V"].values,
+                   causal=bool(sizes["causal"]))
+
+# ----------------------------------------------------------------------------- Q, K, V (given)
+st.subheader("Q, K and V from your numbers")
+st.markdown("These are given, so you can start from them: each row of X times each W.")
+for col, name, values, prefix in zip(st.columns(3), "QKV", (trace.q[0], trace.k[0], trace.v[0]), "qkv"):
+    df = frames.matrix_frame(values, tokens, frames.feature_labels(values.shape[1], prefix), row_name="token",
+                             col_name="feature")
+    with col:
+        hand.show_chart(charts.matrix_heatmap(df, title=f"{name} = X·W_{name}", cell_size=52, font_size=14))
+
+# ------------------------------------------------------------------------------ your answers
+st.subheader("Your turn")
+d_k = trace.d_k
+st.markdown(f"Here d_k = {d_k}, so √d_k = {math.sqrt(d_k):.4f}. A cell is right when it is within "
+            f"±{ANSWER_TOLERANCE:g} of the true value: round to 2 or 3 decimals.")
+checked = st.session_state.setdefault(hand.CHECKED_KEY, set())
+for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAND_STAGES):
+    title, formula, how = HAND_STAGE_TEXT[stage]
+    truth = stage_truth(trace, stage)  # (T, T) or (T, d_v)
+    answer_cols = tokens if stage != "context" else frames.feature_labels(truth.shape[1], "c")
+    with tab:
+        st.markdown(how)
+        st.latex(formula)
+        answer = hand.grid_editor(f"answer_{stage}", tuple(truth.shape), tokens, answer_cols)
+        left, right = st.columns([1, 3], vertical_alignment="center")
+        if left.button("Check", key=f"hand-check-{stage}", type="primary", icon=":material/check:"):
+            checked.add(stage)
+        show_answer = right.toggle("Show the right values", key=f"hand-show-{stage}")
+        if stage in checked:
+            check = check_answer(answer, truth, "Your answer", tokens, answer_cols)
+            right_count = check.count("right")
+            if check.all_right:
+                st.session_state.setdefault(hand.SOLVED_KEY, set()).add(stage)
+                st.success(f"All {check.cells} cells right. Well done!", icon=":material/check_circle:")
+            else:
+                st.info(f"{right_count} of {check.cells} cells right (within ±{ANSWER_TOLERANCE:g}).")
+            if check.problems:
+                st.warning("\n".join(f"- {plain(p.message)}" for p in check.problems[:8])
+                           + ("\n- …" if len(check.problems) > 8 else ""))
+            st.dataframe(hand.marks_table(check, answer, tokens, answer_cols, show_answer=show_answer),
+                         width="content")
+        if show_answer:
+            df = frames.matrix_frame(truth, tokens, frames.AxisLabels(answer_cols))
+            chart = (charts.heatmap(df, title=title, scheme="viridis", domain=(0, 1), value_title="weight",
+                                    cell_size=52, font_size=14) if stage == "weights" else
+                     charts.heatmap(df, title=title, diverging=True, scheme="blueorange", cell_size=52, font_size=14)
+                     if stage != "context" else
+                     charts.matrix_heatmap(frames.matrix_frame(truth, tokens, frames.AxisLabels(answer_cols),
+                                                               row_name="token", col_name="feature"),
+                                           title=title, cell_size=52, font_size=14))
+            hand.show_chart(chart)
+
+st.markdown("**Takeaway:** every number in attention is a dot product, a division, an e^x or a weighted "
+            "sum; a computer only does many of them at once.")

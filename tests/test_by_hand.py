@@ -1,0 +1,274 @@
+"""Work it by hand: reading typed grids, checking answers, and the page driven through AppTest.
+
+AppTest cannot type into ``st.data_editor`` (see FACTS.md), so the page tests put the typed grids
+in the page's session store (``hand_grids``), exactly where the editors keep what a person types,
+and assert on what the page shows: Q's chart, the marks, the messages.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from streamlit.testing.v1 import AppTest
+
+from apptest_support import ROOT, TIMEOUT, open_page
+from attention_core import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, MAX_CELL_MAGNITUDE, check_answer, hand_trace,
+                            read_grid, read_number, resize_grid, stage_truth)
+from attention_core.by_hand import EMPTY, INVALID, RIGHT, WRONG
+
+PAGE = "pages/by_hand.py"
+EXAMPLE_SCORES = [[0, 1, 1], [1, 1, 2], [1, 2, 3]]  # Q = [[1,0],[1,1],[2,1]], K = [[0,1],[1,0],[1,1]]
+BAD_CELLS = {"empty": (None, "is empty"), "blank text": ("  ", "is empty"), "text": ("abc", "not a number"),
+             "NaN": ("nan", "NaN"), "inf": ("inf", "infinite"), "minus inf": ("-inf", "infinite"),
+             "huge": ("1e308", "too large"), "huge float": (1e308, "too large"), "float NaN": (math.nan, "NaN"),
+             "markup": ("<b>*1*</b>", "not a number")}
+
+
+def example_tensors():
+    return [read_grid(rows, (len(rows), len(rows[0])), name).values
+            for name, rows in (("X", EXAMPLE.x), ("W_Q", EXAMPLE.w_q), ("W_K", EXAMPLE.w_k), ("W_V", EXAMPLE.w_v))]
+
+
+# ------------------------------------------------------------------------------------------- core
+
+
+@pytest.mark.parametrize("typed, value", [("0.5", 0.5), (" -2 ", -2.0), ("−1", -1.0), ("1/2", 0.5), ("1e-3", 1e-3),
+                                          (3, 3.0), (0.25, 0.25), ("1000", 1000.0)])
+def test_read_number_accepts_what_a_person_types(typed, value):
+    assert read_number(typed) == value
+
+
+@pytest.mark.parametrize("name", list(BAD_CELLS))
+def test_every_bad_cell_is_named_with_its_reason(name):
+    cell, reason = BAD_CELLS[name]
+    rows = [["1", "2"], ["3", cell]]
+    reading = read_grid(rows, (2, 2), "W_Q", ["x0", "x1"], ["q0", "q1"])
+    assert not reading.ok
+    (problem,) = reading.problems
+    assert (problem.row, problem.col) == (1, 1)
+    assert problem.message.startswith("W_Q, row x1, column q1") and reason in problem.message, problem.message
+    assert reading.values[0].tolist() == [1.0, 2.0] and math.isnan(reading.values[1, 1])
+
+
+def test_a_missing_row_or_cell_is_reported_not_raised():
+    reading = read_grid([["1"]], (2, 2), "X")
+    assert len(reading.problems) == 3 and all("is empty" in p.message for p in reading.problems)
+
+
+def test_example_trace_has_the_worked_numbers_and_agrees_with_sdpa():
+    x, w_q, w_k, w_v = example_tensors()
+    trace = hand_trace(x, w_q, w_k, w_v)
+    assert stage_truth(trace, "scores").tolist() == EXAMPLE_SCORES
+    scores = torch.tensor(EXAMPLE_SCORES, dtype=torch.float64)
+    assert torch.allclose(stage_truth(trace, "scaled"), scores / math.sqrt(2))
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    expected = F.scaled_dot_product_attention(q[None], k[None], v[None])[0]
+    assert torch.allclose(stage_truth(trace, "context"), expected, atol=1e-12)
+    # row 1: e^0, e^0.7071, e^0.7071 over their sum
+    assert stage_truth(trace, "weights")[0].tolist() == pytest.approx([0.19778, 0.40111, 0.40111], abs=1e-5)
+
+
+def test_causal_example_gives_zero_weight_to_later_tokens():
+    trace = hand_trace(*example_tensors(), causal=True)
+    weights = stage_truth(trace, "weights")
+    assert weights[0].tolist() == [1.0, 0.0, 0.0]
+    assert torch.all(weights.triu(1) == 0)
+
+
+def test_check_answer_marks_each_cell_within_the_tolerance():
+    truth = torch.tensor([[0.5, 1.0], [2.0, -1.0]])
+    typed = [[str(0.5 + ANSWER_TOLERANCE * 0.9), "1.02"], [None, "minus one"]]
+    check = check_answer(typed, truth, "Scores", ["a", "b"], ["a", "b"])
+    assert check.marks == ((RIGHT, WRONG), (EMPTY, INVALID))
+    assert check.count(RIGHT) == 1 and not check.all_right and check.cells == 4
+    assert [p.message for p in check.problems] == [
+        "Scores, row b, column a is empty.", "Scores, row b, column b holds “minusone”, which is not a number."]
+    assert check_answer([["0.5", "1"], ["2", "-1"]], truth).all_right
+
+
+def test_resize_keeps_the_overlap_and_fills_new_cells():
+    assert resize_grid([["1", "2"], ["3", "4"]], (3, 1)) == [["1"], ["3"], ["0"]]
+    assert resize_grid(None, (1, 2), fill=None) == [[None, None]]
+
+
+def test_limits_are_named():
+    assert read_number(str(MAX_CELL_MAGNITUDE)) == MAX_CELL_MAGNITUDE
+    with pytest.raises(ValueError, match="too large"):
+        read_number(str(MAX_CELL_MAGNITUDE * 1.01))
+
+
+# ------------------------------------------------------------------------------------------- page
+
+
+def page_charts(at: AppTest) -> dict[str, pd.DataFrame]:
+    """Chart title -> its data, for every Altair chart on the page."""
+    found = {}
+    for element in at.get("vega_lite_chart"):
+        spec = json.loads(element.proto.spec)
+        title = spec.get("title", {})
+        title = title.get("text", "") if isinstance(title, dict) else str(title)
+        data = [pa.ipc.open_stream(d.data.data).read_pandas() for d in element.proto.datasets]
+        found[title] = pd.concat(data, ignore_index=True)
+    return found
+
+
+def matrix_of(data: pd.DataFrame) -> list[list[float]]:
+    return data.pivot_table(index="row_index", columns="col_index", values="value").values.tolist()
+
+
+def texts(at: AppTest, kind: str) -> list[str]:
+    return [str(e.value) for e in at.get(kind)]
+
+
+def run_page(grids: dict | None = None) -> AppTest:
+    """The page run on its own, with typed grids already in the session (as a person's typing leaves them)."""
+    at = AppTest.from_file(str(ROOT / PAGE), default_timeout=TIMEOUT)
+    if grids is not None:
+        at.session_state["hand_grids"] = grids
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def typed_example() -> dict:
+    return {"X": [["1", "0"], ["0", "1"], ["1", "1"]], "W_Q": [["1", "0"], ["1", "1"]],
+            "W_K": [["0", "1"], ["1", "0"]], "W_V": [["1", "2"], ["0", "1"]]}
+
+
+def check(at: AppTest, stage: str) -> AppTest:
+    at.button(key=f"hand-check-{stage}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_page_opens_from_the_app_with_the_example():
+    at = open_page(PAGE)
+    assert texts(at, "title") == ["Work it by hand"]
+    charts = page_charts(at)
+    assert matrix_of(charts["Q = X·W_Q"]) == [[1, 0], [1, 1], [2, 1]]
+    assert matrix_of(charts["K = X·W_K"]) == [[0, 1], [1, 0], [1, 1]]
+    assert [s for s in texts(at, "subheader")] == ["Your matrices", "Q, K and V from your numbers", "Your turn"]
+    assert any("±0.01" in m for m in texts(at, "markdown"))
+    assert len(at.tabs) == len(HAND_STAGES)
+
+
+def test_changed_matrices_change_every_stage():
+    grids = typed_example()
+    grids["X"][0] = ["2", "3"]  # token 1 becomes (2, 3): q_1 = (5, 3)
+    at = run_page(grids)
+    assert matrix_of(page_charts(at)["Q = X·W_Q"])[0] == [5, 3]
+    grids = at.session_state["hand_grids"]
+    grids["answer_scores"] = [["21", "5", "8"], ["5", "1", "2"], ["8", "2", "3"]]  # k_1 = (3, 2) now too
+    check(at, "scores")
+    assert texts(at, "success") == ["All 9 cells right. Well done!"]
+
+
+def test_a_wrong_cell_is_marked_and_the_right_answer_then_accepted():
+    grids = typed_example() | {"answer_scores": [["0", "1", "1"], ["1", "1", "2"], ["1", "2", "5"]]}
+    at = check(run_page(grids), "scores")
+    assert texts(at, "info") == ["8 of 9 cells right (within ±0.01)."]
+    marks = at.tabs[0].dataframe[-1].value  # the scores tab: its answer editor, then the marks
+    assert marks.iloc[2, 2] == "✗ 5" and marks.iloc[0, 0] == "✓ 0"
+    at.toggle(key="hand-show-scores").set_value(True).run()
+    assert at.tabs[0].dataframe[-1].value.iloc[2, 2] == "✗ 5 → 3.000"
+    assert "1 · Raw scores QKᵀ" in page_charts(at)
+    at.session_state["hand_grids"]["answer_scores"][2][2] = "3"
+    at.run()
+    assert texts(at, "success") == ["All 9 cells right. Well done!"]
+    assert at.session_state["hand_solved"] == {"scores"}
+
+
+def test_weights_are_checked_within_the_tolerance():
+    truth = [[0.198, 0.401, 0.401], [0.248, 0.248, 0.504], [0.140, 0.284, 0.576]]
+    grids = typed_example() | {"answer_weights": [[f"{v:.3f}" for v in row] for row in truth]}
+    at = check(run_page(grids), "weights")
+    assert texts(at, "success") == ["All 9 cells right. Well done!"]
+    grids = at.session_state["hand_grids"]
+    grids["answer_weights"][0][0] = "0.22"  # off by 0.022
+    at.run()
+    assert texts(at, "info") == ["8 of 9 cells right (within ±0.01)."]
+
+
+@pytest.mark.parametrize("name", list(BAD_CELLS))
+def test_every_bad_matrix_cell_gets_a_message_and_nothing_typed_is_lost(name):
+    cell, reason = BAD_CELLS[name]
+    if name == "float NaN":
+        reason = "is empty"  # the editor hands back a cleared cell as NaN
+    grids = typed_example() | {"answer_context": [["1", "2"], [None, None], [None, None]]}
+    grids["W_K"][1][0] = cell
+    at = run_page(grids)
+    (error,) = texts(at, "error")
+    # grids["W_K"][1][0]: the second row, first column, counted from 1 as on the page
+    assert "W\\_K, row x2, column k1" in error and reason.split()[-1] in error, error
+    assert not at.get("vega_lite_chart"), "nothing is computed from a bad matrix"
+    kept = at.session_state["hand_grids"]
+    assert kept["answer_context"] == [["1", "2"], [None, None], [None, None]]
+    kept["W_K"][1][0] = "1"
+    at.run()
+    assert not at.error and at.get("vega_lite_chart")
+    assert at.session_state["hand_grids"]["answer_context"][0] == ["1", "2"]
+
+
+@pytest.mark.parametrize("name", ["empty", "text", "NaN", "inf", "huge"])
+def test_bad_answer_cells_are_named_and_the_rest_still_marked(name):
+    cell, reason = BAD_CELLS[name]
+    grids = typed_example() | {"answer_scaled": [[cell, "0.707", "0.707"], ["0.707"] * 2 + ["1.414"],
+                                                 ["0.707", "1.414", "2.121"]]}
+    at = check(run_page(grids), "scaled")
+    assert texts(at, "info") == ["8 of 9 cells right (within ±0.01)."]
+    (warning,) = texts(at, "warning")
+    assert "row 1·I, column 1·I" in warning and reason.split()[-1] in warning
+
+
+def test_size_change_keeps_the_overlapping_numbers_and_reset_restores_the_example():
+    grids = typed_example()
+    grids["X"][0] = ["7", "8"]
+    at = run_page(grids)
+    at.number_input(key="hand-size-tokens").set_value(4).run()
+    assert not at.exception
+    kept = at.session_state["hand_grids"]
+    assert kept["X"] == [["7", "8"], ["0", "1"], ["1", "1"], ["0", "0"]]
+    assert len(matrix_of(page_charts(at)["Q = X·W_Q"])) == 4
+    at.button(key="hand-reset").click().run()
+    assert at.session_state["hand_grids"]["X"] == typed_example()["X"]
+    assert matrix_of(page_charts(at)["Q = X·W_Q"]) == [[1, 0], [1, 1], [2, 1]]
+
+
+def test_causal_mask_changes_the_weights_to_check():
+    grids = typed_example() | {"answer_weights": [["1", "0", "0"], ["0.5", "0.5", "0"], ["0.14", "0.284", "0.576"]]}
+    at = run_page(grids)
+    at.checkbox(key="hand-size-causal").check().run()
+    check(at, "weights")
+    assert texts(at, "success") == ["All 9 cells right. Well done!"]
+
+
+# ------------------------------------------------------------------------------------- properties
+
+NUMBERS = st.floats(-MAX_CELL_MAGNITUDE, MAX_CELL_MAGNITUDE, allow_nan=False)
+
+
+@given(NUMBERS)
+def test_any_number_in_range_reads_back_as_typed(value):
+    assert read_number(repr(value)) == value
+    assert read_number(value) == value
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(st.floats(-3, 3, allow_nan=False), min_size=2, max_size=2), min_size=3, max_size=3))
+def test_the_true_stages_rounded_to_3_decimals_are_always_right(x_rows):
+    _, w_q, w_k, w_v = example_tensors()
+    trace = hand_trace(torch.tensor(x_rows, dtype=torch.float64), w_q, w_k, w_v)
+    for stage in HAND_STAGES:
+        truth = stage_truth(trace, stage)
+        typed = [[f"{v:.3f}" for v in row] for row in truth.tolist()]
+        assert check_answer(typed, truth).all_right
+        typed[0][0] = f"{float(truth[0, 0]) + 2 * ANSWER_TOLERANCE:.3f}"
+        assert check_answer(typed, truth).marks[0][0] == WRONG

@@ -1,0 +1,144 @@
+"""Take it with you: the trace as CSV and JSON reads back to the trace, charts as SVG/PNG, the handout."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from apptest_support import open_page
+from attention_core import LessonConfig, run_lesson
+from attention_ui import export
+from attention_ui.frames import token_labels
+from attention_ui.text import STAGE_KEYS, STAGES
+
+LESSON = run_lesson(LessonConfig(mask="causal", num_heads=2, d_k=3, d_v=5, seed=11))
+LABELS = token_labels(LESSON.tokens)
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def assert_same_as_trace(stages: dict[str, np.ndarray]) -> None:
+    expected = export.trace_stages(LESSON.trace)
+    assert set(stages) == set(expected)
+    for name, values in expected.items():
+        got = stages[name]
+        assert got.shape == values.shape, name
+        assert np.array_equal(np.isneginf(got), np.isneginf(values)), name
+        finite = np.isfinite(values)
+        np.testing.assert_allclose(got[finite], values[finite], atol=1e-6, rtol=0, err_msg=name)
+
+
+def test_csv_reads_back_to_the_trace():
+    assert_same_as_trace(export.stages_from_csv(export.trace_csv(LESSON.trace, LABELS)))
+
+
+def test_json_reads_back_to_the_trace_and_is_strict_json():
+    text = export.trace_json(LESSON.trace, LABELS, settings={"seed": 11})
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+    assert_same_as_trace(export.stages_from_json(text))
+
+
+def test_csv_rows_are_labelled_by_stage_head_and_token():
+    frame = pd.read_csv(pd.io.common.StringIO(export.trace_csv(LESSON.trace, LABELS)))
+    assert list(frame.columns) == ["stage", "head", "row", "row_index", "column", "column_index", "value"]
+    weights = frame[(frame["stage"] == "weights") & (frame["head"] == 2)]
+    cell = weights[(weights.row == "3·sat") & (weights.column == "1·The")]
+    assert cell.value.item() == pytest.approx(float(LESSON.trace.weights[1, 2, 0]), abs=1e-6)
+    assert frame[frame.stage == "masked"].value.eq(-np.inf).sum() == 2 * 21  # causal, 7 tokens, 2 heads
+    assert set(frame[frame.stage == "q"].column) == {"q1", "q2", "q3"}  # features counted from 1
+    assert frame[frame.stage == "output"]["head"].isna().all()
+
+
+def test_json_names_the_axes_and_tokens():
+    document = json.loads(export.trace_json(LESSON.trace, LABELS))
+    assert document["tokens"] == list(LABELS) and document["num_heads"] == 2
+    assert document["stages"]["scores"]["axes"] == ["head", "query", "key"]
+    assert document["stages"]["masked"]["values"][0][0][1] is None  # −∞: token 1 may not see token 2
+    assert document["stages"]["concat"]["columns"][:2] == ["h1·c0", "h1·c1"]
+
+
+@pytest.mark.parametrize("stage", STAGE_KEYS)
+def test_every_stage_has_charts_as_valid_svg_with_its_marks(stage):
+    found = export.stage_charts(LESSON.trace, LABELS, stage, head=1, follow=2, x=LESSON.x)
+    assert tuple(found) == export.STAGE_CHART_NAMES[stage]
+    for name, chart in found.items():
+        root = ET.fromstring(export.chart_svg(chart))
+        assert root.tag == f"{SVG_NS}svg"
+        marks = [g for g in root.iter(f"{SVG_NS}g") if "mark-" in (g.get("class") or "")]
+        assert marks, f"{stage}/{name}: no marks in the SVG"
+        texts = {t.text for t in root.iter(f"{SVG_NS}text")}
+        assert "3·sat" in texts, f"{stage}/{name}: token labels missing"
+
+
+def test_weights_svg_has_one_cell_per_query_key_pair():
+    chart = export.stage_charts(LESSON.trace, LABELS, "softmax", head=0)["weights"]
+    root = ET.fromstring(export.chart_svg(chart))
+    cells = [p for g in root.iter(f"{SVG_NS}g") if "mark-rect" in (g.get("class") or "")
+             for p in g.iter(f"{SVG_NS}path")]
+    assert len(cells) >= 7 * 7
+
+
+def test_png_is_a_png():
+    png = export.chart_png(export.stage_charts(LESSON.trace, LABELS, "scores")["scores"])
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
+
+
+def test_handout_holds_every_stage_and_opens_offline():
+    page = export.handout_html(LESSON.trace, LABELS, x=LESSON.x, head=1, follow=2, settings={"seed": 11})
+    for stage in STAGES:
+        assert f"<section id='{stage.key}'>" in page and stage.title in page
+        assert export.HANDOUT_FORMULAS[stage.key] in page
+    assert page.count("<svg") >= len(STAGES) + 3  # Q/K/V, mask + masked, weights + row
+    assert "Worked numbers for 3·sat" in page
+    assert not re.search(r"<script|<link|src=[\"']?http|url\(http|@import", page), "must not load anything"
+    ET.fromstring(page[page.index("<svg"):page.index("</svg>") + 6])
+
+
+def test_handout_escapes_user_text():
+    lesson = run_lesson(LessonConfig(sentence="<script>alert(1)</script> & co", num_heads=1))
+    page = export.handout_html(lesson.trace, token_labels(lesson.tokens), x=lesson.x, with_charts=False,
+                               settings={"sentence": lesson.config.sentence})
+    assert "<script" not in page and "&lt;script&gt;" in page
+
+
+def test_without_vl_convert_svg_and_png_say_why_and_the_handout_still_works(monkeypatch):
+    real_import = builtins.__import__
+
+    def no_vl_convert(name, *args, **kwargs):
+        if name == "vl_convert":
+            raise ImportError("No module named 'vl_convert'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_vl_convert)
+    chart = export.stage_charts(LESSON.trace, LABELS, "scores")["scores"]
+    assert not export.converter_available()
+    with pytest.raises(export.ExportUnavailable, match="vl-convert-python"):
+        export.chart_svg(chart)
+    with pytest.raises(export.ExportUnavailable, match="vl-convert-python"):
+        export.chart_png(chart)
+    page = export.handout_html(LESSON.trace, LABELS, x=LESSON.x)
+    assert "Charts are not included" in page and "<svg" not in page and "<section id='output'>" in page
+
+
+def test_step_through_offers_the_downloads():
+    at = open_page("pages/step_through.py")
+    at.selectbox(key="step").set_value("softmax").run()
+    assert not at.exception
+    labels = [e.proto.label for e in at.get("download_button")]
+    assert labels[:3] == ["Trace (CSV)", "Trace (JSON)", "Handout (HTML)"]
+    assert labels[3:] == ["SVG", "PNG", "SVG", "PNG"]  # the weights heatmap and the row's bars
+    assert any("Take it with you" in e.proto.label for e in at.get("expander"))
+
+
+def test_step_through_says_why_svg_and_png_are_missing_without_vl_convert(monkeypatch):
+    monkeypatch.setattr(export, "converter_available", lambda: False)
+    at = open_page("pages/step_through.py")
+    assert not at.exception
+    labels = [e.proto.label for e in at.get("download_button")]
+    assert labels == ["Trace (CSV)", "Trace (JSON)", "Handout (HTML)"]
+    assert any("vl-convert-python" in i.value for i in at.info)

@@ -1,0 +1,141 @@
+"""Check-yourself questions: right answers are the trace's own numbers; grading; the step-through's block;
+and the Start here path that shows what has been visited and answered."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from apptest_support import open_page, switch_to
+from attention_core import LessonConfig, run_lesson
+from attention_ui.frames import token_labels
+from attention_ui.questions import grade, questions_for
+from attention_ui.text import STAGE_KEYS
+
+DONE, NOT_YET = "### :green[:material/check_circle:]", "### :gray[:material/radio_button_unchecked:]"
+
+CAUSAL = run_lesson(LessonConfig(mask="causal", seed=7))
+DEFAULT = run_lesson(LessonConfig())
+LABELS = token_labels(CAUSAL.tokens)
+
+
+def by_slug(stage: str, slug: str, lesson=CAUSAL, follow: int = 2, head: int = 1):
+    found = questions_for(lesson.trace, token_labels(lesson.tokens), stage, follow=follow, head=head, x=lesson.x)
+    return next(q for q in found if f"-{slug}-" in q.id)
+
+
+def default_question(stage: str, slug: str):
+    """A question the step-through asks with the default settings (token 1, head 1)."""
+    return next(q for q in questions_for(DEFAULT.trace, token_labels(DEFAULT.tokens), stage) if slug in q.id)
+
+
+@pytest.mark.parametrize("stage", STAGE_KEYS)
+def test_every_stage_has_one_to_three_questions_with_reasons(stage):
+    found = questions_for(CAUSAL.trace, LABELS, stage, follow=2, head=1, x=CAUSAL.x)
+    assert 1 <= len(found) <= 3
+    assert len({q.id for q in found}) == len(found)
+    for q in found:
+        assert q.stage == stage and q.why and q.prompt
+        assert q.is_choice == (q.answer is None)
+        if q.is_choice:
+            assert 0 <= q.correct < len(q.choices) and len(set(q.choices)) == len(q.choices)
+        assert grade(q, q.choices[q.correct] if q.is_choice else q.right_answer).correct is True
+
+
+def test_numeric_answers_are_the_traces_numbers():
+    t, i, h = CAUSAL.trace, 2, 1
+    j = 0  # the first key the causal row of token 3 may attend to after itself, wrapping around
+    assert by_slug("scores", "score").answer == pytest.approx(float(t.scores[h, i, j]))
+    assert by_slug("scaled", "scaled").answer == pytest.approx(float(t.scaled[h, i, j]))
+    assert by_slug("scaled", "sqrt-dk").answer == pytest.approx(math.sqrt(t.d_k))
+    assert by_slug("softmax", "weight").answer == pytest.approx(float(t.weights[h, i, j]))
+    assert by_slug("context", "context").answer == pytest.approx(float(t.context[h, i, 0]))
+    assert by_slug("qkv", "q-value").answer == pytest.approx(float(t.q[h, i, 0]))
+    assert by_slug("masked", "blocked").answer == int((~t.mask[h]).sum()) == 21
+    assert by_slug("concat", "width").answer == t.concat.shape[1]
+    assert by_slug("embed", "x-size").answer == CAUSAL.x.numel()
+    prompt = by_slug("softmax", "weight").prompt
+    assert "“3·sat”" in prompt and "“1·The”" in prompt and "head 2" in prompt
+
+
+def test_questions_change_with_the_seed_and_sentence():
+    other_seed = run_lesson(LessonConfig(mask="causal", seed=8))
+    other_sentence = run_lesson(LessonConfig(mask="causal", seed=7, sentence="Time flies like an arrow."))
+    base = by_slug("softmax", "weight")
+    assert by_slug("softmax", "weight", other_seed).answer != pytest.approx(base.answer)
+    assert by_slug("softmax", "weight", other_seed).id != base.id
+    assert "“3·like”" in by_slug("softmax", "weight", other_sentence).prompt
+
+
+def test_the_asked_key_is_one_the_query_may_attend_to():
+    for follow in range(len(LABELS)):
+        q = by_slug("softmax", "weight", follow=follow)
+        j = next(j for j, label in enumerate(LABELS) if f"to “{label}”" in q.prompt)
+        assert bool(CAUSAL.trace.mask[1, follow, j])
+
+
+def test_a_fully_blocked_row_sums_to_zero():
+    lesson = run_lesson(LessonConfig(mask="custom", custom_mask=((False, False), (True, True)), sentence="a b",
+                                     num_heads=1))
+    assert by_slug("softmax", "row-sum", lesson, follow=0, head=0).answer == 0
+    assert by_slug("softmax", "row-sum", lesson, follow=1, head=0).answer == 1
+
+
+@pytest.mark.parametrize("response", ["1e999", "abc", "", "nan", "inf", None, "<b>2</b>"])
+def test_grading_explains_unreadable_answers(response):
+    q = by_slug("scaled", "sqrt-dk")
+    feedback = grade(q, response)
+    assert feedback.correct is None and "Type a number" in feedback.message
+
+
+def test_grading_uses_the_tolerance_and_gives_the_reason():
+    q = by_slug("softmax", "weight")
+    assert grade(q, f"{q.answer + 0.009:.6f}").correct is True
+    wrong = grade(q, f"{q.answer + 0.05:.6f}")
+    assert wrong.correct is False and q.right_answer in wrong.message and q.why in wrong.message
+    choice = by_slug("masked", "all-blocked")
+    assert grade(choice, None).correct is None
+    assert grade(choice, choice.choices[0]).correct is False
+    assert "zero" in grade(choice, choice.choices[choice.correct]).message
+
+
+# ------------------------------------------------------------------------------------------- pages
+
+
+def test_step_through_asks_questions_and_keeps_the_score():
+    at = open_page("pages/step_through.py")
+    at.selectbox(key="step").set_value("scaled").run()
+    assert "Check yourself" in [s.value for s in at.subheader]
+    q = default_question("scaled", "sqrt-dk")
+    at.text_input(key=f"cy-{q.id}").input("3")
+    at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
+    assert any("Not quite: it is 2" in e.value for e in at.error)
+    at.text_input(key=f"cy-{q.id}").input("2")
+    at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
+    assert any(s.value.startswith("Right") for s in at.success)
+    assert any("1 right of 1 answered" in c.value for c in at.caption)
+    at.selectbox(key="step").set_value("softmax").run()
+    weight = default_question("softmax", "-weight-")
+    at.text_input(key=f"cy-{weight.id}").input("not a number")
+    at.button(key=f"FormSubmitter:cy-form-{weight.id}-Check").click().run()
+    assert not at.exception and any("Type a number" in w.value for w in at.warning)
+    assert any("1 right of 1 answered" in c.value for c in at.caption), "an unreadable answer is not scored"
+
+
+def test_start_here_lists_the_path_and_ticks_what_was_done():
+    at = open_page("pages/start_here.py")
+    assert [t.value for t in at.title] == ["Start here"]
+    marks = [m.value for m in at.markdown if m.value.startswith("### ")]
+    assert len(marks) == 7 and marks[0] == NOT_YET
+    at = switch_to(at, "pages/step_through.py")
+    at.selectbox(key="step").set_value("masked").run()
+    q = default_question("masked", "all-blocked")
+    at.radio(key=f"cy-{q.id}").set_value(q.choices[q.correct])
+    at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
+    at = switch_to(at, "pages/start_here.py")
+    marks = [m.value for m in at.markdown if m.value.startswith("### ")]
+    assert marks[1] == DONE and marks[2] == NOT_YET, marks  # the step-through visited, not the by-hand page
+    captions = " ".join(c.value for c in at.caption)
+    assert "2 of 9 stages looked at, questions answered on 1 of them" in captions
+    assert "1 right of 1 answered" in captions
