@@ -78,7 +78,7 @@ def lesson_settings(title: str) -> Settings:
         config = _config_controls()
     config = _fit_custom_grid(config)
     try:
-        lesson = cached_lesson(config, _real_word_vectors(config))
+        lesson = cached_lesson(config, real_word_vectors(config))
     except ValueError as err:
         show_link_notes()
         st.error(f"**Please adjust the settings.** {err}", icon="⚠️")
@@ -125,7 +125,7 @@ def cached_lesson(config: LessonConfig, x=None) -> Lesson:
     return run_lesson(config, None if x is None else torch.from_numpy(x))
 
 
-def _real_word_vectors(config: LessonConfig):
+def real_word_vectors(config: LessonConfig):
     """The real model's word vectors for the lesson's tokens, or None for seeded embeddings."""
     if config.seeded_embeddings:
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -88,3 +89,12 @@ TOY_NOTE = ("**This is a toy layer.** Its W_Q, W_K and W_V are random numbers (f
             "weights.")
 TOY_CAPTION = ("A toy layer: W_Q, W_K and W_V are random (from the seed), not trained, so who attends to whom "
                "means nothing yet. The Real model page shows learned weights.")
+
+
+def agreement_in_words(difference: float) -> str:
+    """1.5e-07 -> 'they agree to 6 decimal places (the largest difference is 0.00000015)'."""
+    if difference == 0:
+        return "they agree exactly"
+    places = max(0, int(-math.floor(math.log10(difference))) - 1)
+    return (f"they agree to {places} decimal places (the largest difference is {difference:.{places + 2}f}, "
+            f"written {difference:.1e})")

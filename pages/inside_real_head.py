@@ -7,7 +7,8 @@ from attention_ui import frames
 from attention_ui.controls import sentence_settings, stage_picker
 from attention_ui.models import cached_reproduction, real_model_controls
 from attention_ui.text import EMBED_WORDS_LAYER, STAGES
-from attention_ui.views import StageView, show_stage
+from attention_ui.text import agreement_in_words
+from attention_ui.views import StageView, show_slide, show_stage
 
 settings = sentence_settings("Inside one real head")
 st.markdown(
@@ -25,7 +26,8 @@ left.metric("Largest |our weights − model's|", f"{rep.max_abs_diff:.1e}",
             help="Over every head of this layer and every query–key pair.")
 with right:
     if rep.max_abs_diff < 1e-4:
-        st.success("The lesson's code reproduces the model's attention: the differences are float rounding.")
+        st.success(f"The lesson's code reproduces the model's attention: {agreement_in_words(rep.max_abs_diff)}. "
+                   "What is left is the rounding of 32-bit floating-point numbers.")
     else:
         st.error("The reproduction differs from the model's attention more than rounding would explain.")
     family = pick.model.family
@@ -38,8 +40,8 @@ with st.expander("Difference per head"):
                                "largest |difference|": [f"{d:.2e}" for d in rep.per_head_max_abs_diff]}),
                  hide_index=True)
 
-step = stage_picker()
+step = stage_picker(settings.presenter)
 labels = frames.token_labels(pick.run.tokens)
 view = StageView(rep.trace, labels, pick.follow, pick.head, settings.cell_size, settings.font_size, x=rep.x,
                  projections=rep.projections, embed_words=EMBED_WORDS_LAYER)
-show_stage(view, STAGES[step].key)
+(show_slide if settings.presenter else show_stage)(view, STAGES[step].key)

@@ -7,7 +7,8 @@ import streamlit as st
 
 from attention_core import MASK_KINDS, causal_mask, lesson_tokens
 from attention_ui import charts, frames
-from attention_ui.controls import DEFAULT_PAD_TO, cached_lesson, kept_grid, lesson_settings, set_custom_grid
+from attention_ui.controls import (DEFAULT_PAD_TO, cached_lesson, kept_grid, lesson_settings, real_word_vectors,
+                                   set_custom_grid)
 from attention_ui.views import show_chart, token_heatmap, StageView
 
 settings = lesson_settings("Masking: who may look at whom")
@@ -36,7 +37,7 @@ st.subheader("The four masks and what they do to the weights")
 for kind in MASK_KINDS:
     variant = replace(config, mask=kind, pad_to=pad_to, custom_mask=grid if kind == "custom" else None)
     try:
-        lesson = cached_lesson(variant)
+        lesson = cached_lesson(variant, real_word_vectors(variant))
     except ValueError as err:
         st.warning(f"{kind.capitalize()} mask: {err}")
         continue

@@ -1,0 +1,243 @@
+"""What a lecture needs from every page: worked numbers that add up, links that always open, linked views.
+
+AppTest cannot click a chart; the click's selection state goes through ``views.on_pick``, tested here on its own,
+and the charts are checked to carry that selection.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from apptest_support import ROOT, open_page
+from attention_core import LessonConfig, MODEL_ALLOWLIST, row_arithmetic, run_lesson
+from attention_ui import url_state, views, worked
+from attention_ui.text import STAGE_KEYS
+
+LESSON_PAGES = ("pages/overview.py", "pages/step_through.py", "pages/multi_head.py", "pages/masking.py")
+ALL_PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))
+HALF_UNIT = 0.5 * 10 ** -worked.DIGITS
+
+
+def shown(text: str) -> float:
+    return float(text.replace(worked.MINUS, "-").replace("∞", "inf"))
+
+
+def products(text: str) -> list[float]:
+    """'(0.1234)(−0.5000) + (1.0000)(2.0000) + [3 more: 0.1000]' -> the shown terms, multiplied out."""
+    terms = []
+    for part in text.split(" + "):
+        factors = re.findall(r"\(([^()]*)\)", part)
+        if factors:
+            value = 1.0
+            for factor in factors:
+                value *= shown(factor)
+            terms.append(value)
+        else:
+            terms.append(shown(part.split(":")[-1].strip(" ]")))
+    return terms
+
+
+def bound(terms_text: str) -> float:
+    """How far the sum of the shown products may be from the shown result, from rounding what is shown alone."""
+    factors = [abs(shown(f)) for f in re.findall(r"\(([^()]*)\)", terms_text)]
+    return HALF_UNIT * (sum(factors) + 2 * len(factors) + 2) + 1e-9
+
+
+def worked_tables(at) -> list:
+    return [d.value for d in at.dataframe]
+
+
+def is_worked(table) -> bool:
+    """A worked-numbers table (not the full matrix in "All the numbers"): it has a result column, or is the
+    followed token's row of X, or the concatenation by head."""
+    columns = [str(c) for c in table.columns]
+    return any(c.startswith("= ") for c in columns) or columns in (["feature", "value"],) or "context of this head" in columns
+
+
+# ------------------------------------------------------------------------------------- worked numbers
+
+
+@pytest.mark.parametrize("stage", STAGE_KEYS)
+def test_every_stage_shows_worked_numbers_that_add_up(stage):
+    at = open_page("pages/step_through.py", {"step": stage, "mask": "causal", "token": "4", "heads": "2",
+                                             "head": "2"})
+    headings = [m.value for m in at.markdown if m.value.startswith("#### Worked numbers")]
+    assert headings == ["#### Worked numbers for 4·on"], headings
+    table = next(t for t in worked_tables(at) if is_worked(t))
+    assert len(table) > 0
+    sums = [c for c in table.columns if any(")(" in str(v) for v in table[c])]  # written-out products
+    results = [c for c in table.columns if c.startswith("= ")]
+    for sum_column, result_column in zip(sums, results):
+        for text, result in zip(table[sum_column], table[result_column]):
+            if not text:
+                continue
+            total = sum(products(text))
+            assert abs(total - shown(result)) <= bound(text), (stage, text, result)
+    if stage == "scaled":
+        divisor = next(c for c in table.columns if c.startswith("÷ √"))
+        for score, root, scaled in zip(table["score"], table[divisor], table["= scaled"]):
+            assert abs(shown(score) / shown(root) - shown(scaled)) <= 2 * HALF_UNIT
+    if stage == "softmax":
+        weights = [shown(w) for w in table["= weight (e ÷ Σe)"]]
+        assert abs(sum(weights) - 1) <= len(weights) * HALF_UNIT
+        assert weights[4:] == [0.0] * (len(weights) - 4), "causal: the 4th token gives no weight to later ones"
+    if stage == "context":
+        assert "v_j" in table.columns, "the context stage shows every value vector"
+    if stage in ("qkv", "output"):
+        assert sums and results, f"{stage} writes out x·W / concat·W_O"
+
+
+def test_worked_numbers_of_a_fully_blocked_row_are_zero_without_nan():
+    lesson = run_lesson(LessonConfig(mask="custom", custom_mask=((False,) * 7,) + ((True,) * 7,) * 6))
+    r = row_arithmetic(lesson.trace, 0, 0)
+    assert r.total == 0 and torch.equal(r.weights, torch.zeros(7)) and torch.equal(r.context, torch.zeros_like(r.context))
+    labels = [f"{i}·t" for i in range(1, 8)]
+    numbers = worked.softmax(lesson.trace, labels, 0, 0)
+    assert "blocked" in numbers.intro and set(numbers.table["= weight (e ÷ Σe)"]) == {"0.0000"}
+    context = worked.context(lesson.trace, labels, 0, 0)
+    assert set(context.table["= c"].dropna()) - {""} == {"0.0000"}
+
+
+def test_product_sums_collapse_long_tails_without_changing_the_total():
+    left, right = torch.arange(100.0) / 100, torch.ones(100)
+    text = worked.product_sum(left, right)
+    assert text.count("(") == 2 * worked.MAX_TERMS and "[36 more:" in text
+    assert sum(products(text)) == pytest.approx(float(left.sum()), abs=1e-3)
+
+
+def test_one_counting_convention_from_one():
+    at = open_page("pages/step_through.py", {"step": "concat", "heads": "2"})
+    table = next(t for t in worked_tables(at) if is_worked(t))
+    assert list(table["head"])[:2] == ["head 1", "head 2"] and list(table["columns"])[:2] == ["1–4", "5–8"]
+    spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    assert "h1·c1" in json.dumps(spec, ensure_ascii=False), "concat columns are named from 1"
+
+
+# ------------------------------------------------------------------------------------------------ links
+
+ODD_VALUES = ["inf", "-inf", "nan", "1e999", "²", "٣", "9" * 100_000, "<b>x</b><script>alert(1)</script>", "",
+              "-1", "0x10", " 3", "true\u0000", "🐈"]
+
+
+def test_every_bound_widget_is_a_known_link_parameter():
+    found = set()
+    for page in ALL_PAGES:
+        at = open_page(page, {"mask": "padding", "heads": "2"})
+        for kind in ("slider", "number_input", "text_input", "toggle", "radio", "selectbox", "checkbox"):
+            for widget in at.get(kind):
+                key = getattr(widget.proto, "query_param_key", "")
+                if key:
+                    found.add(key)
+                    assert key in url_state.LINK_PARAMS, f"{page}: widget bound to ?{key} is not in LINK_PARAMS"
+    assert {"sentence", "seed", "presenter", "d_k"} <= found
+
+
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_every_link_parameter_with_odd_values_opens_the_page(page):
+    for value in ODD_VALUES:
+        at = open_page(page, {key: value for key in url_state.LINK_PARAMS if key != "sentence"})
+        assert not at.exception
+        if page in LESSON_PAGES:
+            assert at.get("vega_lite_chart"), (page, value[:20])
+            notes = " ".join(i.value for i in at.info)
+            assert "could not be used" in notes, (page, value[:20], notes[:200])
+            assert "<script>" not in notes and "<b>" not in notes
+
+
+@pytest.mark.parametrize("value", ODD_VALUES)
+def test_an_odd_sentence_in_a_link_never_breaks_a_page(value):
+    at = open_page("pages/step_through.py", {"sentence": value, "step": value, "token": value})
+    assert not at.exception and at.get("vega_lite_chart")
+
+
+def test_short_forms_are_rewritten_and_restore_the_view():
+    at = open_page("pages/step_through.py", {"step": "6", "token": "2"})
+    assert at.query_params["step"] == "softmax" and at.query_params["token"] == "2"
+    assert at.selectbox(key="token").value == 1 and at.selectbox(key="step").value == "softmax"
+    again = open_page("pages/step_through.py", dict(at.query_params))
+    assert again.selectbox(key="step").value == "softmax" and again.selectbox(key="token").value == 1
+
+
+def test_a_token_past_the_end_of_the_sentence_is_noted():
+    at = open_page("pages/step_through.py", {"token": "30"})
+    assert at.selectbox(key="token").value == 0
+    assert any("token" in i.value and "7 tokens" in i.value for i in at.info), [i.value for i in at.info]
+    assert "token" not in at.query_params
+
+
+def test_a_head_past_the_number_of_heads_is_noted():
+    at = open_page("pages/step_through.py", {"heads": "2", "head": "5"})
+    assert at.selectbox(key="head").value == 1
+    assert any("head" in i.value and "2 heads" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_canonical_forms():
+    assert url_state.stage_key("6") == url_state.stage_key("softmax") == url_state.stage_key("SOFTMAX") == "softmax"
+    assert url_state.stage_key("6 · Softmax: attention weights") == "softmax"
+    assert url_state.stage_key("10") is None and url_state.stage_key("٣") is None
+    assert url_state.token_number("2·cat") == url_state.token_number("2") == "2"
+    assert url_state.head_label("3") == url_state.head_label("head 3") == "head 3"
+    assert url_state.head_label("head 99") is None
+    assert url_state.whole(0, 10)("²") is None and url_state.whole(0, 10)("1e3") is None
+
+
+# --------------------------------------------------------------------------------------- linked views
+
+
+def test_a_click_on_a_row_follows_its_token():
+    state = {"pick_softmax_0": {"selection": {"pick": [{"row_index": 3}]}}}
+    callback = views.on_pick("pick_softmax_0", "row_index", views.follow_token)
+    import streamlit as st
+
+    original = st.session_state
+    try:
+        st.session_state = state  # the callback only reads and updates a mapping
+        callback()
+    finally:
+        st.session_state = original
+    assert state[views.FOLLOW_KEY] == 3
+
+
+def test_stage_charts_carry_the_click_selection_and_outline_the_followed_row():
+    at = open_page("pages/step_through.py", {"step": "softmax", "token": "3"})
+    spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    text = json.dumps(spec)
+    assert '"name": "pick"' in text and '"row_index"' in text
+    assert "datum.row_index == 2" in text, "the followed row (3, counted from 1) is outlined"
+
+
+def test_blocked_cells_are_marked_after_masking():
+    at = open_page("pages/step_through.py", {"step": "softmax", "mask": "causal"})
+    element = at.get("vega_lite_chart")[0]
+    import pyarrow as pa
+
+    data = pa.ipc.open_stream(element.proto.datasets[0].data.data).read_pandas()
+    blocked = data[data["masked"]]
+    assert len(blocked) == 21 and set(blocked["label"]) == {"×"}
+
+
+def test_per_row_colours_are_offered():
+    at = open_page("pages/step_through.py", {"step": "softmax", "colour": "row"})
+    text = at.get("vega_lite_chart")[0].proto.spec
+    assert "row_scaled" in text and "share of the row" in text
+
+
+def test_masking_page_uses_the_lessons_word_vectors():
+    if "all-MiniLM-L6-v2" not in MODEL_ALLOWLIST:
+        pytest.skip("no packaged model in the allowlist")
+    at = open_page("pages/masking.py", {"embeddings": "all-MiniLM-L6-v2"})
+    if any("not available" in w.value for w in at.warning):
+        pytest.skip("the packaged model is not installed")
+    assert not at.warning and len(at.get("vega_lite_chart")) >= 8
+
+
+def test_real_model_pages_show_only_their_own_controls():
+    at = open_page("pages/real_model.py")
+    sidebar_keys = {w.key for kind in ("slider", "radio", "number_input") for w in at.get(kind)}
+    assert not sidebar_keys & {"d_k", "d_v", "d_model", "heads", "seed", "mask", "init"}, sidebar_keys
+    assert at.text_input(key="sentence")
