@@ -31,6 +31,7 @@ class Server:
     port: int
     process: subprocess.Popen
     log_path: Path
+    launched_at: float  # time.perf_counter() when the process was started
     started_s: float  # process start -> health check answers
 
     def rss_mb(self) -> float:
@@ -57,15 +58,18 @@ def free_port() -> int:
 
 def _healthy(port: int) -> bool:
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as reply:
             return reply.status == 200
     except OSError:
         return False
 
 
 @contextlib.contextmanager
-def streamlit_server(script: str, *, env: dict[str, str] | None = None, timeout: float = START_TIMEOUT_S):
-    """Run ``streamlit run <script>`` (relative to the project root) on 127.0.0.1 and a free port."""
+def streamlit_server(script: str, *, env: dict[str, str] | None = None, timeout: float = START_TIMEOUT_S,
+                     health_poll: float = 0.1):
+    """Run ``streamlit run <script>`` (relative to the project root) on 127.0.0.1 and a free port.
+
+    ``health_poll`` seconds between health checks (a cold-start measurement polls often)."""
     port = free_port()
     log = tempfile.NamedTemporaryFile("wb", prefix="streamlit-", suffix=".log", delete=False)
     command = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
@@ -74,14 +78,14 @@ def streamlit_server(script: str, *, env: dict[str, str] | None = None, timeout:
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                env={**os.environ, **(env or {})})
-    server = Server(script, port, process, Path(log.name), 0.0)
+    server = Server(script, port, process, Path(log.name), started, 0.0)
     try:
         while not _healthy(port):
             if process.poll() is not None:
                 raise RuntimeError(f"{script}: the server exited with {process.returncode}\n{server.log_tail()}")
             if time.perf_counter() - started > timeout:
                 raise RuntimeError(f"{script}: no health answer within {timeout:g} s\n{server.log_tail()}")
-            time.sleep(0.1)
+            time.sleep(health_poll)
         server.started_s = time.perf_counter() - started
         yield server
     finally:
