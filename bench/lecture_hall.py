@@ -26,7 +26,6 @@ import argparse
 import json
 import math
 import random
-import statistics
 import sys
 import time
 from dataclasses import dataclass, field
@@ -69,7 +68,6 @@ class HallPlan:
     open_window: float
     end: float  # no new click after this moment
     mean_gap: float
-    seed: int
 
 
 @dataclass
@@ -105,18 +103,20 @@ class HallStudent(User):
         session = StreamlitSession(plan.port, timeout=RUN_TIMEOUT_S)
         try:
             self._timed("open", record.opens, lambda: session.open(plan.target.page_name, plan.target.query_string))
-            while session.ws is not None:
+            while True:
                 moment = time.perf_counter() + rng.expovariate(1.0 / plan.mean_gap)
                 if moment > plan.end:
                     break
                 gevent.sleep(moment - time.perf_counter())
                 label = "Next" if session.has_enabled("button", "Next") else "◀ Back"
                 self._timed("next", record.clicks, lambda: session.click(label))
+        except _Abandon:
+            pass  # already counted as an error; this student leaves the hall
         finally:
             session.close()
             record.sessions_done += 1
-            while True:  # done: stay idle until the hall is over
-                gevent.sleep(3600)
+        while True:  # done: stay idle until the runner ends the hall
+            gevent.sleep(3600)
 
     def _timed(self, name: str, samples: list[float], action) -> None:
         started = time.perf_counter()
@@ -135,12 +135,12 @@ class HallStudent(User):
             self.record.errors.append(f"{name}: {error}")
         events.request.fire(request_type="WS", name=name, response_time=(time.perf_counter() - started) * 1000,
                             response_length=0, exception=error, context={})
-        if error is not None and name == "open":
+        if error is not None:
             raise _Abandon(str(error))
 
 
 class _Abandon(Exception):
-    """A session that could not open the page leaves the hall."""
+    """A session whose run failed (no page, a lost connection, an exception shown) leaves the hall."""
 
 
 def _student_class(plan: HallPlan, record: HallRecord) -> type[HallStudent]:
@@ -161,12 +161,12 @@ def _model_visitor(plan: HallPlan, record: HallRecord) -> None:
 
 
 def run_hall(target: Target, *, sessions: int, open_window: float, duration: float, mean_gap: float,
-             model_visitor: bool = False, seed: int = 0) -> HallRecord:
+             model_visitor: bool = False) -> HallRecord:
     """Start a fresh server for ``target``, run one hall against it, stop the server; the raw samples."""
     record = HallRecord()
     with streamlit_server(target.script) as server:
         start = time.perf_counter() + 0.5
-        plan = HallPlan(server.port, target, start, open_window, start + open_window + duration, mean_gap, seed)
+        plan = HallPlan(server.port, target, start, open_window, start + open_window + duration, mean_gap)
         environment = Environment(user_classes=[_student_class(plan, record)], events=events)
         runner = environment.create_local_runner()
         sampler = gevent.spawn(_sample_rss, server, record)

@@ -40,5 +40,5 @@ def _plan(environment, **_) -> None:
     options = environment.parsed_options
     start = time.perf_counter()
     Student.plan = HallPlan(options.port_under_test, Target("cli", "", options.page, options.query), start,
-                            options.open_window, start + options.open_window + options.duration, options.mean_gap, 0)
+                            options.open_window, start + options.open_window + options.duration, options.mean_gap)
     Student.record = HallRecord()
