@@ -29,6 +29,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 FINISHED_EARLY = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_EARLY_FOR_RERUN")
 COMPILE_ERROR = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_WITH_COMPILE_ERROR")
+FRAGMENT_RUN = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_FRAGMENT_RUN_SUCCESSFULLY")
 WIDGET_TYPES = ("button", "number_input", "slider", "selectbox", "radio", "text_input", "checkbox")
 
 
