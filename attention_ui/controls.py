@@ -119,7 +119,7 @@ def sentence_settings(title: str) -> SentenceSettings:
     return SentenceSettings(sentence, presenter)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@st.cache_data(max_entries=32, max_size="64MB", show_spinner=False)  # a lesson ≤ 3.7 MB (32 tokens, real vectors)
 def cached_lesson(config: LessonConfig, x=None) -> Lesson:
     """``run_lesson`` cached by its (frozen) config and the given word vectors x (numpy (T, d_model) or None)."""
     return run_lesson(config, None if x is None else torch.from_numpy(x))

@@ -1,11 +1,17 @@
 """Real models in the app: cached loading, the model/layer/head pickers, and friendly failures.
 
-A loaded model is shared by every visitor (``st.cache_resource``) and never changed; a
-sentence's run is cached by (model name, sentence) with ``st.cache_data``.
+A loaded model is shared by every visitor (``st.cache_resource``), loaded once per process (a
+second visitor waits for the first load) and never changed. At most ``MAX_RESIDENT_MODELS`` (1
+unless the host raises it) stay loaded: a link naming another model replaces it. The server
+downloads from the model hub only when its host allows it (``ALLOW_HUB_ENV``), at the pinned
+revision. A sentence's results are cached with ``st.cache_data``, each cache bounded in entries and
+in pickled bytes (worst cases in the comments, for 40 pieces and the largest allowlisted model).
+transformers is imported only when a model is loaded.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import streamlit as st
@@ -19,31 +25,64 @@ from .frames import token_labels
 from .text import plain
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+ALLOW_HUB_ENV = "ATTENTION_ALLOW_HUB"
+"""Set to 1 on a host with the memory and the wish to download allowlisted models from the hub."""
+MAX_MODELS_ENV = "ATTENTION_MAX_MODELS"
+"""How many real models may stay loaded at once (default 1: all-MiniLM-L6-v2 uses ~90 MB of weights,
+gpt2 ~500 MB; a 1 GiB host holds one)."""
 
 
-@st.cache_resource(show_spinner=False, max_entries=2)
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _env_count(name: str, default: int, low: int, high: int) -> int:
+    text = os.environ.get(name, "").strip()
+    return min(max(int(text), low), high) if text.isascii() and text.isdigit() and len(text) < 3 else default
+
+
+MAX_RESIDENT_MODELS = _env_count(MAX_MODELS_ENV, 1, 1, 3)
+# Each st.cache_data below is bounded in entries and in pickled bytes (LRU eviction past either).
+RUN_CACHE = {"max_entries": 32, "max_size": "48MB"}  # ModelRun ≤ 2.5 MB (40 pieces, 12 layers × 12 heads)
+REPRODUCTION_CACHE = {"max_entries": 12, "max_size": "48MB"}  # W_Q, W_K, W_V, W_O + trace ≤ 10 MB (gpt2)
+WORD_VECTOR_CACHE = {"max_entries": 64, "max_size": "8MB"}  # (T ≤ 32, hidden ≤ 768) float32 ≤ 0.1 MB
+
+
+def hub_allowed() -> bool:
+    """Whether this server may download models from the hub (read at call time)."""
+    return _env_flag(ALLOW_HUB_ENV)
+
+
+@st.cache_resource(show_spinner=False, max_entries=MAX_RESIDENT_MODELS)
 def cached_model(name: str) -> LoadedModel:
     """Load once per process; a failure is not cached, so fixing the cause and retrying works."""
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()
-    return load_model(name, device="auto")
+    return load_model(name, device="auto", allow_hub=hub_allowed())
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, **RUN_CACHE)
 def cached_run(name: str, sentence: str) -> ModelRun:
     return run_model(cached_model(name), sentence, max_tokens=MAX_REAL_MODEL_TOKENS)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, **REPRODUCTION_CACHE)
 def cached_reproduction(name: str, sentence: str, layer: int) -> Reproduction:
     return reproduce_layer(cached_model(name), cached_run(name, sentence), layer)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, **WORD_VECTOR_CACHE)
 def cached_word_embeddings(name: str, words: tuple[str, ...]):
     """The model's word vectors for the toy lesson, as a numpy array (T, hidden)."""
     return word_embeddings(cached_model(name), list(words)).cpu().numpy()
+
+
+def _hub_advice(hub_id: str) -> str:
+    if hub_allowed():
+        return f"- connect this server to the network once, so {hub_id} is downloaded into the local cache"
+    return (f"- on a server with memory to spare, set the environment variable `{ALLOW_HUB_ENV}=1` to let it "
+            f"download {hub_id} from the model hub (a link alone never makes this server download a model)")
 
 
 def model_names() -> list[str]:
@@ -67,7 +106,7 @@ def load_or_explain(name: str) -> LoadedModel | None:
                 "**To fix it**, any one of these:\n" + package
                 + f"- save the model with `save_pretrained` into `<folder>/{name}` and set the environment "
                 f"variable `{MODEL_DIR_ENV}` to `<folder>`\n"
-                "- run the app once with a network connection, so the model is downloaded into the local cache"
+                + _hub_advice(spec.hub_id if spec else name)
             )
         return None
 
@@ -103,8 +142,9 @@ def real_model_controls(sentence: str) -> RealSelection | None:
         return None
     if run.truncation_notice:
         st.warning(run.truncation_notice, icon="✂️")
-    st.caption(f"Loaded from {plain(loaded.source)}. {loaded.num_layers} layers × {loaded.num_heads} heads, "
-               f"hidden size {loaded.hidden_size}, {'causal (decoder)' if loaded.causal else 'bidirectional (encoder)'}.")
+    st.caption(f"Loaded from {plain(loaded.source)} ({plain(loaded.verification)}). {loaded.num_layers} layers × "
+               f"{loaded.num_heads} heads, hidden size {loaded.hidden_size}, "
+               f"{'causal (decoder)' if loaded.causal else 'bidirectional (encoder)'}.")
     cols = st.columns(4)
     layer = cols[0].selectbox("Layer", range(1, loaded.num_layers + 1), key="layer", **BOUND)
     head = cols[1].selectbox("Head", range(1, loaded.num_heads + 1), key="model_head", **BOUND)

@@ -1,0 +1,78 @@
+"""The lecture hall's report: percentiles of the raw samples and one table with the app/lean ratios.
+
+Plain Python (no Locust, no gevent), so it can be imported anywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+
+@dataclass
+class HallRecord:
+    """Raw samples of one hall (seconds)."""
+
+    opens: list[float] = field(default_factory=list)
+    clicks: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    page_not_found: int = 0
+    sessions_done: int = 0
+    model_open: float | None = None
+    rss_samples: list[float] = field(default_factory=list)
+
+
+def percentile(samples: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100); NaN for no samples."""
+    if not samples:
+        return math.nan
+    ordered = sorted(samples)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def summary(record: HallRecord) -> dict[str, float]:
+    return {
+        "open p50 s": percentile(record.opens, 50), "open p95 s": percentile(record.opens, 95),
+        "Next p50 s": percentile(record.clicks, 50), "Next p95 s": percentile(record.clicks, 95),
+        "opened": len(record.opens), "clicks": len(record.clicks), "errors": len(record.errors),
+        "page not found": record.page_not_found,
+        "RSS peak MB": _whole(max(record.rss_samples, default=math.nan)),
+        "RSS end MB": _whole(record.rss_samples[-1] if record.rss_samples else math.nan),
+    }
+
+
+def _whole(value: float) -> float | int:
+    return value if math.isnan(value) else round(value)
+
+
+def format_table(results: dict[str, HallRecord]) -> str:
+    rows = {name: summary(record) for name, record in results.items()}
+    names = list(rows)
+    header = f"| {'':16} | " + " | ".join(f"{n:>9}" for n in names)
+    ratio = "app" in rows and "lean" in rows
+    if ratio:
+        header += f" | {'app/lean':>9}"
+    lines = [header + " |", "|" + "---|" * (len(names) + 1 + ratio)]
+    for metric in rows[names[0]]:
+        cells = [_cell(rows[n][metric]) for n in names]
+        line = f"| {metric:16} | " + " | ".join(f"{c:>9}" for c in cells)
+        if ratio:
+            app, lean = rows["app"][metric], rows["lean"][metric]
+            shown = ""
+            if metric.endswith(" s") or "RSS" in metric:
+                shown = f"{app / lean:.2f}×" if lean > 0 and math.isfinite(app / lean) else "–"
+            line += f" | {shown:>9}"
+        lines.append(line + " |")
+    for name, record in results.items():
+        if record.model_open is not None:
+            lines.append(f"\n{name}: the real-model page opened in {record.model_open:.2f} s during the hall")
+    return "\n".join(lines)
+
+
+def _cell(value: float) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "–"
+    if isinstance(value, int) or float(value).is_integer() and abs(value) >= 10:
+        return f"{value:.0f}"
+    return f"{value:.2f}"

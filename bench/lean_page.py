@@ -1,0 +1,68 @@
+"""The lean reference page for the lecture-hall benchmark: about the least a step-through page can cost.
+
+    streamlit run bench/lean_page.py --server.address 127.0.0.1      # ?step=1 … ?step=9
+
+A fragment holds Back/Next, a formula and two 8 × 8 Vega-Lite heatmaps given as spec dicts built
+once; a click only swaps the data values. No torch, no Altair: what the app is compared with.
+"""
+
+import numpy as np
+import streamlit as st
+
+STAGE_COUNT = 9
+SIZE = 8
+TOKENS = [f"t{i + 1}" for i in range(SIZE)]
+
+
+@st.cache_resource(max_entries=1)
+def heatmap_spec() -> dict:
+    """A Vega-Lite heatmap (tokens on both axes, value on hover) without data: built once per process."""
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "width": 300, "height": 300,
+        "mark": {"type": "rect"},
+        "encoding": {
+            "x": {"field": "key", "type": "ordinal", "sort": TOKENS, "title": "key"},
+            "y": {"field": "query", "type": "ordinal", "sort": TOKENS, "title": "query"},
+            "color": {"field": "value", "type": "quantitative", "scale": {"scheme": "blues"}},
+            "tooltip": [{"field": "query"}, {"field": "key"}, {"field": "value", "format": ".3f"}],
+        },
+    }
+
+
+@st.cache_data(max_entries=2 * STAGE_COUNT)
+def stage_values(step: int, which: str) -> list[dict]:
+    rng = np.random.default_rng(step * 2 + (which == "after"))
+    grid = rng.normal(size=(SIZE, SIZE))
+    if which == "after":
+        grid = np.exp(grid) / np.exp(grid).sum(axis=1, keepdims=True)
+    return [{"query": TOKENS[i], "key": TOKENS[j], "value": float(grid[i, j])}
+            for i in range(SIZE) for j in range(SIZE)]
+
+
+def move(delta: int) -> None:
+    st.session_state["lean_step"] = min(max(st.session_state["lean_step"] + delta, 1), STAGE_COUNT)
+
+
+if "lean_step" not in st.session_state:
+    linked = st.query_params.get("step", "1")
+    st.session_state["lean_step"] = int(linked) if linked.isascii() and linked.isdigit() and len(linked) < 3 else 1
+    move(0)
+
+st.title("Lean step-through")
+
+
+@st.fragment
+def stage() -> None:
+    step = st.session_state["lean_step"]
+    back, middle, forward = st.columns([1, 4, 1])
+    back.button("◀ Back", on_click=move, args=(-1,), disabled=step == 1, key="back")
+    middle.progress(step / STAGE_COUNT, text=f"Stage {step} of {STAGE_COUNT}")
+    forward.button("Next ▶", on_click=move, args=(1,), disabled=step == STAGE_COUNT, key="next")
+    st.latex(r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V")
+    left, right = st.columns(2)
+    for column, which in ((left, "before"), (right, "after")):
+        column.vega_lite_chart({**heatmap_spec(), "data": {"values": stage_values(step, which)}})
+
+
+stage()

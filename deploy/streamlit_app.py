@@ -1,0 +1,17 @@
+"""Entry point for Streamlit Community Cloud: the same app as ``app.py``.
+
+Community Cloud reads the dependency file beside the entry point before the one at the repository
+root, so deploying this file installs ``deploy/requirements.txt``: CPU-only torch and the packaged
+model. Everywhere else (laptops, CI) the root ``requirements.txt`` is used and ``app.py`` is run.
+``deploy/pages`` links to the lessons in ``pages/``.
+"""
+
+import runpy
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+runpy.run_path(str(ROOT / "app.py"), run_name="__main__")

