@@ -14,4 +14,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-runpy.run_path(str(ROOT / "app.py"), run_name="__main__")
+if __name__ == "__main__":
+    runpy.run_path(str(ROOT / "app.py"), run_name="__main__")
+else:
+    # Served as an st.App, as app.py is, so no first visit is routed as a legacy pages-folder app.
+    import streamlit as st
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
+    app = st.App(__file__)

@@ -72,7 +72,5 @@ def test_every_session_opens_and_clicks_without_error(hall):
     assert hall["clicks"] > 0 and hall["Next p50 s"] > 0
 
 
-@pytest.mark.xfail(strict=False, reason="cold start: a deep link opened while the server's first run has not reached "
-                   "st.navigation is told 'page not found' (the legacy pages-folder routing)")
 def test_no_session_is_told_page_not_found(hall):
     assert hall["page not found"] == 0
