@@ -190,8 +190,10 @@ def show_worked(view: StageView, rec: StageRecord) -> None:
 def numbers_table(values, rows: list[str], cols: list[str], *, caption: str = "All the numbers") -> None:
     """The exact numbers of a matrix in an expander (user text is shown as plain table text)."""
     with st.expander(caption):
-        table = pd.DataFrame(frames.to_numpy(values), index=list(rows), columns=list(cols))
-        st.dataframe(table.style.format("{:.4f}", na_rep="−∞"), width="stretch")
+        array = frames.to_numpy(values)
+        table = pd.DataFrame([[worked.number(v) for v in row] for row in array.tolist()], index=list(rows),
+                             columns=list(cols))
+        st.dataframe(table, width="stretch")
 
 
 def _features(values: torch.Tensor) -> tuple[torch.Tensor, str]:
