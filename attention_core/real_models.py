@@ -426,6 +426,34 @@ def _load_hub_online(spec: ModelSpec, allow_hub: bool):
     return _load_hub(spec, local_files_only=False)
 
 
+def where_available(name: str, *, allow_hub: bool = False) -> str | None:
+    """Without loading anything: the first source that holds model ``name`` here, or None.
+
+    A quick look (folder, package, hub cache, and the hub itself only when ``allow_hub``), so a page can
+    offer only the models that can load; ``load_model`` still checks every file."""
+    import importlib.util
+
+    spec = MODEL_ALLOWLIST.get(name)
+    if spec is None:
+        return None
+    root = os.environ.get(MODEL_DIR_ENV, "").strip()
+    if root and (Path(root).expanduser() / name / "config.json").is_file():
+        return f"folder ${MODEL_DIR_ENV}/{name}"
+    if spec.package and importlib.util.find_spec(spec.package) is not None:
+        return f"installed package {spec.package}"
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(spec.hub_id, "config.json", revision=spec.revision)
+    except Exception:  # an unusual cache layout: leave it to load_model
+        cached = None
+    if isinstance(cached, str):
+        return f"Hugging Face hub cache ({spec.hub_id})"
+    if allow_hub and not hub_offline() and _hub_unreachable() is None:
+        return f"Hugging Face hub online ({spec.hub_id})"
+    return None
+
+
 def hub_offline() -> bool:
     """True when HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE is set now (read at call time)."""
     for variable in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from attention_core import MAX_REAL_MODEL_TOKENS
-from attention_core.real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoadError, ModelRun,
+from attention_core.real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoadError, ModelRun, where_available,
                                         Reproduction, load_model, reproduce_layer, run_model, word_embeddings)
 
 from .controls import BOUND, whole_number_in
@@ -86,7 +86,23 @@ def _hub_advice(hub_id: str) -> str:
 
 
 def model_names() -> list[str]:
-    return list(MODEL_ALLOWLIST)
+    """The models offered here: those some source holds (the packaged default is always listed, so its page
+    can say how to install it)."""
+    return [name for name, _ in _availability() if name == DEFAULT_MODEL or _ is not None]
+
+
+@st.cache_resource(ttl=600, show_spinner=False)
+def _availability() -> list[tuple[str, str | None]]:
+    """(name, source or None) for every allowlisted model; looked up again every ten minutes."""
+    return [(name, where_available(name, allow_hub=hub_allowed())) for name in MODEL_ALLOWLIST]
+
+
+def unavailable_note() -> str | None:
+    missing = [name for name, source in _availability() if source is None and name != DEFAULT_MODEL]
+    if not missing:
+        return None
+    return (f"Not offered here: {', '.join(missing)} — no local copy, and this server does not download models "
+            f"(a folder given by {MODEL_DIR_ENV}, or {ALLOW_HUB_ENV}=1 where a network is allowed, adds them).")
 
 
 def load_or_explain(name: str) -> LoadedModel | None:
@@ -131,6 +147,9 @@ def real_model_controls(sentence: str) -> RealSelection | None:
                         **BOUND)
     spec = MODEL_ALLOWLIST[name]
     st.caption(plain(spec.description))
+    note = unavailable_note()
+    if note:
+        st.caption(plain(note))
     loaded = load_or_explain(name)
     if loaded is None:
         return None
