@@ -21,6 +21,8 @@ LESSONS = [
     st.Page("pages/real_model.py", title="Real model", icon=":material/neurology:", url_path="real-model"),
     st.Page("pages/inside_real_head.py", title="Inside a real head", icon=":material/biotech:",
             url_path="inside-real-head"),
+    st.Page("pages/modern_attention.py", title="Modern attention", icon=":material/hub:", url_path="modern-attention"),
+    st.Page("pages/generation.py", title="Generation", icon=":material/edit_note:", url_path="generation"),
 ]
 
 st.navigation(LESSONS).run()
