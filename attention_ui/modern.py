@@ -11,7 +11,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from . import frames
+from . import charts, frames
 
 QUERY_COLOR = "#4c78a8"
 KV_COLOR = "#f58518"
@@ -117,3 +117,28 @@ def heads_by_keys_frame(weights, head_names: list[str], key_labels: list[str]) -
     """(h, S) weights of one query as a heads × keys matrix frame."""
     return frames.matrix_frame(weights, frames.AxisLabels(head_names), frames.AxisLabels(key_labels),
                                row_name="head", col_name="key")
+
+
+REACHES, OUT_OF_REACH = "can reach", "out of reach"
+
+
+def reach_grid(reach, depth_labels: list[str], token_labels: list[str], *, title: str = "", cell_size: int = 30,
+               font_size: int = 13):
+    """Layers (rows) × tokens (columns): which tokens can reach one token after each layer."""
+    df = frames.mask_frame(reach, frames.AxisLabels(depth_labels), frames.AxisLabels(token_labels),
+                           row_name="depth", col_name="token")
+    df["state"] = np.where(df["allowed"], REACHES, OUT_OF_REACH)
+    axis = {"labelFontSize": font_size, "titleFontSize": font_size, "ticks": False, "domain": False,
+            "labelLimit": 300}
+    angle = charts.label_angle(list(token_labels), font_size=font_size, step=cell_size)
+    chart = alt.Chart(df).mark_rect(stroke="white", strokeWidth=1).encode(
+        x=alt.X("token:N", sort=list(token_labels), axis=alt.Axis(labelAngle=angle, **axis)),
+        y=alt.Y("depth:N", sort=list(depth_labels), axis=alt.Axis(**axis)),
+        color=alt.Color("state:N", scale=alt.Scale(domain=[REACHES, OUT_OF_REACH],
+                                                   range=[charts.ALLOWED_COLOR, charts.BLOCKED_COLOR]),
+                        legend=alt.Legend(title=None, labelFontSize=font_size)),
+        tooltip=["depth:N", "token:N", "state:N"],
+    ).properties(width=cell_size * len(token_labels), height=cell_size * len(depth_labels))
+    if title:
+        chart = chart.properties(title=alt.TitleParams(title, fontSize=font_size + 2, anchor="start"))
+    return chart

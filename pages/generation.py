@@ -41,7 +41,7 @@ st.latex(r"K_{1:t} = \begin{bmatrix} K_{1:t-1} \\ x_t W_K \end{bmatrix},\quad "
          r"V_{1:t} = \begin{bmatrix} V_{1:t-1} \\ x_t W_V \end{bmatrix},\quad "
          r"a_t = \mathrm{softmax}\!\Big(\frac{x_t W_Q\, K_{1:t}^\top}{\sqrt{d_k}}\Big),\quad c_t = a_t V_{1:t}")
 
-g = st.selectbox("Key/value heads g (shared by the query heads)", divisors(h), index=len(divisors(h)) - 1,
+g = st.columns(3)[0].selectbox("Key/value heads g (shared by the query heads)", divisors(h), index=len(divisors(h)) - 1,
                  key="generation_kv_heads", help=f"g = h = {h} is multi-head; smaller g shares the cache.")
 check = check_cache(lesson.x, lesson.projections, None if g == h else g)
 
@@ -80,8 +80,9 @@ st.caption(f"The bottom row of K and V is new: {plain(labels[t - 1])} was projec
 
 st.subheader("2 · The new query attends to everything cached")
 row = frames.row_frame(step.weights[head, 0], frames.AxisLabels(labels[:t]))
-show_chart(charts.row_bars(row, title=f"weights of {labels[t - 1]} over the cache",
-                           cell_size=max(18, min(settings.cell_size, 700 // max(t, 1))), font_size=settings.font_size))
+show_chart(charts.row_bars(row, title=f"{labels[t - 1]} reads the cache",
+                           cell_size=max(30, min(settings.cell_size + 10, 700 // max(t, 1))),
+                           font_size=settings.font_size))
 so_far = step_weights_frame([s.weights[head, 0] for s in check.steps[:t]], labels)
 full = frames.matrix_frame(check.full.weights[head], frames.AxisLabels(labels), frames.AxisLabels(labels))
 cell = max(10, min(settings.cell_size - 6, (1100 if settings.presenter else 560) // (T + 3)))
@@ -94,6 +95,7 @@ with right:
     show_chart(charts.heatmap(full, title="full causal attention, all rows at once", domain=(0, 1),
                               value_title="weight", cell_size=cell, font_size=settings.font_size,
                               show_values=T <= 8 and cell >= 30))
+st.caption("Grey cells: keys that did not exist yet at that step. Every row matches the same row on the right.")
 left, right = st.columns([1, 2])
 left.metric("Largest |cached − full causal|", f"{check.max_abs_diff:.1e}",
             help="Over every output number of every step: the stacked step outputs against full causal attention.")

@@ -7,7 +7,7 @@ from attention_core import (MAX_CONTEXT_LENGTH, MAX_LAYERS, MAX_WINDOW, compare_
                             kv_cache_table, reach_span, sliding_window_mask, sliding_window_reach, trace_attention)
 from attention_ui import charts, frames
 from attention_ui.controls import lesson_settings
-from attention_ui.modern import cache_bars, cache_table_frame, sharing_diagram
+from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram
 from attention_ui.views import show_chart
 
 BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
@@ -34,8 +34,9 @@ if h == 1:
             "(4 or 8 show it best).")
 else:
     default_g = max(d for d in divisors(h) if d < h)
-    g = st.number_input("Key/value heads g", min_value=None, max_value=None, value=default_g, step=1, key="kv_heads",
-                        help=f"Must divide the number of heads h = {h}: {', '.join(map(str, divisors(h)))}.")
+    g = st.columns(3)[0].number_input(
+        "Key/value heads g", min_value=None, max_value=None, value=default_g, step=1, key="kv_heads",
+        help=f"Must divide the number of heads h = {h}: {', '.join(map(str, divisors(h)))}.")
     try:
         traces = compare_kv_sharing(lesson.x, lesson.projections, int(g), mask=lesson.mask)
     except ValueError as err:
@@ -75,7 +76,7 @@ st.subheader("2 · How big the KV cache gets")
 st.markdown("While generating, every layer keeps the key and value of every earlier token. Per token that is")
 st.latex(r"\text{bytes per token} = 2_{(K,V)} \times \text{layers} \times g \times d_{head} \times "
          r"\text{bytes per number}")
-left, right = st.columns(2)
+left, right, _ = st.columns(3)
 context = left.number_input(f"Context length (tokens, up to {MAX_CONTEXT_LENGTH:,})", min_value=None, max_value=None,
                             value=8192, step=1024, key="context_length")
 precision = right.selectbox("Numbers stored as", list(BYTES), key="cache_precision")
@@ -86,11 +87,15 @@ except (ValueError, OverflowError) as err:
     rows = None
 if rows is not None:
     table = cache_table_frame(rows)
+    number = st.column_config.NumberColumn
     st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={"KiB per token": st.column_config.NumberColumn(format="%.0f"),
-                                "cache MiB": st.column_config.NumberColumn(format="%,.0f"),
-                                "cache MiB if multi-head": st.column_config.NumberColumn(format="%,.0f"),
-                                "cached tokens": st.column_config.NumberColumn(format="%,d")})
+                 column_config={"attention": None, "layers": number("L", width="small"),
+                                "heads": number("h", width="small"), "kv heads": number("g", width="small"),
+                                "head size": number("d_head", width="small"), "window": "window",
+                                "KiB per token": number("KiB / token", format="%.0f"),
+                                "cached tokens": number("cached tokens", format="%,d"),
+                                "cache MiB": number("cache MiB", format="%,.0f"),
+                                "cache MiB if multi-head": number("MiB if g = h", format="%,.0f")})
     show_chart(cache_bars(rows, font_size=settings.font_size, width=760 if settings.presenter else 560))
     st.caption("Shapes from each model's published configuration. Mistral 7B keeps only its last 4,096 tokens "
                "(a rolling buffer), so its cache stops growing.")
@@ -104,7 +109,7 @@ st.markdown("Each token may attend only to itself and the **w − 1** tokens bef
 st.latex(r"M_{ij} = \begin{cases} 0 & 0 \le i - j < w \\ -\infty & \text{otherwise} \end{cases}"
          r"\qquad \text{reach after } L \text{ layers} = L\,(w - 1) + 1")
 T = len(labels)
-left, right = st.columns(2)
+left, right, _ = st.columns(3)
 window = left.number_input(f"Window w (tokens, up to {MAX_WINDOW})", min_value=None, max_value=None, value=3, step=1,
                            key="window")
 layers = right.slider("Layers stacked", 1, MAX_LAYERS, 3, key="window_layers")
@@ -127,10 +132,9 @@ with right:
     df = frames.matrix_frame(windowed.weights[settings.head], labels, labels)
     show_chart(charts.heatmap(df, title=f"weights of head {settings.head + 1}", domain=(0, 1), value_title="weight",
                               cell_size=cell, font_size=settings.font_size, show_values=T <= 10 and cell >= 30))
-layer_labels = frames.AxisLabels(f"after layer {i + 1}" for i in range(int(layers)))
-reach_df = frames.mask_frame(reach[:, -1], layer_labels, labels, row_name="depth", col_name="token")
-show_chart(charts.mask_grid(reach_df, row="depth", col="token", cell_size=cell, font_size=settings.font_size,
-                            title=f"which tokens can reach the last token, {labels[-1]}"))
+layer_labels = [f"after layer {i + 1}" for i in range(int(layers))]
+show_chart(reach_grid(reach[:, -1], layer_labels, labels, cell_size=cell, font_size=settings.font_size,
+                      title=f"which tokens can reach the last token, {labels[-1]}"))
 span = reach_span(int(window), int(layers))
 st.markdown(f"After {int(layers)} layer(s) the last token can draw on **{min(span, T)} of {T}** tokens "
             f"(L·(w − 1) + 1 = {span}).")
