@@ -30,11 +30,21 @@ def head_table(stats, roles) -> pd.DataFrame:
     })
 
 
+LAYER_COLUMNS = 3
+
+
 def _layer_grid(values, labels, *, title: str, cell: int, font_size: int):
     grid = frames.heads_frame(values, labels, labels)
     grid["head"] = [f"layer {i + 1}" for i in grid["head_index"]]
-    return charts.head_grid(grid, columns=min(6, values.shape[0]), domain=(0, 1), cell_size=cell, font_size=font_size,
-                            axes=False, spacing=8, title=title)
+    return charts.head_grid(grid, columns=min(LAYER_COLUMNS, values.shape[0]), domain=(0, 1), cell_size=cell,
+                            font_size=font_size, axes=len(labels) <= 12, spacing=10, title=title)
+
+
+def strongest(table: pd.DataFrame, column: str, count: int = 3) -> str:
+    """The ``count`` heads with the largest ``column``, as "L1H3 (1.00), …"."""
+    top = table.nlargest(count, column)
+    return ", ".join(f"L{layer}H{head} ({value:.2f})" for layer, head, value in
+                     zip(top["layer"], top["head"], top[column]))
 
 
 def show_model_summaries(pick, settings, first_section: int = 4) -> None:
@@ -45,7 +55,8 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
     attentions = run.attentions  # (L, h, T, T)
     labels = frames.token_labels(run.tokens)
     T = run.num_tokens
-    cell = max(3, min(14, (110 if settings.presenter else 64) // max(T, 1)))
+    axes_room = 90 if T <= 12 else 0  # token labels beside each panel
+    cell = max(4, min(26, ((1500 if settings.presenter else 720) // LAYER_COLUMNS - axes_room) // max(T, 1)))
     n = first_section
 
     st.subheader(f"{n} · Mean over heads, layer by layer")
@@ -69,8 +80,9 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
 
     st.subheader(f"{n + 2} · Every head in numbers")
     st.markdown("Per head, averaged over the query tokens: the **entropy** of its weights (0 bits = all on one token; "
-                f"log₂ {T} = {math.log2(T):.2f} bits = spread evenly), and the share it gives to the **previous token**, to the **first token** and "
-                "to **special tokens**. Sort a column to find the heads that do one thing.")
+                f"log₂ {T} = {math.log2(T):.2f} bits = spread evenly), and the share it gives to the **previous "
+                "token**, to the **first token** and to **special tokens**. Sort a column to find the heads that do "
+                "one thing.")
     stats = head_stats(attentions, run.is_special)
     table = head_table(stats, head_roles(stats))
     share = {"format": "%.2f", "min_value": 0.0, "max_value": 1.0}
@@ -79,16 +91,9 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
                                 "to previous token": st.column_config.ProgressColumn(**share),
                                 "to first token": st.column_config.ProgressColumn(**share),
                                 "to special tokens": st.column_config.ProgressColumn(**share)})
-    found = {role: [f"L{layer}H{head}" for layer, head, looks in
-                    zip(table["layer"], table["head"], table["looks like"]) if role in looks]
-             for role in ("previous token", "sink")}
-    if found["previous token"] or found["sink"]:
-        parts = []
-        if found["previous token"]:
-            parts.append(f"previous-token heads: {', '.join(found['previous token'])}")
-        if found["sink"]:
-            parts.append(f"sink heads (most weight on the first or a special token): {', '.join(found['sink'])}")
-        st.success(f"In {plain(model.name)}, for this sentence, {'; '.join(parts)}. Pick one above to see its pattern.")
-    else:
-        st.info(f"No head gives {ROLE_THRESHOLD:.0%} or more of its weight to one of these places for this sentence; "
-                "try a longer sentence.")
+    sinks = table.assign(sink=table[["to first token", "to special tokens"]].max(axis=1))
+    st.success(f"In {plain(model.name)}, for this sentence, the strongest previous-token heads are "
+               f"{strongest(table, 'to previous token')}; the strongest sinks (weight parked on the first or a "
+               f"special token) are {strongest(sinks, 'sink')}. A head is named in the last column when "
+               f"{ROLE_THRESHOLD:.0%} or more of its weight goes to one place.")
+    st.caption("These numbers use every token, special ones included, whatever the “Hide special tokens” switch shows.")

@@ -227,6 +227,7 @@ def test_real_model_page_ends_with_the_summaries(tiny_gpt2_as_distilgpt2):
     assert table[["layer", "head"]].values.tolist()[:2] == [[1, 1], [1, 2]]
     assert ((table["to previous token"] >= 0) & (table["to previous token"] <= 1)).all()
     assert any("rollout after each layer" in (t or "") for t in chart_titles(at))
+    assert re.search(r"strongest previous-token heads are L\dH\d \(\d\.\d\d\)", texts(at))
 
 
 def test_head_table_names_previous_token_and_sink_heads():
