@@ -87,7 +87,9 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
     table = head_table(stats, head_roles(stats))
     share = {"format": "%.2f", "min_value": 0.0, "max_value": 1.0}
     st.dataframe(table, hide_index=True, width="stretch", height=min(420, 36 + 35 * len(table)),
-                 column_config={"entropy (bits)": st.column_config.NumberColumn(format="%.2f"),
+                 column_config={"layer": st.column_config.NumberColumn(width="small"),
+                                "head": st.column_config.NumberColumn(width="small"),
+                                "entropy (bits)": st.column_config.NumberColumn(format="%.2f"),
                                 "to previous token": st.column_config.ProgressColumn(**share),
                                 "to first token": st.column_config.ProgressColumn(**share),
                                 "to special tokens": st.column_config.ProgressColumn(**share)})

@@ -80,7 +80,8 @@ st.caption(f"The bottom row of K and V is new: {plain(labels[t - 1])} was projec
 
 st.subheader("2 · The new query attends to everything cached")
 row = frames.row_frame(step.weights[head, 0], frames.AxisLabels(labels[:t]))
-show_chart(charts.row_bars(row, title=f"{labels[t - 1]} reads the cache",
+st.markdown(f"**Weights of the new query {plain(labels[t - 1])} over the {t} cached key(s)** (they add up to 1):")
+show_chart(charts.row_bars(row,
                            cell_size=max(30, min(settings.cell_size + 10, 700 // max(t, 1))),
                            font_size=settings.font_size))
 so_far = step_weights_frame([s.weights[head, 0] for s in check.steps[:t]], labels)
