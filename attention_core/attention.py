@@ -131,25 +131,34 @@ def trace_attention(
     T, S, h = x.shape[0], x_kv.shape[0], num_heads
     g = h if num_kv_heads is None else num_kv_heads
     allowed = _resolve_trace_mask(mask, h, T, S, x.device)  # None, (T, S) or (h, T, S)
+    if isinstance(mask, str):  # causal: the bias is a triangle, and only T > S leaves rows with no key
+        bias = torch.full((T, S), float("-inf"), dtype=x.dtype, device=x.device).triu_(S - T + 1)  # (T, S)
+        blocked_rows = T > S
+    else:
+        bias = None if allowed is None else _mask_bias(allowed, x.dtype)
+        blocked_rows = allowed is not None
 
     q = _split_heads(_project(x, w_q, b_q), h)  # (h, T, d_k)   Q = X W_Q + b_Q
     k = _split_heads(_project(x_kv, w_k, b_k), g)  # (g, S, d_k)   K = X W_K + b_K
     v = _split_heads(_project(x_kv, w_v, b_v), g)  # (g, S, d_v)   V = X W_V + b_V
-    return _trace_from_heads(q, k, v, allowed, w_o, b_o, num_kv_heads)
+    return _trace_from_heads(q, k, v, allowed, w_o, b_o, num_kv_heads, bias=bias, blocked_rows=blocked_rows)
 
 
-def _trace_from_heads(q, k, v, allowed, w_o, b_o, num_kv_heads) -> AttentionTrace:
+def _trace_from_heads(q, k, v, allowed, w_o, b_o, num_kv_heads, *, bias=None, blocked_rows=True) -> AttentionTrace:
     """The stages after the projections: q (h,T,d_k), k (g,S,d_k), v (g,S,d_v); allowed None or
-    bool broadcastable to (h,T,S). No pass over (h,T,S) is spent on a mask that blocks nothing."""
+    bool broadcastable to (h,T,S); bias its 0/-inf form; blocked_rows False when no row can be fully
+    blocked. No pass over (h,T,S) is spent on a mask that blocks nothing."""
     h, T, d_k = q.shape
     g, S, d_v = v.shape
     k = k.repeat_interleave(h // g, dim=0) if g != h else k  # (h, S, d_k)  head i reads group i // (h/g)
     v = v.repeat_interleave(h // g, dim=0) if g != h else v  # (h, S, d_v)
+    if allowed is not None and bias is None:
+        bias = _mask_bias(allowed, q.dtype)
     scores = q @ k.transpose(-2, -1)  # (h, T, S)     Q Kᵀ
     scaled = scores / math.sqrt(d_k)  # (h, T, S)     Q Kᵀ / √d_k
-    masked = scaled if allowed is None else scaled + _mask_bias(allowed, scaled.dtype)  # (h, T, S)  -inf where blocked
+    masked = scaled if bias is None else scaled + bias  # (h, T, S)     -inf where blocked
     weights = torch.softmax(masked, dim=-1)  # (h, T, S)     softmax per row
-    if allowed is not None:
+    if allowed is not None and blocked_rows:
         _zero_fully_blocked_rows_(weights, allowed)
     context = weights @ v  # (h, T, d_v)   weights · V
     concat = context.transpose(0, 1).reshape(T, h * d_v)  # (T, h·d_v)  Concat(head_1..head_h)
@@ -169,9 +178,9 @@ def _mask_bias(allowed: torch.Tensor, dtype) -> torch.Tensor:
 def _zero_fully_blocked_rows_(weights: torch.Tensor, allowed: torch.Tensor) -> None:
     """In place: rows whose mask allows nothing (softmax of all -inf = NaN) become zeros.
     The test runs on the mask, (T, S) or (h, T, S), never on the (h, T, S) scores."""
-    dead = ~allowed.any(dim=-1, keepdim=True)  # (..., T, 1)
-    if bool(dead.any()):
-        weights.masked_fill_(dead, 0.0)
+    live = allowed.any(dim=-1, keepdim=True)  # (..., T, 1)
+    if not bool(live.all()):
+        weights.masked_fill_(~live, 0.0)
 
 
 def _all_allowed(h: int, T: int, S: int, device) -> torch.Tensor:
