@@ -2,6 +2,10 @@
 
 Run: python bench/bench_core.py     (prints a table of times and ratios; no assertions)
 
+The trace keeps four (h, T, S) tensors where MultiheadAttention keeps two; at T = 512 each is 8 MB,
+and glibc returns such freed blocks to the system, so part of the gap is page faults on fresh
+memory (compare a run with MALLOC_TRIM_THRESHOLD_=1000000000 MALLOC_MMAP_THRESHOLD_=1000000000).
+
 Both sides return the per-head weights (``need_weights=True, average_attn_weights=False``); the
 trace also keeps every other stage. The two calls alternate, so a busy machine slows both alike;
 the ratio is the median over back-to-back pairs of (trace_attention time / MultiheadAttention time).
