@@ -53,8 +53,10 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
     ``pick`` is the real-model page's RealSelection (model, run, followed token); ``settings`` gives the sizes."""
     run, model = pick.run, pick.model
     attentions = run.attentions  # (L, h, T, T)
-    labels = frames.token_labels(run.tokens)
-    T = run.num_tokens
+    keep = [i for i in range(run.num_tokens) if not (pick.hide_special and run.is_special[i])]
+    all_labels = frames.token_labels(run.tokens)
+    labels = frames.AxisLabels(all_labels[i] for i in keep)
+    T = len(keep)
     axes_room = 90 if T <= 12 else 0  # token labels beside each panel
     cell = max(4, min(26, ((1500 if settings.presenter else 720) // LAYER_COLUMNS - axes_room) // max(T, 1)))
     n = first_section
@@ -62,8 +64,8 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
     st.subheader(f"{n} · Mean over heads, layer by layer")
     st.markdown("Averaging a layer's heads shows what the layer does as a whole (the rows still add up to 1).")
     st.latex(r"\bar A^{(l)} = \frac{1}{h} \sum_{i=1}^{h} A^{(l)}_i")
-    show_chart(_layer_grid(mean_over_heads(attentions), labels, title="mean of the heads, one square per layer",
-                           cell=cell, font_size=11))
+    mean = mean_over_heads(attentions)[:, keep][:, :, keep]  # (L, T', T'): the shown tokens only
+    show_chart(_layer_grid(mean, labels, title="mean of the heads, one square per layer", cell=cell, font_size=11))
 
     st.subheader(f"{n + 1} · Attention rollout: where each token's information came from")
     st.markdown("Attention of attention: layer 2 mixes vectors that layer 1 already mixed. **Rollout** (Abnar & "
@@ -71,16 +73,18 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
                 "estimate how much of each input token ends up in each token.")
     st.latex(r"\hat A^{(l)} = \tfrac12 \bar A^{(l)} + \tfrac12 I,\qquad "
              r"R^{(l)} = \hat A^{(l)} R^{(l-1)},\quad R^{(0)} = I")
-    rollout = attention_rollout(attentions)  # (L, T, T)
-    show_chart(_layer_grid(rollout, labels, title="rollout after each layer (rows sum to 1)", cell=cell, font_size=11))
-    row = frames.row_frame(rollout[-1, pick.follow], labels)
-    show_chart(charts.row_bars(row, title=f"after the last layer, {run.tokens[pick.follow]} is made of…",
-                               value_title="share", cell_size=max(16, min(settings.cell_size, 700 // max(T, 1))),
-                               font_size=settings.font_size))
+    rollout = attention_rollout(attentions)[:, keep][:, :, keep]  # (L, T', T'), computed over every token
+    show_chart(_layer_grid(rollout, labels, title="rollout after each layer (rows sum to 1 over all tokens)",
+                           cell=cell, font_size=11))
+    if pick.follow in keep:
+        row = frames.row_frame(rollout[-1, keep.index(pick.follow)], labels)
+        show_chart(charts.row_bars(row, title=f"after the last layer, {run.tokens[pick.follow]} is made of…",
+                                   value_title="share", cell_size=max(16, min(settings.cell_size, 700 // max(T, 1))),
+                                   font_size=settings.font_size))
 
     st.subheader(f"{n + 2} · Every head in numbers")
     st.markdown("Per head, averaged over the query tokens: the **entropy** of its weights (0 bits = all on one token; "
-                f"log₂ {T} = {math.log2(T):.2f} bits = spread evenly), and the share it gives to the **previous "
+                f"log₂ {run.num_tokens} = {math.log2(run.num_tokens):.2f} bits = spread evenly), and the share it gives to the **previous "
                 "token**, to the **first token** and to **special tokens**. Sort a column to find the heads that do "
                 "one thing.")
     stats = head_stats(attentions, run.is_special)
@@ -98,4 +102,5 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
                f"{strongest(table, 'to previous token')}; the strongest sinks (weight parked on the first or a "
                f"special token) are {strongest(sinks, 'sink')}. A head is named in the last column when "
                f"{ROLE_THRESHOLD:.0%} or more of its weight goes to one place.")
-    st.caption("These numbers use every token, special ones included, whatever the “Hide special tokens” switch shows.")
+    st.caption("The rollout and these numbers use every token, special ones included; “Hide special tokens” only "
+               "hides them from the charts.")
