@@ -243,3 +243,23 @@ def test_head_table_names_previous_token_and_sink_heads():
     assert table["to previous token"].tolist() == [1.0, pytest.approx(1 / 5)]  # the sink's row 2 looks back too
     rollout = attention_rollout(att)
     torch.testing.assert_close(rollout.sum(-1), torch.ones(1, T))
+
+
+@pytest.mark.parametrize("page", [MODERN, GENERATION])
+@pytest.mark.parametrize("query", [
+    {"sentence": "Hi", "heads": "8"},
+    {"sentence": "<b>bold</b> 🙂 $x$", "heads": "2", "mask": "causal"},
+    {"mask": "padding", "pad_to": "10", "heads": "4"},
+    {"init": "identity", "heads": "4"},
+    {"sentence": " ".join(["word"] * 32), "heads": "8", "d_model": "64"},
+])
+def test_odd_sentences_and_settings_draw_without_tracebacks(page, query):
+    at = open_page(page, query)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(at.get("vega_lite_chart")) >= 4
+
+
+def test_an_empty_sentence_is_a_message():
+    at = open_page(GENERATION, {"sentence": "   "})
+    assert not at.exception
+    assert at.error and "empty" in at.error[0].value.lower()
