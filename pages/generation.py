@@ -86,7 +86,7 @@ show_chart(charts.row_bars(row,
                            font_size=settings.font_size))
 so_far = step_weights_frame([s.weights[head, 0] for s in check.steps[:t]], labels)
 full = frames.matrix_frame(check.full.weights[head], frames.AxisLabels(labels), frames.AxisLabels(labels))
-cell = max(10, min(settings.cell_size - 6, (1100 if settings.presenter else 560) // (T + 3)))
+cell = max(8, min(settings.cell_size - 6, (640 if settings.presenter else 330) // T))  # two charts side by side
 left, right = st.columns(2)
 with left:
     show_chart(charts.heatmap(so_far, title=f"rows made by the cache (steps 1–{t})", domain=(0, 1),

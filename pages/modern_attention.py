@@ -43,12 +43,13 @@ else:
         st.warning(f"**Please choose another number of key/value heads.** {err}", icon="⚠️")
         traces = None
     if traces is not None:
-        cols = st.columns(3)
+        side_by_side = h <= 4  # more heads need a full row each to stay readable
+        cols = st.columns(3) if side_by_side else [st.container() for _ in traces]
         for col, (kind, trace) in zip(cols, traces.items()):
             groups = [trace.kv_group(i) for i in range(h)]
             with col:
                 show_chart(sharing_diagram(h, groups, title=f"{kind}: g = {trace.kv_groups}",
-                                           font_size=settings.font_size))
+                                           width=260 if side_by_side else 70 * h, font_size=settings.font_size))
         st.markdown(f"The grouped variants here are made from the multi-head weights by **averaging the W_K and W_V "
                     f"columns of each group** (how Ainslie et al., 2023, convert a trained model). Their weights for "
                     f"your sentence, head by head (grouped-query, g = {int(g)}):")
@@ -56,7 +57,7 @@ else:
         grid = frames.heads_frame(grouped.weights, labels, labels)
         grid["head"] = [f"head {i + 1} · reads KV{grouped.kv_group(i) + 1}" for i in grid["head_index"]]
         per_row = min(h, 4)
-        cell = max(10, min(settings.cell_size - 8, (1500 if settings.presenter else 680) // (per_row * len(labels))))
+        cell = max(10, min(settings.cell_size - 8, (900 if settings.presenter else 680) // (per_row * len(labels))))
         show_chart(charts.head_grid(grid, columns=per_row, domain=(0, 1), cell_size=cell, font_size=settings.font_size))
         base = traces["multi-head"]
         d_k, d_v = base.d_k, base.d_v
@@ -123,7 +124,7 @@ except ValueError as err:
     st.warning(f"**Please choose another window.** {err}", icon="⚠️")
     st.stop()
 
-cell = max(12, min(settings.cell_size - 6, (1100 if settings.presenter else 560) // (T + 3)))
+cell = max(8, min(settings.cell_size - 6, (640 if settings.presenter else 330) // T))  # two charts side by side
 left, right = st.columns(2)
 with left:
     show_chart(charts.mask_grid(frames.mask_frame(mask, labels, labels), title=f"window w = {int(window)}",
@@ -133,7 +134,8 @@ with right:
     show_chart(charts.heatmap(df, title=f"weights of head {settings.head + 1}", domain=(0, 1), value_title="weight",
                               cell_size=cell, font_size=settings.font_size, show_values=T <= 10 and cell >= 30))
 layer_labels = [f"after layer {i + 1}" for i in range(int(layers))]
-show_chart(reach_grid(reach[:, -1], layer_labels, labels, cell_size=cell, font_size=settings.font_size,
+reach_cell = max(8, min(settings.cell_size - 6, (1000 if settings.presenter else 640) // T))  # one chart, full width
+show_chart(reach_grid(reach[:, -1], layer_labels, labels, cell_size=reach_cell, font_size=settings.font_size,
                       title=f"which tokens can reach the last token, {labels[-1]}"))
 span = reach_span(int(window), int(layers))
 st.markdown(f"After {int(layers)} layer(s) the last token can draw on **{min(span, T)} of {T}** tokens "
