@@ -142,3 +142,4 @@ def reach_grid(reach, depth_labels: list[str], token_labels: list[str], *, title
     if title:
         chart = chart.properties(title=alt.TitleParams(title, fontSize=font_size + 2, anchor="start"))
     return chart
+

@@ -6,7 +6,7 @@ from attention_core import MAX_REAL_MODEL_TOKENS, check_cache, divisors, time_ge
 from attention_core.generation import MAX_NEW_TOKENS
 from attention_core.real_models import MODEL_ALLOWLIST
 from attention_ui import charts, frames
-from attention_ui.controls import lesson_settings
+from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.modern import heads_by_keys_frame, step_weights_frame, timing_chart, timing_frame
 from attention_ui.text import plain
 from attention_ui.views import feature_heatmap, StageView, show_chart
@@ -41,8 +41,9 @@ st.latex(r"K_{1:t} = \begin{bmatrix} K_{1:t-1} \\ x_t W_K \end{bmatrix},\quad "
          r"V_{1:t} = \begin{bmatrix} V_{1:t-1} \\ x_t W_V \end{bmatrix},\quad "
          r"a_t = \mathrm{softmax}\!\Big(\frac{x_t W_Q\, K_{1:t}^\top}{\sqrt{d_k}}\Big),\quad c_t = a_t V_{1:t}")
 
-g = st.columns(3)[0].selectbox("Key/value heads g (shared by the query heads)", divisors(h), index=len(divisors(h)) - 1,
-                 key="generation_kv_heads", help=f"g = h = {h} is multi-head; smaller g shares the cache.")
+g = st.columns(3)[0].selectbox("Key/value heads g (shared by the query heads)", divisors(h),
+                               index=len(divisors(h)) - 1, key="generation_kv_heads",
+                               help=f"g = h = {h} is multi-head; smaller g shares the cache.", **BOUND)
 check = check_cache(lesson.x, lesson.projections, None if g == h else g)
 
 if not isinstance(st.session_state.get(STEP_KEY), int) or not 1 <= st.session_state[STEP_KEY] <= T:

@@ -6,7 +6,7 @@ import streamlit as st
 from attention_core import (MAX_CONTEXT_LENGTH, MAX_LAYERS, MAX_WINDOW, compare_kv_sharing, divisors,
                             kv_cache_table, reach_span, sliding_window_mask, sliding_window_reach, trace_attention)
 from attention_ui import charts, frames
-from attention_ui.controls import lesson_settings
+from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram
 from attention_ui.views import show_chart
 
@@ -34,9 +34,9 @@ if h == 1:
             "(4 or 8 show it best).")
 else:
     default_g = max(d for d in divisors(h) if d < h)
-    g = st.columns(3)[0].number_input(
-        "Key/value heads g", min_value=None, max_value=None, value=default_g, step=1, key="kv_heads",
-        help=f"Must divide the number of heads h = {h}: {', '.join(map(str, divisors(h)))}.")
+    g = st.columns(3)[0].selectbox(
+        "Key/value heads g", range(1, h + 1), index=default_g - 1, key="kv_heads",
+        help=f"Must divide the number of heads h = {h}: {', '.join(map(str, divisors(h)))}.", **BOUND)
     try:
         traces = compare_kv_sharing(lesson.x, lesson.projections, int(g), mask=lesson.mask)
     except ValueError as err:
@@ -80,7 +80,7 @@ st.latex(r"\text{bytes per token} = 2_{(K,V)} \times \text{layers} \times g \tim
 left, right, _ = st.columns(3)
 context = left.number_input(f"Context length (tokens, up to {MAX_CONTEXT_LENGTH:,})", min_value=None, max_value=None,
                             value=8192, step=1024, key="context_length")
-precision = right.selectbox("Numbers stored as", list(BYTES), key="cache_precision")
+precision = right.selectbox("Numbers stored as", list(BYTES), key="cache_precision", **BOUND)
 try:
     rows = kv_cache_table(int(context), BYTES[precision])
 except (ValueError, OverflowError) as err:
@@ -113,7 +113,7 @@ T = len(labels)
 left, right, _ = st.columns(3)
 window = left.number_input(f"Window w (tokens, up to {MAX_WINDOW})", min_value=None, max_value=None, value=3, step=1,
                            key="window")
-layers = right.slider("Layers stacked", 1, MAX_LAYERS, 3, key="window_layers")
+layers = right.slider("Layers stacked", 1, MAX_LAYERS, 3, key="window_layers", **BOUND)
 try:
     if not 1 <= int(window) <= MAX_WINDOW:
         raise ValueError(f"The window must be a whole number from 1 to {MAX_WINDOW} tokens, got {int(window)}.")

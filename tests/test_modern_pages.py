@@ -70,7 +70,7 @@ def test_modern_page_shows_the_three_sharing_schemes_and_their_table():
     at = open_page(MODERN, {"heads": "4"})
     assert [s.value for s in at.subheader] == ["1 · Multi-head, grouped-query, multi-query",
                                                "2 · How big the KV cache gets", "3 · Sliding-window attention"]
-    assert at.number_input(key="kv_heads").value == 2
+    assert at.selectbox(key="kv_heads").value == 2
     titles = chart_titles(at)
     assert {"multi-head: g = 4", "grouped-query: g = 2", "multi-query: g = 1"} <= set(titles)
     summary = at.dataframe[0].value
@@ -83,14 +83,12 @@ def test_modern_page_shows_the_three_sharing_schemes_and_their_table():
 
 def test_grouping_the_heads_changes_the_diagram_and_bad_groups_get_a_message():
     at = open_page(MODERN, {"heads": "4"})
-    at.number_input(key="kv_heads").set_value(1).run()
+    at.selectbox(key="kv_heads").set_value(1).run()
     assert "grouped-query: g = 1" in chart_titles(at)
-    at.number_input(key="kv_heads").set_value(3).run()
+    at.selectbox(key="kv_heads").set_value(3).run()
     assert not at.exception
     assert any("cannot be shared evenly by 4 query heads" in w and "1, 2, 4" in w for w in warnings(at))
     assert len(at.dataframe) >= 1 and "grouped-query: g = 3" not in chart_titles(at)
-    at.number_input(key="kv_heads").set_value(0).run()
-    assert any("from 1 to 4" in w for w in warnings(at))
     assert at.subheader[2].value == "3 · Sliding-window attention"  # the rest of the page still draws
 
 
@@ -263,3 +261,39 @@ def test_an_empty_sentence_is_a_message():
     at = open_page(GENERATION, {"sentence": "   "})
     assert not at.exception
     assert at.error and "empty" in at.error[0].value.lower()
+
+
+def test_a_link_restores_the_modern_settings():
+    at = open_page(MODERN, {"heads": "4", "kv_heads": "1", "cache_precision": "8-bit", "window_layers": "2"})
+    assert at.selectbox(key="kv_heads").value == 1
+    assert "grouped-query: g = 1" in chart_titles(at)
+    assert at.dataframe[1].value.set_index("model").loc["Llama 2 7B", "cache MiB"] == 2048  # 8,192 × 256 KiB
+    assert "After 2 layer(s)" in texts(at)
+    for widget in (at.selectbox(key="kv_heads"), at.slider(key="window_layers"), at.selectbox(key="cache_precision")):
+        assert widget.proto.query_param_key == widget.key  # the browser writes these back into the address bar
+
+
+@pytest.mark.parametrize("query", [
+    {"kv_heads": "1e999"}, {"kv_heads": "²"}, {"kv_heads": "9"}, {"kv_heads": "3"}, {"window_layers": "99"},
+    {"window_layers": "inf"}, {"cache_precision": "bogus"},
+])
+def test_forged_links_to_the_modern_page_never_fail(query):
+    at = open_page(MODERN, {"heads": "4", **query})
+    assert not at.exception
+    assert at.subheader[-1].value == "3 · Sliding-window attention"
+
+
+def test_forged_generation_link_falls_back_to_a_divisor():
+    at = open_page(GENERATION, {"heads": "4", "generation_kv_heads": "3"})
+    assert not at.exception
+    assert at.selectbox(key="generation_kv_heads").value in (1, 2, 4)
+
+
+def test_a_model_that_is_not_there_is_a_message_next_to_one_that_is(tiny_gpt2_as_distilgpt2):
+    at = open_page(GENERATION)
+    at.toggle(key="generation_real").set_value(True).run()
+    assert "**Generated:**" in texts(at)
+    at.selectbox(key="generation_model").set_value("gpt2").run()
+    assert not at.exception
+    assert any("gpt2 could not be loaded" in e.value for e in at.error)
+    assert "**Generated:**" not in texts(at)
