@@ -11,6 +11,7 @@ from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, shari
 from attention_ui.views import show_chart
 
 BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
+CONTEXT_LENGTHS = [2**n for n in range(8, MAX_CONTEXT_LENGTH.bit_length())]  # 256 … 1,048,576 tokens
 
 settings = lesson_settings("Modern attention: shared keys and values, sliding windows")
 config, lesson = settings.config, settings.lesson
@@ -78,8 +79,8 @@ st.markdown("While generating, every layer keeps the key and value of every earl
 st.latex(r"\text{bytes per token} = 2_{(K,V)} \times \text{layers} \times g \times d_{head} \times "
          r"\text{bytes per number}")
 left, right, _ = st.columns(3)
-context = left.number_input(f"Context length (tokens, up to {MAX_CONTEXT_LENGTH:,})", min_value=None, max_value=None,
-                            value=8192, step=1024, key="context_length")
+context = left.select_slider("Context length (tokens)", CONTEXT_LENGTHS, value=8192, format_func="{:,}".format,
+                            key="context_length", **BOUND)
 precision = right.selectbox("Numbers stored as", list(BYTES), key="cache_precision", **BOUND)
 try:
     rows = kv_cache_table(int(context), BYTES[precision])
