@@ -52,7 +52,8 @@ def generate_with_attention(loaded: LoadedModel, prompt: str, num_new_tokens: in
     if not loaded.causal:
         raise ValueError(f"{loaded.name} is an encoder: it reads the whole sentence at once and does not generate. "
                          "Choose a GPT-style (decoder) model.")
-    if isinstance(num_new_tokens, bool) or not isinstance(num_new_tokens, int) or not 1 <= num_new_tokens <= MAX_NEW_TOKENS:
+    whole = isinstance(num_new_tokens, int) and not isinstance(num_new_tokens, bool)
+    if not whole or not 1 <= num_new_tokens <= MAX_NEW_TOKENS:
         raise ValueError(f"The number of new tokens must be a whole number from 1 to {MAX_NEW_TOKENS}.")
     _check_sentence(prompt)
     ids = list(loaded.tokenizer(prompt, add_special_tokens=False)["input_ids"])

@@ -76,7 +76,8 @@ def sliding_window_mask(num_queries: int, window: int, num_keys: int | None = No
     _check_positive(num_queries=num_queries, num_keys=num_keys)
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise ValueError(f"The window must be a whole number of at least 1 token, got {window!r}.")
-    distance = torch.arange(num_queries, device=device)[:, None] - torch.arange(num_keys, device=device)  # (T, S)  i - j
+    rows, cols = torch.arange(num_queries, device=device), torch.arange(num_keys, device=device)
+    distance = rows[:, None] - cols  # (T, S)  i - j
     return (distance >= 0) & (distance < window)  # (T, S)
 
 

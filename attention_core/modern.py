@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .attention import AttentionTrace, _check_trace_inputs, _project, _split_heads, _trace_from_heads, trace_attention
+from .attention import AttentionTrace, _check_trace_inputs, _split_heads, _trace_from_heads, trace_attention
 from .masks import sliding_window_mask
 from .weights import Projections, random_projections
 
@@ -242,7 +242,8 @@ PUBLISHED_SHAPES = (
 def kv_cache_table(context_length: int, bytes_per_value: int = 2, shapes=PUBLISHED_SHAPES) -> list[dict]:
     """One row per model: its shape, bytes per token, and the cache size for ``context_length`` tokens
     (and what it would be with one key/value head per query head)."""
-    if isinstance(context_length, bool) or not isinstance(context_length, int) or not 1 <= context_length <= MAX_CONTEXT_LENGTH:
+    whole = isinstance(context_length, int) and not isinstance(context_length, bool)
+    if not whole or not 1 <= context_length <= MAX_CONTEXT_LENGTH:
         raise ValueError(f"The context length must be a whole number from 1 to {MAX_CONTEXT_LENGTH:,} tokens.")
     if bytes_per_value not in (1, 2, 4):
         raise ValueError("Each number takes 1, 2 or 4 bytes (8-bit, 16-bit or 32-bit).")

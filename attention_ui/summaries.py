@@ -84,9 +84,9 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
 
     st.subheader(f"{n + 2} · Every head in numbers")
     st.markdown("Per head, averaged over the query tokens: the **entropy** of its weights (0 bits = all on one token; "
-                f"log₂ {run.num_tokens} = {math.log2(run.num_tokens):.2f} bits = spread evenly), and the share it gives to the **previous "
-                "token**, to the **first token** and to **special tokens**. Sort a column to find the heads that do "
-                "one thing.")
+                f"log₂ {run.num_tokens} = {math.log2(run.num_tokens):.2f} bits = spread evenly), and the share it "
+                "gives to the **previous token**, to the **first token** and to **special tokens**. Sort a column "
+                "to find the heads that do one thing.")
     stats = head_stats(attentions, run.is_special)
     table = head_table(stats, head_roles(stats))
     share = {"format": "%.2f", "min_value": 0.0, "max_value": 1.0}

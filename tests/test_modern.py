@@ -49,7 +49,8 @@ def _heads(projected, n):  # (T, n·d) -> (n, T, d)
 def test_grouped_query_matches_sdpa_enable_gqa(h, g, mask_kind):
     T, S, d_k, d_v = 5, 7, 3, 4
     x, x_kv, w = _gqa_layer(T, S, 6, h, g, d_k, d_v, seed=h * 10 + g)
-    mask = {None: None, "causal": causal_mask(T, S), "grid": torch.rand(T, S, generator=torch.Generator().manual_seed(3)) < 0.6}[mask_kind]
+    grid = torch.rand(T, S, generator=torch.Generator().manual_seed(3)) < 0.6
+    mask = {None: None, "causal": causal_mask(T, S), "grid": grid}[mask_kind]
     if mask is not None:
         mask[:, 0] = True  # SDPA gives NaN for a fully blocked row
     tr = trace_attention(x, num_heads=h, num_kv_heads=g, x_kv=x_kv, mask=mask, **w)
@@ -78,7 +79,8 @@ def test_multi_query_equals_multi_head_with_one_key_value_head_copied():
     h, d_k, d_v = 4, 3, 2
     x, _, w = _gqa_layer(5, 5, 6, h, 1, d_k, d_v, seed=2)
     mqa = trace_attention(x, num_heads=h, num_kv_heads=1, mask="causal", **w)
-    copied = dict(w, w_k=w["w_k"].repeat(1, h), w_v=w["w_v"].repeat(1, h), b_k=w["b_k"].repeat(h), b_v=w["b_v"].repeat(h))
+    copied = dict(w, w_k=w["w_k"].repeat(1, h), w_v=w["w_v"].repeat(1, h),
+                  b_k=w["b_k"].repeat(h), b_v=w["b_v"].repeat(h))
     mha = trace_attention(x, num_heads=h, mask="causal", **copied)
     torch.testing.assert_close(mqa.weights, mha.weights, atol=1e-12, rtol=0)
     torch.testing.assert_close(mqa.output, mha.output, atol=1e-12, rtol=0)
