@@ -179,8 +179,7 @@ cache_sizes = st.fixed_dictionaries({
 def test_decoding_with_a_cache_equals_full_causal_attention(p):
     h = p["h"]
     g = [d for d in (1, 2, 4) if h % d == 0][min(p["g_index"], len([d for d in (1, 2, 4) if h % d == 0]) - 1)]
-    x, _, w = _gqa_layer(p["T"], p["T"], p["d_model"], h, g, p["d_k"], p["d_v"], p["seed"], dtype=torch.float32,
-                         bias=False)
+    x, _, w = _gqa_layer(p["T"], p["T"], p["d_model"], h, g, p["d_k"], p["d_v"], p["seed"], bias=False)  # float64
     if not p["use_o"]:
         w.pop("w_o")
     steps = decode_with_kv_cache(x, **w, num_heads=h, num_kv_heads=g)
@@ -189,9 +188,18 @@ def test_decoding_with_a_cache_equals_full_causal_attention(p):
     for t, step in enumerate(steps):
         assert step.q.shape == (h, 1, p["d_k"]) and step.k.shape == (h, t + 1, p["d_k"])
         assert step.weights.shape == (h, 1, t + 1)
-        torch.testing.assert_close(step.weights[:, 0], full.weights[:, t, :t + 1], atol=1e-6, rtol=0)
+        torch.testing.assert_close(step.weights[:, 0], full.weights[:, t, :t + 1], atol=1e-9, rtol=0)
     stacked = torch.cat([s.output for s in steps])
-    torch.testing.assert_close(stacked, full.output, atol=1e-6, rtol=1e-6)
+    torch.testing.assert_close(stacked, full.output, atol=1e-9, rtol=0)
+
+
+@pytest.mark.parametrize("h,g", [(8, 2), (4, 4), (4, 1)])
+def test_float32_cache_agrees_with_full_causal_attention_to_1e_6(h, g):
+    p = random_projections(32, 8, 8, h, seed=h + g)  # float32, N(0, 1/d_model): unit-sized numbers
+    x = torch.randn(24, 32, generator=torch.Generator().manual_seed(g))
+    check = check_cache(x, p, num_kv_heads=g)
+    assert check.max_abs_diff < 1e-6
+    assert check.outputs.dtype == torch.float32
 
 
 def test_cache_rows_are_the_full_keys_rows():
