@@ -18,6 +18,8 @@ LESSONS = [
     ("pages/masking.py", "Masking", ":material/grid_on:", "masks"),
     ("pages/real_model.py", "Real model", ":material/neurology:", "real-model"),
     ("pages/inside_real_head.py", "Inside a real head", ":material/biotech:", "inside-real-head"),
+    ("pages/modern_attention.py", "Modern attention", ":material/hub:", "modern-attention"),
+    ("pages/generation.py", "Generation", ":material/keyboard_double_arrow_right:", "generation"),
 ]
 HOME = "overview"
 HOME_URL = "home"

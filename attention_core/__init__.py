@@ -16,6 +16,11 @@ from .lesson import Lesson, LessonConfig, build_mask, check_config, lesson_token
 from .limits import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_REAL_MODEL_TOKENS, MAX_SEED,
                      MAX_SENTENCE_CHARS, MAX_TOKENS)
 from .masks import MASK_KINDS, causal_mask, custom_mask, fully_masked_rows, padding_mask, padding_mask_batch
+from .masks import sliding_window_mask
+from .modern import (MAX_CONTEXT_LENGTH, MAX_LAYERS, MAX_WINDOW, PUBLISHED_SHAPES, CacheCheck, KVCache, ModelShape,
+                     StepTiming, check_cache, compare_kv_sharing, decode_step, decode_with_kv_cache, divisors,
+                     grouped_kwargs, kv_cache_table, reach_span, sliding_window_reach, time_generation_step)
+from .summaries import HeadStats, attention_rollout, head_roles, head_stats, mean_over_heads
 from .real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoadError, ModelRun, ModelSpec,
                           Reproduction, SourceAttempt, hub_offline, layer_input, layer_projections, load_model,
                           query_scale, reproduce_layer, run_model, word_embeddings)
@@ -38,4 +43,9 @@ __all__ = [
     "reproduce_layer", "run_model", "word_embeddings",
     "PAD_TOKEN", "embed_tokens", "tokenize",
     "INIT_KINDS", "Projections", "identity_projections", "projections_from_tensors", "random_projections",
+    "sliding_window_mask", "MAX_CONTEXT_LENGTH", "MAX_LAYERS", "MAX_WINDOW", "PUBLISHED_SHAPES", "CacheCheck",
+    "KVCache", "ModelShape", "StepTiming", "check_cache", "compare_kv_sharing", "decode_step",
+    "decode_with_kv_cache", "divisors", "grouped_kwargs", "kv_cache_table", "reach_span", "sliding_window_reach",
+    "time_generation_step",
+    "HeadStats", "attention_rollout", "head_roles", "head_stats", "mean_over_heads",
 ]

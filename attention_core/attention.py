@@ -27,7 +27,9 @@ class AttentionTrace:
     weights (h,T,S) = softmax over each row (all-zero for a fully blocked row)
     context (h,T,d_v) = weights @ v
     concat (T, h·d_v)                   output (T, d_out) = concat @ w_o + b_o (concat if no w_o)
-    mask (h,T,S) bool, True = may attend (all True when no mask was given)
+    mask (h,T,S) bool, True = may attend (all True when no mask was given; may be a broadcast view)
+    num_kv_heads g: query head i read the keys/values of group i // (h // g); k and v hold each
+    head's copy, so k[i] is what head i used (None = one key/value head per query head)
     """
 
     q: torch.Tensor
@@ -41,10 +43,20 @@ class AttentionTrace:
     concat: torch.Tensor
     output: torch.Tensor
     mask: torch.Tensor
+    num_kv_heads: int | None = None
 
     @property
     def num_heads(self) -> int:
         return self.q.shape[0]
+
+    @property
+    def kv_groups(self) -> int:
+        """Number of distinct key/value heads g (= num_heads for plain multi-head attention)."""
+        return self.num_heads if self.num_kv_heads is None else self.num_kv_heads
+
+    def kv_group(self, head: int) -> int:
+        """The key/value group that query head ``head`` reads."""
+        return head // (self.num_heads // self.kv_groups)
 
     @property
     def d_k(self) -> int:
@@ -82,7 +94,9 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor
     d_k = q.shape[-1]
     scores = q @ k.transpose(-2, -1)  # (..., T, S)   Q Kᵀ
     scaled = scores / math.sqrt(d_k)  # (..., T, S)   Q Kᵀ / √d_k
-    weights = masked_softmax(apply_mask(scaled, mask))  # (..., T, S)
+    weights = torch.softmax(apply_mask(scaled, mask), dim=-1)  # (..., T, S)
+    if mask is not None:
+        _zero_fully_blocked_rows_(weights, mask)
     context = weights @ v  # (..., T, d_v)
     return context, weights
 
@@ -101,34 +115,81 @@ def trace_attention(
     b_k: torch.Tensor | None = None,
     b_v: torch.Tensor | None = None,
     b_o: torch.Tensor | None = None,
+    num_kv_heads: int | None = None,
 ) -> AttentionTrace:
     """Multi-head attention keeping every intermediate stage.
 
     x (T, d_model) is the query side, x_kv (S, d_model) the key/value side (default x).
-    w_q, w_k (d_model, h·d_k); w_v (d_model, h·d_v); head i owns columns [i·d_k, (i+1)·d_k).
+    w_q (d_model, h·d_k); w_k (d_model, g·d_k); w_v (d_model, g·d_v) with g = num_kv_heads
+    (default h); head i owns columns [i·d_k, (i+1)·d_k) of w_q and reads key/value group
+    i // (h // g) (grouped-query attention; g = 1 is multi-query).
     mask: None | "causal" | bool (T, S) or (h, T, S), True = may attend.
     w_o (h·d_v, d_out) and b_o (d_out,) are the optional output projection.
     """
     x_kv = x if x_kv is None else x_kv
-    d_k, d_v = _check_trace_inputs(x, x_kv, w_q, w_k, w_v, num_heads, w_o, b_q, b_k, b_v, b_o)
+    d_k, d_v = _check_trace_inputs(x, x_kv, w_q, w_k, w_v, num_heads, w_o, b_q, b_k, b_v, b_o, num_kv_heads)
     T, S, h = x.shape[0], x_kv.shape[0], num_heads
-    mask = _resolve_trace_mask(mask, h, T, S, x.device)  # (h, T, S)
+    g = h if num_kv_heads is None else num_kv_heads
+    allowed = _resolve_trace_mask(mask, h, T, S, x.device)  # None, (T, S) or (h, T, S)
+    if isinstance(mask, str):  # causal: the bias is a triangle, and only T > S leaves rows with no key
+        bias = torch.full((T, S), float("-inf"), dtype=x.dtype, device=x.device).triu_(S - T + 1)  # (T, S)
+        blocked_rows = T > S
+    else:
+        bias = None if allowed is None else _mask_bias(allowed, x.dtype)
+        blocked_rows = allowed is not None
 
     q = _split_heads(_project(x, w_q, b_q), h)  # (h, T, d_k)   Q = X W_Q + b_Q
-    k = _split_heads(_project(x_kv, w_k, b_k), h)  # (h, S, d_k)   K = X W_K + b_K
-    v = _split_heads(_project(x_kv, w_v, b_v), h)  # (h, S, d_v)   V = X W_V + b_V
+    k = _split_heads(_project(x_kv, w_k, b_k), g)  # (g, S, d_k)   K = X W_K + b_K
+    v = _split_heads(_project(x_kv, w_v, b_v), g)  # (g, S, d_v)   V = X W_V + b_V
+    return _trace_from_heads(q, k, v, allowed, w_o, b_o, num_kv_heads, bias=bias, blocked_rows=blocked_rows)
+
+
+def _trace_from_heads(q, k, v, allowed, w_o, b_o, num_kv_heads, *, bias=None, blocked_rows=True) -> AttentionTrace:
+    """The stages after the projections: q (h,T,d_k), k (g,S,d_k), v (g,S,d_v); allowed None or
+    bool broadcastable to (h,T,S); bias its 0/-inf form; blocked_rows False when no row can be fully
+    blocked. No pass over (h,T,S) is spent on a mask that blocks nothing."""
+    h, T, d_k = q.shape
+    g, S, d_v = v.shape
+    k = k.repeat_interleave(h // g, dim=0) if g != h else k  # (h, S, d_k)  head i reads group i // (h/g)
+    v = v.repeat_interleave(h // g, dim=0) if g != h else v  # (h, S, d_v)
+    if allowed is not None and bias is None:
+        bias = _mask_bias(allowed, q.dtype)
     scores = q @ k.transpose(-2, -1)  # (h, T, S)     Q Kᵀ
     scaled = scores / math.sqrt(d_k)  # (h, T, S)     Q Kᵀ / √d_k
-    masked = apply_mask(scaled, mask)  # (h, T, S)     -inf where blocked
-    weights = masked_softmax(masked)  # (h, T, S)     softmax per row
+    masked = scaled if bias is None else scaled + bias  # (h, T, S)     -inf where blocked
+    weights = torch.softmax(masked, dim=-1)  # (h, T, S)     softmax per row
+    if allowed is not None and blocked_rows:
+        _zero_fully_blocked_rows_(weights, allowed)
     context = weights @ v  # (h, T, d_v)   weights · V
     concat = context.transpose(0, 1).reshape(T, h * d_v)  # (T, h·d_v)  Concat(head_1..head_h)
     output = concat if w_o is None else _project(concat, w_o, b_o)  # (T, d_out)  concat W_O + b_O
-    return AttentionTrace(q, k, v, scores, scaled, masked, weights, context, concat, output, mask)
+    full_mask = _all_allowed(h, T, S, q.device) if allowed is None else allowed.expand(h, T, S)
+    return AttentionTrace(q, k, v, scores, scaled, masked, weights, context, concat, output, full_mask,
+                          num_kv_heads)
+
+
+def _mask_bias(allowed: torch.Tensor, dtype) -> torch.Tensor:
+    """0 where allowed, -inf where blocked, in the mask's own shape ((T, S) or (h, T, S)).
+    Adding it equals apply_mask for finite scores, and a broadcast add is much cheaper than
+    masked_fill with a broadcast bool mask."""
+    return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill_(~allowed, float("-inf"))
+
+
+def _zero_fully_blocked_rows_(weights: torch.Tensor, allowed: torch.Tensor) -> None:
+    """In place: rows whose mask allows nothing (softmax of all -inf = NaN) become zeros.
+    The test runs on the mask, (T, S) or (h, T, S), never on the (h, T, S) scores."""
+    live = allowed.any(dim=-1, keepdim=True)  # (..., T, 1)
+    if not bool(live.all()):
+        weights.masked_fill_(~live, 0.0)
+
+
+def _all_allowed(h: int, T: int, S: int, device) -> torch.Tensor:
+    """An all-True (h, T, S) mask as a broadcast view of one element (nothing allocated per cell)."""
+    return torch.ones((), dtype=torch.bool, device=device).expand(h, T, S)
 
 
 def _project(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
-    return x @ w if b is None else x @ w + b
+    return x @ w if b is None else torch.addmm(b, x, w)
 
 
 def _split_heads(projected: torch.Tensor, num_heads: int) -> torch.Tensor:
@@ -137,13 +198,14 @@ def _split_heads(projected: torch.Tensor, num_heads: int) -> torch.Tensor:
     return projected.view(T, num_heads, width // num_heads).transpose(0, 1)
 
 
-def _resolve_trace_mask(mask, h: int, T: int, S: int, device) -> torch.Tensor:
+def _resolve_trace_mask(mask, h: int, T: int, S: int, device) -> torch.Tensor | None:
+    """The mask in its smallest form: None (nothing blocked), (T, S) or (h, T, S)."""
     if mask is None:
-        return torch.ones(h, T, S, dtype=torch.bool, device=device)
+        return None
     if isinstance(mask, str):
         if mask != "causal":
             raise ValueError(f'mask must be None, "causal" or a bool tensor, got the string {mask!r}.')
-        return causal_mask(T, S, device=device).expand(h, T, S)
+        return causal_mask(T, S, device=device)
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
         raise ValueError("mask must be a bool tensor (True = may attend), \"causal\" or None.")
     if tuple(mask.shape) not in {(T, S), (h, T, S)}:
@@ -151,7 +213,7 @@ def _resolve_trace_mask(mask, h: int, T: int, S: int, device) -> torch.Tensor:
             f"mask has shape {tuple(mask.shape)}; expected ({T}, {S}) or ({h}, {T}, {S}) "
             f"for {T} queries, {S} keys and {h} heads."
         )
-    return mask.to(device).expand(h, T, S)
+    return mask.to(device)
 
 
 def _check_qkv(q, k, v) -> None:
@@ -195,7 +257,7 @@ def _check_bool_mask(mask, scores_shape, device):
     return mask.to(device)
 
 
-def _check_trace_inputs(x, x_kv, w_q, w_k, w_v, num_heads, w_o, b_q, b_k, b_v, b_o):
+def _check_trace_inputs(x, x_kv, w_q, w_k, w_v, num_heads, w_o, b_q, b_k, b_v, b_o, num_kv_heads=None):
     tensors = {"x": x, "x_kv": x_kv, "w_q": w_q, "w_k": w_k, "w_v": w_v}
     optional = {"w_o": w_o, "b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o}
     tensors.update({n: t for n, t in optional.items() if t is not None})
@@ -213,6 +275,12 @@ def _check_trace_inputs(x, x_kv, w_q, w_k, w_v, num_heads, w_o, b_q, b_k, b_v, b
             )
     if not isinstance(num_heads, int) or num_heads < 1:
         raise ValueError(f"num_heads must be a whole number of at least 1, got {num_heads!r}.")
+    g = num_heads if num_kv_heads is None else num_kv_heads
+    if not isinstance(g, int) or isinstance(g, bool) or g < 1:
+        raise ValueError(f"num_kv_heads must be a whole number of at least 1, got {num_kv_heads!r}.")
+    if num_heads % g:
+        raise ValueError(f"{g} key/value heads cannot be shared evenly by {num_heads} query heads: "
+                         "the number of key/value heads must divide the number of heads.")
     if x.shape[0] == 0 or x_kv.shape[0] == 0:
         raise ValueError("x and x_kv need at least one row (token).")
     d_model = x.shape[1]
@@ -221,15 +289,18 @@ def _check_trace_inputs(x, x_kv, w_q, w_k, w_v, num_heads, w_o, b_q, b_k, b_v, b
     for name in ("w_q", "w_k", "w_v"):
         if tensors[name].shape[0] != d_model:
             raise ValueError(f"{name} must have d_model={d_model} rows; got shape {tuple(tensors[name].shape)}.")
-    if w_q.shape != w_k.shape:
-        raise ValueError(f"w_q and w_k must match; got {tuple(w_q.shape)} and {tuple(w_k.shape)}.")
-    for name in ("w_q", "w_v"):
+    for name, heads in (("w_q", num_heads), ("w_v", g)):
         width = tensors[name].shape[1]
         if width == 0:
             raise ValueError(f"{name} has no columns: d_k and d_v must be at least 1.")
-        if width % num_heads:
-            raise ValueError(f"{name} has {width} columns, which do not split evenly into {num_heads} heads.")
-    d_k, d_v = w_q.shape[1] // num_heads, w_v.shape[1] // num_heads
+        if width % heads:
+            raise ValueError(f"{name} has {width} columns, which do not split evenly into {heads} heads.")
+    d_k, d_v = w_q.shape[1] // num_heads, w_v.shape[1] // g
+    if w_k.shape[1] != g * d_k:
+        if g == num_heads:
+            raise ValueError(f"w_q and w_k must match; got {tuple(w_q.shape)} and {tuple(w_k.shape)}.")
+        raise ValueError(f"w_k must have g·d_k = {g}·{d_k} = {g * d_k} columns for {g} key/value heads; "
+                         f"got shape {tuple(w_k.shape)}.")
     for name, b, width in (("b_q", b_q, w_q.shape[1]), ("b_k", b_k, w_k.shape[1]), ("b_v", b_v, w_v.shape[1])):
         if b is not None and tuple(b.shape) != (width,):
             raise ValueError(f"{name} must have shape ({width},); got {tuple(b.shape)}.")

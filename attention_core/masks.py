@@ -66,6 +66,21 @@ def custom_mask(grid, num_queries: int | None = None, num_keys: int | None = Non
     return mask
 
 
+def sliding_window_mask(num_queries: int, window: int, num_keys: int | None = None, *, device=None) -> torch.Tensor:
+    """Causal sliding window (T, S): query i may attend to key j iff 0 <= i - j < window.
+
+    Each token sees itself and the ``window - 1`` tokens before it (as in Mistral / Longformer's
+    local attention); ``window >= T`` gives the causal mask.
+    """
+    num_keys = num_queries if num_keys is None else num_keys
+    _check_positive(num_queries=num_queries, num_keys=num_keys)
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise ValueError(f"The window must be a whole number of at least 1 token, got {window!r}.")
+    rows, cols = torch.arange(num_queries, device=device), torch.arange(num_keys, device=device)
+    distance = rows[:, None] - cols  # (T, S)  i - j
+    return (distance >= 0) & (distance < window)  # (T, S)
+
+
 def fully_masked_rows(mask: torch.Tensor) -> torch.Tensor:
     """Bool (..., T): True for query rows that may attend to nothing."""
     return ~mask.any(dim=-1)

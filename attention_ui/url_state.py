@@ -21,8 +21,8 @@ from typing import Callable
 
 import streamlit as st
 
-from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, MAX_SENTENCE_CHARS, MAX_TOKENS,
-                            MODEL_ALLOWLIST, available_devices, tokenize)
+from attention_core import (MAX_CONTEXT_LENGTH, MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_LAYERS, MAX_SEED,
+                            MAX_SENTENCE_CHARS, MAX_TOKENS, MODEL_ALLOWLIST, available_devices, tokenize)
 
 from .text import STAGE_KEYS, STAGES, plain
 
@@ -118,6 +118,11 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
     LinkParam("model_head", whole(1, 99), "a head number"),
     LinkParam("piece", lambda raw: raw if 0 < len(raw) <= 200 else None, "a token of the model"),
     LinkParam("hide_special", flag, "true or false"),
+    LinkParam("kv_heads", whole(1, MAX_HEADS), f"a whole number from 1 to {MAX_HEADS}"),
+    LinkParam("generation_kv_heads", whole(1, MAX_HEADS), f"a whole number from 1 to {MAX_HEADS}"),
+    LinkParam("context_length", whole(1, MAX_CONTEXT_LENGTH), f"a whole number from 1 to {MAX_CONTEXT_LENGTH}"),
+    LinkParam("cache_precision", lambda raw: raw if len(raw) <= 40 and "bit" in raw else None, "a number format"),
+    LinkParam("window_layers", whole(1, MAX_LAYERS), f"a whole number from 1 to {MAX_LAYERS}"),
 )}
 """Every URL key the app reads. A widget bound to the URL must use one of these keys (a test checks it)."""
 

@@ -62,3 +62,7 @@ if pick.follow in keep:
 else:
     st.info("The followed token is a special token, which is hidden now.")
 st.page_link("pages/inside_real_head.py", label="See this head computed stage by stage", icon=":material/arrow_forward:")
+
+from attention_ui.summaries import show_model_summaries  # noqa: E402
+
+show_model_summaries(pick, settings)

@@ -1,0 +1,145 @@
+"""Charts and frames for the modern-attention and generation pages (Altair; no tensor math).
+
+``sharing_diagram`` draws which query heads read which key/value head; ``cache_bars`` the KV-cache
+size of published models; ``timing_chart`` one generation step with and without the cache;
+``step_weights_frame`` the rows a KV cache has produced so far.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from . import charts, frames
+
+QUERY_COLOR = "#4c78a8"
+KV_COLOR = "#f58518"
+
+
+def sharing_frames(num_heads: int, groups: list[int]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Nodes (query heads on top, K/V heads below) and edges (query head i -> its group) for a diagram.
+
+    ``groups[i]`` is the key/value head that query head i reads."""
+    num_groups = max(groups) + 1
+    span = max(num_heads - 1, 1)
+    kv_x = [(g + 0.5) * span / num_groups if num_groups > 1 else span / 2 for g in range(num_groups)]
+    nodes = pd.DataFrame(
+        [{"x": float(i), "y": 1.0, "name": f"Q{i + 1}", "kind": "query head"} for i in range(num_heads)]
+        + [{"x": kv_x[g], "y": 0.0, "name": f"KV{g + 1}", "kind": "key/value head"} for g in range(num_groups)])
+    edges = pd.DataFrame([{"x": float(i), "y": 1.0, "x2": kv_x[g], "y2": 0.0, "query": f"Q{i + 1}",
+                           "group": f"KV{g + 1}"} for i, g in enumerate(groups)])
+    return nodes, edges
+
+
+def sharing_diagram(num_heads: int, groups: list[int], *, title: str = "", width: int = 260, font_size: int = 13):
+    """Query heads (blue, top) joined to the key/value head they read (orange, bottom)."""
+    nodes, edges = sharing_frames(num_heads, groups)
+    x_scale = alt.Scale(domain=[-0.6, max(num_heads - 1, 1) + 0.6])
+    y_scale = alt.Scale(domain=[-0.45, 1.45])
+    hidden = alt.Axis(labels=False, ticks=False, title=None, domain=False, grid=False)
+    lines = alt.Chart(edges).mark_rule(color="#888", strokeWidth=1.5).encode(
+        x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden), x2="x2:Q", y2="y2:Q",
+        tooltip=[alt.Tooltip("query:N", title="query head"), alt.Tooltip("group:N", title="reads")])
+    dots = alt.Chart(nodes).mark_circle(size=min(900, 7000 // max(num_heads, 1)), opacity=1).encode(
+        x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden),
+        color=alt.Color("kind:N", scale=alt.Scale(domain=["query head", "key/value head"],
+                                                  range=[QUERY_COLOR, KV_COLOR]),
+                        legend=alt.Legend(orient="bottom", title=None, labelFontSize=font_size - 1)),
+        tooltip=[alt.Tooltip("name:N", title="head"), alt.Tooltip("kind:N", title="kind")])
+    names = alt.Chart(nodes).mark_text(fontSize=max(9, font_size - 3), fontWeight="bold", color="white").encode(
+        x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden), text="name:N")
+    chart = alt.layer(lines, dots, names).properties(width=width, height=150)
+    if title:
+        chart = chart.properties(title=alt.TitleParams(title, fontSize=font_size + 1, anchor="start"))
+    return chart.configure_view(stroke=None)
+
+
+def cache_table_frame(rows: list[dict]) -> pd.DataFrame:
+    """The KV-cache table as shown: missing windows blank, sizes rounded."""
+    df = pd.DataFrame(rows)
+    df["window"] = [("" if pd.isna(w) else f"{int(w):,}") for w in df["window"]]
+    return df
+
+
+def cache_bars(rows: list[dict], *, font_size: int = 13, width: int = 520):
+    """Horizontal bars: each model's KV-cache size (MiB), beside what multi-head attention would need."""
+    long = pd.DataFrame(
+        [{"model": r["model"], "cache": "as published", "MiB": r["cache MiB"], "attention": r["attention"]}
+         for r in rows]
+        + [{"model": r["model"], "cache": "if every head had its own K/V", "MiB": r["cache MiB if multi-head"],
+            "attention": "multi-head"} for r in rows])
+    order = [r["model"] for r in rows]
+    return alt.Chart(long).mark_bar().encode(
+        y=alt.Y("model:N", sort=order, title=None, axis=alt.Axis(labelFontSize=font_size, labelLimit=220)),
+        yOffset=alt.YOffset("cache:N", sort=["as published", "if every head had its own K/V"]),
+        x=alt.X("MiB:Q", title="KV cache (MiB)", axis=alt.Axis(labelFontSize=font_size - 1, titleFontSize=font_size)),
+        color=alt.Color("cache:N", scale=alt.Scale(domain=["as published", "if every head had its own K/V"],
+                                                   range=[KV_COLOR, "#c7c7c7"]),
+                        legend=alt.Legend(orient="bottom", title=None, labelFontSize=font_size - 1, labelLimit=400)),
+        tooltip=["model:N", "cache:N", "attention:N", alt.Tooltip("MiB:Q", format=",.1f")],
+    ).properties(width=width, height=alt.Step(13))
+
+
+def timing_frame(timings) -> pd.DataFrame:
+    """One row per (length, method) from ``time_generation_step``'s StepTiming list."""
+    return pd.DataFrame(
+        [{"tokens so far": t.length, "method": "with the KV cache", "ms per step": t.cached_ms} for t in timings]
+        + [{"tokens so far": t.length, "method": "recompute everything", "ms per step": t.recompute_ms}
+           for t in timings])
+
+
+def timing_chart(df: pd.DataFrame, *, font_size: int = 13, width: int = 460):
+    """Milliseconds per generation step against length, one line per method."""
+    return alt.Chart(df).mark_line(point=True).encode(
+        x=alt.X("tokens so far:Q", axis=alt.Axis(labelFontSize=font_size - 1, titleFontSize=font_size)),
+        y=alt.Y("ms per step:Q", axis=alt.Axis(labelFontSize=font_size - 1, titleFontSize=font_size)),
+        color=alt.Color("method:N", scale=alt.Scale(domain=["with the KV cache", "recompute everything"],
+                                                    range=[KV_COLOR, QUERY_COLOR]),
+                        legend=alt.Legend(orient="bottom", title=None, labelFontSize=font_size - 1, labelLimit=300)),
+        tooltip=["method:N", "tokens so far:Q", alt.Tooltip("ms per step:Q", format=".3f")],
+    ).properties(width=width, height=220)
+
+
+def step_weights_frame(step_rows: list, labels: list[str]) -> pd.DataFrame:
+    """A (t, T) weights matrix frame from the cache steps so far: row r holds step r's weights over its
+    r + 1 cached keys; keys not yet generated are left empty (NaN, drawn grey)."""
+    T = len(labels)
+    matrix = np.full((len(step_rows), T), np.nan)
+    for r, row in enumerate(step_rows):
+        values = frames.to_numpy(row)
+        matrix[r, :len(values)] = values
+    df = frames.matrix_frame(matrix, frames.AxisLabels(labels[:len(step_rows)]), frames.AxisLabels(labels))
+    return df.assign(label=np.where(np.isnan(df["value"]), "", df["label"]), masked=False)
+
+
+def heads_by_keys_frame(weights, head_names: list[str], key_labels: list[str]) -> pd.DataFrame:
+    """(h, S) weights of one query as a heads × keys matrix frame."""
+    return frames.matrix_frame(weights, frames.AxisLabels(head_names), frames.AxisLabels(key_labels),
+                               row_name="head", col_name="key")
+
+
+REACHES, OUT_OF_REACH = "can reach", "out of reach"
+
+
+def reach_grid(reach, depth_labels: list[str], token_labels: list[str], *, title: str = "", cell_size: int = 30,
+               font_size: int = 13):
+    """Layers (rows) × tokens (columns): which tokens can reach one token after each layer."""
+    df = frames.mask_frame(reach, frames.AxisLabels(depth_labels), frames.AxisLabels(token_labels),
+                           row_name="depth", col_name="token")
+    df["state"] = np.where(df["allowed"], REACHES, OUT_OF_REACH)
+    axis = {"labelFontSize": font_size, "titleFontSize": font_size, "ticks": False, "domain": False,
+            "labelLimit": 300}
+    angle = charts.label_angle(list(token_labels), font_size=font_size, step=cell_size)
+    chart = alt.Chart(df).mark_rect(stroke="white", strokeWidth=1).encode(
+        x=alt.X("token:N", sort=list(token_labels), axis=alt.Axis(labelAngle=angle, **axis)),
+        y=alt.Y("depth:N", sort=list(depth_labels), axis=alt.Axis(**axis)),
+        color=alt.Color("state:N", scale=alt.Scale(domain=[REACHES, OUT_OF_REACH],
+                                                   range=[charts.ALLOWED_COLOR, charts.BLOCKED_COLOR]),
+                        legend=alt.Legend(title=None, labelFontSize=font_size)),
+        tooltip=["depth:N", "token:N", "state:N"],
+    ).properties(width=cell_size * len(token_labels), height=cell_size * len(depth_labels))
+    if title:
+        chart = chart.properties(title=alt.TitleParams(title, fontSize=font_size + 2, anchor="start"))
+    return chart
+

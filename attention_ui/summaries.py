@@ -1,0 +1,106 @@
+"""Summaries of a real model's attention for the real-model page: mean over heads, attention rollout,
+and a table of every head that lets a student find the "previous-token" and "sink" heads."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from attention_core import attention_rollout, head_roles, head_stats, mean_over_heads
+from attention_core.summaries import ROLE_THRESHOLD
+
+from . import charts, frames
+from .text import plain
+from .views import show_chart
+
+
+def head_table(stats, roles) -> pd.DataFrame:
+    """One row per (layer, head), 1-based, with the numbers of ``HeadStats`` and a role name."""
+    L, h = stats.entropy.shape
+    return pd.DataFrame({
+        "layer": [layer + 1 for layer in range(L) for _ in range(h)],
+        "head": [head + 1 for _ in range(L) for head in range(h)],
+        "entropy (bits)": frames.to_numpy(stats.entropy).reshape(-1),
+        "to previous token": frames.to_numpy(stats.previous).reshape(-1),
+        "to first token": frames.to_numpy(stats.first).reshape(-1),
+        "to special tokens": frames.to_numpy(stats.special).reshape(-1),
+        "looks like": [roles[layer][head] for layer in range(L) for head in range(h)],
+    })
+
+
+LAYER_COLUMNS = 3
+
+
+def _layer_grid(values, labels, *, title: str, cell: int, font_size: int):
+    grid = frames.heads_frame(values, labels, labels)
+    grid["head"] = [f"layer {i + 1}" for i in grid["head_index"]]
+    return charts.head_grid(grid, columns=min(LAYER_COLUMNS, values.shape[0]), domain=(0, 1), cell_size=cell,
+                            font_size=font_size, axes=len(labels) <= 12, spacing=10, title=title)
+
+
+def strongest(table: pd.DataFrame, column: str, count: int = 3) -> str:
+    """The ``count`` heads with the largest ``column``, as "L1H3 (1.00), …"."""
+    top = table.nlargest(count, column)
+    return ", ".join(f"L{layer}H{head} ({value:.2f})" for layer, head, value in
+                     zip(top["layer"], top["head"], top[column]))
+
+
+def show_model_summaries(pick, settings, first_section: int = 4) -> None:
+    """Mean over heads, attention rollout and the per-head table for the picked model and sentence.
+
+    ``pick`` is the real-model page's RealSelection (model, run, followed token); ``settings`` gives the sizes."""
+    run, model = pick.run, pick.model
+    attentions = run.attentions  # (L, h, T, T)
+    keep = [i for i in range(run.num_tokens) if not (pick.hide_special and run.is_special[i])]
+    all_labels = frames.token_labels(run.tokens)
+    labels = frames.AxisLabels(all_labels[i] for i in keep)
+    T = len(keep)
+    axes_room = 90 if T <= 12 else 0  # token labels beside each panel
+    cell = max(4, min(26, ((1500 if settings.presenter else 720) // LAYER_COLUMNS - axes_room) // max(T, 1)))
+    n = first_section
+
+    st.subheader(f"{n} · Mean over heads, layer by layer")
+    st.markdown("Averaging a layer's heads shows what the layer does as a whole (the rows still add up to 1).")
+    st.latex(r"\bar A^{(l)} = \frac{1}{h} \sum_{i=1}^{h} A^{(l)}_i")
+    mean = mean_over_heads(attentions)[:, keep][:, :, keep]  # (L, T', T'): the shown tokens only
+    show_chart(_layer_grid(mean, labels, title="mean of the heads, one square per layer", cell=cell, font_size=11))
+
+    st.subheader(f"{n + 1} · Attention rollout: where each token's information came from")
+    st.markdown("Attention of attention: layer 2 mixes vectors that layer 1 already mixed. **Rollout** (Abnar & "
+                "Zuidema, 2020) multiplies the layers' mean attention, adding the identity for the residual path, to "
+                "estimate how much of each input token ends up in each token.")
+    st.latex(r"\hat A^{(l)} = \tfrac12 \bar A^{(l)} + \tfrac12 I,\qquad "
+             r"R^{(l)} = \hat A^{(l)} R^{(l-1)},\quad R^{(0)} = I")
+    rollout = attention_rollout(attentions)[:, keep][:, :, keep]  # (L, T', T'), computed over every token
+    show_chart(_layer_grid(rollout, labels, title="rollout after each layer (rows sum to 1 over all tokens)",
+                           cell=cell, font_size=11))
+    if pick.follow in keep:
+        row = frames.row_frame(rollout[-1, keep.index(pick.follow)], labels)
+        show_chart(charts.row_bars(row, title=f"after the last layer, {run.tokens[pick.follow]} is made of…",
+                                   value_title="share", cell_size=max(16, min(settings.cell_size, 700 // max(T, 1))),
+                                   font_size=settings.font_size))
+
+    st.subheader(f"{n + 2} · Every head in numbers")
+    st.markdown("Per head, averaged over the query tokens: the **entropy** of its weights (0 bits = all on one token; "
+                f"log₂ {run.num_tokens} = {math.log2(run.num_tokens):.2f} bits = spread evenly), and the share it "
+                "gives to the **previous token**, to the **first token** and to **special tokens**. Sort a column "
+                "to find the heads that do one thing.")
+    stats = head_stats(attentions, run.is_special)
+    table = head_table(stats, head_roles(stats))
+    share = {"format": "%.2f", "min_value": 0.0, "max_value": 1.0}
+    st.dataframe(table, hide_index=True, width="stretch", height=min(420, 36 + 35 * len(table)),
+                 column_config={"layer": st.column_config.NumberColumn(width="small"),
+                                "head": st.column_config.NumberColumn(width="small"),
+                                "entropy (bits)": st.column_config.NumberColumn(format="%.2f"),
+                                "to previous token": st.column_config.ProgressColumn(**share),
+                                "to first token": st.column_config.ProgressColumn(**share),
+                                "to special tokens": st.column_config.ProgressColumn(**share)})
+    sinks = table.assign(sink=table[["to first token", "to special tokens"]].max(axis=1))
+    st.success(f"In {plain(model.name)}, for this sentence, the strongest previous-token heads are "
+               f"{strongest(table, 'to previous token')}; the strongest sinks (weight parked on the first or a "
+               f"special token) are {strongest(sinks, 'sink')}. A head is named in the last column when "
+               f"{ROLE_THRESHOLD:.0%} or more of its weight goes to one place.")
+    st.caption("The rollout and these numbers use every token, special ones included; “Hide special tokens” only "
+               "hides them from the charts.")

@@ -1,0 +1,145 @@
+"""Today's attention: heads that share keys and values, the KV cache's memory, sliding windows through depth."""
+
+import pandas as pd
+import streamlit as st
+
+from attention_core import (MAX_CONTEXT_LENGTH, MAX_LAYERS, MAX_WINDOW, compare_kv_sharing, divisors,
+                            kv_cache_table, reach_span, sliding_window_mask, sliding_window_reach, trace_attention)
+from attention_ui import charts, frames
+from attention_ui.controls import BOUND, lesson_settings
+from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram
+from attention_ui.views import show_chart
+
+BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
+CONTEXT_LENGTHS = [2**n for n in range(8, MAX_CONTEXT_LENGTH.bit_length())]  # 256 … 1,048,576 tokens
+
+settings = lesson_settings("Modern attention: shared keys and values, sliding windows")
+config, lesson = settings.config, settings.lesson
+h = config.num_heads
+labels = frames.AxisLabels(settings.labels)
+st.markdown(
+    "Today's language models keep the attention you stepped through but change three things: several query "
+    "heads **share one key/value head**, a token may look only a **window** back, and text is generated one "
+    "token at a time from a **cache** of keys and values (see the Generation page)."
+)
+
+# ---------------------------------------------------------------- 1. sharing keys and values
+st.subheader("1 · Multi-head, grouped-query, multi-query")
+st.markdown("With **g** key/value heads for **h** query heads, query head i reads key/value head ⌊i / (h/g)⌋: "
+            "g = h is the original multi-head attention, g = 1 is multi-query attention, anything between is "
+            "grouped-query attention (Llama 2 70B, Llama 3, Mistral).")
+st.latex(r"\mathrm{head}_i = \mathrm{Attention}\big(X W_Q^{(i)},\; X W_K^{(\lfloor i/(h/g) \rfloor)},\; "
+         r"X W_V^{(\lfloor i/(h/g) \rfloor)}\big),\qquad i = 0,\dots,h-1")
+if h == 1:
+    st.info("There is only one head, so there is nothing to share. Raise “Number of heads” in the sidebar "
+            "(4 or 8 show it best).")
+else:
+    default_g = max(d for d in divisors(h) if d < h)
+    g = st.columns(3)[0].selectbox(
+        "Key/value heads g", range(1, h + 1), index=default_g - 1, key="kv_heads",
+        help=f"Must divide the number of heads h = {h}: {', '.join(map(str, divisors(h)))}.", **BOUND)
+    try:
+        traces = compare_kv_sharing(lesson.x, lesson.projections, int(g), mask=lesson.mask)
+    except ValueError as err:
+        st.warning(f"**Please choose another number of key/value heads.** {err}", icon="⚠️")
+        traces = None
+    if traces is not None:
+        side_by_side = h <= 4  # more heads need a full row each to stay readable
+        cols = st.columns(3) if side_by_side else [st.container() for _ in traces]
+        for col, (kind, trace) in zip(cols, traces.items()):
+            groups = [trace.kv_group(i) for i in range(h)]
+            with col:
+                show_chart(sharing_diagram(h, groups, title=f"{kind}: g = {trace.kv_groups}",
+                                           width=260 if side_by_side else 70 * h, font_size=settings.font_size))
+        st.markdown(f"The grouped variants here are made from the multi-head weights by **averaging the W_K and W_V "
+                    f"columns of each group** (how Ainslie et al., 2023, convert a trained model). Their weights for "
+                    f"your sentence, head by head (grouped-query, g = {int(g)}):")
+        grouped = traces["grouped-query"]
+        grid = frames.heads_frame(grouped.weights, labels, labels)
+        grid["head"] = [f"head {i + 1} · reads KV{grouped.kv_group(i) + 1}" for i in grid["head_index"]]
+        per_row = min(h, 4)
+        cell = max(10, min(settings.cell_size - 8, (900 if settings.presenter else 680) // (per_row * len(labels))))
+        show_chart(charts.head_grid(grid, columns=per_row, domain=(0, 1), cell_size=cell, font_size=settings.font_size))
+        base = traces["multi-head"]
+        d_k, d_v = base.d_k, base.d_v
+        summary = pd.DataFrame({
+            "attention": list(traces),
+            "key/value heads g": [t.kv_groups for t in traces.values()],
+            "numbers cached per token and layer": [t.kv_groups * (d_k + d_v) for t in traces.values()],
+            "largest weight change vs multi-head": [
+                f"{float((t.weights - base.weights).abs().max()):.3f}" for t in traces.values()],
+        })
+        st.dataframe(summary, hide_index=True, width="content")
+        st.success(f"Takeaway: with g = {int(g)} the cache stores {h // int(g)}× fewer keys and values, while "
+                   f"every one of the {h} heads still has its own queries and its own weights.")
+
+# ---------------------------------------------------------------- 2. KV-cache memory
+st.subheader("2 · How big the KV cache gets")
+st.markdown("While generating, every layer keeps the key and value of every earlier token. Per token that is")
+st.latex(r"\text{bytes per token} = 2_{(K,V)} \times \text{layers} \times g \times d_{head} \times "
+         r"\text{bytes per number}")
+left, right, _ = st.columns(3)
+context = left.select_slider("Context length (tokens)", CONTEXT_LENGTHS, value=8192, format_func="{:,}".format,
+                            key="context_length", **BOUND)
+precision = right.selectbox("Numbers stored as", list(BYTES), key="cache_precision", **BOUND)
+try:
+    rows = kv_cache_table(int(context), BYTES[precision])
+except (ValueError, OverflowError) as err:
+    st.warning(f"**Please choose another context length.** {err}", icon="⚠️")
+    rows = None
+if rows is not None:
+    table = cache_table_frame(rows)
+    number = st.column_config.NumberColumn
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={"attention": None, "layers": number("L", width="small"),
+                                "heads": number("h", width="small"), "kv heads": number("g", width="small"),
+                                "head size": number("d_head", width="small"), "window": "window",
+                                "KiB per token": number("KiB / token", format="%.0f"),
+                                "cached tokens": number("cached tokens", format="%,d"),
+                                "cache MiB": number("cache MiB", format="%,.0f"),
+                                "cache MiB if multi-head": number("MiB if g = h", format="%,.0f")})
+    show_chart(cache_bars(rows, font_size=settings.font_size, width=760 if settings.presenter else 560))
+    st.caption("Shapes from each model's published configuration. Mistral 7B keeps only its last 4,096 tokens "
+               "(a rolling buffer), so its cache stops growing.")
+    st.success("Takeaway: sharing key/value heads (g < h) divides the cache by h / g; that is why long contexts "
+               "fit in memory at all.")
+
+# ---------------------------------------------------------------- 3. sliding windows
+st.subheader("3 · Sliding-window attention")
+st.markdown("Each token may attend only to itself and the **w − 1** tokens before it. One layer sees w tokens; "
+            "but layer 2 reads outputs that already mixed w tokens each, so the reach grows with depth.")
+st.latex(r"M_{ij} = \begin{cases} 0 & 0 \le i - j < w \\ -\infty & \text{otherwise} \end{cases}"
+         r"\qquad \text{reach after } L \text{ layers} = L\,(w - 1) + 1")
+T = len(labels)
+left, right, _ = st.columns(3)
+window = left.number_input(f"Window w (tokens, up to {MAX_WINDOW})", min_value=None, max_value=None, value=3, step=1,
+                           key="window")
+layers = right.slider("Layers stacked", 1, MAX_LAYERS, 3, key="window_layers", **BOUND)
+try:
+    if not 1 <= int(window) <= MAX_WINDOW:
+        raise ValueError(f"The window must be a whole number from 1 to {MAX_WINDOW} tokens, got {int(window)}.")
+    mask = sliding_window_mask(T, int(window))
+    windowed = trace_attention(lesson.x, **lesson.projections.as_kwargs(), mask=mask)
+    reach = sliding_window_reach(T, int(window), int(layers))
+except ValueError as err:
+    st.warning(f"**Please choose another window.** {err}", icon="⚠️")
+    st.stop()
+
+cell = max(8, min(settings.cell_size - 6, (640 if settings.presenter else 330) // T))  # two charts side by side
+left, right = st.columns(2)
+with left:
+    show_chart(charts.mask_grid(frames.mask_frame(mask, labels, labels), title=f"window w = {int(window)}",
+                                cell_size=cell, font_size=settings.font_size))
+with right:
+    df = frames.matrix_frame(windowed.weights[settings.head], labels, labels)
+    show_chart(charts.heatmap(df, title=f"weights of head {settings.head + 1}", domain=(0, 1), value_title="weight",
+                              cell_size=cell, font_size=settings.font_size, show_values=T <= 10 and cell >= 30))
+layer_labels = [f"after layer {i + 1}" for i in range(int(layers))]
+reach_cell = max(8, min(settings.cell_size - 6, (1000 if settings.presenter else 640) // T))  # one chart, full width
+show_chart(reach_grid(reach[:, -1], layer_labels, labels, cell_size=reach_cell, font_size=settings.font_size,
+                      title=f"which tokens can reach the last token, {labels[-1]}"))
+span = reach_span(int(window), int(layers))
+st.markdown(f"After {int(layers)} layer(s) the last token can draw on **{min(span, T)} of {T}** tokens "
+            f"(L·(w − 1) + 1 = {span}).")
+st.success("Takeaway: a window keeps each layer's cost and cache fixed, and stacking layers still lets "
+           "information travel far: Mistral 7B's 32 layers × 4,096 reach about 131,000 tokens.")

@@ -1,0 +1,300 @@
+"""The Modern attention and Generation pages, and the real-model summaries, through AppTest:
+every control, bad input as a message, and a tiny random GPT-2 (saved to a temp folder and found
+through ATTENTION_MODEL_DIR) generating with its cache."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+import torch
+
+from apptest_support import open_page, switch_to
+from attention_core import MODEL_DIR_ENV, attention_rollout, head_roles, head_stats
+from attention_ui import models
+from attention_ui.summaries import head_table
+
+MODERN = "pages/modern_attention.py"
+GENERATION = "pages/generation.py"
+REAL = "pages/real_model.py"
+
+
+def texts(at) -> str:
+    parts = [e.value for kind in (at.markdown, at.caption, at.success, at.info, at.warning, at.error)
+             for e in kind]
+    return "\n".join(str(p) for p in parts)
+
+
+def warnings(at) -> list[str]:
+    return [w.value for w in at.warning]
+
+
+def chart_data(at, title_part: str) -> pd.DataFrame:
+    """The data of the first chart whose title contains ``title_part`` (Streamlit ships it as Arrow)."""
+    for chart in at.get("vega_lite_chart"):
+        if title_part in json.dumps(json.loads(chart.proto.spec).get("title", "")):
+            frames = [pa.ipc.open_stream(d.data.data).read_pandas() for d in chart.proto.datasets]
+            return pd.concat(frames, ignore_index=True)
+    raise AssertionError(f"no chart titled like {title_part!r}: {chart_titles(at)}")
+
+
+def chart_titles(at) -> list[str]:
+    titles = []
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        title = spec.get("title")
+        titles.append(title.get("text") if isinstance(title, dict) else title)
+    return titles
+
+
+@pytest.fixture
+def tiny_gpt2_as_distilgpt2(tmp_path, monkeypatch):
+    """A tiny random GPT-2 saved where the loader looks for "distilgpt2"; no hub."""
+    pytest.importorskip("transformers")
+    from test_real_models import save_tiny_gpt2
+
+    save_tiny_gpt2(tmp_path / "distilgpt2")
+    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    models.cached_model.clear()
+    yield
+    models.cached_model.clear()
+
+
+# ---------------------------------------------------------------- Modern attention
+
+def test_modern_page_shows_the_three_sharing_schemes_and_their_table():
+    at = open_page(MODERN, {"heads": "4"})
+    assert [s.value for s in at.subheader] == ["1 · Multi-head, grouped-query, multi-query",
+                                               "2 · How big the KV cache gets", "3 · Sliding-window attention"]
+    assert at.selectbox(key="kv_heads").value == 2
+    titles = chart_titles(at)
+    assert {"multi-head: g = 4", "grouped-query: g = 2", "multi-query: g = 1"} <= set(titles)
+    summary = at.dataframe[0].value
+    assert summary["key/value heads g"].tolist() == [4, 2, 1]
+    assert summary["numbers cached per token and layer"].tolist() == [32, 16, 8]  # g · (d_k + d_v), d_k = d_v = 4
+    assert summary["largest weight change vs multi-head"].tolist()[0] == "0.000"
+    assert "stores 2× fewer keys and values" in texts(at)
+    assert not warnings(at)
+
+
+def test_grouping_the_heads_changes_the_diagram_and_bad_groups_get_a_message():
+    at = open_page(MODERN, {"heads": "4"})
+    at.selectbox(key="kv_heads").set_value(1).run()
+    assert "grouped-query: g = 1" in chart_titles(at)
+    at.selectbox(key="kv_heads").set_value(3).run()
+    assert not at.exception
+    assert any("cannot be shared evenly by 4 query heads" in w and "1, 2, 4" in w for w in warnings(at))
+    assert len(at.dataframe) >= 1 and "grouped-query: g = 3" not in chart_titles(at)
+    assert at.subheader[2].value == "3 · Sliding-window attention"  # the rest of the page still draws
+
+
+def test_one_head_has_nothing_to_share():
+    at = open_page(MODERN, {"heads": "1"})
+    assert any("nothing to share" in i.value for i in at.info)
+    assert not warnings(at)
+
+
+def test_kv_cache_table_follows_context_length_and_precision():
+    at = open_page(MODERN, {"heads": "2"})
+    table = at.dataframe[-1].value if len(at.dataframe) == 1 else at.dataframe[1].value
+    llama = table.set_index("model").loc["Llama 2 7B"]
+    assert llama["cache MiB"] == 4096  # 8,192 tokens × 512 KiB
+    at.select_slider(key="context_length").set_value(1024).run()
+    at.selectbox(key="cache_precision").set_value("32-bit (fp32)").run()
+    table = at.dataframe[1].value.set_index("model")
+    assert table.loc["Llama 2 7B", "cache MiB"] == 1024  # 1,024 tokens × 1 MiB
+    assert table.loc["Mistral 7B v0.1", "cached tokens"] == 1024
+    at.select_slider(key="context_length").set_value(2**20).run()
+    table = at.dataframe[1].value.set_index("model")
+    assert table.loc["Mistral 7B v0.1", "cached tokens"] == 4096  # its window caps the cache
+    assert table.loc["Llama 3 8B", "cache MiB"] == 2**20 * 128 * 2 / 1024  # 1M tokens × 256 KiB (32-bit)
+
+
+def test_sliding_window_controls_and_reach():
+    at = open_page(MODERN, {"heads": "2"})
+    at.number_input(key="window").set_value(2).run()
+    at.slider(key="window_layers").set_value(4).run()
+    assert "window w = 2" in chart_titles(at)
+    assert "After 4 layer(s) the last token can draw on **5 of 7** tokens (L·(w − 1) + 1 = 5)" in texts(at)
+    cells = chart_data(at, "can reach")
+    last_layer = cells[cells["depth"] == "after layer 4"]["state"].tolist()
+    assert last_layer == ["out of reach"] * 2 + ["can reach"] * 5
+    for bad in (0, -3, 33):
+        at.number_input(key="window").set_value(bad).run()
+        assert not at.exception
+        assert any("window" in w for w in warnings(at)), bad
+
+
+# ---------------------------------------------------------------- Generation
+
+def _step_text(at) -> str:
+    return next(p.proto.text for p in at.get("progress"))
+
+
+def test_next_back_and_start_again_move_through_the_tokens():
+    at = open_page(GENERATION)
+    assert _step_text(at).startswith("Step 1 of 7")
+    assert at.subheader[0].value == "1 · The cache after step 1: 1 row(s) of K and V"
+    for _ in range(3):
+        at.button(key="generation_next").click().run()
+    assert _step_text(at).startswith("Step 4 of 7") and "4·on" in _step_text(at)
+    assert "K cache (4 rows), head 1" in chart_titles(at)
+    at.button(key="generation_back").click().run()
+    assert _step_text(at).startswith("Step 3 of 7")
+    at.button(key="generation_reset").click().run()
+    assert _step_text(at).startswith("Step 1 of 7")
+    assert at.button(key="generation_back").disabled
+    metric = next(m for m in at.metric if "cached" in m.label)
+    assert float(metric.value) < 1e-5
+    assert not at.exception
+
+
+def test_last_step_disables_next_and_a_shorter_sentence_keeps_the_step_in_range():
+    at = open_page(GENERATION)
+    for _ in range(10):
+        if at.button(key="generation_next").disabled:
+            break
+        at.button(key="generation_next").click().run()
+    assert _step_text(at).startswith("Step 7 of 7")
+    at.text_input(key="sentence").input("Hello there").run()
+    assert _step_text(at).startswith("Step 1 of 2")
+
+
+def test_shared_key_value_heads_in_generation():
+    at = open_page(GENERATION, {"heads": "4"})
+    assert at.selectbox(key="generation_kv_heads").options == ["1", "2", "4"]
+    at.selectbox(key="generation_kv_heads").set_value(1).run()
+    at.button(key="generation_next").click().run()
+    assert "head 1 reads key/value head 1" in texts(at)
+    assert float(next(m for m in at.metric if "cached" in m.label).value) < 1e-5
+
+
+def test_timing_chart_has_both_methods():
+    at = open_page(GENERATION)
+    chart = next(c for c in at.get("vega_lite_chart") if "ms per step" in c.proto.spec)
+    rows = pd.concat([pa.ipc.open_stream(d.data.data).read_pandas() for d in chart.proto.datasets])
+    assert set(rows["method"]) == {"with the KV cache", "recompute everything"}
+    assert sorted(set(rows["tokens so far"])) == [8, 32, 64, 128, 256]
+    assert re.search(r"at 256 tokens a step takes \*\*[\d.]+ ms\*\* with the cache", texts(at))
+
+
+def test_real_model_generation_without_a_model_says_so(monkeypatch, tmp_path):
+    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path))  # an empty folder: no model here
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    models.cached_model.clear()
+    at = open_page(GENERATION)
+    at.toggle(key="generation_real").set_value(True).run()
+    assert not at.exception
+    assert any("could not be loaded" in e.value for e in at.error)
+    models.cached_model.clear()
+
+
+def test_real_model_generates_and_shows_each_tokens_attention(tiny_gpt2_as_distilgpt2):
+    at = open_page(GENERATION)
+    at.toggle(key="generation_real").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert "**Generated:**" in texts(at)
+    at.slider(key="generation_count").set_value(3).run()
+    assert at.select_slider(key="generation_pick").options.__len__() == 3
+    at.selectbox(key="generation_layer").set_value(2).run()
+    at.select_slider(key="generation_pick").set_value(2).run()
+    title = next(t for t in chart_titles(at) if t and "read into the cache" in t)
+    assert "layer 2, every head" in title
+    metric = next(m for m in at.metric if "full pass" in m.label)
+    assert float(metric.value) < 1e-4
+
+
+# ---------------------------------------------------------------- real-model summaries
+
+def test_real_model_page_ends_with_the_summaries(tiny_gpt2_as_distilgpt2):
+    at = open_page("app.py")
+    at = switch_to(at, REAL)
+    at.selectbox(key="model").set_value("distilgpt2").run()
+    assert not at.exception, [e.value for e in at.exception]
+    heads = [s.value for s in at.subheader]
+    assert heads[-3:] == ["4 · Mean over heads, layer by layer",
+                          "5 · Attention rollout: where each token's information came from",
+                          "6 · Every head in numbers"]
+    table = at.dataframe[-1].value
+    assert len(table) == 2 * 4  # tiny GPT-2: 2 layers × 4 heads
+    assert table[["layer", "head"]].values.tolist()[:2] == [[1, 1], [1, 2]]
+    assert ((table["to previous token"] >= 0) & (table["to previous token"] <= 1)).all()
+    assert any("rollout after each layer" in (t or "") for t in chart_titles(at))
+    assert re.search(r"strongest previous-token heads are L\dH\d \(\d\.\d\d\)", texts(at))
+
+
+def test_head_table_names_previous_token_and_sink_heads():
+    T = 6
+    previous = torch.eye(T).roll(-1, dims=1).tril()  # row i -> i - 1 (row 0 -> nothing)
+    previous[0, 0] = 1
+    sink = torch.zeros(T, T)
+    sink[:, 0] = 1
+    att = torch.stack([previous, sink])[None]  # (1, 2, T, T)
+    stats = head_stats(att, [False] * T)
+    table = head_table(stats, head_roles(stats))
+    assert table["looks like"].tolist() == ["previous token", "first-token sink"]
+    assert table["to previous token"].tolist() == [1.0, pytest.approx(1 / 5)]  # the sink's row 2 looks back too
+    rollout = attention_rollout(att)
+    torch.testing.assert_close(rollout.sum(-1), torch.ones(1, T))
+
+
+@pytest.mark.parametrize("page", [MODERN, GENERATION])
+@pytest.mark.parametrize("query", [
+    {"sentence": "Hi", "heads": "8"},
+    {"sentence": "<b>bold</b> 🙂 $x$", "heads": "2", "mask": "causal"},
+    {"mask": "padding", "pad_to": "10", "heads": "4"},
+    {"init": "identity", "heads": "4"},
+    {"sentence": " ".join(["word"] * 32), "heads": "8", "d_model": "64"},
+])
+def test_odd_sentences_and_settings_draw_without_tracebacks(page, query):
+    at = open_page(page, query)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(at.get("vega_lite_chart")) >= 4
+
+
+def test_an_empty_sentence_is_a_message():
+    at = open_page(GENERATION, {"sentence": "   "})
+    assert not at.exception
+    assert at.error and "empty" in at.error[0].value.lower()
+
+
+def test_a_link_restores_the_modern_settings():
+    at = open_page(MODERN, {"heads": "4", "kv_heads": "1", "cache_precision": "8-bit", "window_layers": "2"})
+    assert at.selectbox(key="kv_heads").value == 1
+    assert "grouped-query: g = 1" in chart_titles(at)
+    assert at.dataframe[1].value.set_index("model").loc["Llama 2 7B", "cache MiB"] == 2048  # 8,192 × 256 KiB
+    assert "After 2 layer(s)" in texts(at)
+    for widget in (at.selectbox(key="kv_heads"), at.slider(key="window_layers"), at.selectbox(key="cache_precision"),
+                   at.select_slider(key="context_length")):
+        assert widget.proto.query_param_key == widget.key  # the browser writes these back into the address bar
+
+
+@pytest.mark.parametrize("query", [
+    {"kv_heads": "1e999"}, {"kv_heads": "²"}, {"kv_heads": "9"}, {"kv_heads": "3"}, {"window_layers": "99"},
+    {"window_layers": "inf"}, {"cache_precision": "bogus"}, {"context_length": "1e999"}, {"context_length": "3"},
+])
+def test_forged_links_to_the_modern_page_never_fail(query):
+    at = open_page(MODERN, {"heads": "4", **query})
+    assert not at.exception
+    assert at.subheader[-1].value == "3 · Sliding-window attention"
+
+
+def test_forged_generation_link_falls_back_to_a_divisor():
+    at = open_page(GENERATION, {"heads": "4", "generation_kv_heads": "3"})
+    assert not at.exception
+    assert at.selectbox(key="generation_kv_heads").value in (1, 2, 4)
+
+
+def test_a_model_that_is_not_there_is_a_message_next_to_one_that_is(tiny_gpt2_as_distilgpt2):
+    at = open_page(GENERATION)
+    at.toggle(key="generation_real").set_value(True).run()
+    assert "**Generated:**" in texts(at)
+    at.selectbox(key="generation_model").set_value("gpt2").run()
+    assert not at.exception
+    assert any("gpt2 could not be loaded" in e.value for e in at.error)
+    assert "**Generated:**" not in texts(at)
