@@ -32,6 +32,8 @@ Presenter mode and the step-through page:
   ``page_not_found_seen(page)`` returns the recorded texts (``[]`` when none appeared).
 - ``box(page, selector)``: the first visible element's bounding box (``dict`` with left, top,
   right, bottom, width, height) or ``None``.
+- ``hit_by_a_click(page, selector)``: whether a click on the middle of that element reaches it (nothing
+  such as a fixed header lies over it).
 - ``chart_boxes(page, within="")``: the boxes of every chart, each widened to its drawn SVG/canvas.
 - ``stage_title(page)``: the text the stage selector shows; ``stage_in_url(page)``: ``?step=``.
 - ``press_key(page, key)`` / ``click_stage_button(page, "next" | "back")``: move one stage with a
@@ -434,6 +436,20 @@ _CHART_BOXES_JS = """(sel) => Array.from(document.querySelectorAll(sel)).map(el 
 def box(page, selector: str) -> dict | None:
     """Bounding box (viewport coordinates) of the first visible element matching ``selector``."""
     return page.evaluate(_BOX_JS, selector)
+
+
+def hit_by_a_click(page, selector: str) -> bool:
+    """Whether the topmost element at the middle of the first visible ``selector`` match is inside it."""
+    return page.evaluate(
+        """(sel) => {
+            const el = Array.from(document.querySelectorAll(sel)).find(e => e.getBoundingClientRect().width > 0);
+            if (!el) return false;
+            const r = el.getBoundingClientRect();
+            const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+            return !!top && el.contains(top);
+        }""",
+        selector,
+    )
 
 
 def chart_boxes(page, within: str = "") -> list[dict]:

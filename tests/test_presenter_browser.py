@@ -110,8 +110,10 @@ def _slide_problems(page, viewport: dict) -> list[str]:
     problems = [f"exception box: {text}" for text in _exceptions(page)]
     slide_charts = bs.chart_boxes(page, within=bs.SLIDE)
     problems.append(_outside("the slide's first chart", slide_charts[0] if slide_charts else None, viewport))
-    problems.append(_outside("Back", bs.box(page, bs.BACK_BUTTON), viewport))
-    problems.append(_outside("Next", bs.box(page, bs.NEXT_BUTTON), viewport))
+    for name, selector in (("Back", bs.BACK_BUTTON), ("Next", bs.NEXT_BUTTON)):
+        problems.append(_outside(name, bs.box(page, selector), viewport))
+        if not bs.hit_by_a_click(page, selector):
+            problems.append(f"{name}: something else lies over the middle of the button")
     for i, chart in enumerate(bs.chart_boxes(page)):
         if chart["width"] > viewport["width"] + TOLERANCE_PX:
             problems.append(f"chart {i + 1} is {chart['width']:.0f} px wide in a {viewport['width']} px window")
@@ -268,11 +270,6 @@ def test_charts_fit_a_phone_screen(server, browser):
     context, page = _new_page(browser, PHONE)
     try:
         _open(page, server + "/step-through", FIRST_LOAD_MS)
-        toggle = page.locator('[data-testid="stSidebarCollapseButton"] button, [data-testid="stSidebar"] '
-                              'button[kind="headerNoPadding"]')
-        if page.locator(bs.SIDEBAR).is_visible() and toggle.count():
-            toggle.first.click()  # a phone opens with the sidebar over the page: close it
-            page.wait_for_timeout(500)
         failures = []
         for i, stage in enumerate(STAGES):
             if i:

@@ -100,7 +100,7 @@ def save_slides(browser, base_url: str, out: Path, query: str, timeout_ms: float
         page = context.new_page()
         try:
             _load(page, bs.with_query(base_url + "/step-through", "presenter=true&" + query.lstrip("?&")), timeout_ms)
-            page.mouse.move(width / 2, height - 2)  # no tooltip in the picture
+            page.mouse.move(5, 150)  # over the margin beside the formula: no tooltip or chart menu in the picture
             for number, stage in enumerate(STAGES, start=1):
                 if number > 1:
                     bs.press_key(page, "ArrowRight", timeout=timeout_ms)
