@@ -391,7 +391,7 @@ _WATCH_NOT_FOUND_JS = """(() => {
         const body = document.body;
         if (body && body.textContent.includes('%s')) {
             const dialog = document.querySelector('[role="dialog"]');
-            const text = (dialog ? dialog.textContent : body.textContent).slice(0, 300);
+            const text = (dialog ? dialog.innerText : body.innerText).slice(0, 300);
             if (!window.__pageNotFound.includes(text)) window.__pageNotFound.push(text);
         }
     };
@@ -408,8 +408,8 @@ def page_not_found_seen(page) -> list[str]:
     """Texts of the "Page not found" dialogs this page has shown so far, and of one shown right now."""
     seen = list(page.evaluate("() => window.__pageNotFound || []"))
     dialogs = page.locator(DIALOG).filter(has_text=PAGE_NOT_FOUND)
-    seen += [" ".join(dialogs.nth(i).inner_text().split()) for i in range(dialogs.count())]
-    return seen
+    seen += [dialogs.nth(i).inner_text() for i in range(dialogs.count())]
+    return list(dict.fromkeys(" ".join(text.split()) for text in seen))
 
 
 _BOX_JS = """(sel) => {
