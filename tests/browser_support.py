@@ -24,6 +24,20 @@ API
 - ``discover_pages(page)``: the navigation links as ``[(label, absolute_href), ...]``.
 - ``page_slug(label, href)``: a file-name-safe slug for a page.
 - ``with_query(url, query)``: ``url`` with a query string appended.
+
+Presenter mode and the step-through page:
+
+- ``watch_for_page_not_found(context)``: from now on, every page of the browser context records
+  whether Streamlit's "Page not found" dialog ever appeared (even if it was closed again);
+  ``page_not_found_seen(page)`` returns the recorded texts (``[]`` when none appeared).
+- ``box(page, selector)``: the first visible element's bounding box (``dict`` with left, top,
+  right, bottom, width, height) or ``None``.
+- ``hit_by_a_click(page, selector)``: whether a click on the middle of that element reaches it (nothing
+  such as a fixed header lies over it).
+- ``chart_boxes(page, within="")``: the boxes of every chart, each widened to its drawn SVG/canvas.
+- ``stage_title(page)``: the text the stage selector shows; ``stage_in_url(page)``: ``?step=``.
+- ``press_key(page, key)`` / ``click_stage_button(page, "next" | "back")``: move one stage with a
+  shortcut key (focus on the page body) or a click, and wait until the move has been drawn.
 """
 
 from __future__ import annotations
@@ -359,3 +373,126 @@ def with_query(url: str, query: str | None) -> str:
     parts = urlsplit(url)
     merged = f"{parts.query}&{query}" if parts.query else query
     return urlunsplit((parts.scheme, parts.netloc, parts.path, merged, parts.fragment))
+
+
+# --- presenter mode and the step-through page ---------------------------------------------------
+
+SLIDE = ".st-key-slide"
+STAGE_SELECT = ".st-key-step input"
+BACK_BUTTON = ".st-key-back button"
+NEXT_BUTTON = ".st-key-next button"
+DIALOG = '[role="dialog"], [data-testid="stDialog"]'
+PAGE_NOT_FOUND = "Page not found"
+
+# Runs in every document before the app's own code: records each time "Page not found" shows up.
+_WATCH_NOT_FOUND_JS = """(() => {
+    window.__pageNotFound = [];
+    const check = () => {
+        const body = document.body;
+        if (body && body.textContent.includes('%s')) {
+            const dialog = document.querySelector('[role="dialog"]');
+            const text = (dialog ? dialog.innerText : body.innerText).slice(0, 300);
+            if (!window.__pageNotFound.includes(text)) window.__pageNotFound.push(text);
+        }
+    };
+    new MutationObserver(check).observe(document, {childList: true, subtree: true, characterData: true});
+})();""" % PAGE_NOT_FOUND
+
+
+def watch_for_page_not_found(context) -> None:
+    """Make every page of the Playwright browser ``context`` record any "Page not found" dialog."""
+    context.add_init_script(_WATCH_NOT_FOUND_JS)
+
+
+def page_not_found_seen(page) -> list[str]:
+    """Texts of the "Page not found" dialogs this page has shown so far, and of one shown right now."""
+    seen = list(page.evaluate("() => window.__pageNotFound || []"))
+    dialogs = page.locator(DIALOG).filter(has_text=PAGE_NOT_FOUND)
+    seen += [dialogs.nth(i).inner_text() for i in range(dialogs.count())]
+    return list(dict.fromkeys(" ".join(text.split()) for text in seen))
+
+
+_BOX_JS = """(sel) => {
+    const el = Array.from(document.querySelectorAll(sel)).find(e => {
+        const r = e.getBoundingClientRect();
+        return r.width > 0 && r.height > 0;
+    });
+    if (!el) return null;
+    const r = el.getBoundingClientRect();
+    return {left: r.left, top: r.top, right: r.right, bottom: r.bottom, width: r.width, height: r.height};
+}"""
+
+_CHART_BOXES_JS = """(sel) => Array.from(document.querySelectorAll(sel)).map(el => {
+    // A chart's drawing may overflow its element: take the larger of the two.
+    const boxes = [el, ...el.querySelectorAll('svg.marks, canvas.marks, .vega-embed > svg, .vega-embed > canvas')]
+        .map(e => e.getBoundingClientRect()).filter(r => r.width > 0 && r.height > 0);
+    if (!boxes.length) return null;
+    const left = Math.min(...boxes.map(r => r.left)), right = Math.max(...boxes.map(r => r.right));
+    const top = Math.min(...boxes.map(r => r.top)), bottom = Math.max(...boxes.map(r => r.bottom));
+    return {left, top, right, bottom, width: right - left, height: bottom - top};
+}).filter(b => b)"""
+
+
+def box(page, selector: str) -> dict | None:
+    """Bounding box (viewport coordinates) of the first visible element matching ``selector``."""
+    return page.evaluate(_BOX_JS, selector)
+
+
+def hit_by_a_click(page, selector: str) -> bool:
+    """Whether the topmost element at the middle of the first visible ``selector`` match is inside it."""
+    return page.evaluate(
+        """(sel) => {
+            const el = Array.from(document.querySelectorAll(sel)).find(e => e.getBoundingClientRect().width > 0);
+            if (!el) return false;
+            const r = el.getBoundingClientRect();
+            const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+            return !!top && el.contains(top);
+        }""",
+        selector,
+    )
+
+
+def chart_boxes(page, within: str = "") -> list[dict]:
+    """Boxes of every Vega-Lite chart (under ``within`` if given), each including its drawn SVG/canvas."""
+    return page.evaluate(_CHART_BOXES_JS, f"{within} {CHART}".strip())
+
+
+def stage_title(page) -> str:
+    """The stage the selector shows, e.g. ``"6 · Softmax: attention weights"``."""
+    return page.locator(STAGE_SELECT).first.input_value()
+
+
+def stage_in_url(page) -> str | None:
+    """The ``step`` query parameter of the page's current address (``None`` when absent)."""
+    from urllib.parse import parse_qs
+
+    values = parse_qs(urlsplit(page.url).query).get("step")
+    return values[-1] if values else None
+
+
+def _wait_for_stage_change(page, before: str, timeout: float) -> None:
+    page.wait_for_function(
+        "([sel, before]) => { const el = document.querySelector(sel); return el && el.value !== before; }",
+        arg=[STAGE_SELECT, before], timeout=timeout,
+    )
+    wait_for_app_idle(page, timeout=timeout)
+    wait_for_all_charts(page, timeout=timeout)
+
+
+def press_key(page, key: str, timeout: float = 30_000) -> str:
+    """Press ``key`` with the focus on the page body (not in an input); wait for the stage to change and the
+    page to finish drawing. Returns the stage title now shown; raises a timeout if nothing changed."""
+    before = stage_title(page)
+    page.evaluate("() => { if (document.activeElement && document.activeElement !== document.body) "
+                  "document.activeElement.blur(); }")
+    page.keyboard.press(key)
+    _wait_for_stage_change(page, before, timeout)
+    return stage_title(page)
+
+
+def click_stage_button(page, which: str, timeout: float = 30_000) -> str:
+    """Click the visible Back (``"back"``) or Next (``"next"``) button; wait as in ``press_key``."""
+    before = stage_title(page)
+    page.locator(BACK_BUTTON if which == "back" else NEXT_BUTTON).filter(visible=True).first.click()
+    _wait_for_stage_change(page, before, timeout)
+    return stage_title(page)

@@ -9,9 +9,16 @@ charts, and saves full-page PNGs named by page slug into ``--out``
 Usage::
 
     python tools/screenshots.py [--out DIR] [--presenter] [--query "sentence=...&heads=2"]
+    python tools/screenshots.py --slides [--out docs/presenter] [--query "mask=causal"]
 
 ``--presenter`` additionally switches on a toggle labelled "Presenter..." (if the page
 has one) and saves ``<slug>-presenter.png``. ``--query`` is appended to every URL.
+
+``--slides`` instead saves what a projector shows in presenter mode: every stage of the
+step-through page at 1280x800 and 1920x1080 (the window only, no scrolling), stepping
+with the → key, as ``<width>x<height>-<stage number>-<stage>.png`` (e.g.
+``1280x800-06-softmax.png``; default folder ``docs/presenter/``). It warns about any
+slide whose first chart or Back/Next button is outside the window.
 Needs Playwright and a Chromium (``CHROMIUM_PATH`` or chromium on ``PATH``).
 """
 
@@ -74,12 +81,100 @@ def _load(page, url: str, timeout_ms: float) -> None:
     bs.wait_for_all_charts(page, timeout=15_000)
 
 
+SLIDE_SIZES = ((1280, 800), (1920, 1080))
+
+
+def _outside_window(b: dict | None, width: int, height: int) -> bool:
+    return b is None or b["top"] < -1 or b["left"] < -1 or b["bottom"] > height + 1 or b["right"] > width + 1
+
+
+def save_slides(browser, base_url: str, out: Path, query: str, timeout_ms: float) -> tuple[list[Path], list[str]]:
+    """Screenshot every stage of the step-through page in presenter mode at each of ``SLIDE_SIZES``."""
+    from attention_ui.text import STAGES
+
+    saved: list[Path] = []
+    problems: list[str] = []
+    for width, height in SLIDE_SIZES:
+        context = browser.new_context(viewport={"width": width, "height": height})
+        context.set_default_timeout(timeout_ms)
+        page = context.new_page()
+        try:
+            _load(page, bs.with_query(base_url + "/step-through", "presenter=true&" + query.lstrip("?&")), timeout_ms)
+            page.mouse.move(5, 150)  # over the margin beside the formula: no tooltip or chart menu in the picture
+            for number, stage in enumerate(STAGES, start=1):
+                if number > 1:
+                    bs.press_key(page, "ArrowRight", timeout=timeout_ms)
+                shown = bs.stage_title(page)
+                if shown != stage.title:
+                    problems.append(f"{width}x{height}: expected stage {stage.title!r}, the page shows {shown!r}")
+                page.wait_for_timeout(300)
+                path = out / f"{width}x{height}-{number:02d}-{stage.key}.png"
+                page.screenshot(path=str(path))
+                saved.append(path)
+                print(path, flush=True)
+                charts = bs.chart_boxes(page, within=bs.SLIDE)
+                for name, b in (("first chart", charts[0] if charts else None),
+                                ("Back", bs.box(page, bs.BACK_BUTTON)), ("Next", bs.box(page, bs.NEXT_BUTTON))):
+                    if _outside_window(b, width, height):
+                        problems.append(f"{path.name}: {name} is not inside the window: {b}")
+                if page.locator(bs.EXCEPTION).count():
+                    problems.append(f"{path.name}: shows an exception")
+        finally:
+            context.close()
+    return saved, problems
+
+
+def save_pages(browser, base_url: str, out: Path, args, timeout_ms: float) -> tuple[list[Path], list[str]]:
+    """Screenshot the home page and every page in the navigation (and their presenter mode if asked)."""
+    saved: list[Path] = []
+    problems: list[str] = []
+    context = browser.new_context(viewport=bs.VIEWPORT)
+    context.set_default_timeout(timeout_ms)
+    page = context.new_page()
+    _load(page, bs.with_query(base_url + "/", args.query), timeout_ms)  # first run imports torch
+    pages = bs.discover_pages(page) or [("home", base_url + "/")]
+
+    used: set[str] = set()
+    for label, href in pages:
+        slug = bs.page_slug(label, href)
+        if slug in used:
+            slug = f"{slug}_{len(used)}"
+        used.add(slug)
+        try:
+            _load(page, bs.with_query(href, args.query), timeout_ms)
+            if page.locator(bs.EXCEPTION).count():
+                problems.append(f"{label}: shows an exception")
+            path = out / f"{slug}.png"
+            _shoot(page, path, args.max_height)
+            saved.append(path)
+            print(path, flush=True)
+
+            if args.presenter:
+                toggle = _presenter_toggle(page)
+                if toggle is None:
+                    problems.append(f"{label}: no toggle labelled 'Presenter'")
+                    continue
+                if not toggle.is_checked():
+                    toggle.check(force=True)
+                bs.wait_for_app_idle(page, timeout=timeout_ms)
+                bs.wait_for_all_charts(page, timeout=15_000)
+                path = out / f"{slug}-presenter.png"
+                _shoot(page, path, args.max_height)
+                saved.append(path)
+                print(path, flush=True)
+        except Exception as exc:  # keep going; report at the end
+            problems.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+    return saved, problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=str(REPO_ROOT / "artifacts" / "screenshots"),
-                        help="folder for the PNGs (default: artifacts/screenshots/)")
+    parser.add_argument("--out", default=None,
+                        help="folder for the PNGs (default: artifacts/screenshots/, or docs/presenter/ with --slides)")
     parser.add_argument("--presenter", action="store_true",
                         help="also screenshot each page with its 'Presenter' toggle switched on")
+    parser.add_argument("--slides", action="store_true",
+                        help="save presenter-mode slides of every stage at 1280x800 and 1920x1080 instead")
     parser.add_argument("--query", default="", help='query string appended to every URL, e.g. "sentence=hi&heads=2"')
     parser.add_argument("--app", default="app.py", help="the Streamlit entry file, relative to the repo root")
     parser.add_argument("--timeout", type=float, default=90,
@@ -96,51 +191,17 @@ def main(argv: list[str] | None = None) -> int:
         print("no Chromium found: set CHROMIUM_PATH or put chromium on PATH", file=sys.stderr)
         return 2
 
-    out = Path(args.out)
+    default_out = REPO_ROOT / ("docs/presenter" if args.slides else "artifacts/screenshots")
+    out = Path(args.out) if args.out else default_out
     out.mkdir(parents=True, exist_ok=True)
     timeout_ms = args.timeout * 1000
-    saved: list[Path] = []
-    problems: list[str] = []
-
     with bs.streamlit_server(app=args.app, timeout=args.timeout) as base_url, sync_playwright() as p:
         browser = bs.launch_chromium(p)
         try:
-            context = browser.new_context(viewport=bs.VIEWPORT)
-            context.set_default_timeout(timeout_ms)
-            page = context.new_page()
-            _load(page, bs.with_query(base_url + "/", args.query), timeout_ms)  # first run imports torch
-            pages = bs.discover_pages(page) or [("home", base_url + "/")]
-
-            used: set[str] = set()
-            for label, href in pages:
-                slug = bs.page_slug(label, href)
-                if slug in used:
-                    slug = f"{slug}_{len(used)}"
-                used.add(slug)
-                try:
-                    _load(page, bs.with_query(href, args.query), timeout_ms)
-                    if page.locator(bs.EXCEPTION).count():
-                        problems.append(f"{label}: shows an exception")
-                    path = out / f"{slug}.png"
-                    _shoot(page, path, args.max_height)
-                    saved.append(path)
-                    print(path, flush=True)
-
-                    if args.presenter:
-                        toggle = _presenter_toggle(page)
-                        if toggle is None:
-                            problems.append(f"{label}: no toggle labelled 'Presenter'")
-                            continue
-                        if not toggle.is_checked():
-                            toggle.check(force=True)
-                        bs.wait_for_app_idle(page, timeout=timeout_ms)
-                        bs.wait_for_all_charts(page, timeout=15_000)
-                        path = out / f"{slug}-presenter.png"
-                        _shoot(page, path, args.max_height)
-                        saved.append(path)
-                        print(path, flush=True)
-                except Exception as exc:  # keep going; report at the end
-                    problems.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            if args.slides:
+                saved, problems = save_slides(browser, base_url, out, args.query, timeout_ms)
+            else:
+                saved, problems = save_pages(browser, base_url, out, args, timeout_ms)
         finally:
             browser.close()
 

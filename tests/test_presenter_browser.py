@@ -1,0 +1,283 @@
+"""Presenter mode, keys, links and cold starts in a real browser (headless Chromium driving ``streamlit run``).
+
+- Every stage as a slide at 1280×800 and 1920×1080: the first chart of the slide and Back/Next lie inside
+  the window, no chart is wider than the window, no exception box.
+- → and Page Down move to the next stage, ← and Page Up back (focus on the page body).
+- A fresh server answering a deep link right after its health check, and five visits at once during its
+  first run, never shows "Page not found"; nor does ``/overview``.
+- A short link (``?step=6&token=2``) is rewritten to ``?step=softmax&token=2`` and the rewritten address
+  restores the same stage and followed token in a new session.
+- At 390 px wide (a phone) no chart of the step-through page runs past the screen.
+
+Skips (with the reason) when Playwright is not importable or no Chromium is found.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from urllib.parse import parse_qs, quote, urlsplit
+
+import pytest
+
+try:
+    from tests import browser_support as bs
+except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import browser_support as bs
+
+from attention_ui.text import STAGES
+
+pytestmark = pytest.mark.browser
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api",
+    reason="playwright is not installed (pip install playwright; it drives the system Chromium)",
+)
+if bs.find_chromium() is None:
+    pytest.skip(
+        "no Chromium found: set CHROMIUM_PATH or install chromium / chromium-browser / google-chrome on PATH",
+        allow_module_level=True,
+    )
+
+FIRST_LOAD_MS = 90_000  # a first run imports torch
+LOAD_MS = 60_000
+TOLERANCE_PX = 1  # sub-pixel layout rounding
+PROJECTORS = ({"width": 1280, "height": 800}, {"width": 1920, "height": 1080})
+PHONE = {"width": 390, "height": 844}
+EIGHT_TOKENS = "The cat sat on the mat because it"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with bs.streamlit_server(timeout=60) as base_url:
+        yield base_url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = bs.launch_chromium(p)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def _server_log(server) -> str:
+    output = server.output(3000) if hasattr(server, "output") else ""
+    return f"\n--- streamlit server output (tail) ---\n{output}" if output.strip() else ""
+
+
+def _new_page(browser, viewport=PROJECTORS[0]):
+    context = browser.new_context(viewport=viewport)
+    context.set_default_timeout(LOAD_MS)
+    bs.watch_for_page_not_found(context)
+    return context, context.new_page()
+
+
+def _open(page, url: str, timeout: float = LOAD_MS) -> None:
+    page.goto(url, wait_until="domcontentloaded", timeout=timeout)
+    bs.wait_for_app_idle(page, timeout=timeout)
+    bs.wait_for_all_charts(page, timeout=15_000)
+
+
+def _exceptions(page) -> list[str]:
+    boxes = page.locator(bs.EXCEPTION)
+    return [" ".join(boxes.nth(i).inner_text().split())[:300] for i in range(boxes.count())]
+
+
+def _query(page) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(page.url).query)
+
+
+def _outside(name: str, b: dict | None, viewport: dict) -> str | None:
+    """What is wrong with box ``b`` in the window (``None`` when it lies inside it)."""
+    if b is None:
+        return f"{name} not found or not visible"
+    width, height = viewport["width"], viewport["height"]
+    where = f"left {b['left']:.0f}, top {b['top']:.0f}, right {b['right']:.0f}, bottom {b['bottom']:.0f}"
+    if b["top"] < -TOLERANCE_PX or b["left"] < -TOLERANCE_PX:
+        return f"{name} starts outside the window ({where})"
+    if b["bottom"] > height + TOLERANCE_PX:
+        return f"{name} ends below the window's {height} px ({where})"
+    if b["right"] > width + TOLERANCE_PX:
+        return f"{name} runs past the window's {width} px ({where})"
+    return None
+
+
+def _slide_problems(page, viewport: dict) -> list[str]:
+    problems = [f"exception box: {text}" for text in _exceptions(page)]
+    slide_charts = bs.chart_boxes(page, within=bs.SLIDE)
+    problems.append(_outside("the slide's first chart", slide_charts[0] if slide_charts else None, viewport))
+    for name, selector in (("Back", bs.BACK_BUTTON), ("Next", bs.NEXT_BUTTON)):
+        problems.append(_outside(name, bs.box(page, selector), viewport))
+        if not bs.hit_by_a_click(page, selector):
+            problems.append(f"{name}: something else lies over the middle of the button")
+    for i, chart in enumerate(bs.chart_boxes(page)):
+        if chart["width"] > viewport["width"] + TOLERANCE_PX:
+            problems.append(f"chart {i + 1} is {chart['width']:.0f} px wide in a {viewport['width']} px window")
+    return [p for p in problems if p]
+
+
+SLIDE_RUNS = [
+    pytest.param(PROJECTORS[0], "", id="1280x800"),
+    pytest.param(PROJECTORS[1], "", id="1920x1080"),
+    pytest.param(PROJECTORS[0], f"mask=causal&sentence={quote(EIGHT_TOKENS)}", id="1280x800-causal-8-tokens"),
+    pytest.param(PROJECTORS[1], f"mask=causal&sentence={quote(EIGHT_TOKENS)}", id="1920x1080-causal-8-tokens"),
+]
+
+
+@pytest.mark.parametrize("viewport, query", SLIDE_RUNS)
+def test_every_stage_is_one_slide_inside_the_window(server, browser, viewport, query):
+    """Walk all stages with Next (one page); every slide's first chart and Back/Next are on screen."""
+    context, page = _new_page(browser, viewport)
+    try:
+        _open(page, bs.with_query(server + "/step-through", "presenter=true&" + query), FIRST_LOAD_MS)
+        failures = []
+        for i, stage in enumerate(STAGES):
+            if i:
+                shown = bs.click_stage_button(page, "next")
+                assert shown == stage.title, f"Next from stage {i} showed {shown!r}, expected {stage.title!r}"
+            else:
+                assert bs.stage_title(page) == stage.title
+            assert bs.stage_in_url(page) in ((None, stage.key) if i == 0 else (stage.key,)), (
+                f"stage {stage.key}: the address says step={bs.stage_in_url(page)!r} ({page.url})"
+            )
+            assert bs.chart_boxes(page, within=bs.SLIDE), f"stage {stage.key}: the slide drew no chart"
+            failures += [f"stage {i + 1} ({stage.key}): {p}" for p in _slide_problems(page, viewport)]
+        assert not bs.page_not_found_seen(page)
+    finally:
+        context.close()
+    assert not failures, (
+        f"{len(failures)} problem(s) in presenter mode at {viewport['width']}x{viewport['height']}"
+        f"{' with ' + query if query else ''}:\n  " + "\n  ".join(failures) + _server_log(server)
+    )
+
+
+@pytest.mark.parametrize("presenter", [True, False], ids=["presenter", "lesson"])
+def test_arrow_and_page_keys_move_between_stages(server, browser, presenter):
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + f"/step-through?step=scores&presenter={str(presenter).lower()}", FIRST_LOAD_MS)
+        assert bs.stage_title(page) == STAGES[2].title
+        for key, expected in (("ArrowRight", 3), ("PageDown", 4), ("ArrowLeft", 3), ("PageUp", 2)):
+            try:
+                shown = bs.press_key(page, key)
+            except sync_api.TimeoutError:
+                pytest.fail(f"{key} did not change the stage (still {bs.stage_title(page)!r}, {page.url})")
+            assert shown == STAGES[expected].title, f"{key}: showed {shown!r}, expected {STAGES[expected].title!r}"
+            page.wait_for_function("k => new URLSearchParams(location.search).get('step') === k",
+                                   arg=STAGES[expected].key, timeout=5_000)
+            assert not _exceptions(page), f"{key}: {_exceptions(page)}" + _server_log(server)
+    finally:
+        context.close()
+
+
+def test_keys_typed_into_an_input_do_not_change_the_stage(server, browser):
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/step-through?step=scores", FIRST_LOAD_MS)
+        sentence = page.locator(f'{bs.SIDEBAR} input[type="text"]').first
+        sentence.click()
+        sentence.press("End")
+        sentence.press("ArrowLeft")
+        sentence.press("ArrowRight")
+        page.wait_for_timeout(800)
+        bs.wait_for_app_idle(page)
+        assert bs.stage_title(page) == STAGES[2].title, "arrow keys in the sentence box moved the stage"
+    finally:
+        context.close()
+
+
+def _visit(page, url: str) -> None:
+    """Start loading ``url`` without waiting for it (many visits at once)."""
+    page.goto(url, wait_until="commit", timeout=FIRST_LOAD_MS)
+
+
+def test_fresh_server_answers_deep_links_without_page_not_found(browser):
+    deep = "/step-through?step=softmax&presenter=true"
+    contexts = []
+    try:
+        with bs.streamlit_server(timeout=60) as fresh:  # one deep link, the moment the server is healthy
+            context, page = _new_page(browser)
+            contexts.append(context)
+            _open(page, fresh + deep, FIRST_LOAD_MS)
+            assert bs.stage_title(page) == STAGES[5].title, f"the deep link opened {bs.stage_title(page)!r}"
+            assert not bs.page_not_found_seen(page), f"first visit: {bs.page_not_found_seen(page)}"
+            _open(page, fresh + "/overview")
+            assert not bs.page_not_found_seen(page), f"/overview: {bs.page_not_found_seen(page)}"
+            assert not _exceptions(page), _exceptions(page)
+            # The check can fail: a page that does not exist shows the dialog it looks for.
+            _open(page, fresh + "/no-such-page")
+            assert bs.page_not_found_seen(page), "an unknown page showed no 'Page not found': the check is blind"
+
+        links = [deep, "/overview", "/step-through?step=6&token=2", "/multi-head", "/masks?mask=causal"]
+        with bs.streamlit_server(timeout=60) as fresh:  # five visits at once during the first run
+            pages = []
+            for _ in links:
+                context, page = _new_page(browser)
+                contexts.append(context)
+                pages.append(page)
+            for page, link in zip(pages, links):
+                _visit(page, fresh + link)
+            seen = {}
+            for page, link in zip(pages, links):
+                bs.wait_for_app_idle(page, timeout=FIRST_LOAD_MS)
+                seen[link] = bs.page_not_found_seen(page)
+                assert not _exceptions(page), f"{link}: {_exceptions(page)}" + _server_log(fresh)
+            assert not any(seen.values()), f"'Page not found' shown: { {k: v for k, v in seen.items() if v} }"
+            assert bs.stage_title(pages[0]) == STAGES[5].title
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def _followed_token(page) -> str:
+    token = page.locator(f'{bs.SIDEBAR} input[aria-label*="Query token"]')
+    return token.first.input_value()
+
+
+def test_short_link_is_rewritten_and_restores_in_a_new_session(server, browser):
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/step-through?step=6&token=2", FIRST_LOAD_MS)
+        try:
+            page.wait_for_function("() => new URLSearchParams(location.search).get('step') === 'softmax'",
+                                   timeout=10_000)
+        except sync_api.TimeoutError:
+            pass
+        query = _query(page)
+        assert query.get("step") == ["softmax"], f"the address bar was not rewritten to step=softmax: {page.url}"
+        assert query.get("token") == ["2"], f"token=2 was not kept in the address bar: {page.url}"
+        stage, token = bs.stage_title(page), _followed_token(page)
+        assert stage == STAGES[5].title
+        assert token.startswith("2"), f"the followed token is {token!r}, not the second one"
+        copied = page.url
+    finally:
+        context.close()
+
+    context, page = _new_page(browser)
+    try:
+        _open(page, copied)
+        assert (bs.stage_title(page), _followed_token(page)) == (stage, token), f"{copied} did not restore the view"
+        assert _query(page).get("step") == ["softmax"] and _query(page).get("token") == ["2"], page.url
+    finally:
+        context.close()
+
+
+def test_charts_fit_a_phone_screen(server, browser):
+    context, page = _new_page(browser, PHONE)
+    try:
+        _open(page, server + "/step-through", FIRST_LOAD_MS)
+        failures = []
+        for i, stage in enumerate(STAGES):
+            if i:
+                bs.press_key(page, "ArrowRight")
+            charts = bs.chart_boxes(page, within=bs.MAIN)
+            assert charts, f"stage {stage.key}: no chart drawn"
+            failures += [f"stage {i + 1} ({stage.key}), chart {n + 1}: right edge at {c['right']:.0f} px"
+                         for n, c in enumerate(charts) if c["right"] > PHONE["width"] + TOLERANCE_PX]
+        assert not failures, f"charts run past a {PHONE['width']} px screen:\n  " + "\n  ".join(failures)
+    finally:
+        context.close()
