@@ -27,7 +27,7 @@ HOME_URL = "home"
 
 def navigation() -> None:
     st.set_page_config(page_title="Attention, step by step", page_icon="🔎", layout="wide",
-                       initial_sidebar_state="expanded")
+                       initial_sidebar_state="auto")
     pages = [st.Page(path, title=title, icon=icon, url_path=HOME_URL if url == HOME else url, default=url == HOME)
              for path, title, icon, url in LESSONS]
     # The default page is served at "/" only (its own url path answers "Page not found"); this hidden

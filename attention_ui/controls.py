@@ -155,16 +155,16 @@ def _fit_custom_grid(config: LessonConfig) -> LessonConfig:
 
 PRESENTER_STYLE = """<style>
 [data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'] {display: none;}
-.stMainBlockContainer {max-width: 100%; padding: 3.6rem 1.5rem 2rem 1.5rem;}
+.stMainBlockContainer {max-width: 100%; padding: 4.1rem 1.5rem 2rem 1.5rem;}
 .stMarkdown p, .stMarkdown li {font-size: 1.35rem; line-height: 1.45;}
 h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {font-size: 1.5rem !important;}
 .katex {font-size: 1.45em !important;}
-[data-testid='stMain'] button p, [data-testid='stMain'] [data-baseweb='select'] div,
+[data-testid='stMain'] button p, [data-testid='stMain'] input[role='combobox'],
 [data-testid='stMain'] label p, [data-testid='stCaptionContainer'],
 [data-testid='stMetricValue'] {font-size: 1.3rem !important;}
 [data-testid='stDataFrame'] {zoom: 1.3;}
-.st-key-slide [data-testid='stVegaLiteChart'] {height: calc(100vh - 270px) !important; min-height: 260px;}
-.st-key-step [data-baseweb='select'] * {font-size: 1.6rem !important; font-weight: 600;}
+.st-key-slide [data-testid='stVegaLiteChart'] {height: calc(100vh - 290px) !important; min-height: 260px;}
+.st-key-step input[role='combobox'] {font-size: 1.7rem !important; font-weight: 600; height: 2.6rem;}
 .st-key-presenter {position: fixed; top: 0.7rem; right: 4rem; z-index: 999990; background: white;
   padding: 0 0.5rem; border-radius: 0.5rem;}
 [data-testid='stMain'] .stProgress {margin-top: -0.6rem;}

@@ -33,7 +33,7 @@ class Stage:
 
 STAGES = (
     Stage("embed", "1 · Tokens and embeddings X",
-          r"X = \begin{bmatrix} x_1 \\ \vdots \\ x_T \end{bmatrix} \in \mathbb{R}^{T \times d_{model}}",
+          r"X = (x_1, \dots, x_T)^\top \in \mathbb{R}^{T \times d_{model}},\quad \text{row } i = \text{token } i",
           "The sentence is split into tokens and each token becomes a row vector of d_model numbers. "
           "Here every word gets a fixed random vector (the same word always gets the same vector), "
           "so nothing yet says where a word stands in the sentence."),

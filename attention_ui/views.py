@@ -23,6 +23,9 @@ from . import charts, frames, worked
 from .render import cached_spec, show_chart
 from .text import STAGES, TOY_NOTE, Stage, plain
 
+SLIDE_CELL = 60
+"""The nominal cell size of a slide's charts (they stretch to the window; this sets label angles and fonts)."""
+
 MAX_FEATURES_SHOWN = 32
 """Widest feature axis drawn as a heatmap; wider matrices show their first columns."""
 
@@ -213,9 +216,10 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
     df = frames.matrix_frame(shown, frames.AxisLabels(rows), cols, row_name=row_name, col_name="feature")
     cell = view.fit_cell(shown.shape[-1] + 3, share)  # + room for the token labels and the colour bar
     follow = view.follow if row_name == "token" and len(rows) == len(view.labels) else None
-    chart = cached_spec(charts.matrix_heatmap, df, title=title, cell_size=cell, font_size=view.font_size, row=row_name,
-                                  show_values=shown.shape[-1] <= 12 and (cell >= 30 or view.fit),
-                                  value_title="feature value", follow_row=follow, fit=view.fit)
+    values_fit = share >= 0.5 if view.fit else cell >= 30  # a slide's third of the width is too narrow for numbers
+    chart = cached_spec(charts.matrix_heatmap, df, title=title, cell_size=SLIDE_CELL if view.fit else cell,
+                        font_size=view.font_size, row=row_name, show_values=shown.shape[-1] <= 12 and values_fit,
+                        value_title="feature value", follow_row=follow, fit=view.fit)
     return chart, note
 
 
@@ -225,8 +229,8 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
     ``blocked`` draws the mask's blocked cells grey with "×"."""
     df = frames.matrix_frame(values, frames.AxisLabels(view.labels), frames.AxisLabels(view.keys),
                              blocked=view.blocked if blocked else None)
-    cell = view.fit_cell(len(view.keys) + 3, share)
-    many = len(view.keys) > 14 or (cell < 30 and not view.fit)
+    cell = SLIDE_CELL if view.fit else view.fit_cell(len(view.keys) + 3, share)
+    many = len(view.keys) > 14 or cell < 30
     common = {"title": title, "cell_size": cell, "font_size": view.font_size, "show_values": not many,
               "follow_row": view.follow, "pick": view.pick, "fit": view.fit}
     if weights:
