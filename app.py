@@ -7,20 +7,28 @@ to find ``app`` (an ``st.App``) and serves that; from then on every visit runs i
 
 import streamlit as st
 
-LESSONS = [
-    # (file, title, icon, url path). Distinct hyphenated url paths: a deep link always goes through this
-    # file's navigation, never through the legacy pages-folder routing.
-    ("pages/start_here.py", "Start here", ":material/flag:", "start-here"),
-    ("pages/overview.py", "Overview", ":material/home:", "overview"),
-    ("pages/step_through.py", "Step through", ":material/footprint:", "step-through"),
-    ("pages/by_hand.py", "Work it by hand", ":material/edit_note:", "by-hand"),
-    ("pages/multi_head.py", "Multi-head", ":material/view_module:", "multi-head"),
-    ("pages/masking.py", "Masking", ":material/grid_on:", "masks"),
-    ("pages/real_model.py", "Real model", ":material/neurology:", "real-model"),
-    ("pages/inside_real_head.py", "Inside a real head", ":material/biotech:", "inside-real-head"),
-    ("pages/modern_attention.py", "Modern attention", ":material/hub:", "modern-attention"),
-    ("pages/generation.py", "Generation", ":material/keyboard_double_arrow_right:", "generation"),
-]
+LESSONS = {
+    # section: [(file, title, icon, url path)]. Distinct hyphenated url paths: a deep link always goes through
+    # this file's navigation, never through the legacy pages-folder routing.
+    "Start": [
+        ("pages/start_here.py", "Start here", ":material/flag:", "start-here"),
+        ("pages/overview.py", "Overview", ":material/home:", "overview"),
+    ],
+    "One attention layer": [
+        ("pages/step_through.py", "Step through", ":material/footprint:", "step-through"),
+        ("pages/by_hand.py", "Work it by hand", ":material/edit_note:", "by-hand"),
+        ("pages/multi_head.py", "Multi-head", ":material/view_module:", "multi-head"),
+        ("pages/masking.py", "Masking", ":material/grid_on:", "masks"),
+    ],
+    "Modern attention": [
+        ("pages/modern_attention.py", "Shared keys and windows", ":material/hub:", "modern-attention"),
+        ("pages/generation.py", "Generation", ":material/keyboard_double_arrow_right:", "generation"),
+    ],
+    "Real models": [
+        ("pages/real_model.py", "Real model", ":material/neurology:", "real-model"),
+        ("pages/inside_real_head.py", "Inside a real head", ":material/biotech:", "inside-real-head"),
+    ],
+}
 HOME = "overview"
 HOME_URL = "home"
 
@@ -28,15 +36,17 @@ HOME_URL = "home"
 def navigation() -> None:
     st.set_page_config(page_title="Attention, step by step", page_icon="🔎", layout="wide",
                        initial_sidebar_state="auto")
-    pages = [st.Page(path, title=title, icon=icon, url_path=HOME_URL if url == HOME else url, default=url == HOME)
-             for path, title, icon, url in LESSONS]
+    sections = {section: [st.Page(path, title=title, icon=icon, url_path=HOME_URL if url == HOME else url,
+                                  default=url == HOME) for path, title, icon, url in lessons]
+                for section, lessons in LESSONS.items()}
     # The default page is served at "/" only (its own url path answers "Page not found"); this hidden
     # twin keeps a link to /overview working too.
-    home_path, home_title, _, _ = next(lesson for lesson in LESSONS if lesson[3] == HOME)
-    pages.append(st.Page(home_path, title=home_title, url_path=HOME, visibility="hidden"))
-    # Presenter mode hides the sidebar, so the pages move to the top.
+    home_path, home_title, _, _ = next(lesson for lessons in LESSONS.values() for lesson in lessons
+                                       if lesson[3] == HOME)
+    sections["Start"].append(st.Page(home_path, title=home_title, url_path=HOME, visibility="hidden"))
+    # Presenter mode hides the sidebar, so the pages move to the top (one menu per section).
     presenter = st.session_state.get("presenter", st.query_params.get("presenter", "").lower() == "true")
-    page = st.navigation(pages, position="top" if presenter else "sidebar")
+    page = st.navigation(sections, position="top" if presenter else "sidebar")
     st.session_state.setdefault("pages_visited", set()).add(page.url_path)  # the Start here path shows them
     page.run()
 
