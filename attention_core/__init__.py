@@ -6,6 +6,7 @@
 No streamlit or altair here: the core computes, the UI draws.
 """
 
+from .errors import AttentionInputError
 from .attention import AttentionTrace, apply_mask, attend, masked_softmax, trace_attention
 from .by_hand import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, MAX_CELL_MAGNITUDE, MAX_HAND_TOKENS,
                       MAX_HAND_WIDTH, AnswerCheck, CellProblem, GridReading, HandExample, check_answer,
@@ -28,6 +29,7 @@ from .tokens import PAD_TOKEN, embed_tokens, tokenize
 from .weights import INIT_KINDS, Projections, identity_projections, projections_from_tensors, random_projections
 
 __all__ = [
+    "AttentionInputError",
     "AttentionTrace", "apply_mask", "attend", "masked_softmax", "trace_attention",
     "ANSWER_TOLERANCE", "EXAMPLE", "HAND_STAGES", "MAX_CELL_MAGNITUDE", "MAX_HAND_TOKENS", "MAX_HAND_WIDTH",
     "AnswerCheck", "CellProblem", "GridReading", "HandExample", "check_answer", "format_cell", "hand_trace",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .errors import AttentionInputError
 from .masks import causal_mask
 
 
@@ -204,12 +205,12 @@ def _resolve_trace_mask(mask, h: int, T: int, S: int, device) -> torch.Tensor | 
         return None
     if isinstance(mask, str):
         if mask != "causal":
-            raise ValueError(f'mask must be None, "causal" or a bool tensor, got the string {mask!r}.')
+            raise AttentionInputError(f'mask must be None, "causal" or a bool tensor, got the string {mask!r}.')
         return causal_mask(T, S, device=device)
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-        raise ValueError("mask must be a bool tensor (True = may attend), \"causal\" or None.")
+        raise AttentionInputError("mask must be a bool tensor (True = may attend), \"causal\" or None.")
     if tuple(mask.shape) not in {(T, S), (h, T, S)}:
-        raise ValueError(
+        raise AttentionInputError(
             f"mask has shape {tuple(mask.shape)}; expected ({T}, {S}) or ({h}, {T}, {S}) "
             f"for {T} queries, {S} keys and {h} heads."
         )
@@ -219,25 +220,25 @@ def _resolve_trace_mask(mask, h: int, T: int, S: int, device) -> torch.Tensor | 
 def _check_qkv(q, k, v) -> None:
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
-            raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}.")
+            raise AttentionInputError(f"{name} must be a torch.Tensor, got {type(t).__name__}.")
         if t.dim() < 2:
-            raise ValueError(f"{name} must have at least 2 dims (..., length, features); got shape {tuple(t.shape)}.")
+            raise AttentionInputError(f"{name} must have at least 2 dims (..., length, features); got shape {tuple(t.shape)}.")
     if q.shape[-1] == 0:
-        raise ValueError("d_k must be at least 1 (q and k have 0 features).")
+        raise AttentionInputError("d_k must be at least 1 (q and k have 0 features).")
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k need the same d_k: q has {q.shape[-1]} features, k has {k.shape[-1]}.")
+        raise AttentionInputError(f"q and k need the same d_k: q has {q.shape[-1]} features, k has {k.shape[-1]}.")
     if k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"k and v need the same length S: k has {k.shape[-2]} rows, v has {v.shape[-2]}.")
+        raise AttentionInputError(f"k and v need the same length S: k has {k.shape[-2]} rows, v has {v.shape[-2]}.")
     try:
         torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except RuntimeError:
-        raise ValueError(
+        raise AttentionInputError(
             f"q, k and v have batch/head dims {tuple(q.shape[:-2])}, {tuple(k.shape[:-2])} and "
             f"{tuple(v.shape[:-2])}, which do not broadcast together."
         ) from None
     for name, t in (("k", k), ("v", v)):
         if t.dtype != q.dtype or t.device != q.device:
-            raise ValueError(
+            raise AttentionInputError(
                 f"{name} is {t.dtype} on {t.device} but q is {q.dtype} on {q.device}; "
                 "put q, k and v on one device and dtype."
             )
@@ -247,11 +248,11 @@ def _check_bool_mask(mask, scores_shape, device):
     if mask is None:
         return None
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-        raise ValueError("mask must be a bool tensor (True = may attend) or None.")
+        raise AttentionInputError("mask must be a bool tensor (True = may attend) or None.")
     try:
         torch.broadcast_shapes(mask.shape, scores_shape)
     except RuntimeError:
-        raise ValueError(
+        raise AttentionInputError(
             f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape {tuple(scores_shape)}."
         ) from None
     return mask.to(device)
@@ -263,52 +264,52 @@ def _check_trace_inputs(x, x_kv, w_q, w_k, w_v, num_heads, w_o, b_q, b_k, b_v, b
     tensors.update({n: t for n, t in optional.items() if t is not None})
     for name, t in tensors.items():
         if not isinstance(t, torch.Tensor):
-            raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}.")
+            raise AttentionInputError(f"{name} must be a torch.Tensor, got {type(t).__name__}.")
     for name in ("x", "x_kv", "w_q", "w_k", "w_v") + (("w_o",) if w_o is not None else ()):
         if tensors[name].dim() != 2:
-            raise ValueError(f"{name} must be 2-D; got shape {tuple(tensors[name].shape)}.")
+            raise AttentionInputError(f"{name} must be 2-D; got shape {tuple(tensors[name].shape)}.")
     for name, t in tensors.items():
         if t.device != x.device or t.dtype != x.dtype:
-            raise ValueError(
+            raise AttentionInputError(
                 f"{name} is {t.dtype} on {t.device} but x is {x.dtype} on {x.device}; "
                 "put every tensor on one device and dtype."
             )
     if not isinstance(num_heads, int) or num_heads < 1:
-        raise ValueError(f"num_heads must be a whole number of at least 1, got {num_heads!r}.")
+        raise AttentionInputError(f"num_heads must be a whole number of at least 1, got {num_heads!r}.")
     g = num_heads if num_kv_heads is None else num_kv_heads
     if not isinstance(g, int) or isinstance(g, bool) or g < 1:
-        raise ValueError(f"num_kv_heads must be a whole number of at least 1, got {num_kv_heads!r}.")
+        raise AttentionInputError(f"num_kv_heads must be a whole number of at least 1, got {num_kv_heads!r}.")
     if num_heads % g:
-        raise ValueError(f"{g} key/value heads cannot be shared evenly by {num_heads} query heads: "
+        raise AttentionInputError(f"{g} key/value heads cannot be shared evenly by {num_heads} query heads: "
                          "the number of key/value heads must divide the number of heads.")
     if x.shape[0] == 0 or x_kv.shape[0] == 0:
-        raise ValueError("x and x_kv need at least one row (token).")
+        raise AttentionInputError("x and x_kv need at least one row (token).")
     d_model = x.shape[1]
     if x_kv.shape[1] != d_model:
-        raise ValueError(f"x has d_model={d_model} but x_kv has {x_kv.shape[1]} features.")
+        raise AttentionInputError(f"x has d_model={d_model} but x_kv has {x_kv.shape[1]} features.")
     for name in ("w_q", "w_k", "w_v"):
         if tensors[name].shape[0] != d_model:
-            raise ValueError(f"{name} must have d_model={d_model} rows; got shape {tuple(tensors[name].shape)}.")
+            raise AttentionInputError(f"{name} must have d_model={d_model} rows; got shape {tuple(tensors[name].shape)}.")
     for name, heads in (("w_q", num_heads), ("w_v", g)):
         width = tensors[name].shape[1]
         if width == 0:
-            raise ValueError(f"{name} has no columns: d_k and d_v must be at least 1.")
+            raise AttentionInputError(f"{name} has no columns: d_k and d_v must be at least 1.")
         if width % heads:
-            raise ValueError(f"{name} has {width} columns, which do not split evenly into {heads} heads.")
+            raise AttentionInputError(f"{name} has {width} columns, which do not split evenly into {heads} heads.")
     d_k, d_v = w_q.shape[1] // num_heads, w_v.shape[1] // g
     if w_k.shape[1] != g * d_k:
         if g == num_heads:
-            raise ValueError(f"w_q and w_k must match; got {tuple(w_q.shape)} and {tuple(w_k.shape)}.")
-        raise ValueError(f"w_k must have g·d_k = {g}·{d_k} = {g * d_k} columns for {g} key/value heads; "
+            raise AttentionInputError(f"w_q and w_k must match; got {tuple(w_q.shape)} and {tuple(w_k.shape)}.")
+        raise AttentionInputError(f"w_k must have g·d_k = {g}·{d_k} = {g * d_k} columns for {g} key/value heads; "
                          f"got shape {tuple(w_k.shape)}.")
     for name, b, width in (("b_q", b_q, w_q.shape[1]), ("b_k", b_k, w_k.shape[1]), ("b_v", b_v, w_v.shape[1])):
         if b is not None and tuple(b.shape) != (width,):
-            raise ValueError(f"{name} must have shape ({width},); got {tuple(b.shape)}.")
+            raise AttentionInputError(f"{name} must have shape ({width},); got {tuple(b.shape)}.")
     if w_o is not None and w_o.shape[0] != num_heads * d_v:
-        raise ValueError(f"w_o must have h·d_v={num_heads * d_v} rows; got shape {tuple(w_o.shape)}.")
+        raise AttentionInputError(f"w_o must have h·d_v={num_heads * d_v} rows; got shape {tuple(w_o.shape)}.")
     if b_o is not None:
         if w_o is None:
-            raise ValueError("b_o was given without w_o.")
+            raise AttentionInputError("b_o was given without w_o.")
         if tuple(b_o.shape) != (w_o.shape[1],):
-            raise ValueError(f"b_o must have shape ({w_o.shape[1]},); got {tuple(b_o.shape)}.")
+            raise AttentionInputError(f"b_o must have shape ({w_o.shape[1]},); got {tuple(b_o.shape)}.")
     return d_k, d_v

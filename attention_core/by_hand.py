@@ -15,6 +15,7 @@ from fractions import Fraction
 
 import torch
 
+from .errors import AttentionInputError
 from .attention import AttentionTrace, trace_attention
 
 MAX_HAND_TOKENS = 5
@@ -106,30 +107,30 @@ def read_number(cell) -> float:
     Accepts ints, floats and text such as "0.5", "-2", "−1" (a typographic minus), "1/2", "1e-3".
     """
     if cell is None:
-        raise ValueError("is empty")
+        raise AttentionInputError("is empty")
     if isinstance(cell, bool):
-        raise ValueError("is not a number")
+        raise AttentionInputError("is not a number")
     if isinstance(cell, numbers.Real):
         value = float(cell)
     else:
         text = str(cell).strip().replace("−", "-").replace("–", "-").replace(" ", "")
         if not text:
-            raise ValueError("is empty")
+            raise AttentionInputError("is empty")
         if len(text) > 40:
-            raise ValueError("holds text too long to be a number")
+            raise AttentionInputError("holds text too long to be a number")
         try:
             value = float(text)
         except ValueError:
             try:
                 value = float(Fraction(text))
             except (ValueError, ZeroDivisionError, OverflowError):
-                raise ValueError(f"holds “{text[:20]}”, which is not a number") from None
+                raise AttentionInputError(f"holds “{text[:20]}”, which is not a number") from None
     if math.isnan(value):
-        raise ValueError("is NaN (not a number)")
+        raise AttentionInputError("is NaN (not a number)")
     if math.isinf(value):
-        raise ValueError("is infinite")
+        raise AttentionInputError("is infinite")
     if abs(value) > MAX_CELL_MAGNITUDE:
-        raise ValueError(f"is too large: use numbers between −{MAX_CELL_MAGNITUDE:g} and {MAX_CELL_MAGNITUDE:g}")
+        raise AttentionInputError(f"is too large: use numbers between −{MAX_CELL_MAGNITUDE:g} and {MAX_CELL_MAGNITUDE:g}")
     return value
 
 
@@ -165,7 +166,7 @@ def hand_trace(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, w_v: torch
 def stage_truth(trace: AttentionTrace, stage: str) -> torch.Tensor:
     """The true matrix a student computes at ``stage`` (one of HAND_STAGES), for the trace's first head."""
     if stage not in HAND_STAGES:
-        raise ValueError(f"stage must be one of {', '.join(HAND_STAGES)}, got {stage!r}.")
+        raise AttentionInputError(f"stage must be one of {', '.join(HAND_STAGES)}, got {stage!r}.")
     return getattr(trace, stage)[0]
 
 

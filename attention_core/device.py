@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from .errors import AttentionInputError
+
 DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
 
 
@@ -30,7 +32,7 @@ def resolve_device(name: str | torch.device = "auto") -> torch.device:
     if isinstance(name, torch.device):
         return name
     if name not in DEVICE_CHOICES:
-        raise ValueError(f"Unknown device {name!r}: choose one of {', '.join(DEVICE_CHOICES)}.")
+        raise AttentionInputError(f"Unknown device {name!r}: choose one of {', '.join(DEVICE_CHOICES)}.")
     if name == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
@@ -38,7 +40,7 @@ def resolve_device(name: str | torch.device = "auto") -> torch.device:
             return torch.device("mps")
         return torch.device("cpu")
     if name not in available_devices():
-        raise ValueError(
+        raise AttentionInputError(
             f"Device {name!r} is not available on this machine; available: "
             f"{', '.join(available_devices())}."
         )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .errors import AttentionInputError
 from .attention import AttentionTrace, apply_mask, masked_softmax
 
 
@@ -42,9 +43,9 @@ class RowArithmetic:
 def row_arithmetic(trace: AttentionTrace, head: int, query: int) -> RowArithmetic:
     """Recompute row ``query`` of ``head`` step by step (softmax written out with the max shift)."""
     if not 0 <= head < trace.num_heads:
-        raise ValueError(f"head must be between 0 and {trace.num_heads - 1}, got {head}.")
+        raise AttentionInputError(f"head must be between 0 and {trace.num_heads - 1}, got {head}.")
     if not 0 <= query < trace.q.shape[1]:
-        raise ValueError(f"query must be between 0 and {trace.q.shape[1] - 1}, got {query}.")
+        raise AttentionInputError(f"query must be between 0 and {trace.q.shape[1] - 1}, got {query}.")
     q_i = trace.q[head, query]  # (d_k,)
     k, v = trace.k[head], trace.v[head]  # (S, d_k), (S, d_v)
     allowed = trace.mask[head, query]  # (S,)
@@ -82,7 +83,7 @@ class LinearTerms:
 def linear_terms(x_row: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> LinearTerms:
     """The terms of ``x_row @ w + b`` for x_row (d_in,), w (d_in, d_out), b (d_out,) or None."""
     if x_row.ndim != 1 or w.ndim != 2 or x_row.shape[0] != w.shape[0]:
-        raise ValueError(f"x_row (d_in,) and w (d_in, d_out) do not fit: {tuple(x_row.shape)} and {tuple(w.shape)}.")
+        raise AttentionInputError(f"x_row (d_in,) and w (d_in, d_out) do not fit: {tuple(x_row.shape)} and {tuple(w.shape)}.")
     products = (x_row[:, None] * w).T  # (d_out, d_in)   x[d]·w[d, c]
     result = products.sum(dim=-1)  # (d_out,)          Σ_d x[d]·w[d, c]
     if b is not None:

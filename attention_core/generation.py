@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .errors import AttentionInputError
 from .limits import MAX_REAL_MODEL_TOKENS
 from .real_models import LoadedModel, _check_sentence, _display_tokens
 
@@ -50,15 +51,15 @@ def generate_with_attention(loaded: LoadedModel, prompt: str, num_new_tokens: in
     a long prompt keeps its last pieces so that prompt + new tokens fit MAX_REAL_MODEL_TOKENS.
     """
     if not loaded.causal:
-        raise ValueError(f"{loaded.name} is an encoder: it reads the whole sentence at once and does not generate. "
+        raise AttentionInputError(f"{loaded.name} is an encoder: it reads the whole sentence at once and does not generate. "
                          "Choose a GPT-style (decoder) model.")
     whole = isinstance(num_new_tokens, int) and not isinstance(num_new_tokens, bool)
     if not whole or not 1 <= num_new_tokens <= MAX_NEW_TOKENS:
-        raise ValueError(f"The number of new tokens must be a whole number from 1 to {MAX_NEW_TOKENS}.")
+        raise AttentionInputError(f"The number of new tokens must be a whole number from 1 to {MAX_NEW_TOKENS}.")
     _check_sentence(prompt)
     ids = list(loaded.tokenizer(prompt, add_special_tokens=False)["input_ids"])
     if not ids:
-        raise ValueError("The model's tokenizer turns the prompt into no tokens: type a few words.")
+        raise AttentionInputError("The model's tokenizer turns the prompt into no tokens: type a few words.")
     room = min(MAX_REAL_MODEL_TOKENS, loaded.max_positions) - num_new_tokens
     truncated = len(ids) > room
     ids = ids[-room:]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .errors import AttentionInputError
 from .attention import AttentionTrace, trace_attention
 from .device import resolve_device
 from .limits import MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, MAX_TOKENS
@@ -75,12 +76,12 @@ def check_config(config: LessonConfig) -> None:
     _check_range("Number of heads", config.num_heads, 1, MAX_HEADS)
     _check_range("Seed", config.seed, 0, MAX_SEED)
     if config.init not in INIT_KINDS:
-        raise ValueError(f"Unknown projection init {config.init!r}: choose {' or '.join(INIT_KINDS)}.")
+        raise AttentionInputError(f"Unknown projection init {config.init!r}: choose {' or '.join(INIT_KINDS)}.")
     if config.mask not in MASK_KINDS:
-        raise ValueError(f"Unknown mask {config.mask!r}: choose one of {', '.join(MASK_KINDS)}.")
+        raise AttentionInputError(f"Unknown mask {config.mask!r}: choose one of {', '.join(MASK_KINDS)}.")
     if config.init == "identity":
         if config.d_model % config.num_heads:
-            raise ValueError(
+            raise AttentionInputError(
                 f"Identity projections give each head d_model / heads features, but d_model = {config.d_model} "
                 f"does not split evenly into {config.num_heads} heads. Pick a number of heads that divides "
                 f"{config.d_model}, or use seeded random projections."
@@ -95,7 +96,7 @@ def lesson_tokens(config: LessonConfig) -> tuple[list[str], list[bool]]:
     tokens = tokenize(config.sentence)
     if config.mask == "padding":
         if config.pad_to > MAX_TOKENS:
-            raise ValueError(f"Pad-to length {config.pad_to} is over the limit of {MAX_TOKENS} tokens.")
+            raise AttentionInputError(f"Pad-to length {config.pad_to} is over the limit of {MAX_TOKENS} tokens.")
         extra = max(config.pad_to - len(tokens), 0)
         return tokens + [PAD_TOKEN] * extra, [False] * len(tokens) + [True] * extra
     return tokens, [False] * len(tokens)
@@ -123,10 +124,10 @@ def run_lesson(config: LessonConfig, x: torch.Tensor | None = None) -> Lesson:
     tokens, is_padding = lesson_tokens(config)
     if x is None:
         if not config.seeded_embeddings:
-            raise ValueError(f"Embeddings from {config.embeddings!r} need the model's word vectors as x.")
+            raise AttentionInputError(f"Embeddings from {config.embeddings!r} need the model's word vectors as x.")
         x = embed_tokens(tokens, config.d_model, config.seed, device=device)  # (T, d_model)
     elif tuple(x.shape) != (len(tokens), config.d_model):
-        raise ValueError(f"Given embeddings have shape {tuple(x.shape)}; expected ({len(tokens)}, {config.d_model}).")
+        raise AttentionInputError(f"Given embeddings have shape {tuple(x.shape)}; expected ({len(tokens)}, {config.d_model}).")
     x = x.to(device)
     if config.init == "identity":
         projections = identity_projections(config.d_model, config.num_heads, dtype=x.dtype, device=device)
@@ -140,6 +141,6 @@ def run_lesson(config: LessonConfig, x: torch.Tensor | None = None) -> Lesson:
 
 def _check_range(name: str, value, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be a whole number, got {value!r}.")
+        raise AttentionInputError(f"{name} must be a whole number, got {value!r}.")
     if not low <= value <= high:
-        raise ValueError(f"{name} must be between {low} and {high}, got {value}.")
+        raise AttentionInputError(f"{name} must be between {low} and {high}, got {value}.")

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 import torch
 
+from .errors import AttentionInputError
+
 MASK_KINDS = ("none", "causal", "padding", "custom")
 
 
@@ -32,7 +34,7 @@ def padding_mask(length: int, num_keys: int, num_queries: int | None = None, *, 
     num_queries = num_keys if num_queries is None else num_queries
     _check_positive(num_queries=num_queries, num_keys=num_keys)
     if not 0 <= length <= num_keys:
-        raise ValueError(f"Padding length must be between 0 and {num_keys} (the number of keys), got {length}.")
+        raise AttentionInputError(f"Padding length must be between 0 and {num_keys} (the number of keys), got {length}.")
     allowed_keys = torch.arange(num_keys, device=device) < length  # (S,)
     return allowed_keys.expand(num_queries, num_keys).clone()  # (T, S)
 
@@ -51,18 +53,18 @@ def custom_mask(grid, num_queries: int | None = None, num_keys: int | None = Non
     """
     rows = grid.tolist() if hasattr(grid, "tolist") else [list(r) for r in grid]
     if not rows or not isinstance(rows[0], list) or not rows[0]:
-        raise ValueError("A custom mask needs at least one row and one column.")
+        raise AttentionInputError("A custom mask needs at least one row and one column.")
     width = len(rows[0])
     for i, row in enumerate(rows):
         if len(row) != width:
-            raise ValueError(f"Every mask row needs {width} cells; row {i + 1} has {len(row)}.")
+            raise AttentionInputError(f"Every mask row needs {width} cells; row {i + 1} has {len(row)}.")
         for j, cell in enumerate(row):
             if cell is None or (isinstance(cell, float) and cell != cell):
-                raise ValueError(f"Mask cell (row {i + 1}, column {j + 1}) is empty: tick it or leave it unticked.")
+                raise AttentionInputError(f"Mask cell (row {i + 1}, column {j + 1}) is empty: tick it or leave it unticked.")
     mask = torch.tensor([[bool(c) for c in row] for row in rows], dtype=torch.bool, device=device)
     expected = (num_queries or mask.shape[0], num_keys or mask.shape[1])
     if tuple(mask.shape) != expected:
-        raise ValueError(f"Custom mask has shape {tuple(mask.shape)} but the sentence needs {expected}.")
+        raise AttentionInputError(f"Custom mask has shape {tuple(mask.shape)} but the sentence needs {expected}.")
     return mask
 
 
@@ -75,7 +77,7 @@ def sliding_window_mask(num_queries: int, window: int, num_keys: int | None = No
     num_keys = num_queries if num_keys is None else num_keys
     _check_positive(num_queries=num_queries, num_keys=num_keys)
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise ValueError(f"The window must be a whole number of at least 1 token, got {window!r}.")
+        raise AttentionInputError(f"The window must be a whole number of at least 1 token, got {window!r}.")
     rows, cols = torch.arange(num_queries, device=device), torch.arange(num_keys, device=device)
     distance = rows[:, None] - cols  # (T, S)  i - j
     return (distance >= 0) & (distance < window)  # (T, S)
@@ -89,4 +91,4 @@ def fully_masked_rows(mask: torch.Tensor) -> torch.Tensor:
 def _check_positive(**sizes: int) -> None:
     for name, value in sizes.items():
         if int(value) < 1:
-            raise ValueError(f"{name} must be at least 1, got {value}.")
+            raise AttentionInputError(f"{name} must be at least 1, got {value}.")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .errors import AttentionInputError
 from .attention import AttentionTrace, _check_trace_inputs, _split_heads, _trace_from_heads, trace_attention
 from .masks import sliding_window_mask
 from .weights import Projections, random_projections
@@ -46,9 +47,9 @@ def grouped_kwargs(projections: Projections, num_kv_heads: int) -> dict:
     """
     h = projections.num_heads
     if isinstance(num_kv_heads, bool) or not isinstance(num_kv_heads, int) or not 1 <= num_kv_heads <= h:
-        raise ValueError(f"The number of key/value heads must be a whole number from 1 to {h}, got {num_kv_heads!r}.")
+        raise AttentionInputError(f"The number of key/value heads must be a whole number from 1 to {h}, got {num_kv_heads!r}.")
     if h % num_kv_heads:
-        raise ValueError(f"{num_kv_heads} key/value heads cannot be shared evenly by {h} query heads: "
+        raise AttentionInputError(f"{num_kv_heads} key/value heads cannot be shared evenly by {h} query heads: "
                          f"choose a divisor of {h} ({', '.join(str(d) for d in divisors(h))}).")
     g = num_kv_heads
 
@@ -169,7 +170,7 @@ def time_generation_step(lengths=TIMED_LENGTHS, *, d_model: int = 64, num_heads:
     with a cache of n - 1 rows (project 1 token, attend 1 query) and without one (project all
     n tokens and run causal attention over them, as a decoder without a cache must)."""
     if not lengths or any(not isinstance(n, int) or n < 1 for n in lengths):
-        raise ValueError("Timing needs lengths that are whole numbers of at least 1.")
+        raise AttentionInputError("Timing needs lengths that are whole numbers of at least 1.")
     d_head = max(1, d_model // num_heads)
     p = random_projections(d_model, d_head, d_head, num_heads, seed=seed)
     timings = []
@@ -244,9 +245,9 @@ def kv_cache_table(context_length: int, bytes_per_value: int = 2, shapes=PUBLISH
     (and what it would be with one key/value head per query head)."""
     whole = isinstance(context_length, int) and not isinstance(context_length, bool)
     if not whole or not 1 <= context_length <= MAX_CONTEXT_LENGTH:
-        raise ValueError(f"The context length must be a whole number from 1 to {MAX_CONTEXT_LENGTH:,} tokens.")
+        raise AttentionInputError(f"The context length must be a whole number from 1 to {MAX_CONTEXT_LENGTH:,} tokens.")
     if bytes_per_value not in (1, 2, 4):
-        raise ValueError("Each number takes 1, 2 or 4 bytes (8-bit, 16-bit or 32-bit).")
+        raise AttentionInputError("Each number takes 1, 2 or 4 bytes (8-bit, 16-bit or 32-bit).")
     rows = []
     for shape in shapes:
         per_token = shape.kv_bytes_per_token(bytes_per_value)
@@ -266,7 +267,7 @@ def sliding_window_reach(num_tokens: int, window: int, num_layers: int) -> torch
     """Bool (L, T, T): reach[l, i, j] is True when token j can influence token i after l + 1 layers
     of sliding-window attention (information hops up to window - 1 tokens per layer)."""
     if isinstance(num_layers, bool) or not isinstance(num_layers, int) or not 1 <= num_layers <= MAX_LAYERS:
-        raise ValueError(f"The number of layers must be a whole number from 1 to {MAX_LAYERS}, got {num_layers!r}.")
+        raise AttentionInputError(f"The number of layers must be a whole number from 1 to {MAX_LAYERS}, got {num_layers!r}.")
     one_layer = sliding_window_mask(num_tokens, window).double()  # (T, T)
     reach, layers = one_layer, []
     for _ in range(num_layers):

@@ -31,6 +31,7 @@ from urllib.parse import urlparse
 
 import torch
 
+from .errors import AttentionInputError
 from .attention import AttentionTrace, trace_attention
 from .device import resolve_device
 from .limits import MAX_REAL_MODEL_TOKENS, MAX_SENTENCE_CHARS
@@ -124,7 +125,7 @@ MODEL_ALLOWLIST: dict[str, ModelSpec] = {
 """Models the app may load by name (small ones only: they must fit a ~1 GiB host)."""
 
 
-class ModelLoadError(ValueError):
+class ModelLoadError(AttentionInputError):
     """No source could load the model; ``attempts`` lists (source, reason) in the order tried."""
 
     def __init__(self, message: str, attempts: tuple[SourceAttempt, ...] = ()):
@@ -564,7 +565,7 @@ def run_model(loaded: LoadedModel, sentence: str, *, max_tokens: int = MAX_REAL_
     special_ids = set(tokenizer.all_special_ids)
     is_special = [bool(m) or i in special_ids for m, i in zip(encoding["special_tokens_mask"], ids)]
     if all(is_special):
-        raise ValueError("The model's tokenizer found no word it knows here: only special or unknown tokens "
+        raise AttentionInputError("The model's tokenizer found no word it knows here: only special or unknown tokens "
                          "(a very long word becomes one unknown token). Type a few ordinary words.")
     pieces = tokenizer.convert_ids_to_tokens(ids)
     input_ids = torch.tensor(ids, dtype=torch.long, device=loaded.device)
@@ -575,17 +576,17 @@ def run_model(loaded: LoadedModel, sentence: str, *, max_tokens: int = MAX_REAL_
 
 def _check_sentence(sentence) -> None:
     if not isinstance(sentence, str):
-        raise ValueError(f"The sentence must be text, got {type(sentence).__name__}.")
+        raise AttentionInputError(f"The sentence must be text, got {type(sentence).__name__}.")
     if not sentence.strip():
-        raise ValueError("The sentence is empty: type a few words, e.g. “The cat sat on the mat.”")
+        raise AttentionInputError("The sentence is empty: type a few words, e.g. “The cat sat on the mat.”")
     if len(sentence) > MAX_SENTENCE_CHARS:
-        raise ValueError(f"The sentence is {len(sentence):,} characters long; the limit is {MAX_SENTENCE_CHARS:,}.")
+        raise AttentionInputError(f"The sentence is {len(sentence):,} characters long; the limit is {MAX_SENTENCE_CHARS:,}.")
 
 
 def _token_limit(loaded: LoadedModel, max_tokens) -> int:
     smallest = loaded.tokenizer.num_special_tokens_to_add() + 1
     if not isinstance(max_tokens, int) or max_tokens < smallest:
-        raise ValueError(f"max_tokens must be a whole number of at least {smallest}, got {max_tokens!r}.")
+        raise AttentionInputError(f"max_tokens must be a whole number of at least {smallest}, got {max_tokens!r}.")
     return min(max_tokens, loaded.max_positions)
 
 
@@ -625,7 +626,7 @@ def _attention_module(loaded: LoadedModel, layer: int):
 
 def _check_layer(loaded: LoadedModel, layer) -> int:
     if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < loaded.num_layers:
-        raise ValueError(f"layer must be a whole number from 0 to {loaded.num_layers - 1}, got {layer!r}.")
+        raise AttentionInputError(f"layer must be a whole number from 0 to {loaded.num_layers - 1}, got {layer!r}.")
     return layer
 
 
@@ -716,7 +717,7 @@ def word_embeddings(loaded: LoadedModel, words: list[str]) -> torch.Tensor:
     the tokenizer turns into nothing.
     """
     if not words:
-        raise ValueError("There are no words to embed.")
+        raise AttentionInputError("There are no words to embed.")
     table = loaded.model.get_input_embeddings().weight.detach()  # (vocab, hidden)
     rows = []
     for word in words:
@@ -730,9 +731,9 @@ def word_embeddings(loaded: LoadedModel, words: list[str]) -> torch.Tensor:
 
 def _word_ids(loaded: LoadedModel, word: str) -> list[int]:
     if not isinstance(word, str):
-        raise ValueError(f"Each word must be text, got {type(word).__name__}.")
+        raise AttentionInputError(f"Each word must be text, got {type(word).__name__}.")
     text = " " + word if loaded.family == "gpt2" and word[:1].isalnum() else word
     ids = loaded.tokenizer(text, add_special_tokens=False)["input_ids"]
     if not ids:
-        raise ValueError(f"The model's tokenizer turns {word!r} into no tokens.")
+        raise AttentionInputError(f"The model's tokenizer turns {word!r} into no tokens.")
     return list(ids)

@@ -14,15 +14,17 @@ from dataclasses import dataclass
 
 import torch
 
+from .errors import AttentionInputError
+
 ROLE_THRESHOLD = 0.5
 """A head gets a role ("previous token", "sink") when on average at least this share of its weight goes there."""
 
 
 def _check_attentions(attentions: torch.Tensor) -> None:
     if not isinstance(attentions, torch.Tensor) or attentions.dim() != 4:
-        raise ValueError("attentions must be a tensor (layers, heads, T, T).")
+        raise AttentionInputError("attentions must be a tensor (layers, heads, T, T).")
     if attentions.shape[-1] != attentions.shape[-2] or attentions.shape[-1] == 0:
-        raise ValueError(f"attentions must be square in its last two dims; got {tuple(attentions.shape)}.")
+        raise AttentionInputError(f"attentions must be square in its last two dims; got {tuple(attentions.shape)}.")
 
 
 def mean_over_heads(attentions: torch.Tensor) -> torch.Tensor:
@@ -74,7 +76,7 @@ def head_stats(attentions: torch.Tensor, is_special: list[bool] | None = None) -
     special = torch.zeros(attentions.shape[:2], dtype=attentions.dtype, device=attentions.device)
     if is_special is not None:
         if len(is_special) != T:
-            raise ValueError(f"is_special has {len(is_special)} entries for {T} tokens.")
+            raise AttentionInputError(f"is_special has {len(is_special)} entries for {T} tokens.")
         keys = torch.tensor(is_special, dtype=torch.bool, device=attentions.device)
         special = attentions[..., keys].sum(-1).mean(-1)  # (L, h)
     return HeadStats(entropy.mean(-1), previous, attentions[..., 0].mean(-1), special)

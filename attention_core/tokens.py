@@ -13,6 +13,7 @@ import unicodedata
 
 import torch
 
+from .errors import AttentionInputError
 from .limits import MAX_SENTENCE_CHARS, MAX_TOKENS
 
 PAD_TOKEN = "[PAD]"
@@ -62,17 +63,17 @@ def tokenize(sentence: str, max_tokens: int = MAX_TOKENS) -> list[str]:
     ``max_tokens`` tokens (the message gives the count and the limit).
     """
     if not isinstance(sentence, str):
-        raise ValueError(f"The sentence must be text, got {type(sentence).__name__}.")
+        raise AttentionInputError(f"The sentence must be text, got {type(sentence).__name__}.")
     if len(sentence) > MAX_SENTENCE_CHARS:
-        raise ValueError(
+        raise AttentionInputError(
             f"The sentence is {len(sentence):,} characters long; the limit is {MAX_SENTENCE_CHARS:,}. "
             f"Use a shorter sentence (at most {max_tokens} tokens)."
         )
     tokens = _TOKEN.findall(sentence)
     if not tokens:
-        raise ValueError("The sentence is empty: type a few words, e.g. “The cat sat on the mat.”")
+        raise AttentionInputError("The sentence is empty: type a few words, e.g. “The cat sat on the mat.”")
     if len(tokens) > max_tokens:
-        raise ValueError(
+        raise AttentionInputError(
             f"The sentence has {len(tokens)} tokens; the limit is {max_tokens}. "
             "Shorten it so every chart stays readable."
         )
@@ -91,9 +92,9 @@ def embed_tokens(tokens: list[str], d_model: int, seed: int = 0, *, dtype=torch.
     The padding token ``[PAD]`` gets a zero vector, as padding carries no content.
     """
     if d_model < 1:
-        raise ValueError(f"d_model must be at least 1, got {d_model}.")
+        raise AttentionInputError(f"d_model must be at least 1, got {d_model}.")
     if not tokens:
-        raise ValueError("There are no tokens to embed.")
+        raise AttentionInputError("There are no tokens to embed.")
     rows = []
     for token in tokens:
         if token == PAD_TOKEN:

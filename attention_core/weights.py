@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from .errors import AttentionInputError
+
 INIT_KINDS = ("random", "identity")
 
 
@@ -76,7 +78,7 @@ def identity_projections(d_model: int, num_heads: int = 1, *, dtype=torch.float3
     """
     _check_sizes(d_model=d_model, num_heads=num_heads)
     if d_model % num_heads:
-        raise ValueError(
+        raise AttentionInputError(
             f"Identity projections need d_model ({d_model}) to split evenly into {num_heads} heads."
         )
     eye = torch.eye(d_model, dtype=dtype, device=device)
@@ -88,16 +90,16 @@ def projections_from_tensors(w_q, w_k, w_v, w_o=None, *, b_q=None, b_k=None, b_v
     """Wrap given weights (e.g. a real model's, already in the x @ W convention), checking shapes."""
     _check_sizes(num_heads=num_heads)
     if w_q.dim() != 2 or w_q.shape != w_k.shape:
-        raise ValueError(f"w_q and w_k must be 2-D and equal in shape; got {tuple(w_q.shape)} and {tuple(w_k.shape)}.")
+        raise AttentionInputError(f"w_q and w_k must be 2-D and equal in shape; got {tuple(w_q.shape)} and {tuple(w_k.shape)}.")
     if w_v.dim() != 2 or w_v.shape[0] != w_q.shape[0]:
-        raise ValueError(f"w_v must be 2-D with {w_q.shape[0]} rows; got {tuple(w_v.shape)}.")
+        raise AttentionInputError(f"w_v must be 2-D with {w_q.shape[0]} rows; got {tuple(w_v.shape)}.")
     for name, w in (("w_q", w_q), ("w_v", w_v)):
         if w.shape[1] % num_heads:
-            raise ValueError(f"{name} has {w.shape[1]} columns, which do not split evenly into {num_heads} heads.")
+            raise AttentionInputError(f"{name} has {w.shape[1]} columns, which do not split evenly into {num_heads} heads.")
     return Projections(w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, num_heads=num_heads)
 
 
 def _check_sizes(**sizes: int) -> None:
     for name, value in sizes.items():
         if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}.")
+            raise AttentionInputError(f"{name} must be a whole number of at least 1, got {value!r}.")

@@ -15,7 +15,7 @@ import streamlit as st
 import torch
 
 from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, MAX_SENTENCE_CHARS, MAX_TOKENS,
-                            Lesson, LessonConfig, available_devices, lesson_tokens, run_lesson)
+                            AttentionInputError, Lesson, LessonConfig, available_devices, lesson_tokens, run_lesson)
 
 from .frames import token_labels
 from .text import EXAMPLE_SENTENCES, STAGE_KEYS, STAGES, plain
@@ -79,7 +79,7 @@ def lesson_settings(title: str) -> Settings:
     config = _fit_custom_grid(config)
     try:
         lesson = cached_lesson(config, real_word_vectors(config))
-    except ValueError as err:
+    except AttentionInputError as err:
         show_link_notes()
         st.error(f"**Please adjust the settings.** {err}", icon="⚠️")
         st.stop()
@@ -143,7 +143,7 @@ def _fit_custom_grid(config: LessonConfig) -> LessonConfig:
         return config
     try:
         count = len(lesson_tokens(config)[0])
-    except ValueError:
+    except AttentionInputError:
         return config
     if len(grid) == count and all(len(row) == count for row in grid):
         return config

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from attention_core import MAX_REAL_MODEL_TOKENS
+from attention_core import AttentionInputError, MAX_REAL_MODEL_TOKENS
 from attention_core.real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoadError, ModelRun, where_available,
                                         Reproduction, load_model, reproduce_layer, run_model, word_embeddings)
 
@@ -156,7 +156,7 @@ def real_model_controls(sentence: str) -> RealSelection | None:
     try:
         with st.spinner("Running the sentence through the model…"):
             run = cached_run(name, sentence)
-    except ValueError as err:
+    except AttentionInputError as err:
         st.error(f"**Please adjust the sentence.** {err}", icon="⚠️")
         return None
     if run.truncation_notice:

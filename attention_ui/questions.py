@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from attention_core import AttentionTrace, read_number
+from attention_core import AttentionInputError, AttentionTrace, read_number
 
 from .text import plain
 
@@ -214,7 +214,7 @@ def grade(question: Question, response) -> Feedback:
                         + question.why)
     try:
         value = read_number(response)
-    except ValueError as err:
+    except AttentionInputError as err:
         return Feedback(None, f"Type a number (like 0.25 or 1/2): your answer {plain(str(err))}.")
     right = abs(value - question.answer) <= question.tolerance
     tolerance = f" (within ±{question.tolerance:g})" if question.tolerance else ""

@@ -22,7 +22,8 @@ from typing import Callable
 import streamlit as st
 
 from attention_core import (MAX_CONTEXT_LENGTH, MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_LAYERS, MAX_SEED,
-                            MAX_SENTENCE_CHARS, MAX_TOKENS, MODEL_ALLOWLIST, available_devices, tokenize)
+                            MAX_SENTENCE_CHARS, MAX_TOKENS, MODEL_ALLOWLIST, AttentionInputError, available_devices,
+                            tokenize)
 
 from .text import STAGE_KEYS, STAGES, plain
 
@@ -61,7 +62,7 @@ def flag(raw: str) -> str | None:
 def sentence(raw: str) -> str | None:
     try:
         tokenize(raw)
-    except ValueError:
+    except AttentionInputError:
         return None
     return raw
 

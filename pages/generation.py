@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attention_core import MAX_REAL_MODEL_TOKENS, check_cache, divisors, time_generation_step
+from attention_core import AttentionInputError, MAX_REAL_MODEL_TOKENS, check_cache, divisors, time_generation_step
 from attention_core.generation import MAX_NEW_TOKENS
 from attention_core.real_models import MODEL_ALLOWLIST
 from attention_ui import charts, frames
@@ -130,7 +130,7 @@ if load_or_explain(name) is None:
 try:
     with st.spinner(f"{name} is writing…"):
         gen = cached_generation(name, config.sentence, int(count))
-except ValueError as err:
+except AttentionInputError as err:
     st.warning(f"**Please adjust the prompt.** {err}", icon="⚠️")
     st.stop()
 if gen.truncated:

@@ -5,7 +5,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from attention_core import MASK_KINDS, causal_mask, lesson_tokens
+from attention_core import AttentionInputError, MASK_KINDS, causal_mask, lesson_tokens
 from attention_ui import charts, frames
 from attention_ui.controls import (DEFAULT_PAD_TO, cached_lesson, kept_grid, lesson_settings, real_word_vectors,
                                    set_custom_grid)
@@ -38,7 +38,7 @@ for kind in MASK_KINDS:
     variant = replace(config, mask=kind, pad_to=pad_to, custom_mask=grid if kind == "custom" else None)
     try:
         lesson = cached_lesson(variant, real_word_vectors(variant))
-    except ValueError as err:
+    except AttentionInputError as err:
         st.warning(f"{kind.capitalize()} mask: {err}")
         continue
     variant_labels = frames.token_labels(lesson.tokens)

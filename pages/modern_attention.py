@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from attention_core import (MAX_CONTEXT_LENGTH, MAX_LAYERS, MAX_WINDOW, compare_kv_sharing, divisors,
-                            kv_cache_table, reach_span, sliding_window_mask, sliding_window_reach, trace_attention)
+from attention_core import (MAX_CONTEXT_LENGTH, MAX_LAYERS, MAX_WINDOW, AttentionInputError, compare_kv_sharing,
+                            divisors, kv_cache_table, reach_span, sliding_window_mask, sliding_window_reach, trace_attention)
 from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram
@@ -40,7 +40,7 @@ else:
         help=f"Must divide the number of heads h = {h}: {', '.join(map(str, divisors(h)))}.", **BOUND)
     try:
         traces = compare_kv_sharing(lesson.x, lesson.projections, int(g), mask=lesson.mask)
-    except ValueError as err:
+    except AttentionInputError as err:
         st.warning(f"**Please choose another number of key/value heads.** {err}", icon="⚠️")
         traces = None
     if traces is not None:
@@ -84,7 +84,7 @@ context = left.select_slider("Context length (tokens)", CONTEXT_LENGTHS, value=8
 precision = right.selectbox("Numbers stored as", list(BYTES), key="cache_precision", **BOUND)
 try:
     rows = kv_cache_table(int(context), BYTES[precision])
-except (ValueError, OverflowError) as err:
+except (AttentionInputError, OverflowError) as err:
     st.warning(f"**Please choose another context length.** {err}", icon="⚠️")
     rows = None
 if rows is not None:
@@ -121,7 +121,7 @@ try:
     mask = sliding_window_mask(T, int(window))
     windowed = trace_attention(lesson.x, **lesson.projections.as_kwargs(), mask=mask)
     reach = sliding_window_reach(T, int(window), int(layers))
-except ValueError as err:
+except AttentionInputError as err:
     st.warning(f"**Please choose another window.** {err}", icon="⚠️")
     st.stop()
 

@@ -460,3 +460,20 @@ def test_run_lesson_identity_and_unicode_sentences():
         assert torch.equal(lesson.trace.q[i], lesson.x[:, 2 * i:2 * i + 2])
     rtl = run_lesson(LessonConfig(sentence="مَرْحَبًا بالعالم", mask="causal"))
     assert rtl.tokens == ["مَرْحَبًا", "بالعالم"]
+
+
+def test_the_core_raises_its_own_error_for_bad_input():
+    """Pages catch AttentionInputError (a ValueError) and only it: every bad input below must raise it."""
+    from attention_core import AttentionInputError, LessonConfig, attend, resolve_device, run_lesson, sliding_window_mask
+
+    bad_calls = [
+        lambda: tokenize(""),
+        lambda: run_lesson(LessonConfig(d_k=0)),
+        lambda: run_lesson(LessonConfig(init="identity", d_model=6, num_heads=4)),
+        lambda: attend(torch.ones(2, 3), torch.ones(2, 4), torch.ones(2, 4)),
+        lambda: resolve_device("tpu"),
+        lambda: sliding_window_mask(3, 0),
+    ]
+    for call in bad_calls:
+        with pytest.raises(AttentionInputError):
+            call()
