@@ -21,6 +21,12 @@ LESSONS = [
     st.Page("pages/real_model.py", title="Real model", icon=":material/neurology:", url_path="real-model"),
     st.Page("pages/inside_real_head.py", title="Inside a real head", icon=":material/biotech:",
             url_path="inside-real-head"),
+    st.Page("pages/why_scaling.py", title="Why √d_k", icon=":material/functions:", url_path="why-scaling"),
+    st.Page("pages/positions.py", title="Order and position", icon=":material/format_list_numbered:",
+            url_path="positions"),
+    st.Page("pages/cross_attention.py", title="Cross-attention", icon=":material/compare_arrows:",
+            url_path="cross-attention"),
+    st.Page("pages/cost.py", title="What it costs", icon=":material/speed:", url_path="cost"),
 ]
 
 st.navigation(LESSONS).run()

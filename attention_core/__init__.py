@@ -18,6 +18,13 @@ from .real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoad
                           query_scale, reproduce_layer, run_model, word_embeddings)
 from .tokens import PAD_TOKEN, embed_tokens, tokenize
 from .weights import INIT_KINDS, Projections, identity_projections, projections_from_tensors, random_projections
+from .positions import (MAX_POSITION, EquivarianceCheck, RopeShiftCheck, apply_rope, equivariance_check,
+                        rope_shift_check, shuffled_order, sinusoidal_positions)
+from .scaling import (MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES, SoftmaxStats, VarianceSample,
+                      dot_product_variance, row_entropy, softmax_jacobian_norm, softmax_saturation, unscaled_weights)
+from .cross import CrossLesson, cross_attention, source_tokens
+from .cost import (LAYER_KINDS, MAX_COST_LENGTH, MAX_COST_SECONDS, MAX_COST_WIDTH, MIN_COST_LENGTH, cost_lengths,
+                   fit_loglog_slope, operation_counts, time_layer, weights_bytes)
 
 __all__ = [
     "AttentionTrace", "apply_mask", "attend", "masked_softmax", "trace_attention",
@@ -32,4 +39,11 @@ __all__ = [
     "reproduce_layer", "run_model", "word_embeddings",
     "PAD_TOKEN", "embed_tokens", "tokenize",
     "INIT_KINDS", "Projections", "identity_projections", "projections_from_tensors", "random_projections",
+    "MAX_POSITION", "EquivarianceCheck", "RopeShiftCheck", "apply_rope", "equivariance_check", "rope_shift_check",
+    "shuffled_order", "sinusoidal_positions",
+    "MAX_SCALING_D_K", "MAX_SCALING_KEYS", "MAX_SCALING_SAMPLES", "SoftmaxStats", "VarianceSample",
+    "dot_product_variance", "row_entropy", "softmax_jacobian_norm", "softmax_saturation", "unscaled_weights",
+    "CrossLesson", "cross_attention", "source_tokens",
+    "LAYER_KINDS", "MAX_COST_LENGTH", "MAX_COST_SECONDS", "MAX_COST_WIDTH", "MIN_COST_LENGTH", "cost_lengths",
+    "fit_loglog_slope", "operation_counts", "time_layer", "weights_bytes",
 ]
