@@ -23,8 +23,8 @@ from .positions import (MAX_POSITION, EquivarianceCheck, RopeShiftCheck, apply_r
 from .scaling import (MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES, SoftmaxStats, VarianceSample,
                       dot_product_variance, row_entropy, softmax_jacobian_norm, softmax_saturation, unscaled_weights)
 from .cross import CrossLesson, cross_attention, source_tokens
-from .cost import (LAYER_KINDS, MAX_COST_LENGTH, MAX_COST_SECONDS, MAX_COST_WIDTH, MIN_COST_LENGTH, cost_lengths,
-                   fit_loglog_slope, operation_counts, time_layer, weights_bytes)
+from .cost import (LAYER_KINDS, MAX_COST_LENGTH, MAX_COST_SECONDS, MAX_COST_WIDTH, MIN_COST_LENGTH, SLOPE_FROM_LENGTH,
+                   cost_lengths, fit_loglog_slope, fitted_slope, operation_counts, time_layer, weights_bytes)
 
 __all__ = [
     "AttentionTrace", "apply_mask", "attend", "masked_softmax", "trace_attention",
@@ -44,6 +44,6 @@ __all__ = [
     "MAX_SCALING_D_K", "MAX_SCALING_KEYS", "MAX_SCALING_SAMPLES", "SoftmaxStats", "VarianceSample",
     "dot_product_variance", "row_entropy", "softmax_jacobian_norm", "softmax_saturation", "unscaled_weights",
     "CrossLesson", "cross_attention", "source_tokens",
-    "LAYER_KINDS", "MAX_COST_LENGTH", "MAX_COST_SECONDS", "MAX_COST_WIDTH", "MIN_COST_LENGTH", "cost_lengths",
-    "fit_loglog_slope", "operation_counts", "time_layer", "weights_bytes",
+    "LAYER_KINDS", "MAX_COST_LENGTH", "MAX_COST_SECONDS", "MAX_COST_WIDTH", "MIN_COST_LENGTH", "SLOPE_FROM_LENGTH",
+    "cost_lengths", "fit_loglog_slope", "fitted_slope", "operation_counts", "time_layer", "weights_bytes",
 ]

@@ -30,6 +30,9 @@ MAX_COST_WIDTH = 256
 MAX_COST_SECONDS = 30.0
 """Time budget of one measurement run on the cost page; longer lengths are skipped beyond it."""
 
+SLOPE_FROM_LENGTH = 256
+"""Slopes are fitted from this length up: below it fixed overheads hide the growth."""
+
 LAYER_KINDS = ("attend", "fused", "recurrent")
 """attend: this project's attention (materialises the weights); fused: torch's
 scaled_dot_product_attention; recurrent: torch.nn.RNN with d hidden units."""
@@ -107,6 +110,17 @@ def fit_loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, f
     design = torch.stack((log_x, torch.ones_like(log_x)), dim=1)  # (n, 2)
     slope, intercept = torch.linalg.lstsq(design, log_y.unsqueeze(1)).solution.squeeze(1).tolist()
     return slope, intercept
+
+
+def fitted_slope(lengths: Sequence[int], values: Sequence[float],
+                 from_length: int = SLOPE_FROM_LENGTH) -> tuple[float, list[int]]:
+    """The log–log slope over the lengths ≥ ``from_length`` (all of them if fewer than two are);
+    returns (slope, the lengths used)."""
+    points = [(n, v) for n, v in zip(lengths, values) if n >= from_length]
+    if len(points) < 2:
+        points = list(zip(lengths, values))
+    slope, _ = fit_loglog_slope([n for n, _ in points], [v for _, v in points])
+    return slope, [n for n, _ in points]
 
 
 def _check_length(length: int) -> None:

@@ -29,6 +29,11 @@ class CrossLesson:
     mask: torch.Tensor | None
     trace: AttentionTrace = field(repr=False)
 
+    @property
+    def row_sum_error(self) -> float:
+        """max |Σ_j A_ij − 1| over every head and query row (each row must add up to 1)."""
+        return (self.trace.weights.sum(dim=-1) - 1).abs().max().item()
+
 
 def source_tokens(source: str, pad_to: int = 0) -> tuple[list[str], list[bool]]:
     """The source sentence's tokens, padded with ``[PAD]`` up to ``pad_to`` (0 = no padding)."""

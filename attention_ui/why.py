@@ -11,7 +11,11 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from attention_core import dot_product_variance, row_entropy, softmax_saturation
+import time
+from collections.abc import Callable
+
+from attention_core import (LAYER_KINDS, MAX_COST_SECONDS, dot_product_variance, row_entropy, softmax_saturation,
+                            time_layer)
 
 from .controls import BOUND
 
@@ -63,6 +67,34 @@ def saturation_table(d_ks: tuple[int, ...], num_keys: int, samples: int, seed: i
                          "scores": ["q·k / √d_k (scaled)" if r.scaled else "q·k (unscaled)" for r in rows],
                          "largest weight": [r.max_weight for r in rows], "entropy": [r.entropy for r in rows],
                          "gradient size": [r.jacobian_norm for r in rows]})
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def measured_seconds(device: str, kind: str, length: int, width: int) -> float:
+    """One timing, cached per (device, layer, T, d): a second press or visitor reuses it."""
+    return time_layer(kind, length, width, device)
+
+
+def measure_costs(device: str, lengths: list[int], width: int, on_progress: Callable[[float, str], None],
+                  budget: float = MAX_COST_SECONDS) -> tuple[pd.DataFrame, list[int]]:
+    """Time every layer kind at every length, shortest first, within ``budget`` seconds.
+
+    A length is skipped (with all longer ones) when the time spent so far plus 4× the previous
+    length's time (the quadratic growth of attention) would pass the budget. Returns one row per
+    (T, layer) with ``seconds``, and the lengths that were skipped."""
+    rows, started, previous = [], time.perf_counter(), 0.0
+    steps = len(lengths) * len(LAYER_KINDS)
+    for i, length in enumerate(lengths):
+        spent = time.perf_counter() - started
+        if rows and spent + 4 * previous > budget:
+            return pd.DataFrame(rows), lengths[i:]
+        begin = time.perf_counter()
+        for j, kind in enumerate(LAYER_KINDS):
+            on_progress((i * len(LAYER_KINDS) + j) / steps, f"Timing {kind} at T = {length}…")
+            rows.append({"T": length, "layer": kind, "seconds": measured_seconds(device, kind, length, width)})
+        previous = time.perf_counter() - begin
+    on_progress(1.0, "Done.")
+    return pd.DataFrame(rows), []
 
 
 def row_stats_frame(labels: list[str], weights: dict) -> pd.DataFrame:
