@@ -60,10 +60,12 @@ def operation_counts(length: int, width: int, kernel: int = 3) -> dict[str, int]
 
 def time_layer(kind: str, length: int, width: int, device: str = "cpu", *, min_run_time: float = 0.1,
                seed: int = 0) -> float:
-    """Median seconds for one forward pass of ``kind`` on a sequence of ``length`` tokens of width d.
+    """Seconds for one forward pass of ``kind`` on a sequence of ``length`` tokens of width d.
 
     Attention gets q, k, v of shape (1, T, d); the recurrent layer gets x (T, d). Timed with
-    ``torch.utils.benchmark`` (repeats for at least ``min_run_time`` seconds; waits for the GPU).
+    ``torch.utils.benchmark`` on one CPU thread (repeats in blocks for at least ``min_run_time``
+    seconds; waits for the GPU); the fastest block's mean is returned, as other work on the machine
+    can only slow a run down.
     """
     if kind not in LAYER_KINDS:
         raise ValueError(f"Unknown layer {kind!r}: choose one of {', '.join(LAYER_KINDS)}.")
@@ -91,8 +93,8 @@ def time_layer(kind: str, length: int, width: int, device: str = "cpu", *, min_r
         if device.type == "mps":
             torch.mps.synchronize()
 
-    timer = benchmark.Timer(stmt="step()", globals={"step": step}, num_threads=torch.get_num_threads())
-    return timer.blocked_autorange(min_run_time=min_run_time).median
+    timer = benchmark.Timer(stmt="step()", globals={"step": step}, num_threads=1)
+    return min(timer.blocked_autorange(min_run_time=min_run_time).times)
 
 
 def fit_loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
