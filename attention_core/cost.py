@@ -9,6 +9,7 @@ writing the T × T weights to memory.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 
 import torch
@@ -63,9 +64,9 @@ def time_layer(kind: str, length: int, width: int, device: str = "cpu", *, min_r
     """Seconds for one forward pass of ``kind`` on a sequence of ``length`` tokens of width d.
 
     Attention gets q, k, v of shape (1, T, d); the recurrent layer gets x (T, d). Timed with
-    ``torch.utils.benchmark`` on one CPU thread (repeats in blocks for at least ``min_run_time``
-    seconds; waits for the GPU); the fastest block's mean is returned, as other work on the machine
-    can only slow a run down.
+    ``torch.utils.benchmark`` on one CPU thread, repeating in blocks for at least ``min_run_time``
+    seconds; the fastest block's mean is returned. On the CPU the clock is the thread's own CPU time,
+    which other programs on a busy machine cannot inflate; on a GPU it is wall time (waiting for the GPU).
     """
     if kind not in LAYER_KINDS:
         raise ValueError(f"Unknown layer {kind!r}: choose one of {', '.join(LAYER_KINDS)}.")
@@ -93,7 +94,8 @@ def time_layer(kind: str, length: int, width: int, device: str = "cpu", *, min_r
         if device.type == "mps":
             torch.mps.synchronize()
 
-    timer = benchmark.Timer(stmt="step()", globals={"step": step}, num_threads=1)
+    clock = time.thread_time if device.type == "cpu" else time.perf_counter
+    timer = benchmark.Timer(stmt="step()", globals={"step": step}, num_threads=1, timer=clock)
     return min(timer.blocked_autorange(min_run_time=min_run_time).times)
 
 

@@ -69,9 +69,10 @@ try:
 except ValueError as err:
     st.error(f"**Please pick another device.** {err}", icon="⚠️")
     st.stop()
-st.markdown(f"Times one forward pass at T = {', '.join(map(str, lengths))} on **{device}**, for each layer, "
-            f"each repeated for at least 0.1 s in two passes (the faster counts). The whole run stops after about {MAX_COST_SECONDS:.0f} s; "
-            "results are kept for this device, so pressing again is instant.")
+clock = "the CPU time of one thread, which other programs cannot inflate" if device == "cpu" else "wall time"
+st.markdown(f"Times one forward pass at T = {', '.join(map(str, lengths))} on **{device}** ({clock}), for each "
+            f"layer, repeated for at least 0.1 s in two passes (the faster counts). The whole run stops after "
+            f"about {MAX_COST_SECONDS:.0f} s; results are kept for this device, so pressing again is instant.")
 key = (device, longest, width)
 if st.button(f"Measure on {device}", key="cost_measure", type="primary", icon=":material/timer:"):
     bar = st.progress(0.0, text="Starting…")
