@@ -38,28 +38,28 @@ def show_gap(check, label: str) -> None:
                        "on where each token stands.")
 
 
-if T < 2:
-    st.info("Type a sentence of at least two tokens to shuffle it.")
-    st.stop()
-
 # ------------------------------------------------------------------------------------------ shuffle
 st.subheader("1 · Without positions, shuffling only shuffles the output")
-shuffle = page_slider("Shuffle number", 1, 99, 1, "pos_shuffle", help="Each number is a different seeded shuffle.")
-order = shuffled_order(T, shuffle)
-shuffled_labels = frames.token_labels([tokens[i] for i in order])
-st.markdown("**Shuffled sentence:** " + " ".join(plain(tokens[i]) for i in order))
-plain_check = equivariance_check(lesson.x, lesson.projections, order)
-left, right = st.columns(2)
-with left:
-    chart, _ = feature_heatmap(view, plain_check.output, settings.labels, "output for the sentence", prefix="o",
-                               share=0.5)
-    show_chart(chart)
-with right:
-    chart, _ = feature_heatmap(view, plain_check.shuffled_output, shuffled_labels, "output for the shuffled sentence",
-                               prefix="o", share=0.5)
-    show_chart(chart)
-show_gap(plain_check, "largest difference, no positions")
-st.caption("Both runs use the same weights and no mask (a causal mask itself depends on order).")
+order = None
+if T < 2:
+    st.info("Type a sentence of at least two tokens to shuffle it.")
+else:
+    shuffle = page_slider("Shuffle number", 1, 99, 1, "pos_shuffle", help="Each number is a different seeded shuffle.")
+    order = shuffled_order(T, shuffle)
+    shuffled_labels = frames.token_labels([tokens[i] for i in order])
+    st.markdown("**Shuffled sentence:** " + " ".join(plain(tokens[i]) for i in order))
+    plain_check = equivariance_check(lesson.x, lesson.projections, order)
+    left, right = st.columns(2)
+    with left:
+        chart, _ = feature_heatmap(view, plain_check.output, settings.labels, "output for the sentence", prefix="o",
+                                   share=0.5)
+        show_chart(chart)
+    with right:
+        chart, _ = feature_heatmap(view, plain_check.shuffled_output, shuffled_labels,
+                                   "output for the shuffled sentence", prefix="o", share=0.5)
+        show_chart(chart)
+    show_gap(plain_check, "largest difference, no positions")
+    st.caption("Both runs use the same weights and no mask (a causal mask itself depends on order).")
 
 # ---------------------------------------------------------------------------------------- sinusoidal
 d_model = lesson.x.shape[1]
@@ -73,7 +73,8 @@ st.latex(r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d_{model}}}\right),\qqua
          r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d_{model}}}\right),\qquad X' = X + PE")
 try:
     encodings = sinusoidal_positions(T, d_model, dtype=lesson.x.dtype, device=lesson.x.device)  # (T, d_model)
-    positioned = equivariance_check(lesson.x, lesson.projections, order, positions=encodings)
+    positioned = None if order is None else equivariance_check(lesson.x, lesson.projections, order,
+                                                               positions=encodings)
 except ValueError as err:
     st.error(f"**The encodings cannot be built for these settings.** {err}", icon="⚠️")
     st.stop()
@@ -82,7 +83,8 @@ chart, note = feature_heatmap(view, encodings, frames.feature_labels(T, "p"),
 show_chart(chart)
 if note:
     st.caption(note)
-show_gap(positioned, "largest difference, with PE")
+if positioned is not None:
+    show_gap(positioned, "largest difference, with PE")
 
 # ----------------------------------------------------------------------------------------------- RoPE
 st.subheader("3 · Rotary embeddings (RoPE): scores that depend on distance")
