@@ -25,6 +25,12 @@ SCALING_D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 """The d_k values swept by the scaling experiments (the slider's value is added)."""
 
 
+def half_share(presenter: bool) -> float:
+    """The share of the width budget for one of two charts side by side (presenter cells are larger
+    than the budget assumes, so they get less, or the pair would overlap on a 1280-px screen)."""
+    return 0.38 if presenter else 0.5
+
+
 def keep_page_settings(keys: tuple[str, ...]) -> None:
     """Re-assign this page's own URL-bound widget values so they survive a page switch."""
     for key in keys:
@@ -131,14 +137,16 @@ def line_chart(df: pd.DataFrame, *, x: str, y: str, series: str | None = None, t
                log_x: bool = False, log_y: bool = False, x_title: str | None = None, y_title: str | None = None,
                width: int = 360, height: int = 240, font_size: int = 13, colors: list[str] | None = None,
                y_format: str = ".4~g", dashed: tuple[str, ...] = (),
-               marker: tuple[float, str] | None = None) -> alt.LayerChart:
+               marker: tuple[float, str] | None = None, y_axis_format: str | None = None) -> alt.LayerChart:
     """Lines with points: ``y`` against ``x`` (one line per value of ``series``), optional log axes.
 
     ``dashed`` lists series drawn as dashed lines without points (theory lines and fits);
-    ``marker=(x value, text)`` adds a labelled vertical rule (e.g. at the slider's value)."""
+    ``marker=(x value, text)`` adds a labelled vertical rule (e.g. at the slider's value);
+    ``y_axis_format`` (a d3 format such as "~s": 2M, 40k) keeps long axis numbers short."""
     axis = {"labelFontSize": font_size, "titleFontSize": font_size}
     x_enc = alt.X(f"{x}:Q", scale=_scale(log_x, 2), axis=alt.Axis(title=x_title or x, **axis))
-    y_enc = alt.Y(f"{y}:Q", scale=_scale(log_y), axis=alt.Axis(title=y_title or y, **axis))
+    y_enc = alt.Y(f"{y}:Q", scale=_scale(log_y),
+                  axis=alt.Axis(title=y_title or y, format=y_axis_format or alt.Undefined, **axis))
     tooltip = ([alt.Tooltip(f"{series}:N")] if series else []) + [
         alt.Tooltip(f"{x}:Q", format=".4~g"), alt.Tooltip(f"{y}:Q", format=y_format)]
     base = alt.Chart(df).encode(x=x_enc, y=y_enc, tooltip=tooltip)
@@ -148,7 +156,7 @@ def line_chart(df: pd.DataFrame, *, x: str, y: str, series: str | None = None, t
         color = alt.Color(f"{series}:N", sort=names,
                           scale=alt.Scale(domain=names, range=[palette[i % len(palette)] for i in range(len(names))]),
                           legend=alt.Legend(title=None, orient="bottom", direction="vertical", labelFontSize=font_size,
-                                            labelLimit=400))
+                                            labelLimit=800))
         stroke = alt.StrokeDash(f"{series}:N", sort=names, legend=None,
                                 scale=alt.Scale(domain=names, range=[[6, 4] if n in dashed else [1, 0] for n in names]))
         base = base.encode(color=color, strokeDash=stroke)

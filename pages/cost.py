@@ -51,7 +51,8 @@ counts = pd.DataFrame([{"T": n, "layer": name, "operations": ops}
                        for n in lengths for name, ops in operation_counts(n, width).items()])
 memory = pd.DataFrame({"T": lengths, "layer": "T × T float32 weights, one head",
                        "bytes": [weights_bytes(n) for n in lengths]})
-size = {"font_size": font, "width": 520 if wide else 330, "height": 300 if wide else 240, "log_x": True, "log_y": True}
+size = {"font_size": font, "width": 500 if wide else 300, "height": 300 if wide else 240, "log_x": True, "log_y": True,
+        "y_axis_format": "~s"}
 left, right = st.columns(2)
 with left:
     show_chart(line_chart(counts, x="T", y="operations", series="layer", title=f"multiply-adds (d = {width})",
@@ -98,7 +99,8 @@ for kind, group in timings.groupby("layer", sort=False):
     slopes[kind], _ = fitted_slope(group["T"].tolist(), group["seconds"].tolist())
 named = timings.assign(layer=[f"{LAYER_NAMES[k]}: slope {slopes[k]:.2f}" for k in timings["layer"]])
 show_chart(line_chart(named, x="T", y="seconds", series="layer", title=f"time per forward pass on {device} (log–log)",
-                      y_format=".3~s", log_x=True, log_y=True, font_size=font, width=900 if wide else 560,
+                      y_format=".3~s", log_x=True, log_y=True, font_size=font,
+                      width=900 if wide else 560,
                       height=380 if wide else 300))
 cols = st.columns(3)
 cols[0].metric("attention: fitted slope", f"{slopes['attend']:.2f}")

@@ -8,12 +8,13 @@ from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.text import plain
 from attention_ui.views import StageView, numbers_table, show_chart, token_heatmap
-from attention_ui.why import keep_page_settings, page_slider
+from attention_ui.why import half_share, keep_page_settings, page_slider
 
 KEYS = ("cross_source", "cross_pad", "cross_pad_to")
 DEFAULT_SOURCE = "Le chat s'est assis sur le tapis."
 
 settings = lesson_settings("Cross-attention")
+half = half_share(settings.presenter)
 keep_page_settings(KEYS)
 lesson, config, head = settings.lesson, settings.config, settings.head
 st.markdown(
@@ -78,9 +79,9 @@ self_view = StageView(lesson.trace, settings.labels, settings.follow, head, sett
 left, right = st.columns(2)
 with left:
     show_chart(token_heatmap(self_view, lesson.trace.weights[head], f"self-attention: {T} × {T}", weights=True,
-                             share=0.5))
+                             share=half))
 with right:
-    show_chart(token_heatmap(cross_view, weights, f"cross-attention: {T} × {S}", weights=True, share=0.5))
+    show_chart(token_heatmap(cross_view, weights, f"cross-attention: {T} × {S}", weights=True, share=half))
 cols = st.columns(3)
 cols[0].metric("queries T (rows)", T)
 cols[1].metric("keys S (columns)", S)

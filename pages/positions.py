@@ -7,12 +7,13 @@ from attention_ui import frames
 from attention_ui.controls import lesson_settings
 from attention_ui.text import plain
 from attention_ui.views import StageView, feature_heatmap, show_chart, token_heatmap
-from attention_ui.why import keep_page_settings, page_slider
+from attention_ui.why import half_share, keep_page_settings, page_slider
 
 KEYS = ("pos_shuffle", "pos_shift")
 EQUIVARIANT = 1e-4  # a largest difference below this counts as "the same rows, reordered"
 
 settings = lesson_settings("Order and position")
+half = half_share(settings.presenter)
 keep_page_settings(KEYS)
 lesson, head = settings.lesson, settings.head
 tokens, T = lesson.tokens, len(lesson.tokens)
@@ -52,11 +53,11 @@ else:
     left, right = st.columns(2)
     with left:
         chart, _ = feature_heatmap(view, plain_check.output, settings.labels, "output for the sentence", prefix="o",
-                                   share=0.5)
+                                   share=half)
         show_chart(chart)
     with right:
         chart, _ = feature_heatmap(view, plain_check.shuffled_output, shuffled_labels,
-                                   "output for the shuffled sentence", prefix="o", share=0.5)
+                                   "output for the shuffled sentence", prefix="o", share=half)
         show_chart(chart)
     show_gap(plain_check, "largest difference, no positions")
     st.caption("Both runs use the same weights and no mask (a causal mask itself depends on order).")
@@ -112,10 +113,10 @@ bound = float(rope.scores.abs().max()) or 1.0
 left, right = st.columns(2)
 with left:
     show_chart(token_heatmap(view, rope.scores, f"RoPE scores, positions 0…{T - 1}", domain=(-bound, bound),
-                             share=0.5))
+                             share=half))
 with right:
     show_chart(token_heatmap(view, rope.shifted_scores, f"positions {shift}…{shift + T - 1}",
-                             domain=(-bound, bound), share=0.5))
+                             domain=(-bound, bound), share=half))
 left, right = st.columns([1, 2], vertical_alignment="center")
 left.metric("largest score difference after the shift", f"{rope.gap:.1e}")
 right.markdown("The two grids are the same: a RoPE score sees how far apart two tokens are, not where they are. "

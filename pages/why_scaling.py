@@ -9,13 +9,14 @@ import streamlit as st
 from attention_core import MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES, unscaled_weights
 from attention_ui.controls import lesson_settings
 from attention_ui.views import StageView, show_chart, token_heatmap
-from attention_ui.why import (SCALING_D_KS, keep_page_settings, line_chart, page_slider, row_stats_frame,
-                              saturation_table, variance_table)
+from attention_ui.why import (SCALING_D_KS, half_share, keep_page_settings, line_chart, page_slider,
+                              row_stats_frame, saturation_table, variance_table)
 
 KEYS = ("why_dk", "why_keys", "why_samples")
 TOLERANCE_SE = 4  # the sampled variance is "as expected" within this many standard errors of d_k
 
 settings = lesson_settings("Why divide by √d_k?")
+half = half_share(settings.presenter)
 keep_page_settings(KEYS)
 st.markdown(
     "A score is a dot product of d_k numbers. If the entries of q and k are random with variance 1, every "
@@ -76,7 +77,7 @@ st.markdown(f"For each d_k: one random query against {num_keys} random keys, sof
 st.latex(r"\frac{\partial a_i}{\partial s_j} = a_i(\delta_{ij} - a_j), \qquad "
          r"\lVert J \rVert_F \to 0 \text{ as one } a_i \to 1")
 panel = {"x": "d_k", "series": "scores", "log_x": True, "marker": (d_k, f"{d_k}"), "font_size": font,
-         "width": 380 if wide else 225, "height": 300 if wide else 220}
+         "width": 290 if wide else 225, "height": 300 if wide else 220}
 charts = [line_chart(saturation, y="largest weight", title="largest weight in a row", **panel),
           line_chart(saturation, y="entropy", y_title="entropy (nats)", title="entropy of a row", **panel),
           line_chart(saturation, y="gradient size", y_title="‖∂a/∂s‖", title="size of the softmax gradient",
@@ -97,9 +98,9 @@ st.markdown(f"The same queries and keys (d_k = {trace.d_k}, set in the sidebar),
             f"dividing by √{trace.d_k} = {math.sqrt(trace.d_k):.3f}.")
 left, right = st.columns(2)
 with left:
-    show_chart(token_heatmap(view, without, "softmax(QKᵀ): no scaling", weights=True, share=0.5))
+    show_chart(token_heatmap(view, without, "softmax(QKᵀ): no scaling", weights=True, share=half))
 with right:
-    show_chart(token_heatmap(view, with_scaling, "softmax(QKᵀ / √d_k)", weights=True, share=0.5))
+    show_chart(token_heatmap(view, with_scaling, "softmax(QKᵀ / √d_k)", weights=True, share=half))
 rows = row_stats_frame(settings.labels, {"unscaled": without, "scaled": with_scaling})
 with st.expander("The numbers, row by row"):
     st.dataframe(rows.style.format({c: "{:.4f}" for c in rows.columns if c != "query"}), hide_index=True,
