@@ -77,7 +77,7 @@ st.markdown(f"For each d_k: one random query against {num_keys} random keys, sof
 st.latex(r"\frac{\partial a_i}{\partial s_j} = a_i(\delta_{ij} - a_j), \qquad "
          r"\lVert J \rVert_F \to 0 \text{ as one } a_i \to 1")
 panel = {"x": "d_k", "series": "scores", "log_x": True, "marker": (d_k, f"{d_k}"), "font_size": font,
-         "width": 290 if wide else 225, "height": 300 if wide else 220}
+         "width": 290 if wide else 215, "height": 300 if wide else 220}
 charts = [line_chart(saturation, y="largest weight", title="largest weight in a row", **panel),
           line_chart(saturation, y="entropy", y_title="entropy (nats)", title="entropy of a row", **panel),
           line_chart(saturation, y="gradient size", y_title="‖∂a/∂s‖", title="size of the softmax gradient",
