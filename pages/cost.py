@@ -12,6 +12,7 @@ from attention_ui.why import bytes_text, keep_page_settings, line_chart, measure
 
 KEYS = ("cost_longest", "cost_width")
 LONGEST_CHOICES = [n for n in (256, 512, 1024, 2048, 4096) if n <= MAX_COST_LENGTH]
+CPU_LONGEST = 2048  # on a shared CPU host, T = 4096 would hold about 250 MB of scores and weights at once
 WIDTH_CHOICES = [16, 32, 64, 128, 256]
 RESULTS = "cost_results"  # session key: {(device, longest, width): (timings, skipped lengths)}
 LAYER_NAMES = {"attend": "attention (attend: keeps the T×T weights)",
@@ -39,9 +40,16 @@ st.markdown(
 )
 st.caption("From Vaswani et al. (2017), “Attention is all you need”, table 1. T: sequence length, d: width.")
 
+try:
+    device = resolve_device(settings.config.device).type
+except ValueError as err:
+    st.error(f"**Please pick another device.** {err}", icon="⚠️")
+    st.stop()
+choices = [n for n in LONGEST_CHOICES if device != "cpu" or n <= CPU_LONGEST]
 left, right = st.columns(2)
 with left:
-    longest = page_choice("Longest T", LONGEST_CHOICES, 2048, "cost_longest")
+    longest = page_choice("Longest T", choices, 2048, "cost_longest",
+                          help=f"Up to {choices[-1]} on {device} (the device is picked in the sidebar).")
 with right:
     width = page_choice("Width d (d_k = d_v = the RNN's hidden size)", WIDTH_CHOICES, 64, "cost_width")
 lengths = cost_lengths(longest)
@@ -65,11 +73,6 @@ st.markdown(f"The lines cross at T = d = {width}: for sentences shorter than the
             f"{bytes_text(weights_bytes(longest))}.")
 
 st.subheader("2 · Measure it on this machine")
-try:
-    device = resolve_device(settings.config.device).type
-except ValueError as err:
-    st.error(f"**Please pick another device.** {err}", icon="⚠️")
-    st.stop()
 clock = "the CPU time of one thread, which other programs cannot inflate" if device == "cpu" else "wall time"
 st.markdown(f"Times one forward pass at T = {', '.join(map(str, lengths))} on **{device}** ({clock}), for each "
             f"layer, repeated for at least 0.1 s in two passes (the faster counts). The whole run stops after "
@@ -102,10 +105,13 @@ show_chart(line_chart(named, x="T", y="seconds", series="layer", title=f"time pe
                       y_format=".3~s", log_x=True, log_y=True, font_size=font,
                       width=900 if wide else 560,
                       height=380 if wide else 300))
-cols = st.columns(3)
+measured_lengths = sorted(set(timings["T"]))
+memory_slope, _ = fitted_slope(measured_lengths, [weights_bytes(n) for n in measured_lengths])
+cols = st.columns(4)
 cols[0].metric("attention: fitted slope", f"{slopes['attend']:.2f}")
 cols[1].metric("fused kernel: fitted slope", f"{slopes['fused']:.2f}")
 cols[2].metric("recurrent: fitted slope", f"{slopes['recurrent']:.2f}")
+cols[3].metric("T×T weights memory: slope", f"{memory_slope:.2f}")
 st.caption(f"Slopes are fitted to log(time) against log(T) for T ≥ {SLOPE_FROM_LENGTH} (all points if fewer than "
            "two are that long): below it fixed overheads dominate. Slope 2 means ×4 time for ×2 tokens.")
 table = timings.pivot(index="T", columns="layer", values="seconds")

@@ -148,6 +148,30 @@ def test_unscaled_softmax_saturates_as_d_k_grows(pages):
     assert table.loc["largest weight", "q·k (unscaled)"] > table.loc["largest weight", "q·k / √d_k (scaled)"]
 
 
+def test_number_of_keys_sets_the_softmax_row(pages):
+    at = pages("pages/why_scaling.py")
+
+    def scaled_largest_weight(keys: int) -> float:
+        set_widget(at, "slider", "why_keys", keys)
+        data = chart_data(at, "largest weight in a row").dropna(subset=["scores"])
+        return data[data["scores"].str.contains("(scaled)", regex=False)]["largest weight"].mean()
+
+    with_16 = scaled_largest_weight(16)
+    with_32 = scaled_largest_weight(32)
+    assert any("against 32 random keys" in t and "1/32 = 0.031" in t for t in texts(at, "markdown"))
+    assert 1 / 32 < with_32 < with_16 < 0.5, "more keys share the weight: the largest one shrinks"
+    set_widget(at, "slider", "why_keys", 16)
+
+
+def test_page_settings_survive_a_page_switch():
+    at = open_page("pages/why_scaling.py")
+    set_widget(at, "slider", "why_dk", 128)
+    switch_to(at, "pages/overview.py")
+    switch_to(at, "pages/why_scaling.py")
+    assert at.slider(key="why_dk").value == 128
+    assert "Var(q·k) at d_k = 128, sampled" in metrics(at)
+
+
 def test_sentence_weights_with_and_without_scaling(pages):
     at = pages("pages/why_scaling.py")
     set_widget(at, "slider", "d_k", 64)
@@ -274,6 +298,7 @@ def test_cross_page_link_restores_the_source_and_padding():
 def test_cost_page_measures_nothing_until_the_button_is_pressed():
     at = open_page("pages/cost.py")
     assert not at.metric
+    assert at.select_slider(key="cost_longest").options[-1] == "2048", "the CPU stops at T = 2048"
     assert any("Nothing measured yet" in i for i in texts(at, "info"))
     predicted = chart_data(at, "multiply-adds")
     attention = predicted[predicted["layer"] == "self-attention"].set_index("T")["operations"]
@@ -294,6 +319,7 @@ def test_cost_measurement_gives_a_quadratic_slope():
     assert (timed["seconds"] > 0).all()
     table = at.dataframe[0].value
     assert table.loc[1024, "T×T weights"] == "4.0 MiB"
+    assert metric(at, "weights memory: slope") == 2
     # a rerun keeps the result without measuring again; other settings are not measured yet
     set_widget(at, "select_slider", "cost_width", 32)
     assert not at.metric and any("Nothing measured yet" in i for i in texts(at, "info"))
