@@ -72,7 +72,8 @@ def dot_product_variance(d_k: int, samples: int, seed: int = 0) -> VarianceSampl
 def softmax_jacobian_norm(weights: torch.Tensor) -> torch.Tensor:
     """‖J‖_F for each row a (..., n) of softmax weights, where J = ∂a/∂s = diag(a) − a aᵀ. Returns (...).
 
-    Row i of J is a_i (e_i − a), so ‖J‖_F² = Σ_i a_i² ((1 − a_i)² + Σ_{j≠i} a_j²), with 1 − a_i = Σ_{j≠i} a_j.
+    Row i of J is a_i (e_i − a), so ‖J‖_F² = Σ_i a_i² ((1 − a_i)² + Σ_{j≠i} a_j²),
+    with 1 − a_i = Σ_{j≠i} a_j.
     The sums over j ≠ i are added up directly (no subtraction), so a saturated row keeps full precision."""
     rest = _sum_of_others(weights)  # (..., n)   Σ_{j≠i} a_j = 1 − a_i
     rest_sq = _sum_of_others(weights**2)  # (..., n)   Σ_{j≠i} a_j²

@@ -7,12 +7,13 @@ Chart builders here are plain functions returning Altair charts from DataFrames 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 import altair as alt
 import pandas as pd
 import streamlit as st
-
-import time
-from collections.abc import Callable
+import torch
 
 from attention_core import (LAYER_KINDS, MAX_COST_SECONDS, dot_product_variance, row_entropy, softmax_saturation,
                             time_layer)
@@ -51,6 +52,15 @@ def page_choice(label: str, options: list, default, key: str, **extra):
     if key in st.session_state and st.session_state[key] not in options:
         st.session_state[key] = default
     return st.select_slider(label, options=options, value=default, key=key, **BOUND, **extra)
+
+
+def source_word_vectors(config, words: list[str]):
+    """The real model's word vectors (S, hidden) for a second sentence when the lesson uses them, else None."""
+    if config.seeded_embeddings:
+        return None
+    from .models import cached_word_embeddings
+
+    return torch.from_numpy(cached_word_embeddings(config.embeddings, tuple(words)))
 
 
 # ------------------------------------------------------------------------------------------- experiments

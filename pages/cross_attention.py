@@ -1,14 +1,13 @@
 """Cross-attention: queries from one sentence, keys and values from another (T × S weights)."""
 
 import streamlit as st
-import torch
 
 from attention_core import MAX_SENTENCE_CHARS, MAX_TOKENS, cross_attention, source_tokens
 from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.text import plain
 from attention_ui.views import StageView, numbers_table, show_chart, token_heatmap
-from attention_ui.why import half_share, keep_page_settings, page_slider
+from attention_ui.why import half_share, keep_page_settings, page_slider, source_word_vectors
 
 KEYS = ("cross_source", "cross_pad", "cross_pad_to")
 DEFAULT_SOURCE = "Le chat s'est assis sur le tapis."
@@ -58,12 +57,7 @@ pad_to = page_slider("Pad the source to … tokens", 1, MAX_TOKENS, 12, "cross_p
 
 try:
     words, is_padding = source_tokens(source, pad_to)
-    vectors = None
-    if not config.seeded_embeddings:
-        from attention_ui.models import cached_word_embeddings
-
-        real = [w for w, p in zip(words, is_padding) if not p]
-        vectors = torch.from_numpy(cached_word_embeddings(config.embeddings, tuple(real)))
+    vectors = source_word_vectors(config, [w for w, p in zip(words, is_padding) if not p])
     cross = cross_attention(lesson, source, pad_to=pad_to, source_vectors=vectors)
 except ValueError as err:
     st.error(f"**Please adjust the source sentence.** {err}", icon="⚠️")

@@ -50,7 +50,8 @@ def test_unscaled_softmax_saturates_and_its_gradient_vanishes():
         assert 1 / 16 <= stats.max_weight <= 1 and 0 <= stats.entropy <= math.log(16)
 
 
-@pytest.mark.parametrize("kwargs", [{"d_k": 0}, {"d_k": 513}, {"num_keys": 0}, {"samples": 2001}, {"num_keys": 65}, {"d_k": 2.0}])
+@pytest.mark.parametrize("kwargs", [{"d_k": 0}, {"d_k": 513}, {"num_keys": 0}, {"num_keys": 65}, {"samples": 2001},
+                                    {"d_k": 2.0}])
 def test_scaling_experiments_refuse_bad_sizes(kwargs):
     args = {"d_k": 8, "num_keys": 4, "samples": 10} | kwargs
     with pytest.raises(ValueError):
