@@ -23,10 +23,10 @@ LESSONS = [
             url_path="inside-real-head"),
     st.Page("pages/why_scaling.py", title="Why √d_k", icon=":material/functions:", url_path="why-scaling"),
     st.Page("pages/positions.py", title="Order and position", icon=":material/format_list_numbered:",
-            url_path="positions"),
+            url_path="order-and-position"),
     st.Page("pages/cross_attention.py", title="Cross-attention", icon=":material/compare_arrows:",
             url_path="cross-attention"),
-    st.Page("pages/cost.py", title="What it costs", icon=":material/speed:", url_path="cost"),
+    st.Page("pages/cost.py", title="What it costs", icon=":material/speed:", url_path="what-it-costs"),
 ]
 
 st.navigation(LESSONS).run()

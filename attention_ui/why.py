@@ -126,6 +126,14 @@ def measure_costs(device: str, lengths: list[int], width: int, on_progress: Call
     return pd.DataFrame(rows), [n for n in lengths if n not in kept]
 
 
+def encoding_lines(encodings: torch.Tensor, columns: list[int]) -> pd.DataFrame:
+    """Long frame of some columns of positional encodings (length, d_model): position, column, value."""
+    values = encodings.detach().cpu().double()
+    names = {c: f"column {c} ({'sin' if c % 2 == 0 else 'cos'}, i = {c // 2})" for c in columns}
+    return pd.DataFrame([{"position": p, "column": names[c], "value": float(values[p, c])}
+                         for c in columns for p in range(values.shape[0])])
+
+
 def row_stats_frame(labels: list[str], weights: dict) -> pd.DataFrame:
     """Per query row: the largest weight and the entropy of each named (T, S) weights tensor."""
     table = {"query": list(labels)}

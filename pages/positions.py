@@ -7,9 +7,10 @@ from attention_ui import frames
 from attention_ui.controls import lesson_settings
 from attention_ui.text import plain
 from attention_ui.views import StageView, feature_heatmap, show_chart, token_heatmap
-from attention_ui.why import half_share, keep_page_settings, page_slider
+from attention_ui.why import encoding_lines, half_share, keep_page_settings, line_chart, page_slider
 
 KEYS = ("pos_shuffle", "pos_shift")
+LINE_POSITIONS = 64  # positions drawn in the line chart of the encodings
 EQUIVARIANT = 1e-4  # a largest difference below this counts as "the same rows, reordered"
 
 settings = lesson_settings("Order and position")
@@ -84,6 +85,11 @@ chart, note = feature_heatmap(view, encodings, frames.feature_labels(T, "p"),
 show_chart(chart)
 if note:
     st.caption(note)
+columns = sorted({0, 2, d_model // 2 - d_model // 2 % 2, d_model - 2} & set(range(0, d_model, 2)))
+long_range = sinusoidal_positions(LINE_POSITIONS, d_model)  # (64, d_model)
+show_chart(line_chart(encoding_lines(long_range, columns), x="position", y="value", series="column",
+                      title=f"some sin columns over positions 0–{LINE_POSITIONS - 1}: the frequency falls with i",
+                      font_size=settings.font_size, width=900 if settings.presenter else 560, height=220))
 if positioned is not None:
     show_gap(positioned, "largest difference, with PE")
 

@@ -23,7 +23,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not 
 if bs.find_chromium() is None:
     pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium", allow_module_level=True)
 
-PAGES = {"why-scaling": 4, "positions": 5, "cross-attention": 3, "cost": 2}  # url path -> charts on arrival
+PAGES = {"why-scaling": 4, "order-and-position": 6, "cross-attention": 3, "what-it-costs": 2}  # url path -> charts on arrival
 TIMEOUT_MS = 90_000
 
 
@@ -42,19 +42,26 @@ def session():
             browser.close()
 
 
-def open_lesson(session, path: str):
+def wait_for_drawn_charts(page, count: int) -> None:
+    """Wait until at least ``count`` charts have drawn (a finished run may still be adding them)."""
+    page.wait_for_function(
+        """n => Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]'))
+                    .filter(c => c.querySelector('svg, canvas')).length >= n""",
+        arg=count, timeout=TIMEOUT_MS)
+
+
+def open_lesson(session, path: str, charts: int = 1):
     page, base_url = session
     page.goto(f"{base_url}/{path}", wait_until="domcontentloaded")
     bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
-    bs.wait_for_all_charts(page, timeout=30_000)
+    wait_for_drawn_charts(page, charts)
     return page
 
 
 @pytest.mark.parametrize("path", list(PAGES))
 def test_page_draws_its_charts(session, path):
-    page = open_lesson(session, path)
+    page = open_lesson(session, path, PAGES[path])
     assert page.locator(bs.EXCEPTION).count() == 0
-    assert bs.count_drawn_charts(page) >= PAGES[path]
 
 
 def test_d_k_slider_reruns_the_scaling_page(session):
@@ -69,12 +76,11 @@ def test_d_k_slider_reruns_the_scaling_page(session):
 
 
 def test_cost_page_measures_on_a_button_press(session):
-    page = open_lesson(session, "cost?cost_longest=512&cost_width=32")
+    page = open_lesson(session, "what-it-costs?cost_longest=512&cost_width=32")
     main = page.locator(bs.MAIN)
     assert main.get_by_text("Nothing measured yet").count() == 1
     main.get_by_role("button", name=re.compile("Measure on")).click()
     main.get_by_text("attention: fitted slope").wait_for(timeout=TIMEOUT_MS)
     bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
-    bs.wait_for_all_charts(page, timeout=30_000)
+    wait_for_drawn_charts(page, 3)
     assert page.locator(bs.EXCEPTION).count() == 0
-    assert bs.count_drawn_charts(page) == 3

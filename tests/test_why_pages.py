@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import open_page, switch_to
+from apptest_support import ROOT, open_page, switch_to
 
 WHY_PAGES = {
     "pages/why_scaling.py": "Why divide by √d_k?",
@@ -98,10 +98,13 @@ def test_page_renders_its_title_and_charts_as_a_deep_link_and_alone(page):
     assert len(alone.get("vega_lite_chart")) >= 2
 
 
-def test_every_why_page_is_in_the_navigation():
-    source = open("app.py", encoding="utf-8").read()
-    for page, url in zip(sorted(WHY_PAGES), ["cost", "cross-attention", "positions", "why-scaling"]):
+def test_every_why_page_is_in_the_navigation_under_a_path_unlike_its_file_name():
+    """A URL path equal to a file's name in pages/ would let a deep link on a fresh server run that file
+    alone (the legacy pages-folder routing), skipping app.py and its navigation for every visitor."""
+    source = (ROOT / "app.py").read_text(encoding="utf-8")
+    for page, url in zip(sorted(WHY_PAGES), ["what-it-costs", "cross-attention", "order-and-position", "why-scaling"]):
         assert re.search(rf'st\.Page\("{page}".*?url_path="{url}"', source, re.S), page
+        assert url != page.removeprefix("pages/").removesuffix(".py"), page
 
 
 # ------------------------------------------------------------------------------------------- √d_k
