@@ -20,6 +20,12 @@ LESSONS = {
         ("pages/multi_head.py", "Multi-head", ":material/view_module:", "multi-head"),
         ("pages/masking.py", "Masking", ":material/grid_on:", "masks"),
     ],
+    "Why it is built this way": [
+        ("pages/why_scaling.py", "Why √d_k", ":material/functions:", "why-scaling"),
+        ("pages/positions.py", "Order and position", ":material/format_list_numbered:", "order-and-position"),
+        ("pages/cross_attention.py", "Cross-attention", ":material/compare_arrows:", "cross-attention"),
+        ("pages/cost.py", "What it costs", ":material/speed:", "what-it-costs"),
+    ],
     "Modern attention": [
         ("pages/modern_attention.py", "Shared keys and windows", ":material/hub:", "modern-attention"),
         ("pages/generation.py", "Generation", ":material/keyboard_double_arrow_right:", "generation"),

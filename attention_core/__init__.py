@@ -11,7 +11,7 @@ from .attention import AttentionTrace, apply_mask, attend, masked_softmax, trace
 from .by_hand import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, MAX_CELL_MAGNITUDE, MAX_HAND_TOKENS,
                       MAX_HAND_WIDTH, AnswerCheck, CellProblem, GridReading, HandExample, check_answer,
                       format_cell, hand_trace, read_grid, read_number, resize_grid, stage_truth)
-from .explain import LinearTerms, RowArithmetic, linear_terms, row_arithmetic, unscaled_weights
+from .explain import LinearTerms, RowArithmetic, linear_terms, row_arithmetic
 from .device import DEVICE_CHOICES, available_devices, resolve_device
 from .lesson import Lesson, LessonConfig, build_mask, check_config, lesson_tokens, run_lesson
 from .limits import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_REAL_MODEL_TOKENS, MAX_SEED,
@@ -27,6 +27,13 @@ from .real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoad
                           query_scale, reproduce_layer, run_model, word_embeddings)
 from .tokens import PAD_TOKEN, embed_tokens, tokenize
 from .weights import INIT_KINDS, Projections, identity_projections, projections_from_tensors, random_projections
+from .positions import (MAX_POSITION, EquivarianceCheck, RopeShiftCheck, apply_rope, equivariance_check,
+                        rope_shift_check, shuffled_order, sinusoidal_positions)
+from .scaling import (MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES, SoftmaxStats, VarianceSample,
+                      dot_product_variance, row_entropy, softmax_jacobian_norm, softmax_saturation, unscaled_weights)
+from .cross import CrossLesson, cross_attention, source_tokens
+from .cost import (LAYER_KINDS, MAX_COST_LENGTH, MAX_COST_SECONDS, MAX_COST_WIDTH, MIN_COST_LENGTH, SLOPE_FROM_LENGTH,
+                   cost_lengths, fit_loglog_slope, fitted_slope, operation_counts, time_layer, weights_bytes)
 
 __all__ = [
     "AttentionInputError",
@@ -34,7 +41,7 @@ __all__ = [
     "ANSWER_TOLERANCE", "EXAMPLE", "HAND_STAGES", "MAX_CELL_MAGNITUDE", "MAX_HAND_TOKENS", "MAX_HAND_WIDTH",
     "AnswerCheck", "CellProblem", "GridReading", "HandExample", "check_answer", "format_cell", "hand_trace",
     "read_grid", "read_number", "resize_grid", "stage_truth",
-    "LinearTerms", "RowArithmetic", "linear_terms", "row_arithmetic", "unscaled_weights",
+    "LinearTerms", "RowArithmetic", "linear_terms", "row_arithmetic",
     "DEVICE_CHOICES", "available_devices", "resolve_device",
     "Lesson", "LessonConfig", "build_mask", "check_config", "lesson_tokens", "run_lesson",
     "MAX_D_K", "MAX_D_MODEL", "MAX_D_V", "MAX_HEADS", "MAX_REAL_MODEL_TOKENS", "MAX_SEED",
@@ -50,4 +57,11 @@ __all__ = [
     "decode_with_kv_cache", "divisors", "grouped_kwargs", "kv_cache_table", "reach_span", "sliding_window_reach",
     "time_generation_step",
     "HeadStats", "attention_rollout", "head_roles", "head_stats", "mean_over_heads",
+    "MAX_POSITION", "EquivarianceCheck", "RopeShiftCheck", "apply_rope", "equivariance_check", "rope_shift_check",
+    "shuffled_order", "sinusoidal_positions",
+    "MAX_SCALING_D_K", "MAX_SCALING_KEYS", "MAX_SCALING_SAMPLES", "SoftmaxStats", "VarianceSample",
+    "dot_product_variance", "row_entropy", "softmax_jacobian_norm", "softmax_saturation", "unscaled_weights",
+    "CrossLesson", "cross_attention", "source_tokens",
+    "LAYER_KINDS", "MAX_COST_LENGTH", "MAX_COST_SECONDS", "MAX_COST_WIDTH", "MIN_COST_LENGTH", "SLOPE_FROM_LENGTH",
+    "cost_lengths", "fit_loglog_slope", "fitted_slope", "operation_counts", "time_layer", "weights_bytes",
 ]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from .errors import AttentionInputError
-from .attention import AttentionTrace, apply_mask, masked_softmax
+from .attention import AttentionTrace
 
 
 @dataclass(frozen=True)
@@ -90,9 +90,3 @@ def linear_terms(x_row: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = 
         result = result + b  # (d_out,)          + b[c]
     return LinearTerms(x_row, products, b, result)
 
-
-def unscaled_weights(trace: AttentionTrace) -> torch.Tensor:
-    """softmax(Q Kᵀ) without the ÷√d_k, blocked keys excluded as in the trace: (h, T, S).
-
-    Set beside ``trace.weights`` it shows what the scaling prevents: a saturated softmax."""
-    return masked_softmax(apply_mask(trace.scores, trace.mask))  # (h, T, S)

@@ -21,9 +21,10 @@ from typing import Callable
 
 import streamlit as st
 
-from attention_core import (MAX_CONTEXT_LENGTH, MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_LAYERS, MAX_SEED,
-                            MAX_SENTENCE_CHARS, MAX_TOKENS, MODEL_ALLOWLIST, AttentionInputError, available_devices,
-                            tokenize)
+from attention_core import (MAX_CONTEXT_LENGTH, MAX_COST_LENGTH, MAX_COST_WIDTH, MAX_D_K, MAX_D_MODEL, MAX_D_V,
+                            MAX_HEADS, MAX_LAYERS, MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES, MAX_SEED,
+                            MAX_SENTENCE_CHARS, MAX_TOKENS, MIN_COST_LENGTH, MODEL_ALLOWLIST, AttentionInputError,
+                            available_devices, tokenize)
 
 from .text import STAGE_KEYS, STAGES, plain
 
@@ -124,6 +125,17 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
     LinkParam("context_length", whole(1, MAX_CONTEXT_LENGTH), f"a whole number from 1 to {MAX_CONTEXT_LENGTH}"),
     LinkParam("cache_precision", lambda raw: raw if len(raw) <= 40 and "bit" in raw else None, "a number format"),
     LinkParam("window_layers", whole(1, MAX_LAYERS), f"a whole number from 1 to {MAX_LAYERS}"),
+    LinkParam("why_dk", whole(1, MAX_SCALING_D_K), f"a whole number from 1 to {MAX_SCALING_D_K}"),
+    LinkParam("why_keys", whole(2, MAX_SCALING_KEYS), f"a whole number from 2 to {MAX_SCALING_KEYS}"),
+    LinkParam("why_samples", whole(100, MAX_SCALING_SAMPLES), f"a whole number from 100 to {MAX_SCALING_SAMPLES}"),
+    LinkParam("pos_shuffle", whole(1, 99), "a whole number from 1 to 99"),
+    LinkParam("pos_shift", whole(0, 1000), "a whole number from 0 to 1000"),
+    LinkParam("cross_source", sentence, f"a sentence of at most {MAX_TOKENS} tokens"),
+    LinkParam("cross_pad", flag, "true or false"),
+    LinkParam("cross_pad_to", whole(1, MAX_TOKENS), f"a whole number from 1 to {MAX_TOKENS}"),
+    LinkParam("cost_longest", whole(MIN_COST_LENGTH, MAX_COST_LENGTH),
+              f"a whole number from {MIN_COST_LENGTH} to {MAX_COST_LENGTH}"),
+    LinkParam("cost_width", whole(1, MAX_COST_WIDTH), f"a whole number from 1 to {MAX_COST_WIDTH}"),
 )}
 """Every URL key the app reads. A widget bound to the URL must use one of these keys (a test checks it)."""
 

@@ -1,0 +1,133 @@
+"""What attention costs as the sequence grows: timings, the memory of the weights, fitted slopes.
+
+Self-attention compares every query with every key: O(T²·d) operations and a T × T matrix of weights
+per head. A recurrent layer does O(T·d²) work, but in T steps one after another. A fused kernel
+(``torch.nn.functional.scaled_dot_product_attention``) does the same arithmetic as ``attend`` without
+writing the T × T weights to memory.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch.utils import benchmark
+
+from .errors import AttentionInputError
+from .attention import attend
+from .device import resolve_device
+
+MAX_COST_LENGTH = 4096
+"""Longest sequence the cost page times (its T × T float32 weights take 64 MiB)."""
+
+MIN_COST_LENGTH = 32
+"""Shortest sequence the cost page times."""
+
+MAX_COST_WIDTH = 256
+"""Widest d (d_k = d_v = the recurrent layer's hidden size) the cost page times."""
+
+MAX_COST_SECONDS = 30.0
+"""Time budget of one measurement run on the cost page; longer lengths are skipped beyond it."""
+
+SLOPE_FROM_LENGTH = 256
+"""Slopes are fitted from this length up: below it fixed overheads hide the growth."""
+
+LAYER_KINDS = ("attend", "fused", "recurrent")
+"""attend: this project's attention (materialises the weights); fused: torch's
+scaled_dot_product_attention; recurrent: torch.nn.RNN with d hidden units."""
+
+
+def cost_lengths(longest: int, shortest: int = 64) -> list[int]:
+    """Powers of two from ``shortest`` to ``longest``: [64, 128, …, longest]."""
+    _check_length(longest)
+    _check_length(shortest)
+    lengths = [2**p for p in range(int(math.log2(shortest)), int(math.log2(longest)) + 1)]
+    return [n for n in lengths if shortest <= n <= longest] or [longest]
+
+
+def weights_bytes(length: int, num_heads: int = 1, dtype=torch.float32) -> int:
+    """Bytes of the (h, T, T) attention weights that ``attend`` keeps in memory."""
+    return num_heads * length * length * torch.empty((), dtype=dtype).element_size()
+
+
+def operation_counts(length: int, width: int, kernel: int = 3) -> dict[str, int]:
+    """Multiply-adds of one layer, as in Vaswani et al.'s table: self-attention T²·d,
+    recurrent T·d², convolution k·T·d²."""
+    return {"self-attention": length**2 * width, "recurrent": length * width**2,
+            "convolution": kernel * length * width**2}
+
+
+def time_layer(kind: str, length: int, width: int, device: str = "cpu", *, min_run_time: float = 0.1,
+               seed: int = 0) -> float:
+    """Seconds for one forward pass of ``kind`` on a sequence of ``length`` tokens of width d.
+
+    Attention gets q, k, v of shape (1, T, d); the recurrent layer gets x (T, d). Timed with
+    ``torch.utils.benchmark`` on one CPU thread, repeating in blocks for at least ``min_run_time``
+    seconds; the fastest block's mean is returned. On the CPU the clock is the thread's own CPU time,
+    which other programs on a busy machine cannot inflate; on a GPU it is wall time (waiting for the GPU).
+    """
+    if kind not in LAYER_KINDS:
+        raise AttentionInputError(f"Unknown layer {kind!r}: choose one of {', '.join(LAYER_KINDS)}.")
+    _check_length(length)
+    if isinstance(width, bool) or not isinstance(width, int) or not 1 <= width <= MAX_COST_WIDTH:
+        raise AttentionInputError(f"d must be a whole number from 1 to {MAX_COST_WIDTH}, got {width!r}.")
+    device = resolve_device(device)
+    generator = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(1, length, width, generator=generator).to(device) for _ in range(3))  # (1, T, d)
+    if kind == "attend":
+        def run():
+            return attend(q, k, v)
+    elif kind == "fused":
+        def run():
+            return F.scaled_dot_product_attention(q, k, v)
+    else:
+        rnn = torch.nn.RNN(width, width).to(device)
+
+        def run():
+            return rnn(q[0])  # (T, d): T steps, each x_t W_ih + h_{t−1} W_hh
+
+    def step():
+        with torch.inference_mode():
+            run()
+        if device.type == "mps":
+            torch.mps.synchronize()
+
+    clock = time.thread_time if device.type == "cpu" else time.perf_counter
+    timer = benchmark.Timer(stmt="step()", globals={"step": step}, num_threads=1, timer=clock)
+    return min(timer.blocked_autorange(min_run_time=min_run_time).times)
+
+
+def fit_loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """Least-squares line through (log x, log y): returns (slope, intercept), y ≈ e^intercept · x^slope.
+
+    A slope of 2 means doubling T quadruples the cost."""
+    if len(xs) != len(ys) or len(xs) < 2:
+        raise AttentionInputError("A slope needs at least two (T, value) points.")
+    if any(not (x > 0 and y > 0 and math.isfinite(x) and math.isfinite(y)) for x, y in zip(xs, ys)):
+        raise AttentionInputError("A log–log slope needs positive, finite values.")
+    log_x = torch.tensor([math.log(x) for x in xs], dtype=torch.float64)
+    log_y = torch.tensor([math.log(y) for y in ys], dtype=torch.float64)
+    if float(log_x.max() - log_x.min()) == 0:
+        raise AttentionInputError("A slope needs at least two different lengths.")
+    design = torch.stack((log_x, torch.ones_like(log_x)), dim=1)  # (n, 2)
+    slope, intercept = torch.linalg.lstsq(design, log_y.unsqueeze(1)).solution.squeeze(1).tolist()
+    return slope, intercept
+
+
+def fitted_slope(lengths: Sequence[int], values: Sequence[float],
+                 from_length: int = SLOPE_FROM_LENGTH) -> tuple[float, list[int]]:
+    """The log–log slope over the lengths ≥ ``from_length`` (all of them if fewer than two are);
+    returns (slope, the lengths used)."""
+    points = [(n, v) for n, v in zip(lengths, values) if n >= from_length]
+    if len(points) < 2:
+        points = list(zip(lengths, values))
+    slope, _ = fit_loglog_slope([n for n, _ in points], [v for _, v in points])
+    return slope, [n for n, _ in points]
+
+
+def _check_length(length: int) -> None:
+    if isinstance(length, bool) or not isinstance(length, int) or not MIN_COST_LENGTH <= length <= MAX_COST_LENGTH:
+        raise AttentionInputError(f"T must be a whole number from {MIN_COST_LENGTH} to {MAX_COST_LENGTH}, got {length!r}.")

@@ -1,0 +1,213 @@
+"""Helpers for the "why" lessons (scaling, positions, cross-attention, cost): page controls kept in the
+URL, cached experiments as DataFrames, and line charts on linear or log axes.
+
+Chart builders here are plain functions returning Altair charts from DataFrames (like
+:mod:`attention_ui.charts`); cached functions take only numbers and strings.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+import torch
+
+from attention_core import (LAYER_KINDS, MAX_COST_SECONDS, dot_product_variance, row_entropy, softmax_saturation,
+                            time_layer)
+
+from .controls import BOUND
+
+SERIES_COLORS = ["#3b5bdb", "#f08c00", "#2b8a3e", "#c2255c", "#5f3dc4"]
+GUIDE_COLOR = "#868e96"
+SCALING_D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+"""The d_k values swept by the scaling experiments (the slider's value is added)."""
+
+
+def half_share(presenter: bool) -> float:
+    """The share of the width budget for one of two charts side by side (presenter cells are larger
+    than the budget assumes, so they get less, or the pair would overlap on a 1280-px screen)."""
+    return 0.38 if presenter else 0.5
+
+
+def keep_page_settings(keys: tuple[str, ...]) -> None:
+    """Re-assign this page's own URL-bound widget values so they survive a page switch."""
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def page_slider(label: str, low: int, high: int, default: int, key: str, **options) -> int:
+    """A main-area slider kept in the URL (``?key=value``) and for the session; returns an int."""
+    value = st.session_state.get(key)
+    if value is not None and not (isinstance(value, int) and low <= value <= high):
+        st.session_state[key] = default  # a stale or forged value
+    return int(st.slider(label, low, high, default, key=key, **BOUND, **options))
+
+
+def page_choice(label: str, options: list, default, key: str, **extra):
+    """A main-area select slider over fixed options, kept in the URL and for the session."""
+    if key in st.session_state and st.session_state[key] not in options:
+        st.session_state[key] = default
+    return st.select_slider(label, options=options, value=default, key=key, **BOUND, **extra)
+
+
+def source_word_vectors(config, words: list[str]):
+    """The real model's word vectors (S, hidden) for a second sentence when the lesson uses them, else None."""
+    if config.seeded_embeddings:
+        return None
+    from .models import cached_word_embeddings
+
+    return torch.from_numpy(cached_word_embeddings(config.embeddings, tuple(words)))
+
+
+# ------------------------------------------------------------------------------------------- experiments
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def variance_table(d_ks: tuple[int, ...], samples: int, seed: int) -> pd.DataFrame:
+    """One row per d_k: sampled Var(q·k), Var(q·k/√d_k), the theory d_k and the standard error."""
+    rows = [dot_product_variance(d_k, samples, seed) for d_k in d_ks]
+    return pd.DataFrame({"d_k": [r.d_k for r in rows], "sampled": [r.variance for r in rows],
+                         "scaled": [r.scaled_variance for r in rows], "theory": [float(r.d_k) for r in rows],
+                         "standard_error": [r.standard_error for r in rows]})
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def saturation_table(d_ks: tuple[int, ...], num_keys: int, samples: int, seed: int) -> pd.DataFrame:
+    """One row per (d_k, scaling): mean largest weight, entropy and softmax Jacobian norm."""
+    rows = [stats for d_k in d_ks for stats in softmax_saturation(d_k, num_keys, samples, seed)]
+    return pd.DataFrame({"d_k": [r.d_k for r in rows],
+                         "scores": ["q·k / √d_k (scaled)" if r.scaled else "q·k (unscaled)" for r in rows],
+                         "largest weight": [r.max_weight for r in rows], "entropy": [r.entropy for r in rows],
+                         "gradient size": [r.jacobian_norm for r in rows]})
+
+
+MEASURE_PASSES = 2
+"""Each length is timed once per pass, the passes one after the other; the faster result counts, so a
+burst of other work on the machine spoils at most one of them."""
+
+
+@st.cache_data(max_entries=1024, show_spinner=False)
+def measured_seconds(device: str, kind: str, length: int, width: int, attempt: int = 0) -> float:
+    """One timing, cached per (device, layer, T, d, pass): a second press or visitor reuses it."""
+    return time_layer(kind, length, width, device)
+
+
+def measure_costs(device: str, lengths: list[int], width: int, on_progress: Callable[[float, str], None],
+                  budget: float = MAX_COST_SECONDS) -> tuple[pd.DataFrame, list[int]]:
+    """Time every layer kind at every length, shortest first, in MEASURE_PASSES passes, within ``budget`` s.
+
+    A length (with all longer ones) is dropped when the time spent so far plus 4× the previous length's
+    time (attention grows quadratically) would pass this pass's share of the budget. Returns one row per
+    (T, layer) with the fastest ``seconds`` over the passes, and the lengths that were skipped."""
+    times: dict[tuple[int, str], float] = {}
+    started, kept = time.perf_counter(), list(lengths)
+    steps = len(lengths) * len(LAYER_KINDS) * MEASURE_PASSES
+    done = 0
+    for attempt in range(MEASURE_PASSES):
+        previous, share = 0.0, budget * (attempt + 1) / MEASURE_PASSES
+        for i, length in enumerate(kept):
+            spent = time.perf_counter() - started
+            if i and spent + 4 * previous > share:
+                kept = kept[:i]
+                break
+            begin = time.perf_counter()
+            for kind in LAYER_KINDS:
+                on_progress(done / steps, f"Pass {attempt + 1} of {MEASURE_PASSES}: timing {kind} at T = {length}…")
+                seconds = measured_seconds(device, kind, length, width, attempt)
+                times[length, kind] = min(seconds, times.get((length, kind), seconds))
+                done += 1
+            previous = time.perf_counter() - begin
+    on_progress(1.0, "Done.")
+    rows = [{"T": n, "layer": kind, "seconds": times[n, kind]} for n in kept for kind in LAYER_KINDS]
+    return pd.DataFrame(rows), [n for n in lengths if n not in kept]
+
+
+def encoding_lines(encodings: torch.Tensor, columns: list[int]) -> pd.DataFrame:
+    """Long frame of some columns of positional encodings (length, d_model): position, column, value."""
+    values = encodings.detach().cpu().double()
+    names = {c: f"column {c} ({'sin' if c % 2 == 0 else 'cos'}, i = {c // 2})" for c in columns}
+    return pd.DataFrame([{"position": p, "column": names[c], "value": float(values[p, c])}
+                         for c in columns for p in range(values.shape[0])])
+
+
+def row_stats_frame(labels: list[str], weights: dict) -> pd.DataFrame:
+    """Per query row: the largest weight and the entropy of each named (T, S) weights tensor."""
+    table = {"query": list(labels)}
+    for name, values in weights.items():
+        table[f"largest weight, {name}"] = values.amax(dim=-1).tolist()
+    for name, values in weights.items():
+        table[f"entropy, {name}"] = row_entropy(values).tolist()
+    return pd.DataFrame(table)
+
+
+# ------------------------------------------------------------------------------------------------ charts
+
+
+def _scale(log: bool, base: int = 10) -> alt.Scale:
+    return alt.Scale(type="log", base=base) if log else alt.Scale(zero=False)
+
+
+def line_chart(df: pd.DataFrame, *, x: str, y: str, series: str | None = None, title: str = "",
+               log_x: bool = False, log_y: bool = False, x_title: str | None = None, y_title: str | None = None,
+               width: int = 360, height: int = 240, font_size: int = 13, colors: list[str] | None = None,
+               y_format: str = ".4~g", dashed: tuple[str, ...] = (),
+               marker: tuple[float, str] | None = None, y_axis_format: str | None = None) -> alt.LayerChart:
+    """Lines with points: ``y`` against ``x`` (one line per value of ``series``), optional log axes.
+
+    ``dashed`` lists series drawn as dashed lines without points (theory lines and fits);
+    ``marker=(x value, text)`` adds a labelled vertical rule (e.g. at the slider's value);
+    ``y_axis_format`` (a d3 format such as "~s": 2M, 40k) keeps long axis numbers short."""
+    axis = {"labelFontSize": font_size, "titleFontSize": font_size}
+    x_enc = alt.X(f"{x}:Q", scale=_scale(log_x, 2), axis=alt.Axis(title=x_title or x, **axis))
+    y_enc = alt.Y(f"{y}:Q", scale=_scale(log_y),
+                  axis=alt.Axis(title=y_title or y, format=y_axis_format or alt.Undefined, **axis))
+    tooltip = ([alt.Tooltip(f"{series}:N")] if series else []) + [
+        alt.Tooltip(f"{x}:Q", format=".4~g"), alt.Tooltip(f"{y}:Q", format=y_format)]
+    base = alt.Chart(df).encode(x=x_enc, y=y_enc, tooltip=tooltip)
+    if series:
+        names = list(dict.fromkeys(df[series]))
+        palette = (colors or SERIES_COLORS)
+        color = alt.Color(f"{series}:N", sort=names,
+                          scale=alt.Scale(domain=names, range=[palette[i % len(palette)] for i in range(len(names))]),
+                          legend=alt.Legend(title=None, orient="bottom", direction="vertical", labelFontSize=font_size,
+                                            labelLimit=800))
+        stroke = alt.StrokeDash(f"{series}:N", sort=names, legend=None,
+                                scale=alt.Scale(domain=names, range=[[6, 4] if n in dashed else [1, 0] for n in names]))
+        base = base.encode(color=color, strokeDash=stroke)
+        points = base.transform_filter(alt.FieldOneOfPredicate(series, [n for n in names if n not in dashed]))
+    else:
+        points = base
+    layers = [base.mark_line(strokeWidth=2.5), points.mark_point(filled=True, size=50)]
+    if marker is not None:
+        spot = pd.DataFrame({x: [marker[0]], "text": [marker[1]]})
+        rule = alt.Chart(spot).encode(x=f"{x}:Q")
+        layers += [rule.mark_rule(color=GUIDE_COLOR, strokeDash=[2, 2]),
+                   rule.mark_text(align="left", dx=4, baseline="top", color=GUIDE_COLOR, fontSize=font_size)
+                   .encode(y=alt.value(2), text="text:N")]
+    chart = alt.layer(*layers)
+    chart = chart.properties(width=width, height=height)
+    if title:
+        chart = chart.properties(title=alt.TitleParams(title, fontSize=font_size + 2, anchor="start"))
+    return chart
+
+
+def bytes_text(count: float) -> str:
+    """1536 -> "1.5 KiB"."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if count < 1024 or unit == "GiB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024
+    return f"{count:.1f} GiB"
+
+
+def seconds_text(seconds: float) -> str:
+    """0.00123 -> "1.23 ms"."""
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.0f} µs"

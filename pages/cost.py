@@ -1,0 +1,127 @@
+"""What attention costs: time and memory against the sequence length T, next to a recurrent layer and a
+fused kernel. Measurements run only when the button is pressed."""
+
+import pandas as pd
+import streamlit as st
+
+from attention_core import (AttentionInputError, MAX_COST_LENGTH, MAX_COST_SECONDS, SLOPE_FROM_LENGTH, cost_lengths,
+                            fitted_slope, operation_counts, resolve_device, weights_bytes)
+from attention_ui.controls import lesson_settings
+from attention_ui.views import show_chart
+from attention_ui.why import bytes_text, keep_page_settings, line_chart, measure_costs, page_choice, seconds_text
+
+KEYS = ("cost_longest", "cost_width")
+LONGEST_CHOICES = [n for n in (256, 512, 1024, 2048, 4096) if n <= MAX_COST_LENGTH]
+CPU_LONGEST = 2048  # on a shared CPU host, T = 4096 would hold about 250 MB of scores and weights at once
+WIDTH_CHOICES = [16, 32, 64, 128, 256]
+RESULTS = "cost_results"  # session key: {(device, longest, width): (timings, skipped lengths)}
+LAYER_NAMES = {"attend": "attention (attend: keeps the T×T weights)",
+               "fused": "fused scaled_dot_product_attention",
+               "recurrent": "recurrent layer (torch.nn.RNN)"}
+
+settings = lesson_settings("What attention costs")
+keep_page_settings(KEYS)
+font, wide = settings.font_size, settings.presenter
+st.markdown(
+    "Every query is compared with every key, so a sequence of T tokens makes T² scores per head, and the "
+    "softmax weights form a T × T matrix. Double the sentence and attention does four times the work and "
+    "needs four times the memory for its weights. A recurrent layer grows only linearly in T, but it has "
+    "to walk through the tokens one after another, while attention does all of them at once."
+)
+st.latex(r"\underbrace{Q K^\top}_{T \times T}:\ O(T^2 \cdot d)\ \text{operations},\quad "
+         r"O(T^2)\ \text{memory per head} \qquad\text{vs.}\qquad \text{RNN: } O(T \cdot d^2)")
+st.markdown(
+    "| Layer | Operations per layer | Sequential steps | Longest path between two tokens |\n"
+    "|---|---|---|---|\n"
+    "| Self-attention | O(T²·d) | O(1) | O(1) |\n"
+    "| Recurrent | O(T·d²) | O(T) | O(T) |\n"
+    "| Convolution (kernel k) | O(k·T·d²) | O(1) | O(log_k T) |\n"
+    "| Self-attention within a window r | O(r·T·d) | O(1) | O(T/r) |\n"
+)
+st.caption("From Vaswani et al. (2017), “Attention is all you need”, table 1. T: sequence length, d: width.")
+
+try:
+    device = resolve_device(settings.config.device).type
+except AttentionInputError as err:
+    st.error(f"**Please pick another device.** {err}", icon="⚠️")
+    st.stop()
+choices = [n for n in LONGEST_CHOICES if device != "cpu" or n <= CPU_LONGEST]
+left, right = st.columns(2)
+with left:
+    longest = page_choice("Longest T", choices, 2048, "cost_longest",
+                          help=f"Up to {choices[-1]} on {device} (the device is picked in the sidebar).")
+with right:
+    width = page_choice("Width d (d_k = d_v = the RNN's hidden size)", WIDTH_CHOICES, 64, "cost_width")
+lengths = cost_lengths(longest)
+
+st.subheader("1 · What the formulas predict")
+counts = pd.DataFrame([{"T": n, "layer": name, "operations": ops}
+                       for n in lengths for name, ops in operation_counts(n, width).items()])
+memory = pd.DataFrame({"T": lengths, "layer": "T × T float32 weights, one head",
+                       "bytes": [weights_bytes(n) for n in lengths]})
+size = {"font_size": font, "width": 500 if wide else 300, "height": 300 if wide else 240, "log_x": True, "log_y": True,
+        "y_axis_format": "~s"}
+left, right = st.columns(2)
+with left:
+    show_chart(line_chart(counts, x="T", y="operations", series="layer", title=f"multiply-adds (d = {width})",
+                          y_format=".3~s", **size))
+with right:
+    show_chart(line_chart(memory, x="T", y="bytes", series="layer", title="memory of the attention weights",
+                          y_format=".3~s", **size))
+st.markdown(f"The lines cross at T = d = {width}: for sentences shorter than the width, attention does fewer "
+            f"operations than a recurrent layer; beyond it, more. At T = {longest} one head's weights take "
+            f"{bytes_text(weights_bytes(longest))}.")
+
+st.subheader("2 · Measure it on this machine")
+clock = "the CPU time of one thread, which other programs cannot inflate" if device == "cpu" else "wall time"
+st.markdown(f"Times one forward pass at T = {', '.join(map(str, lengths))} on **{device}** ({clock}), for each "
+            f"layer, repeated for at least 0.1 s in two passes (the faster counts). The whole run stops after "
+            f"about {MAX_COST_SECONDS:.0f} s; results are kept for this device, so pressing again is instant.")
+key = (device, longest, width)
+if st.button(f"Measure on {device}", key="cost_measure", type="primary", icon=":material/timer:"):
+    bar = st.progress(0.0, text="Starting…")
+    try:
+        timings, skipped = measure_costs(device, lengths, width, lambda f, text: bar.progress(f, text=text))
+    except (AttentionInputError, RuntimeError) as err:
+        bar.empty()
+        st.error(f"**The measurement failed.** {err}", icon="⚠️")
+        st.stop()
+    bar.empty()
+    st.session_state.setdefault(RESULTS, {})[key] = (timings, skipped)
+
+measured = st.session_state.get(RESULTS, {}).get(key)
+if measured is None:
+    st.info("Nothing measured yet for these settings: press the button (it takes a few seconds).")
+    st.stop()
+
+timings, skipped = measured
+if skipped:
+    st.warning(f"Stopped before T = {', '.join(map(str, skipped))} to stay within {MAX_COST_SECONDS:.0f} s.")
+slopes = {}
+for kind, group in timings.groupby("layer", sort=False):
+    slopes[kind], _ = fitted_slope(group["T"].tolist(), group["seconds"].tolist())
+named = timings.assign(layer=[f"{LAYER_NAMES[k]}: slope {slopes[k]:.2f}" for k in timings["layer"]])
+show_chart(line_chart(named, x="T", y="seconds", series="layer", title=f"time per forward pass on {device} (log–log)",
+                      y_format=".3~s", log_x=True, log_y=True, font_size=font,
+                      width=900 if wide else 560,
+                      height=380 if wide else 300))
+measured_lengths = sorted(set(timings["T"]))
+memory_slope, _ = fitted_slope(measured_lengths, [weights_bytes(n) for n in measured_lengths])
+cols = st.columns(4)
+cols[0].metric("attention: fitted slope", f"{slopes['attend']:.2f}")
+cols[1].metric("fused kernel: fitted slope", f"{slopes['fused']:.2f}")
+cols[2].metric("recurrent: fitted slope", f"{slopes['recurrent']:.2f}")
+cols[3].metric("T×T weights memory: slope", f"{memory_slope:.2f}")
+st.caption(f"Slopes are fitted to log(time) against log(T) for T ≥ {SLOPE_FROM_LENGTH} (all points if fewer than "
+           "two are that long): below it fixed overheads dominate. Slope 2 means ×4 time for ×2 tokens.")
+table = timings.pivot(index="T", columns="layer", values="seconds")
+table = table.map(seconds_text).assign(**{"T×T weights": [bytes_text(weights_bytes(n)) for n in table.index]})
+st.dataframe(table, width="content")
+st.markdown(
+    "The fused kernel does the same arithmetic but in tiles, without writing the T × T weights to memory "
+    "(which kernel runs depends on the device and dtype): less memory traffic, so it is usually faster and can "
+    "handle longer sequences. It still does O(T²) work. The recurrent layer grows about linearly, but its T steps "
+    "run one after another, which a GPU cannot spread out."
+)
+st.markdown("**Takeaway:** attention's cost grows with the square of the length — in time and in the memory of its "
+            "weights — which is why long contexts need fused kernels, windows or other tricks.")

@@ -1,0 +1,99 @@
+"""Cross-attention: queries from one sentence, keys and values from another (T × S weights)."""
+
+import streamlit as st
+
+from attention_core import (AttentionInputError, MAX_SENTENCE_CHARS, MAX_TOKENS, cross_attention, source_tokens)
+from attention_ui import charts, frames
+from attention_ui.controls import BOUND, lesson_settings
+from attention_ui.text import plain
+from attention_ui.views import StageView, numbers_table, show_chart, token_heatmap
+from attention_ui.why import half_share, keep_page_settings, page_slider, source_word_vectors
+
+KEYS = ("cross_source", "cross_pad", "cross_pad_to")
+DEFAULT_SOURCE = "Le chat s'est assis sur le tapis."
+
+settings = lesson_settings("Cross-attention")
+half = half_share(settings.presenter)
+keep_page_settings(KEYS)
+lesson, config, head = settings.lesson, settings.config, settings.head
+st.markdown(
+    "In self-attention a sentence looks at itself. In **cross-attention** the queries come from one "
+    "sequence and the keys and values from another. A translation model's decoder, writing the English "
+    "sentence, asks questions with its own tokens and reads the answers from the encoded source sentence. "
+    "T queries meet S keys, so the weights form a T × S grid that need not be square."
+)
+st.latex(r"Q = X_{\text{target}} W_Q,\quad K = X_{\text{source}} W_K,\quad V = X_{\text{source}} W_V,\qquad "
+         r"A = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) \in \mathbb{R}^{T \times S}")
+
+st.subheader("1 · Where each attention sits in an encoder–decoder")
+st.graphviz_chart(
+    """
+    digraph {
+      rankdir=LR; bgcolor="transparent"; compound=true;
+      node [shape=box, style="rounded,filled", fillcolor="#eef2ff", color="#3b5bdb", fontname="sans-serif",
+            fontsize=13];
+      edge [color="#555555", fontname="sans-serif", fontsize=11];
+      subgraph cluster_enc { label="encoder (reads the source)"; fontname="sans-serif"; color="#adb5bd";
+        src [label="source tokens"]; es [label="self-attention\\n(every source token\\nsees every other)"];
+        src -> es; }
+      subgraph cluster_dec { label="decoder (writes the target)"; fontname="sans-serif"; color="#adb5bd";
+        tgt [label="target tokens"]; ds [label="masked self-attention\\n(no peeking ahead)"];
+        ca [label="cross-attention\\nQ from the decoder,\\nK and V from the encoder", fillcolor="#fff3bf",
+            color="#f08c00"];
+        out [label="next word"]; tgt -> ds -> ca -> out; }
+      es -> ca [label="K, V"];
+    }
+    """
+)
+
+st.subheader("2 · Two sentences")
+left, right = st.columns(2)
+left.markdown(f"**Queries (the target):** the sidebar's sentence, {len(lesson.tokens)} tokens.")
+with right:
+    source = st.text_input("Keys and values (the source)", DEFAULT_SOURCE, key="cross_source",
+                           max_chars=MAX_SENTENCE_CHARS, help=f"At most {MAX_TOKENS} tokens.", **BOUND)
+pad = st.toggle("Pad the source, as in a batch of sentences of different lengths", key="cross_pad", **BOUND)
+pad_to = page_slider("Pad the source to … tokens", 1, MAX_TOKENS, 12, "cross_pad_to") if pad else 0
+
+try:
+    words, is_padding = source_tokens(source, pad_to)
+    vectors = source_word_vectors(config, [w for w, p in zip(words, is_padding) if not p])
+    cross = cross_attention(lesson, source, pad_to=pad_to, source_vectors=vectors)
+except AttentionInputError as err:
+    st.error(f"**Please adjust the source sentence.** {err}", icon="⚠️")
+    st.stop()
+
+T, S = len(settings.labels), len(cross.source_tokens)
+source_labels = frames.token_labels(cross.source_tokens)
+weights = cross.trace.weights[head]  # (T, S)
+st.subheader(f"3 · Cross-attention weights: T × S = {T} × {S}")
+cross_view = StageView(cross.trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size,
+                       key_labels=source_labels)
+self_view = StageView(lesson.trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size)
+left, right = st.columns(2)
+with left:
+    show_chart(token_heatmap(self_view, lesson.trace.weights[head], f"self-attention: {T} × {T}", weights=True,
+                             share=half))
+with right:
+    show_chart(token_heatmap(cross_view, weights, f"cross-attention: {T} × {S}", weights=True, share=half))
+cols = st.columns(3)
+cols[0].metric("queries T (rows)", T)
+cols[1].metric("keys S (columns)", S)
+cols[2].metric("largest |row sum − 1|", f"{cross.row_sum_error:.1e}")
+st.markdown("Left, the target sentence attends to itself (T × T, with the sidebar's mask). Right, the same queries "
+            "attend to the source (T × S): every row is still a set of weights that adds up to 1, now spread over "
+            "the other sentence. The same weights W_Q, W_K, W_V are used for both here; a real model learns "
+            "separate ones for its cross-attention.")
+if cross.mask is not None:
+    real = is_padding.count(False)
+    st.info(f"The source is padded from {real} to {S} tokens. The [PAD] keys are blocked in every row, so they get "
+            "zero weight and the real source tokens share all of it.")
+
+st.markdown(f"**What {plain(settings.labels[settings.follow])} reads from the source** (head {head + 1}):")
+show_chart(charts.row_bars(frames.row_frame(weights[settings.follow], source_labels),
+                           cell_size=max(min(settings.cell_size, 700 // S), 24), font_size=settings.font_size,
+                           title=f"row of {settings.labels[settings.follow]}"))
+numbers_table(weights, settings.labels, source_labels, caption="The numbers: cross-attention weights")
+
+st.markdown("**Takeaway:** cross-attention is the same formula with K and V taken from another sequence, so the "
+            "weights are T × S and each target token builds its vector from the source.")

@@ -1,0 +1,134 @@
+"""Order and position: attention alone ignores word order; sinusoidal encodings and RoPE add it."""
+
+import streamlit as st
+
+from attention_core import (AttentionInputError, MAX_POSITION, equivariance_check, rope_shift_check, shuffled_order,
+                            sinusoidal_positions)
+from attention_ui import frames
+from attention_ui.controls import lesson_settings
+from attention_ui.text import plain
+from attention_ui.views import StageView, feature_heatmap, show_chart, token_heatmap
+from attention_ui.why import encoding_lines, half_share, keep_page_settings, line_chart, page_slider
+
+KEYS = ("pos_shuffle", "pos_shift")
+LINE_POSITIONS = 64  # positions drawn in the line chart of the encodings
+EQUIVARIANT = 1e-4  # a largest difference below this counts as "the same rows, reordered"
+
+settings = lesson_settings("Order and position")
+half = half_share(settings.presenter)
+keep_page_settings(KEYS)
+lesson, head = settings.lesson, settings.head
+tokens, T = lesson.tokens, len(lesson.tokens)
+view = StageView(lesson.trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size)
+st.markdown(
+    "Attention compares every query with every key, and nothing in QKᵀ says which token came first. "
+    "Shuffle the sentence and each token still finds the same partners: the outputs are the same rows, "
+    "only reordered. For attention “dog bites man” and “man bites dog” are the same set of words, so a "
+    "transformer must be told where each token stands."
+)
+st.latex(r"\mathrm{Attn}(P X) = P\, \mathrm{Attn}(X) \quad \text{for every permutation } P")
+
+
+def show_gap(check, label: str) -> None:
+    """The largest difference between the shuffled run and the reordered original run, and its verdict."""
+    left, right = st.columns([1, 2], vertical_alignment="center")
+    left.metric(label, f"{check.gap:.1e}")
+    if check.gap < EQUIVARIANT:
+        right.markdown("**Equivariant:** the shuffled sentence gives exactly the same output rows, reordered "
+                       "(the difference is rounding).")
+    else:
+        right.markdown("**Not equivariant any more:** after reordering, the rows differ. The output now depends "
+                       "on where each token stands.")
+
+
+# ------------------------------------------------------------------------------------------ shuffle
+st.subheader("1 · Without positions, shuffling only shuffles the output")
+order = None
+if T < 2:
+    st.info("Type a sentence of at least two tokens to shuffle it.")
+else:
+    shuffle = page_slider("Shuffle number", 1, 99, 1, "pos_shuffle", help="Each number is a different seeded shuffle.")
+    order = shuffled_order(T, shuffle)
+    shuffled_labels = frames.token_labels([tokens[i] for i in order])
+    st.markdown("**Shuffled sentence:** " + " ".join(plain(tokens[i]) for i in order))
+    plain_check = equivariance_check(lesson.x, lesson.projections, order)
+    left, right = st.columns(2)
+    with left:
+        chart, _ = feature_heatmap(view, plain_check.output, settings.labels, "output for the sentence", prefix="o",
+                                   share=half)
+        show_chart(chart)
+    with right:
+        chart, _ = feature_heatmap(view, plain_check.shuffled_output, shuffled_labels,
+                                   "output for the shuffled sentence", prefix="o", share=half)
+        show_chart(chart)
+    show_gap(plain_check, "largest difference, no positions")
+    st.caption("Both runs use the same weights and no mask (a causal mask itself depends on order).")
+
+# ---------------------------------------------------------------------------------------- sinusoidal
+d_model = lesson.x.shape[1]
+st.subheader("2 · Sinusoidal positional encodings")
+st.markdown(
+    "The original Transformer adds a fixed vector to each slot: position p gets sines and cosines of p at "
+    "frequencies that fall from one column pair to the next, so every position has its own pattern and "
+    "nearby positions have similar ones. The words move; the encodings stay with the slots."
+)
+st.latex(r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d_{model}}}\right),\qquad "
+         r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d_{model}}}\right),\qquad X' = X + PE")
+try:
+    encodings = sinusoidal_positions(T, d_model, dtype=lesson.x.dtype, device=lesson.x.device)  # (T, d_model)
+    positioned = None if order is None else equivariance_check(lesson.x, lesson.projections, order,
+                                                               positions=encodings)
+except AttentionInputError as err:
+    st.error(f"**The encodings cannot be built for these settings.** {err}", icon="⚠️")
+    st.stop()
+chart, note = feature_heatmap(view, encodings, frames.feature_labels(T, "p"),
+                              f"PE for positions 0–{T - 1} (rows) × d_model = {d_model} (columns)", prefix="d")
+show_chart(chart)
+if note:
+    st.caption(note)
+columns = sorted({0, 2, d_model // 2 - d_model // 2 % 2, d_model - 2} & set(range(0, d_model, 2)))
+long_range = sinusoidal_positions(LINE_POSITIONS, d_model)  # (64, d_model)
+show_chart(line_chart(encoding_lines(long_range, columns), x="position", y="value", series="column",
+                      title=f"some sin columns over positions 0–{LINE_POSITIONS - 1}: the frequency falls with i",
+                      font_size=settings.font_size, width=900 if settings.presenter else 560, height=220))
+if positioned is not None:
+    show_gap(positioned, "largest difference, with PE")
+
+# ----------------------------------------------------------------------------------------------- RoPE
+st.subheader("3 · Rotary embeddings (RoPE): scores that depend on distance")
+st.markdown(
+    "Most recent models rotate the queries and keys instead of adding vectors to X. Each pair of features "
+    "of q (and of k) at position p is turned by the angle p·θᵢ. A rotation keeps lengths, and the angle "
+    "between a rotated query at m and a rotated key at n depends only on **m − n**: move every token by the "
+    "same amount and every score stays the same."
+)
+st.latex(r"\theta_i = 10000^{-2i/d_k},\qquad q_m' = R(m\theta)\, q_m,\quad k_n' = R(n\theta)\, k_n,\qquad "
+         r"q_m'^{\top} k_n' = q_m^\top R\big((n - m)\theta\big)\, k_n")
+d_k = lesson.trace.d_k
+if d_k % 2:
+    st.warning(f"RoPE turns features in pairs, so it needs an even d_k; this lesson has d_k = {d_k}. "
+               "Pick an even d_k (or, with identity weights, a d_model that gives each head an even width).")
+    st.stop()
+shift = page_slider("Shift every position by", 0, 1000, 100, "pos_shift",
+                    help=f"Positions up to {MAX_POSITION:,} are accepted by the core.")
+try:
+    rope = rope_shift_check(lesson.trace.q[head], lesson.trace.k[head], shift)
+except AttentionInputError as err:
+    st.error(f"**The shift cannot be applied.** {err}", icon="⚠️")
+    st.stop()
+bound = float(rope.scores.abs().max()) or 1.0
+left, right = st.columns(2)
+with left:
+    show_chart(token_heatmap(view, rope.scores, f"RoPE scores, positions 0…{T - 1}", domain=(-bound, bound),
+                             share=half))
+with right:
+    show_chart(token_heatmap(view, rope.shifted_scores, f"positions {shift}…{shift + T - 1}",
+                             domain=(-bound, bound), share=half))
+left, right = st.columns([1, 2], vertical_alignment="center")
+left.metric("largest score difference after the shift", f"{rope.gap:.1e}")
+right.markdown("The two grids are the same: a RoPE score sees how far apart two tokens are, not where they are. "
+               "(Values, V, are not rotated.)")
+
+st.markdown("**Takeaway:** attention by itself treats a sentence as a bag of tokens; position enters only "
+            "through what we add — encodings added to X, or rotations of q and k that make scores depend on "
+            "distance.")

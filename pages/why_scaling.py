@@ -1,0 +1,114 @@
+"""Why the scores are divided by √d_k: the variance of q·k, a saturating softmax, vanishing gradients."""
+
+import math
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from attention_core import (AttentionInputError, MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES,
+                            unscaled_weights)
+from attention_ui.controls import lesson_settings
+from attention_ui.views import StageView, show_chart, token_heatmap
+from attention_ui.why import (SCALING_D_KS, half_share, keep_page_settings, line_chart, page_slider,
+                              row_stats_frame, saturation_table, variance_table)
+
+KEYS = ("why_dk", "why_keys", "why_samples")
+TOLERANCE_SE = 4  # the sampled variance is "as expected" within this many standard errors of d_k
+
+settings = lesson_settings("Why divide by √d_k?")
+half = half_share(settings.presenter)
+keep_page_settings(KEYS)
+st.markdown(
+    "A score is a dot product of d_k numbers. If the entries of q and k are random with variance 1, every "
+    "product q_d·k_d has variance 1, and the sum of d_k of them has variance **d_k**: the longer the vectors, "
+    "the more spread out the scores. Softmax turns a wide spread into one weight near 1 and the rest near 0, "
+    "and then it barely reacts to its input: the gradient that training needs vanishes."
+)
+st.latex(r"q_d, k_d \sim \mathcal{N}(0, 1) \;\Rightarrow\; \operatorname{Var}(q \cdot k) = "
+         r"\sum_{d=1}^{d_k} \operatorname{Var}(q_d k_d) = d_k, \qquad "
+         r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = 1")
+
+controls = st.columns(3)
+with controls[0]:
+    d_k = page_slider("d_k", 1, MAX_SCALING_D_K, 64, "why_dk", help="The width of q and k in the experiment.")
+with controls[1]:
+    num_keys = page_slider("Number of keys (one softmax row)", 2, MAX_SCALING_KEYS, 16, "why_keys")
+with controls[2]:
+    samples = page_slider("Samples", 100, MAX_SCALING_SAMPLES, 1000, "why_samples", step=100,
+                          help="Random q, k pairs drawn per d_k. More samples, less noise.")
+d_ks = tuple(sorted(set(SCALING_D_KS) | {d_k}))
+seed = settings.config.seed
+font, wide = settings.font_size, settings.presenter
+
+# -------------------------------------------------------------------------------------------- variance
+st.subheader("1 · The spread of q·k grows with d_k")
+try:
+    variance = variance_table(d_ks, samples, seed)
+    saturation = saturation_table(d_ks, num_keys, samples, seed)
+except AttentionInputError as err:
+    st.error(f"**This experiment cannot run with these settings.** {err}", icon="⚠️")
+    st.stop()
+lines = pd.concat([
+    variance.assign(series="Var(q·k), sampled", value=variance["sampled"]),
+    variance.assign(series="theory: Var = d_k", value=variance["theory"]),
+    variance.assign(series="Var(q·k / √d_k), sampled", value=variance["scaled"]),
+])[["d_k", "series", "value"]]
+show_chart(line_chart(lines, x="d_k", y="value", series="series", log_x=True, log_y=True,
+                      y_title="variance of the score", title="variance of q·k against d_k (log–log)",
+                      dashed=("theory: Var = d_k",), marker=(d_k, f"d_k = {d_k}"), font_size=font,
+                      width=900 if wide else 560, height=380 if wide else 280))
+here = variance[variance["d_k"] == d_k].iloc[0]
+off = (here["sampled"] - d_k) / here["standard_error"]
+cols = st.columns(3)
+cols[0].metric(f"Var(q·k) at d_k = {d_k}, sampled", f"{here['sampled']:.2f}")
+cols[1].metric("theory: d_k", f"{d_k}")
+cols[2].metric("Var(q·k / √d_k), sampled", f"{here['scaled']:.3f}")
+tolerance = TOLERANCE_SE * here["standard_error"]
+verdict = "within" if abs(here["sampled"] - d_k) <= tolerance else "outside"
+st.markdown(f"The sampled variance is {off:+.1f} standard errors from d_k: **{verdict}** the tolerance of "
+            f"±{tolerance:.2f} (±{100 * tolerance / d_k:.1f} %, {TOLERANCE_SE} standard errors for {samples} "
+            f"samples). After dividing by √d_k the variance is about 1 for every d_k.")
+
+# ------------------------------------------------------------------------------------------ saturation
+st.subheader("2 · Unscaled scores saturate the softmax")
+st.markdown(f"For each d_k: one random query against {num_keys} random keys, softmax over the row, averaged "
+            f"over {samples} rows. A uniform row has largest weight 1/{num_keys} = {1 / num_keys:.3f} and "
+            f"entropy log {num_keys} = {math.log(num_keys):.2f}; a saturated row has largest weight 1 and entropy 0.")
+st.latex(r"\frac{\partial a_i}{\partial s_j} = a_i(\delta_{ij} - a_j), \qquad "
+         r"\lVert J \rVert_F \to 0 \text{ as one } a_i \to 1")
+panel = {"x": "d_k", "series": "scores", "log_x": True, "marker": (d_k, f"{d_k}"), "font_size": font,
+         "width": 290 if wide else 215, "height": 300 if wide else 220}
+charts = [line_chart(saturation, y="largest weight", title="largest weight in a row", **panel),
+          line_chart(saturation, y="entropy", y_title="entropy (nats)", title="entropy of a row", **panel),
+          line_chart(saturation, y="gradient size", y_title="‖∂a/∂s‖", title="size of the softmax gradient",
+                     **panel)]
+show_chart(alt.hconcat(*charts))
+current = saturation[saturation["d_k"] == d_k].set_index("scores")
+table = current[["largest weight", "entropy", "gradient size"]].T
+st.markdown(f"**At d_k = {d_k}**, averaged over {samples} rows of {num_keys} keys:")
+st.dataframe(table.style.format("{:.4f}"), width="content")
+
+# ------------------------------------------------------------------------------------------- sentence
+st.subheader("3 · Your sentence, with and without the scaling")
+trace, head = settings.lesson.trace, settings.head
+view = StageView(trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size)
+with_scaling = trace.weights[head]
+without = unscaled_weights(trace)[head]
+st.markdown(f"The same queries and keys (d_k = {trace.d_k}, set in the sidebar), softmax with and without "
+            f"dividing by √{trace.d_k} = {math.sqrt(trace.d_k):.3f}.")
+left, right = st.columns(2)
+with left:
+    show_chart(token_heatmap(view, without, "softmax(QKᵀ): no scaling", weights=True, share=half))
+with right:
+    show_chart(token_heatmap(view, with_scaling, "softmax(QKᵀ / √d_k)", weights=True, share=half))
+rows = row_stats_frame(settings.labels, {"unscaled": without, "scaled": with_scaling})
+with st.expander("The numbers, row by row"):
+    st.dataframe(rows.style.format({c: "{:.4f}" for c in rows.columns if c != "query"}), hide_index=True,
+                 width="stretch")
+if trace.d_k < 16:
+    st.caption(f"With d_k = {trace.d_k} the difference is mild; raise d_k in the sidebar (up to 64) and the "
+               "unscaled rows turn into near one-hot rows.")
+
+st.markdown("**Takeaway:** dividing by √d_k keeps the scores' variance at 1 whatever the width, so the softmax "
+            "stays soft and keeps passing gradients back to the queries and keys.")

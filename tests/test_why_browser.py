@@ -1,0 +1,86 @@
+"""The why-lessons in a real browser: each page draws its charts, a page slider reruns it, and the cost
+page measures on a button press and draws the timings.
+
+Skips when Playwright or Chromium is missing (see tests/test_browser.py).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    from tests import browser_support as bs
+except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import browser_support as bs
+
+pytestmark = pytest.mark.browser
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+if bs.find_chromium() is None:
+    pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium", allow_module_level=True)
+
+PAGES = {"why-scaling": 4, "order-and-position": 6, "cross-attention": 3, "what-it-costs": 2}  # url path -> charts on arrival
+TIMEOUT_MS = 90_000
+
+
+@pytest.fixture(scope="module")
+def session():
+    """(a Chromium tab, the app's base URL), shared by this module's tests."""
+    with bs.streamlit_server(timeout=90) as base_url, sync_api.sync_playwright() as p:
+        browser = bs.launch_chromium(p)
+        try:
+            tab = browser.new_page(viewport={"width": 1280, "height": 800})
+            tab.set_default_timeout(TIMEOUT_MS)
+            tab.goto(base_url + "/", wait_until="domcontentloaded")  # the first run imports torch
+            bs.wait_for_app_idle(tab, timeout=TIMEOUT_MS)
+            yield tab, base_url
+        finally:
+            browser.close()
+
+
+def wait_for_drawn_charts(page, count: int) -> None:
+    """Wait until at least ``count`` charts have drawn (a finished run may still be adding them)."""
+    page.wait_for_function(
+        """n => Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]'))
+                    .filter(c => c.querySelector('svg, canvas')).length >= n""",
+        arg=count, timeout=TIMEOUT_MS)
+
+
+def open_lesson(session, path: str, charts: int = 1):
+    page, base_url = session
+    page.goto(f"{base_url}/{path}", wait_until="domcontentloaded")
+    bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
+    wait_for_drawn_charts(page, charts)
+    return page
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_page_draws_its_charts(session, path):
+    page = open_lesson(session, path, PAGES[path])
+    assert page.locator(bs.EXCEPTION).count() == 0
+
+
+def test_d_k_slider_reruns_the_scaling_page(session):
+    page = open_lesson(session, "why-scaling")
+    main = page.locator(bs.MAIN)
+    assert main.get_by_text("Var(q·k) at d_k = 64, sampled").count() == 1
+    main.locator('input[type="range"]').first.focus()
+    page.keyboard.press("ArrowRight")
+    bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
+    main.get_by_text("Var(q·k) at d_k = 65, sampled").wait_for()
+    assert "why_dk=65" in page.url
+
+
+def test_cost_page_measures_on_a_button_press(session):
+    page = open_lesson(session, "what-it-costs?cost_longest=512&cost_width=32")
+    main = page.locator(bs.MAIN)
+    assert main.get_by_text("Nothing measured yet").count() == 1
+    main.get_by_role("button", name=re.compile("Measure on")).click()
+    main.get_by_text("attention: fitted slope").wait_for(timeout=TIMEOUT_MS)
+    bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
+    wait_for_drawn_charts(page, 3)
+    assert page.locator(bs.EXCEPTION).count() == 0

@@ -1,0 +1,339 @@
+"""The why-lessons (√d_k, positions, cross-attention, cost) through AppTest, asserting on what is shown.
+
+Each page is opened as a deep link (app.py runs its navigation) and as a page run on its own after a
+switch; its own controls are moved and bad input is tried. Numbers are read from the metrics,
+the markdown and the data inside the Altair charts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from apptest_support import ROOT, open_page, switch_to
+
+WHY_PAGES = {
+    "pages/why_scaling.py": "Why divide by √d_k?",
+    "pages/positions.py": "Order and position",
+    "pages/cross_attention.py": "Cross-attention",
+    "pages/cost.py": "What attention costs",
+}
+
+
+def assert_ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def texts(at: AppTest, kind: str) -> list[str]:
+    return [str(e.value) for e in at.get(kind)]
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def metric(at: AppTest, label_part: str) -> float:
+    found = [float(v) for label, v in metrics(at).items() if label_part in label]
+    assert found, f"no metric like {label_part!r}: {metrics(at)}"
+    return found[0]
+
+
+def spec_titles(spec: dict) -> list[str]:
+    """The chart's title and those of its side-by-side parts."""
+    title = spec.get("title", "")
+    found = [title.get("text", "") if isinstance(title, dict) else str(title)]
+    return found + [t for part in spec.get("hconcat", []) for t in spec_titles(part)]
+
+
+def chart_data(at: AppTest, title_part: str) -> pd.DataFrame:
+    """The inline data of the first chart whose title (or a part's title) contains ``title_part``."""
+    titles = []
+    for element in at.get("vega_lite_chart"):
+        names = spec_titles(json.loads(element.proto.spec))
+        titles.extend(names)
+        if any(title_part in name for name in names):
+            parts = [pa.ipc.open_stream(d.data.data).read_pandas() for d in element.proto.datasets]
+            return pd.concat(parts, ignore_index=True)
+    raise AssertionError(f"no chart titled like {title_part!r}; charts: {titles}")
+
+
+def matrix(data: pd.DataFrame) -> pd.DataFrame:
+    return data.pivot_table(index="row_index", columns="col_index", values="value", dropna=False)
+
+
+def set_widget(at: AppTest, kind: str, key: str, value) -> AppTest:
+    getattr(at, kind)(key=key).set_value(value).run()
+    assert_ok(at)
+    return at
+
+
+@pytest.fixture(scope="module")
+def pages():
+    """One session per page, shared by the tests of this module (each sets what it needs)."""
+    cache: dict[str, AppTest] = {}
+
+    def get(page: str) -> AppTest:
+        if page not in cache:
+            cache[page] = open_page(page)
+        return cache[page]
+
+    return get
+
+
+@pytest.mark.parametrize("page", sorted(WHY_PAGES))
+def test_page_renders_its_title_and_charts_as_a_deep_link_and_alone(page):
+    at = open_page(page)
+    assert texts(at, "title") == [WHY_PAGES[page]]
+    assert not at.error, texts(at, "error")
+    assert len(at.get("vega_lite_chart")) >= 2
+    assert any(t.startswith("**Takeaway:**") for t in texts(at, "markdown")) or page == "pages/cost.py"
+    alone = switch_to(open_page("pages/overview.py"), page)
+    assert texts(alone, "title") == [WHY_PAGES[page]]
+    assert len(alone.get("vega_lite_chart")) >= 2
+
+
+def test_every_why_page_is_in_the_navigation_under_a_path_unlike_its_file_name():
+    """A URL path equal to a file's name in pages/ would let a deep link on a fresh server run that file
+    alone (the legacy pages-folder routing), skipping app.py and its navigation for every visitor."""
+    source = (ROOT / "app.py").read_text(encoding="utf-8")
+    for page, url in zip(sorted(WHY_PAGES), ["what-it-costs", "cross-attention", "order-and-position", "why-scaling"]):
+        assert re.search(rf'st\.Page\("{page}".*?url_path="{url}"', source, re.S), page
+        assert url != page.removeprefix("pages/").removesuffix(".py"), page
+
+
+# ------------------------------------------------------------------------------------------- √d_k
+
+
+def shown_variance(at: AppTest) -> tuple[float, float, float]:
+    """(sampled Var(q·k), the d_k it is for, the stated tolerance) as the page shows them."""
+    d_k = int(next(re.search(r"d_k = (\d+)", label).group(1) for label in metrics(at) if "sampled" in label
+                   and "√" not in label))
+    sampled = metric(at, f"Var(q·k) at d_k = {d_k}")
+    tolerance = float(re.search(r"tolerance of ±([\d.]+)", "\n".join(texts(at, "markdown"))).group(1))
+    return sampled, d_k, tolerance
+
+
+@pytest.mark.parametrize("d_k, samples", [(64, 1000), (1, 2000), (300, 500), (512, 2000)])
+def test_sampled_variance_is_within_the_stated_tolerance_of_d_k(pages, d_k, samples):
+    at = pages("pages/why_scaling.py")
+    set_widget(at, "slider", "why_dk", d_k)
+    set_widget(at, "slider", "why_samples", samples)
+    sampled, shown_d_k, tolerance = shown_variance(at)
+    assert shown_d_k == d_k
+    expected_se = d_k * math.sqrt(2 / (samples - 1) + 6 / (d_k * samples))
+    assert math.isclose(tolerance, 4 * expected_se, rel_tol=0.01, abs_tol=0.01)
+    assert abs(sampled - d_k) <= tolerance
+    assert abs(metric(at, "Var(q·k / √d_k)") - 1) <= tolerance / d_k
+    assert any("**within**" in t for t in texts(at, "markdown"))
+    lines = chart_data(at, "variance of q·k").dropna(subset=["series"])
+    theory = lines[lines["series"].str.startswith("theory")]
+    assert (theory["value"] == theory["d_k"]).all() and d_k in set(theory["d_k"])
+
+
+def test_unscaled_softmax_saturates_as_d_k_grows(pages):
+    at = pages("pages/why_scaling.py")
+    set_widget(at, "slider", "why_dk", 512)
+    set_widget(at, "slider", "why_keys", 16)
+    data = chart_data(at, "largest weight in a row").dropna(subset=["scores"])  # without the d_k marker
+    raw = data[data["scores"].str.contains("unscaled")].set_index("d_k")["largest weight"]
+    scaled = data[~data["scores"].str.contains("unscaled")].set_index("d_k")["largest weight"]
+    assert raw[512] > 0.85 > scaled[512] and raw[512] > raw[1]
+    gradient = chart_data(at, "size of the softmax gradient").dropna(subset=["scores"])
+    raw_gradient = gradient[gradient["scores"].str.contains("unscaled")].set_index("d_k")["gradient size"]
+    assert raw_gradient[512] < raw_gradient[1] / 2
+    table = at.dataframe[0].value
+    assert table.loc["largest weight", "q·k (unscaled)"] > table.loc["largest weight", "q·k / √d_k (scaled)"]
+
+
+def test_number_of_keys_sets_the_softmax_row(pages):
+    at = pages("pages/why_scaling.py")
+
+    def scaled_largest_weight(keys: int) -> float:
+        set_widget(at, "slider", "why_keys", keys)
+        data = chart_data(at, "largest weight in a row").dropna(subset=["scores"])
+        return data[data["scores"].str.contains("(scaled)", regex=False)]["largest weight"].mean()
+
+    with_16 = scaled_largest_weight(16)
+    with_32 = scaled_largest_weight(32)
+    assert any("against 32 random keys" in t and "1/32 = 0.031" in t for t in texts(at, "markdown"))
+    assert 1 / 32 < with_32 < with_16 < 0.5, "more keys share the weight: the largest one shrinks"
+    set_widget(at, "slider", "why_keys", 16)
+
+
+def test_page_settings_survive_a_page_switch():
+    at = open_page("pages/why_scaling.py")
+    set_widget(at, "slider", "why_dk", 128)
+    switch_to(at, "pages/overview.py")
+    switch_to(at, "pages/why_scaling.py")
+    assert at.slider(key="why_dk").value == 128
+    assert "Var(q·k) at d_k = 128, sampled" in metrics(at)
+
+
+def test_sentence_weights_with_and_without_scaling(pages):
+    at = pages("pages/why_scaling.py")
+    set_widget(at, "slider", "d_k", 64)
+    raw = matrix(chart_data(at, "no scaling"))
+    scaled = matrix(chart_data(at, "softmax(QKᵀ / √d_k)"))
+    assert raw.shape == scaled.shape == (7, 7)
+    for weights in (raw, scaled):
+        assert ((weights.sum(axis=1) - 1).abs() < 1e-6).all()
+    assert raw.max(axis=1).mean() > scaled.max(axis=1).mean(), "unscaled rows must be sharper"
+    set_widget(at, "slider", "d_k", 4)
+
+
+# ---------------------------------------------------------------------------------------- positions
+
+
+def test_equivariance_holds_without_positions_and_fails_with_them(pages):
+    at = pages("pages/positions.py")
+    for shuffle in (1, 7, 42):
+        set_widget(at, "slider", "pos_shuffle", shuffle)
+        assert metric(at, "no positions") < 1e-5
+        assert metric(at, "with PE") > 1e-2
+        original = chart_data(at, "output for the sentence")
+        shuffled = chart_data(at, "output for the shuffled sentence")
+        rows = {token: group.sort_values("col_index")["value"].tolist()
+                for token, group in original.groupby(original["token"].str.split("·").str[1])}
+        for token, group in shuffled.groupby(shuffled["token"].str.split("·").str[1]):
+            assert group.sort_values("col_index")["value"].tolist() == pytest.approx(rows[token], abs=1e-5)
+
+
+def test_sinusoidal_heatmap_shows_the_formula(pages):
+    at = pages("pages/positions.py")
+    data = chart_data(at, "PE for positions")
+    pe = matrix(data)
+    assert pe.shape == (7, 8)
+    assert pe.iloc[1, 0] == pytest.approx(math.sin(1), abs=1e-6)
+    assert pe.iloc[3, 3] == pytest.approx(math.cos(3 / 10000 ** (2 / 8)), abs=1e-6)
+
+
+@pytest.mark.parametrize("shift", [0, 1, 100, 1000])
+def test_rope_shift_leaves_the_scores_unchanged(pages, shift):
+    at = pages("pages/positions.py")
+    set_widget(at, "slider", "pos_shift", shift)
+    assert metric(at, "score difference after the shift") <= 1e-6
+    before = matrix(chart_data(at, "RoPE scores"))
+    after = matrix(chart_data(at, f"positions {shift}…"))
+    assert (before - after).abs().max().max() <= 1e-6
+
+
+def test_rope_asks_for_an_even_d_k(pages):
+    at = pages("pages/positions.py")
+    set_widget(at, "slider", "d_k", 5)
+    assert any("even d_k" in w for w in texts(at, "warning"))
+    assert not any("after the shift" in label for label in metrics(at))
+    set_widget(at, "slider", "d_k", 4)
+
+
+def test_one_token_sentence_cannot_be_shuffled(pages):
+    at = pages("pages/positions.py")
+    set_widget(at, "text_input", "sentence", "Hello")
+    assert any("at least two tokens" in i for i in texts(at, "info"))
+    assert chart_data(at, "PE for positions 0–0").shape[0] == 8
+    assert metric(at, "after the shift") <= 1e-6
+    set_widget(at, "text_input", "sentence", "The cat sat on the mat.")
+
+
+# ------------------------------------------------------------------------------------------- cross
+
+
+def test_cross_attention_weights_are_t_by_s_with_rows_summing_to_one(pages):
+    at = pages("pages/cross_attention.py")
+    weights = matrix(chart_data(at, "cross-attention: 7 × 8"))
+    assert weights.shape == (7, 8)
+    assert ((weights.sum(axis=1) - 1).abs() < 1e-6).all()
+    assert matrix(chart_data(at, "self-attention: 7 × 7")).shape == (7, 7)
+    assert metric(at, "queries T") == 7 and metric(at, "keys S") == 8
+    assert metric(at, "row sum") < 1e-6
+    keys = chart_data(at, "cross-attention").drop_duplicates("key").sort_values("col_index")["key"].tolist()
+    assert keys == ["1·Le", "2·chat", "3·s'est", "4·assis", "5·sur", "6·le", "7·tapis", "8·."]
+
+
+def test_padding_the_source_blocks_the_pad_keys(pages):
+    at = pages("pages/cross_attention.py")
+    set_widget(at, "toggle", "cross_pad", True)
+    set_widget(at, "slider", "cross_pad_to", 11)
+    weights = matrix(chart_data(at, "cross-attention: 7 × 11"))
+    assert (weights.iloc[:, 8:] == 0).all().all()
+    assert ((weights.sum(axis=1) - 1).abs() < 1e-6).all()
+    assert any("padded from 8 to 11" in i for i in texts(at, "info"))
+    set_widget(at, "slider", "cross_pad_to", 3)
+    assert any("more than the padded length 3" in e for e in texts(at, "error"))
+    assert not at.get("vega_lite_chart") or "cross-attention" not in json.dumps(
+        [json.loads(e.proto.spec).get("title") for e in at.get("vega_lite_chart")])
+    set_widget(at, "toggle", "cross_pad", False)
+
+
+@pytest.mark.parametrize("source, message", [("", "empty"), ("x " * 40, "limit is 32"), ("ab " * 850, "limit")])
+def test_bad_source_sentence_gives_a_message(pages, source, message):
+    at = pages("pages/cross_attention.py")
+    set_widget(at, "text_input", "cross_source", source)
+    errors = texts(at, "error")
+    assert errors and message in errors[0], errors
+    set_widget(at, "text_input", "cross_source", "Le chat s'est assis sur le tapis.")
+
+
+def test_markup_in_the_source_stays_text(pages):
+    at = pages("pages/cross_attention.py")
+    set_widget(at, "text_input", "cross_source", "<b>x</b> **bold** [link](u)")
+    keys = chart_data(at, "cross-attention").drop_duplicates("key")["key"].tolist()
+    assert "1·<" in keys and "bold" in " ".join(keys)
+    for kind in ("markdown", "caption", "info", "error"):
+        assert not any("<b>" in t or "**bold" in t for t in texts(at, kind))
+    set_widget(at, "text_input", "cross_source", "Le chat s'est assis sur le tapis.")
+
+
+def test_cross_page_link_restores_the_source_and_padding():
+    at = open_page("pages/cross_attention.py", {"cross_source": "Hola mundo", "cross_pad": "true",
+                                                "cross_pad_to": "5"})
+    assert matrix(chart_data(at, "cross-attention: 7 × 5")).shape == (7, 5)
+
+
+# ----------------------------------------------------------------------------------------------- cost
+
+
+def test_cost_page_measures_nothing_until_the_button_is_pressed():
+    at = open_page("pages/cost.py")
+    assert not at.metric
+    assert at.select_slider(key="cost_longest").options[-1] == "2048", "the CPU stops at T = 2048"
+    assert any("Nothing measured yet" in i for i in texts(at, "info"))
+    predicted = chart_data(at, "multiply-adds")
+    attention = predicted[predicted["layer"] == "self-attention"].set_index("T")["operations"]
+    assert attention[2048] == 4 * attention[1024]
+    memory = chart_data(at, "memory of the attention weights").set_index("T")["bytes"]
+    assert memory[2048] == 2048 * 2048 * 4
+
+
+def test_cost_measurement_gives_a_quadratic_slope():
+    at = open_page("pages/cost.py", {"cost_longest": "1024", "cost_width": "64"})
+    at.button(key="cost_measure").click().run()
+    assert_ok(at)
+    assert not at.error, texts(at, "error")
+    slope = metric(at, "attention: fitted slope")
+    assert 1.5 <= slope <= 2.5, slope
+    timed = chart_data(at, "time per forward pass")
+    assert sorted(set(timed["T"])) == [64, 128, 256, 512, 1024]
+    assert (timed["seconds"] > 0).all()
+    table = at.dataframe[0].value
+    assert table.loc[1024, "T×T weights"] == "4.0 MiB"
+    assert metric(at, "weights memory: slope") == 2
+    # a rerun keeps the result without measuring again; other settings are not measured yet
+    set_widget(at, "select_slider", "cost_width", 32)
+    assert not at.metric and any("Nothing measured yet" in i for i in texts(at, "info"))
+    set_widget(at, "select_slider", "cost_width", 64)
+    assert metric(at, "attention: fitted slope") == slope
+
+
+@pytest.mark.parametrize("query", [{"cost_longest": "abc"}, {"cost_longest": "1e999", "cost_width": "-5"},
+                                   {"why_dk": "²"}, {"why_dk": "99999", "why_samples": "inf"}])
+def test_forged_links_fall_back_to_defaults(query):
+    page = "pages/cost.py" if "cost_longest" in query else "pages/why_scaling.py"
+    at = open_page(page, query)
+    assert not at.error, texts(at, "error")
+    assert len(at.get("vega_lite_chart")) >= 2
