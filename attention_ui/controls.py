@@ -98,6 +98,7 @@ class SentenceSettings:
 
     sentence: str
     presenter: bool
+    colour: str = "fixed"
 
     cell_size = Settings.cell_size
     font_size = Settings.font_size
@@ -115,8 +116,9 @@ def sentence_settings(title: str) -> SentenceSettings:
         sentence = _sentence_control()
         st.caption("The model brings its own sizes, weights and mask; the toy lesson's settings are kept for the "
                    "other pages.")
+        colour = _colour_control()
     show_link_notes()
-    return SentenceSettings(sentence, presenter)
+    return SentenceSettings(sentence, presenter, colour)
 
 
 @st.cache_data(max_entries=32, max_size="64MB", show_spinner=False)  # a lesson ≤ 3.7 MB (32 tokens, real vectors)
