@@ -91,7 +91,7 @@ def model_names() -> list[str]:
     return [name for name, _ in _availability() if name == DEFAULT_MODEL or _ is not None]
 
 
-@st.cache_resource(ttl=600, show_spinner=False)
+@st.cache_resource(ttl=600, max_entries=1, show_spinner=False)
 def _availability() -> list[tuple[str, str | None]]:
     """(name, source or None) for every allowlisted model; looked up again every ten minutes."""
     return [(name, where_available(name, allow_hub=hub_allowed())) for name in MODEL_ALLOWLIST]

@@ -19,7 +19,7 @@ import streamlit as st
 from streamlit import dataframe_util
 
 MAX_SPECS = 512
-MAX_SPEC_BYTES = 96 * 2**20
+MAX_SPEC_BYTES = 48 * 2**20
 """Bounds of the shared spec cache (entries; bytes of Arrow data and spec text)."""
 
 alt.data_transformers.disable_max_rows()  # a real model's layer × head grid has more than 5000 cells

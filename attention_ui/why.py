@@ -66,7 +66,7 @@ def source_word_vectors(config, words: list[str]):
 # ------------------------------------------------------------------------------------------- experiments
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, max_size="8MB", show_spinner=False)
 def variance_table(d_ks: tuple[int, ...], samples: int, seed: int) -> pd.DataFrame:
     """One row per d_k: sampled Var(q·k), Var(q·k/√d_k), the theory d_k and the standard error."""
     rows = [dot_product_variance(d_k, samples, seed) for d_k in d_ks]
@@ -75,7 +75,7 @@ def variance_table(d_ks: tuple[int, ...], samples: int, seed: int) -> pd.DataFra
                          "standard_error": [r.standard_error for r in rows]})
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, max_size="8MB", show_spinner=False)
 def saturation_table(d_ks: tuple[int, ...], num_keys: int, samples: int, seed: int) -> pd.DataFrame:
     """One row per (d_k, scaling): mean largest weight, entropy and softmax Jacobian norm."""
     rows = [stats for d_k in d_ks for stats in softmax_saturation(d_k, num_keys, samples, seed)]
@@ -90,7 +90,7 @@ MEASURE_PASSES = 2
 burst of other work on the machine spoils at most one of them."""
 
 
-@st.cache_data(max_entries=1024, show_spinner=False)
+@st.cache_data(max_entries=64, max_size="1MB", show_spinner=False)
 def measured_seconds(device: str, kind: str, length: int, width: int, attempt: int = 0) -> float:
     """One timing, cached per (device, layer, T, d, pass): a second press or visitor reuses it."""
     return time_layer(kind, length, width, device)

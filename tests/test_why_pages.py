@@ -103,7 +103,7 @@ def test_every_why_page_is_in_the_navigation_under_a_path_unlike_its_file_name()
     alone (the legacy pages-folder routing), skipping app.py and its navigation for every visitor."""
     source = (ROOT / "app.py").read_text(encoding="utf-8")
     for page, url in zip(sorted(WHY_PAGES), ["what-it-costs", "cross-attention", "order-and-position", "why-scaling"]):
-        assert re.search(rf'st\.Page\("{page}".*?url_path="{url}"', source, re.S), page
+        assert re.search(rf'\("{page}",[^)]*"{url}"\)', source), page  # (file, title, icon, url path)
         assert url != page.removeprefix("pages/").removesuffix(".py"), page
 
 
