@@ -67,13 +67,20 @@ def keep_settings_across_pages() -> None:
             st.session_state[key] = st.session_state[key]
 
 
-def lesson_settings(title: str) -> Settings:
-    """Draw the page title and the sidebar; return the settings, or show what is wrong and stop the page."""
+def page_start(title: str) -> bool:
+    """What every page does first: check the link, keep settings across pages, draw the presenter switch and
+    (outside presenter mode) the title. Returns whether presenter mode is on."""
     check_link()
     keep_settings_across_pages()
     presenter = _presenter_toggle()
     if not presenter:
         st.title(title)
+    return presenter
+
+
+def lesson_settings(title: str) -> Settings:
+    """Draw the page title and the sidebar; return the settings, or show what is wrong and stop the page."""
+    presenter = page_start(title)
     with st.sidebar:
         config = _config_controls()
     config = _fit_custom_grid(config)
@@ -107,11 +114,7 @@ class SentenceSettings:
 def sentence_settings(title: str) -> SentenceSettings:
     """Like ``lesson_settings``, for pages that read only the sentence (a real model brings its own sizes,
     weights and mask): the sidebar shows the sentence alone."""
-    check_link()
-    keep_settings_across_pages()
-    presenter = _presenter_toggle()
-    if not presenter:
-        st.title(title)
+    presenter = page_start(title)
     with st.sidebar:
         sentence = _sentence_control()
         st.caption("The model brings its own sizes, weights and mask; the toy lesson's settings are kept for the "

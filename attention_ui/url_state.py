@@ -14,7 +14,6 @@ show long labels.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Callable
@@ -229,7 +228,3 @@ def linked_token() -> int | None:
 def keep_in_link(key: str, value: str | None, default: str | None = None) -> None:
     """Write one of ``OWN_KEYS`` to the address bar; the default value is left out of it."""
     set_link_value(key, None if value == default else value)
-
-
-def is_finite_number(value) -> bool:
-    return isinstance(value, (int, float)) and math.isfinite(value)

@@ -7,7 +7,7 @@ import streamlit as st
 from attention_core import (ANSWER_TOLERANCE, HAND_STAGES, MAX_CELL_MAGNITUDE, MAX_HAND_TOKENS, MAX_HAND_WIDTH,
                             check_answer, hand_trace, read_grid, stage_truth)
 from attention_ui import charts, frames, hand
-from attention_ui.controls import keep_settings_across_pages
+from attention_ui.controls import page_start
 from attention_ui.text import plain
 
 HAND_STAGE_TEXT = {
@@ -22,9 +22,8 @@ HAND_STAGE_TEXT = {
                 "Row i of the context is the sum of V's rows, each multiplied by its weight in row i of A."),
 }
 
-keep_settings_across_pages()
 st.session_state.setdefault("pages_visited", set()).add("by-hand")
-st.title("Work it by hand")
+page_start("Work it by hand")
 st.markdown(
     "Attention is a handful of small sums. **Work them out yourself** on a tiny example (at first three tokens with "
     "two numbers each). Change any number in X or the weights and every stage below is recomputed. Then type "

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attention_ui.controls import keep_settings_across_pages
+from attention_ui.controls import page_start
 from attention_ui.hand import CHECKED_KEY, SOLVED_KEY
 from attention_ui.questions import answered_stages, session_score
 from attention_ui.text import STAGES
@@ -29,10 +29,9 @@ PATH = (
 DONE, NOT_YET = "### :green[:material/check_circle:]", "### :gray[:material/radio_button_unchecked:]"
 VISITED_KEY = "pages_visited"  # session key: the url paths of the pages opened in this session
 
-keep_settings_across_pages()
 visited = st.session_state.setdefault(VISITED_KEY, set())
 visited.add("start-here")
-st.title("Start here")
+page_start("Start here")
 st.markdown("A path through the app for learning on your own. Go in order, at your own pace: each page says what "
             "it teaches, and a check mark shows what you have already done in this session.")
 
