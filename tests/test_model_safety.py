@@ -84,12 +84,13 @@ def test_the_host_may_allow_hub_downloads(recorded_loads, monkeypatch):
 
 def test_a_model_is_loaded_once_while_many_visitors_ask_at_once(recorded_loads):
     results = []
-    threads = [threading.Thread(target=lambda: results.append(models.cached_model("all-MiniLM-L6-v2")))
+    threads = [threading.Thread(target=lambda: results.append(models.cached_model("all-MiniLM-L6-v2")), daemon=True)
                for _ in range(6)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(30)
+    assert not any(t.is_alive() for t in threads), "a visitor still waits for the model after 30 s"
     assert len(recorded_loads) == 1 and len(results) == 6 and len({id(r) for r in results}) == 1
 
 

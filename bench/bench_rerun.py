@@ -1,0 +1,108 @@
+"""What one click costs: the step-through page against the lean page, side by side in one run.
+
+    python bench/bench_rerun.py                 # 16 clicks per round, server time and Chromium click → idle
+    python bench/bench_rerun.py --clicks 32 --no-browser
+
+Server time: a browserless session presses Next and Back (``bench/streamlit_ws.py``), timed from sending the
+click to the run's ``script_finished``. The first round builds each stage's charts; the second finds them in
+the shared spec cache, as every student after the first does in a lecture hall.
+
+Click → idle: headless Chromium presses the Next/Back buttons; timed from the click to the app's script
+state going back to "not running" and two animation frames later (the charts drawn). The lean page
+(``bench/lean_page.py``: Back/Next, a formula and two Vega-Lite heatmaps) is the bare page with the same
+controls. Prints medians, p95 and the app/lean ratios; nothing passes or fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hall_report import percentile  # noqa: E402
+from servers import streamlit_server  # noqa: E402
+from streamlit_ws import StreamlitSession  # noqa: E402
+
+TARGETS = {"app": ("app.py", "step-through"), "lean": ("bench/lean_page.py", "")}
+CHROMIUM = "/usr/bin/chromium"
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run"]
+WATCH_JS = """() => { window.__idle = new Promise(resolve => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  let running = false;
+  const done = () => requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now())));
+  const observer = new MutationObserver(() => {
+    const state = app.getAttribute('data-test-script-state');
+    if (state === 'running') running = true;
+    if (running && state === 'notRunning') { observer.disconnect(); done(); }
+  });
+  observer.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}); window.__clickedAt = performance.now(); }"""
+"""Before a click: a promise that resolves (to the time) when the run the click starts has finished and drawn."""
+
+
+def server_times(port: int, page: str, clicks: int) -> list[list[float]]:
+    """Two rounds of Next … Next, Back … Back in one session each: seconds per click."""
+    rounds = []
+    for _ in range(2):
+        with StreamlitSession(port, timeout=120) as session:
+            session.open(page, "")
+            times = [session.click("Next").seconds for _ in range(clicks // 2)]
+            times += [session.click("◀ Back").seconds for _ in range(clicks // 2)]
+            rounds.append(times)
+    return rounds
+
+
+def browser_times(port: int, page: str, clicks: int) -> list[float]:
+    """Chromium: seconds from a click on Next/Back to the page idle and drawn."""
+    from playwright.sync_api import sync_playwright
+
+    times = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        tab = browser.new_page(viewport={"width": 1280, "height": 800})
+        tab.goto(f"http://127.0.0.1:{port}/{page}")
+        tab.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=120_000)
+        tab.wait_for_selector('[data-testid="stVegaLiteChart"] svg', timeout=60_000)
+        for i in range(clicks):
+            label = "Next" if i < clicks // 2 else "Back"
+            button = tab.locator("button", has_text=label).first
+            tab.evaluate(WATCH_JS)
+            button.click()
+            finished = tab.evaluate("() => window.__idle")
+            times.append((finished - tab.evaluate("() => window.__clickedAt")) / 1000)
+        browser.close()
+    return times
+
+
+def describe(times: list[float]) -> str:
+    return f"median {statistics.median(times) * 1000:6.0f} ms   p95 {percentile(times, 95) * 1000:6.0f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clicks", type=int, default=16)
+    parser.add_argument("--no-browser", action="store_true")
+    args = parser.parse_args()
+    results: dict[str, dict[str, list[float]]] = {}
+    for name, (script, page) in TARGETS.items():
+        with streamlit_server(script) as server:
+            first, second = server_times(server.port, page, args.clicks)
+            results[name] = {"server, first round": first, "server, charts cached": second}
+            if not args.no_browser and Path(CHROMIUM).exists():
+                results[name]["Chromium click → idle"] = browser_times(server.port, page, args.clicks)
+    print(f"{args.clicks} clicks (Next then Back) per row; app = the step-through page at its defaults")
+    for what in results["app"]:
+        app, lean = results["app"][what], results["lean"].get(what)
+        ratio = f"   app/lean {statistics.median(app) / statistics.median(lean):.2f}× (medians)" if lean else ""
+        print(f"{what:24s} app  {describe(app)}")
+        if lean:
+            print(f"{'':24s} lean {describe(lean)}{ratio}")
+
+
+if __name__ == "__main__":
+    main()
