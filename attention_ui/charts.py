@@ -150,6 +150,7 @@ def _heatmap_layers(
     fit: bool = False,
     outline: str | None = None,
     pick_fields: tuple[str, ...] = ("row_index",),
+    panel_outline: str | None = None,
 ) -> alt.LayerChart:
     df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
     rows = _ordered(df, row, "row_index")
@@ -184,7 +185,7 @@ def _heatmap_layers(
                 f"{color_field}:Q",
                 scale=scale,
                 legend=alt.Legend(
-                    title=f"{value_title} (share of the row's range)" if by_row else value_title,
+                    title=f"{value_title} ÷ row range" if by_row else value_title,
                     titleFontSize=font_size,
                     labelFontSize=max(font_size - 2, 8),
                     gradientLength=max(120, min(300, cell_size * len(rows))),
@@ -215,6 +216,10 @@ def _heatmap_layers(
         outline = f"datum.row_index == {int(follow_row)}"
     if outline is not None:
         layers.append(base.transform_filter(outline).mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=3))
+    if panel_outline is not None:  # one frame around the whole panel (a rect with no x/y spans the view)
+        layers.append(alt.Chart().transform_filter(panel_outline)
+                      .transform_aggregate(cells="count()", groupby=["head_index"])
+                      .mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=4))
     size = {"width": "container", "height": "container"} if fit else {
         "width": cell_size * len(cols), "height": cell_size * len(rows)}
     return alt.layer(*layers, data=df).properties(**size)
@@ -408,7 +413,7 @@ def head_grid(
         value_title=value_title,
         pick=pick,
         pick_fields=("head_index",),
-        outline=None if selected is None else f"datum.head_index == {int(selected)}",
+        panel_outline=None if selected is None else f"datum.head_index == {int(selected)}",
     )
     grid = layers.facet(
         facet=alt.Facet(f"{head}:N", sort=heads, header=alt.Header(title=None, labelFontSize=font_size + 1)),

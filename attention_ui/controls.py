@@ -19,7 +19,8 @@ from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, 
 
 from .frames import token_labels
 from .text import EXAMPLE_SENTENCES, STAGE_KEYS, STAGES, plain
-from .url_state import LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored, show_link_notes
+from .url_state import (LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored,
+                        set_link_value, show_link_notes)
 
 # Many visitors share a small CPU: one thread per computation keeps every rerun responsive.
 torch.set_num_threads(int(os.environ.get("ATTENTION_TORCH_THREADS", "1")))
@@ -30,6 +31,8 @@ MASK_LABELS = {"none": "every token sees every token", "causal": "no peeking ahe
 INIT_LABELS = {"random": "seeded N(0, 1/d_model)", "identity": "Q = K = V = X"}
 BOUND = {"bind": "query-params", "persist_state": "session"}
 DEFAULT_PAD_TO = 10
+PASTE_CHARS = 10 * MAX_SENTENCE_CHARS
+"""The sentence box takes a long paste, so the page can say what the limit is instead of dropping it."""
 GRID_PARAM = "grid"
 GRID_KEY = "custom_grid"
 
@@ -173,6 +176,7 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 .st-key-presenter {position: fixed; top: 0.7rem; right: 4rem; z-index: 999990; background: white;
   padding: 0 0.5rem; border-radius: 0.5rem;}
 [data-testid='stMain'] .stProgress {margin-top: -0.6rem;}
+[data-testid='stMain']:focus, [data-testid='stMain'] *:focus:not(input):not(button) {outline: none;}
 </style>"""
 """Presenter mode: no sidebar, large text and tables, and the slide's charts as tall as the window allows."""
 
@@ -195,6 +199,8 @@ def _presenter_toggle() -> bool:
     presenter = st.toggle("Presenter mode", key="presenter", help="One slide per stage: large charts and text, "
                           "controls hidden, pages at the top; ←/→ or a clicker move between stages.", **BOUND)
     st.html(PAGE_STYLE + (PRESENTER_STYLE if presenter else ""))
+    if presenter and st.query_params.get("presenter") != "true":
+        set_link_value("presenter", "true")  # after a page change from the top menus the address drops it
     return presenter
 
 
@@ -207,7 +213,7 @@ def _pick_example() -> None:
 
 def _sentence_control() -> str:
     st.header("Your sentence")
-    sentence = st.text_input("Sentence", value=DEFAULTS.sentence, key="sentence", max_chars=MAX_SENTENCE_CHARS,
+    sentence = st.text_input("Sentence", value=DEFAULTS.sentence, key="sentence", max_chars=PASTE_CHARS,
                              help=f"Words and punctuation become tokens; at most {MAX_TOKENS} tokens.", **BOUND)
     st.selectbox("…or pick an example", EXAMPLE_SENTENCES, index=None, key="example",
                  placeholder="Example sentences", on_change=_pick_example)

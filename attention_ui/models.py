@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from attention_core import AttentionInputError, MAX_REAL_MODEL_TOKENS
-from attention_core.real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoadError, ModelRun, where_available,
-                                        Reproduction, load_model, reproduce_layer, run_model, word_embeddings)
+from attention_core import MAX_REAL_MODEL_TOKENS, AttentionInputError
+from attention_core.real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoadError, ModelRun,
+                                        Reproduction, load_model, reproduce_layer, run_model, where_available,
+                                        word_embeddings)
 
 from .controls import BOUND, whole_number_in
 from .frames import token_labels
@@ -88,17 +89,22 @@ def _hub_advice(hub_id: str) -> str:
 def model_names() -> list[str]:
     """The models offered here: those some source holds (the packaged default is always listed, so its page
     can say how to install it)."""
-    return [name for name, _ in _availability() if name == DEFAULT_MODEL or _ is not None]
+    return [name for name, source in _availability_here() if name == DEFAULT_MODEL or source is not None]
 
 
-@st.cache_resource(ttl=600, max_entries=1, show_spinner=False)
-def _availability() -> list[tuple[str, str | None]]:
-    """(name, source or None) for every allowlisted model; looked up again every ten minutes."""
-    return [(name, where_available(name, allow_hub=hub_allowed())) for name in MODEL_ALLOWLIST]
+def _availability_here() -> list[tuple[str, str | None]]:
+    return _availability(os.environ.get(MODEL_DIR_ENV, ""), hub_allowed())
+
+
+@st.cache_resource(ttl=600, max_entries=4, show_spinner=False)
+def _availability(model_dir: str, allow_hub: bool) -> list[tuple[str, str | None]]:
+    """(name, source or None) for every allowlisted model, for this model folder and hub permission; looked up
+    again every ten minutes."""
+    return [(name, where_available(name, allow_hub=allow_hub)) for name in MODEL_ALLOWLIST]
 
 
 def unavailable_note() -> str | None:
-    missing = [name for name, source in _availability() if source is None and name != DEFAULT_MODEL]
+    missing = [name for name, source in _availability_here() if source is None and name != DEFAULT_MODEL]
     if not missing:
         return None
     return (f"Not offered here: {', '.join(missing)} — no local copy, and this server does not download models "
@@ -146,10 +152,6 @@ def real_model_controls(sentence: str) -> RealSelection | None:
                         help="A short allowlist of small models; no code is ever loaded from a model hub.",
                         **BOUND)
     spec = MODEL_ALLOWLIST[name]
-    st.caption(plain(spec.description))
-    note = unavailable_note()
-    if note:
-        st.caption(plain(note))
     loaded = load_or_explain(name)
     if loaded is None:
         return None
@@ -161,9 +163,14 @@ def real_model_controls(sentence: str) -> RealSelection | None:
         return None
     if run.truncation_notice:
         st.warning(run.truncation_notice, icon="✂️")
-    st.caption(f"Loaded from {plain(loaded.source)} ({plain(loaded.verification)}). {loaded.num_layers} layers × "
-               f"{loaded.num_heads} heads, hidden size {loaded.hidden_size}, "
-               f"{'causal (decoder)' if loaded.causal else 'bidirectional (encoder)'}.")
+    with st.expander(f"About {name}: {loaded.num_layers} layers × {loaded.num_heads} heads, "
+                     f"{'causal' if loaded.causal else 'bidirectional'}"):
+        st.markdown(plain(spec.description))
+        st.caption(f"Loaded from {plain(loaded.source)} ({plain(loaded.verification)}); hidden size "
+                   f"{loaded.hidden_size}.")
+        note = unavailable_note()
+        if note:
+            st.caption(plain(note))
     cols = st.columns(4)
     layer = cols[0].selectbox("Layer", range(1, loaded.num_layers + 1), key="layer", **BOUND)
     head = cols[1].selectbox("Head", range(1, loaded.num_heads + 1), key="model_head", **BOUND)

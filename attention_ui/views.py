@@ -21,7 +21,7 @@ from attention_core import AttentionTrace, Projections
 
 from . import charts, frames, worked
 from .render import cached_spec, show_chart
-from .text import STAGES, TOY_NOTE, Stage, plain
+from .text import STAGES, Stage, plain
 
 SLIDE_CELL = 60
 """The nominal cell size of a slide's charts (they stretch to the window; this sets label angles and fonts)."""
@@ -256,8 +256,6 @@ def _embed_charts(view: StageView) -> list:
 
 
 def _embed_extra(view: StageView) -> None:
-    if view.seeded:
-        st.info(TOY_NOTE, icon=":material/casino:")
     if view.x is None:
         st.info("This view starts from a layer's input vectors; see the next stages.")
         return
@@ -372,7 +370,8 @@ def _softmax_charts(view: StageView) -> list:
 def _softmax_extra(view: StageView) -> None:
     t = view.trace
     show_lines(view)
-    st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax.")
+    st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax (orange bars: negative scores, "
+                "which softmax turns into small weights).")
     before = frames.row_frame(t.masked[view.head, view.follow], frames.AxisLabels(view.keys))
     after = frames.row_frame(t.weights[view.head, view.follow], frames.AxisLabels(view.keys))
     show_chart(cached_spec(charts.before_after_softmax, before, after, cell_size=max(min(view.cell_size, 600 // max(len(view.keys), 1)), 18),

@@ -116,14 +116,21 @@ st.markdown(f"Measured on this server (d_model 64, 8 heads, one thread): at {las
 st.subheader("4 · A real model generating")
 st.markdown("A GPT-style model continues your sentence, always taking its most likely next token, with its own KV "
             "cache. For each new token we show where it looked, in every head of one layer.")
+from attention_ui.models import load_or_explain, model_names  # noqa: E402
+
+offered = [name for name in DECODERS if name in model_names()]
+if not offered:
+    st.info("No GPT-style model is available on this server, so this part is left out. On a laptop, save "
+            "distilgpt2 with `save_pretrained` into `<folder>/distilgpt2` and set ATTENTION_MODEL_DIR to "
+            "`<folder>`; the Generation page then shows it here.", icon=":material/info:")
+    st.stop()
 use_real = st.toggle("Generate with a real GPT-style model", key="generation_real",
-                     help="distilgpt2 or gpt2: from a local folder, or downloaded from the model hub when online.")
+                     help="distilgpt2 or gpt2, from a local folder or the model hub where this server allows it.")
 if not use_real:
     st.stop()
-from attention_ui.models import load_or_explain  # noqa: E402  (imports transformers only when asked)
 
 left, right = st.columns(2)
-name = left.selectbox("Model", DECODERS, key="generation_model")
+name = left.selectbox("Model", offered, key="generation_model")
 count = right.slider("New tokens", 1, MAX_NEW_TOKENS, 6, key="generation_count")
 if load_or_explain(name) is None:
     st.stop()

@@ -80,8 +80,9 @@ elif not edited.equals(table):
     st.rerun()
 
 if config.mask != "custom":
-    st.info("Your grid is kept, but the sidebar's mask is not “custom”: choose it there to use this grid "
-            "on every page.")
+    if grid is not None:
+        st.info("Your grid is kept, but the sidebar's mask is not “custom”: choose it there to use this grid "
+                "on every page.")
 else:
     trace = settings.lesson.trace
     blocked_rows = [labels[i] for i in range(T) if not bool(trace.mask[settings.head, i].any())]

@@ -117,7 +117,7 @@ window = left.number_input(f"Window w (tokens, up to {MAX_WINDOW})", min_value=N
 layers = right.slider("Layers stacked", 1, MAX_LAYERS, 3, key="window_layers", **BOUND)
 try:
     if not 1 <= int(window) <= MAX_WINDOW:
-        raise ValueError(f"The window must be a whole number from 1 to {MAX_WINDOW} tokens, got {int(window)}.")
+        raise AttentionInputError(f"The window must be a whole number from 1 to {MAX_WINDOW} tokens, got {int(window)}.")
     mask = sliding_window_mask(T, int(window))
     windowed = trace_attention(lesson.x, **lesson.projections.as_kwargs(), mask=mask)
     reach = sliding_window_reach(T, int(window), int(layers))

@@ -4,6 +4,7 @@ import streamlit as st
 
 from attention_ui import charts, frames
 from attention_ui.controls import lesson_settings
+from attention_ui.text import TOY_NOTE
 from attention_ui.views import show_chart
 
 settings = lesson_settings("Attention, step by step")
@@ -40,6 +41,8 @@ show_chart(charts.heatmap(df, title=f"attention weights (head {settings.head + 1
                           show_values=len(settings.labels) <= 14))
 st.caption("Row = the token that is looking (query), column = the token it looks at (key). "
            "Each row adds up to 1.")
+if settings.config.seeded_embeddings and settings.config.init == "random":
+    st.info(TOY_NOTE, icon=":material/casino:")
 
 st.subheader("How to use this app")
 st.markdown(
