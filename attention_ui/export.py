@@ -363,12 +363,16 @@ def _settings_summary(settings) -> dict:
 
 def show_downloads(settings, stage_key: str | None = None) -> None:
     """Download buttons: the trace (CSV, JSON), the handout (HTML) and the current stage's charts (SVG, PNG).
-    Each file is built only when its button is pressed."""
+    Each file is built only when its button is pressed, and the buttons are drawn only when asked for (a
+    lecture hall's Next then costs nothing for them)."""
     import streamlit as st
 
     lesson = settings.lesson
     trace, labels = lesson.trace, settings.labels
-    with st.expander("Take it with you: downloads", expanded=False):
+    if not st.toggle("Take it with you: downloads", key="show_downloads",
+                     help="The trace as CSV or JSON, this stage's charts as SVG or PNG, and a handout."):
+        return
+    with st.container(border=True):
         st.caption("The numbers of every stage (labelled by token and head), the current stage's charts for "
                    "slides, and a handout of the whole lesson that opens offline.")
         cols = st.columns(3)
