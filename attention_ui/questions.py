@@ -241,6 +241,11 @@ def answered_stages() -> set[str]:
     return {a.get("stage") for a in st.session_state.get(ANSWERS_KEY, {}).values()}
 
 
+CHECK_LABEL = "Check yourself: questions on this stage, with the reasons"
+CHECK_KEY = "open_check_yourself"
+"""The questions' expander: its label stays the same on every stage, so once opened it stays open."""
+
+
 def show_check_yourself(settings, stage_key: str) -> None:
     """The check-yourself questions for ``stage_key`` on the current settings, with feedback and the score."""
     lesson = settings.lesson
@@ -248,7 +253,13 @@ def show_check_yourself(settings, stage_key: str) -> None:
                           x=lesson.x)
     if not found:
         return
-    st.subheader("Check yourself")
+    # Drawn only while open (it stays open from stage to stage once opened): its forms cost a click time.
+    with st.expander(CHECK_LABEL, key=CHECK_KEY, on_change="rerun", icon=":material/quiz:") as box:
+        if box.open:
+            _show_questions(found)
+
+
+def _show_questions(found: list) -> None:
     for number, question in enumerate(found, start=1):
         with st.form(f"cy-form-{question.id}", border=True):
             st.markdown(f"**{number}.** {question.prompt}")

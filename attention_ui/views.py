@@ -187,12 +187,21 @@ def show_worked(view: StageView, rec: StageRecord) -> None:
     st.markdown(plain(numbers.intro))
     if numbers.latex:
         st.latex(numbers.latex)
-    st.dataframe(numbers.table, hide_index=True, width="stretch")
+    st.table(numbers.table, hide_index=True)
 
 
-def numbers_table(values, rows: list[str], cols: list[str], *, caption: str = "All the numbers") -> None:
-    """The exact numbers of a matrix in an expander (user text is shown as plain table text)."""
-    with st.expander(caption):
+def lazy_expander(label: str, key: str):
+    """An expander whose content is drawn only while it is open (``.open``); opening it reruns the page, or
+    only the fragment it sits in. A closed expander's content would otherwise be sent and drawn on every run."""
+    return st.expander(label, key=f"open_{key}", on_change="rerun")
+
+
+def numbers_table(values, rows: list[str], cols: list[str], *, key: str, caption: str = "All the numbers") -> None:
+    """The exact numbers of a matrix in an expander (user text is shown as plain table text); ``key`` names
+    the expander (unique on the page)."""
+    with lazy_expander(caption, key) as box:
+        if not box.open:
+            return
         array = frames.to_numpy(values)
         table = pd.DataFrame([[worked.number(v) for v in row] for row in array.tolist()], index=list(rows),
                              columns=list(cols))
@@ -262,7 +271,7 @@ def _embed_extra(view: StageView) -> None:
     _, note = _features(view.x)
     if note:
         st.caption(note)
-    numbers_table(view.x, view.labels, frames.feature_labels(view.x.shape[1], "x"))
+    numbers_table(view.x, view.labels, frames.feature_labels(view.x.shape[1], "x"), key="embed")
 
 
 def _embed_worked(view: StageView) -> worked.Worked:
@@ -287,17 +296,17 @@ def _qkv_extra(view: StageView) -> None:
     st.markdown(f"Head {h + 1} uses columns {h * t.d_k + 1}–{(h + 1) * t.d_k} of W_Q and W_K and columns "
                 f"{h * t.d_v + 1}–{(h + 1) * t.d_v} of W_V: d_k = {t.d_k}, d_v = {t.d_v}.")
     if view.projections is not None:
-        with st.expander("The weight matrices W_Q, W_K, W_V (this head's columns)"):
+        with lazy_expander("The weight matrices W_Q, W_K, W_V (this head's columns)", "weights_qkv") as box:
             p = view.projections
             for name, w, width, prefix in (("W_Q", p.w_q, t.d_k, "q"), ("W_K", p.w_k, t.d_k, "k"),
-                                           ("W_V", p.w_v, t.d_v, "v")):
+                                           ("W_V", p.w_v, t.d_v, "v")) if box.open else ():
                 head_cols = w[:, h * width:(h + 1) * width]
                 chart, _ = feature_heatmap(replace(view, fit=False), head_cols,
                                            frames.feature_labels(w.shape[0], "x"),
                                            f"{name} (d_model × {width}): rows = features of x, columns = of {prefix}",
                                            prefix=prefix, row_name="feature of x")
                 show_chart(chart)
-    numbers_table(t.q[h], view.labels, frames.feature_labels(t.d_k, "q"), caption="All the numbers of Q")
+    numbers_table(t.q[h], view.labels, frames.feature_labels(t.d_k, "q"), key="qkv", caption="All the numbers of Q")
 
 
 def _qkv_worked(view: StageView) -> worked.Worked:
@@ -311,7 +320,7 @@ def _scores_charts(view: StageView) -> list:
 
 
 def _scores_extra(view: StageView) -> None:
-    numbers_table(view.trace.scores[view.head], view.labels, view.keys)
+    numbers_table(view.trace.scores[view.head], view.labels, view.keys, key="scores")
 
 
 def _scaled_charts(view: StageView) -> list:
@@ -339,7 +348,7 @@ def _scaled_extra(view: StageView) -> None:
         with right:
             show_chart(token_heatmap(replace(view, fit=False, pick=False), t.weights[view.head],
                                      "softmax(QKᵀ / √d_k): with scaling", weights=True, blocked=True, share=0.5))
-    numbers_table(t.scaled[view.head], view.labels, view.keys)
+    numbers_table(t.scaled[view.head], view.labels, view.keys, key="scaled")
 
 
 def _masked_charts(view: StageView) -> list:
@@ -358,7 +367,7 @@ def _masked_extra(view: StageView) -> None:
         st.info("No mask is set, so nothing is blocked at this stage. Pick a mask in the sidebar to see it act.")
     else:
         st.markdown(f"{blocked} of {mask.numel()} query–key pairs are blocked (grey, −∞).")
-    numbers_table(view.trace.masked[view.head], view.labels, view.keys)
+    numbers_table(view.trace.masked[view.head], view.labels, view.keys, key="masked")
 
 
 def _softmax_charts(view: StageView) -> list:
@@ -376,7 +385,7 @@ def _softmax_extra(view: StageView) -> None:
     after = frames.row_frame(t.weights[view.head, view.follow], frames.AxisLabels(view.keys))
     show_chart(cached_spec(charts.before_after_softmax, before, after, cell_size=max(min(view.cell_size, 600 // max(len(view.keys), 1)), 18),
                            font_size=view.font_size))
-    numbers_table(t.weights[view.head], view.labels, view.keys)
+    numbers_table(t.weights[view.head], view.labels, view.keys, key="softmax")
 
 
 def show_lines(view: StageView, head: int | None = None, title: str | None = None) -> None:
@@ -405,7 +414,7 @@ def _context_charts(view: StageView) -> list:
 
 def _context_extra(view: StageView) -> None:
     t = view.trace
-    numbers_table(t.context[view.head], view.labels, frames.feature_labels(t.d_v, "c"))
+    numbers_table(t.context[view.head], view.labels, frames.feature_labels(t.d_v, "c"), key="context")
 
 
 def _concat_labels(trace: AttentionTrace) -> frames.AxisLabels:
@@ -430,7 +439,7 @@ def _concat_extra(view: StageView) -> None:
     _, note = _features(t.concat)
     if note:
         st.caption(note)
-    numbers_table(t.concat, view.labels, _concat_labels(t))
+    numbers_table(t.concat, view.labels, _concat_labels(t), key="concat")
 
 
 def _output_charts(view: StageView) -> list:
@@ -443,15 +452,16 @@ def _output_extra(view: StageView) -> None:
     if view.projections is not None and view.projections.w_o is None:
         st.info("No output projection W_O is set here, so the output equals the concat.")
     if view.projections is not None and view.projections.w_o is not None:
-        with st.expander("The weight matrix W_O"):
-            w_o = view.projections.w_o
-            chart, _ = feature_heatmap(replace(view, fit=False), w_o, _concat_labels(t)[:w_o.shape[0]],
-                                       f"W_O ({w_o.shape[0]} × {w_o.shape[1]}): rows = concat features",
-                                       prefix="o", row_name="feature of concat")
-            show_chart(chart)
+        with lazy_expander("The weight matrix W_O", "weights_o") as box:
+            if box.open:
+                w_o = view.projections.w_o
+                chart, _ = feature_heatmap(replace(view, fit=False), w_o, _concat_labels(t)[:w_o.shape[0]],
+                                           f"W_O ({w_o.shape[0]} × {w_o.shape[1]}): rows = concat features",
+                                           prefix="o", row_name="feature of concat")
+                show_chart(chart)
     st.markdown(f"Shape: {t.output.shape[0]} tokens × {t.output.shape[1]} features, the same width as X, "
                 "so attention layers can be stacked.")
-    numbers_table(t.output, view.labels, frames.feature_labels(t.output.shape[1], "o"))
+    numbers_table(t.output, view.labels, frames.feature_labels(t.output.shape[1], "o"), key="output")
 
 
 _PARTS = {

@@ -67,7 +67,7 @@ def browser_times(port: int, page: str, clicks: int) -> list[float]:
         tab = browser.new_page(viewport={"width": 1280, "height": 800})
         tab.goto(f"http://127.0.0.1:{port}/{page}")
         tab.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=120_000)
-        tab.wait_for_selector('[data-testid="stVegaLiteChart"] svg', timeout=60_000)
+        tab.wait_for_selector('[data-testid="stVegaLiteChart"] :is(svg, canvas)', timeout=60_000)
         for i in range(clicks):
             label = "Next" if i < clicks // 2 else "Back"
             button = tab.locator("button", has_text=label).first

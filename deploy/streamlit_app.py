@@ -23,3 +23,7 @@ else:
 
     PagesManager.uses_pages_directory = False
     app = st.App(__file__)
+
+    from attention_ui.warm_up import warm_up_in_background
+
+    warm_up_in_background()

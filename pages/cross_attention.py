@@ -93,7 +93,7 @@ st.markdown(f"**What {plain(settings.labels[settings.follow])} reads from the so
 show_chart(charts.row_bars(frames.row_frame(weights[settings.follow], source_labels),
                            cell_size=max(min(settings.cell_size, 700 // S), 24), font_size=settings.font_size,
                            title=f"row of {settings.labels[settings.follow]}"))
-numbers_table(weights, settings.labels, source_labels, caption="The numbers: cross-attention weights")
+numbers_table(weights, settings.labels, source_labels, key="cross", caption="The numbers: cross-attention weights")
 
 st.markdown("**Takeaway:** cross-attention is the same formula with K and V taken from another sequence, so the "
             "weights are T × S and each target token builds its vector from the source.")

@@ -49,7 +49,7 @@ def bound(terms_text: str) -> float:
 
 
 def worked_tables(at) -> list:
-    return [d.value for d in at.dataframe]
+    return [d.value for d in at.dataframe] + [t.value for t in at.table]
 
 
 def is_worked(table) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from apptest_support import open_page, switch_to
 from attention_core import LessonConfig, run_lesson
 from attention_ui.frames import token_labels
-from attention_ui.questions import grade, questions_for
+from attention_ui.questions import CHECK_KEY, CHECK_LABEL, grade, questions_for
 from attention_ui.text import STAGE_KEYS
 
 DONE, NOT_YET = "### :green[:material/check_circle:]", "### :gray[:material/radio_button_unchecked:]"
@@ -106,7 +106,9 @@ def test_grading_uses_the_tolerance_and_gives_the_reason():
 def test_step_through_asks_questions_and_keeps_the_score():
     at = open_page("pages/step_through.py")
     at.selectbox(key="step").set_value("scaled").run()
-    assert "Check yourself" in [s.value for s in at.subheader]
+    assert [e.label for e in at.expander if e.label == CHECK_LABEL] and not at.get("form"), "closed: no forms sent"
+    at.session_state[CHECK_KEY] = True  # the student opens it
+    at.run()
     q = default_question("scaled", "sqrt-dk")
     at.text_input(key=f"cy-{q.id}").input("3")
     at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
@@ -115,7 +117,7 @@ def test_step_through_asks_questions_and_keeps_the_score():
     at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
     assert any(s.value.startswith("Right") for s in at.success)
     assert any("1 right of 1 answered" in c.value for c in at.caption)
-    at.selectbox(key="step").set_value("softmax").run()
+    at.selectbox(key="step").set_value("softmax").run()  # it stays open on the next stage
     weight = default_question("softmax", "-weight-")
     at.text_input(key=f"cy-{weight.id}").input("not a number")
     at.button(key=f"FormSubmitter:cy-form-{weight.id}-Check").click().run()
@@ -129,6 +131,7 @@ def test_start_here_lists_the_path_and_ticks_what_was_done():
     marks = [m.value for m in at.markdown if m.value.startswith("### ")]
     assert len(marks) == 7 and marks[0] == NOT_YET
     at = switch_to(at, "pages/step_through.py")
+    at.session_state[CHECK_KEY] = True
     at.selectbox(key="step").set_value("masked").run()
     q = default_question("masked", "all-blocked")
     at.radio(key=f"cy-{q.id}").set_value(q.choices[q.correct])
