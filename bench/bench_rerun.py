@@ -8,9 +8,10 @@ click to the run's ``script_finished``. The first round builds each stage's char
 the shared spec cache, as every student after the first does in a lecture hall.
 
 Click → idle: headless Chromium presses the Next/Back buttons; timed from the click to the app's script
-state going back to "not running" and two animation frames later (the charts drawn). The lean page
-(``bench/lean_page.py``: Back/Next, a formula and two Vega-Lite heatmaps) is the bare page with the same
-controls. Prints medians, p95 and the app/lean ratios; nothing passes or fails.
+state going back to "not running" and two animation frames later (the charts drawn). Two bare pages are
+measured the same way: ``bench/controls_page.py`` (the app's navigation, sidebar and stage picker with one
+chart and no lesson) and the lecture hall's lean page ``bench/lean_page.py`` (Back/Next, a formula and two
+Vega-Lite heatmaps, no sidebar). Prints medians, p95 and the app/bare ratios; nothing passes or fails.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from hall_report import percentile  # noqa: E402
 from servers import streamlit_server  # noqa: E402
 from streamlit_ws import StreamlitSession  # noqa: E402
 
-TARGETS = {"app": ("app.py", "step-through"), "lean": ("bench/lean_page.py", "")}
+TARGETS = {"app": ("app.py", "step-through"), "controls": ("bench/controls_page.py", "step-through"),
+           "lean": ("bench/lean_page.py", "")}
 CHROMIUM = "/usr/bin/chromium"
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                 "--disable-sync", "--no-first-run"]
@@ -98,11 +100,13 @@ def main() -> None:
                 results[name]["Chromium click → idle"] = browser_times(server.port, page, args.clicks)
     print(f"{args.clicks} clicks (Next then Back) per row; app = the step-through page at its defaults")
     for what in results["app"]:
-        app, lean = results["app"][what], results["lean"].get(what)
-        ratio = f"   app/lean {statistics.median(app) / statistics.median(lean):.2f}× (medians)" if lean else ""
-        print(f"{what:24s} app  {describe(app)}")
-        if lean:
-            print(f"{'':24s} lean {describe(lean)}{ratio}")
+        app = results["app"][what]
+        print(f"{what:24s} app      {describe(app)}")
+        for bare in ("controls", "lean"):
+            times = results[bare].get(what)
+            if times:
+                ratio = statistics.median(app) / statistics.median(times)
+                print(f"{'':24s} {bare:8s} {describe(times)}   app/{bare} {ratio:.2f}× (medians)")
 
 
 if __name__ == "__main__":

@@ -94,7 +94,11 @@ class HallStudent(User):
                 moment = time.perf_counter() + rng.expovariate(1.0 / plan.mean_gap)
                 if moment > plan.end:
                     break
-                gevent.sleep(moment - time.perf_counter())
+                try:
+                    session.idle_until(moment)  # as an open tab: keep-alive pings answered
+                except SessionError as lost:
+                    record.errors.append(f"idle: {lost}")
+                    break
                 label = "Next" if session.has_enabled("button", "Next") else "◀ Back"
                 self._timed("next", record.clicks, lambda: session.click(label))
         except _Abandon:

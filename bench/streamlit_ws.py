@@ -3,6 +3,7 @@
     session = StreamlitSession(port)
     opened = session.open(page_name="step-through", query_string="step=1")   # -> RunResult
     clicked = session.click("Next")                                          # press a button by label
+    again = session.rerun()                                                  # the whole page, nothing changed
     session.set_number("Seed", 7)                                            # a number_input's new value
     session.close()
 
@@ -19,6 +20,7 @@ under gevent (Locust monkey-patches the socket module).
 
 from __future__ import annotations
 
+import select
 import time
 from dataclasses import dataclass, field
 
@@ -104,6 +106,29 @@ class StreamlitSession:
         msg = self._client_state(fragment_id=widget.fragment_id)
         msg.rerun_script.widget_states.widgets.append(WidgetState(id=widget.id, double_value=float(value)))
         return self._run(msg)
+
+    def set_text(self, label_prefix: str, value: str) -> RunResult:
+        """Type into a text input and press Enter (a full rerun, as in the browser)."""
+        widget = self.find("text_input", label_prefix)
+        msg = self._client_state(fragment_id=widget.fragment_id)
+        msg.rerun_script.widget_states.widgets.append(WidgetState(id=widget.id, string_value=value))
+        return self._run(msg)
+
+    def rerun(self) -> RunResult:
+        """Run the whole page again with nothing changed (what a browser's rerun does)."""
+        return self._run(self._client_state())
+
+    def idle_until(self, moment: float) -> None:
+        """Wait until ``time.perf_counter()`` reaches ``moment`` the way an open browser tab waits: answering
+        the server's keep-alive pings (it closes a websocket that leaves them unanswered for about a minute).
+        Anything else that arrives meanwhile is dropped."""
+        while self.ws is not None and (remaining := moment - time.perf_counter()) > 0:
+            readable, _, _ = select.select([self.ws.sock], [], [], remaining)
+            if readable:
+                try:
+                    self.ws.recv()  # a ping is answered inside recv()
+                except (OSError, websocket.WebSocketException) as error:
+                    raise SessionError(f"connection while idle: {error}") from None
 
     def find(self, kind: str, label_prefix: str) -> Widget:
         for widget in self.widgets.values():
