@@ -12,7 +12,6 @@ label for a select box).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
