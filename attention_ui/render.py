@@ -14,27 +14,54 @@ from collections import OrderedDict
 from typing import Callable
 
 import altair as alt
+import numpy as np
 import pandas as pd
 import streamlit as st
+import torch
 from streamlit import dataframe_util
 
 MAX_SPECS = 512
 MAX_SPEC_BYTES = 48 * 2**20
 """Bounds of the shared spec cache (entries; bytes of Arrow data and spec text)."""
 
-alt.data_transformers.disable_max_rows()  # a real model's layer × head grid has more than 5000 cells
-
 _lock = threading.Lock()
 _specs: OrderedDict[str, tuple[dict, int]] = OrderedDict()
 _bytes = 0
+_building = threading.local()  # .frames: the DataFrames met while this thread prepares a spec
+
+
+def _named_frames(data, **_):
+    """Altair's data transformer: while ``prepared_spec`` runs (in this thread), a DataFrame becomes a named
+    dataset kept aside as it is; otherwise, as Altair's default, rows written into the spec (no row limit:
+    a real model's layer × head grid has more than 5000 cells)."""
+    frames = getattr(_building, "frames", None)
+    if frames is None or not isinstance(data, pd.DataFrame):
+        return alt.to_values(data)
+    for name, frame in frames.items():
+        if frame is data:  # one frame used by several layers or panels: one dataset
+            return {"name": name}
+    name = f"frame-{len(frames) + 1}"
+    frames[name] = data
+    return {"name": name}
+
+
+alt.data_transformers.register("attention", _named_frames)
+alt.data_transformers.enable("attention")
 
 
 def prepared_spec(chart: alt.TopLevelMixin) -> dict:
-    """The chart's Vega-Lite spec with each dataset as Arrow bytes (the form Streamlit sends)."""
-    spec = chart.to_dict(validate=False)  # the builders' specs are checked by the chart tests
-    datasets = spec.get("datasets") or {}
-    spec["datasets"] = {name: dataframe_util.convert_anything_to_arrow_bytes(pd.DataFrame(rows))
-                        for name, rows in datasets.items()}
+    """The chart's Vega-Lite spec with each dataset as Arrow bytes (the form Streamlit sends). A DataFrame
+    goes to Arrow directly, never through rows of JSON."""
+    _building.frames = {}
+    try:
+        spec = chart.to_dict(validate=False)  # the builders' specs are checked by the chart tests
+        frames = _building.frames
+    finally:
+        _building.frames = None
+    datasets = {name: pd.DataFrame(rows) for name, rows in (spec.get("datasets") or {}).items()}
+    datasets.update(frames)
+    spec["datasets"] = {name: dataframe_util.convert_anything_to_arrow_bytes(frame)
+                        for name, frame in datasets.items()}
     return spec
 
 
@@ -44,6 +71,10 @@ def _fingerprint(parts) -> str:
         if isinstance(part, pd.DataFrame):
             digest.update(pd.util.hash_pandas_object(part, index=False).to_numpy().tobytes())
             digest.update(repr(list(part.columns)).encode())
+        elif isinstance(part, (torch.Tensor, np.ndarray)):  # every value (a repr elides long arrays)
+            array = part.detach().cpu().numpy() if isinstance(part, torch.Tensor) else part
+            digest.update(np.ascontiguousarray(array).tobytes())
+            digest.update(repr((array.shape, str(array.dtype))).encode())
         else:
             digest.update(repr(part).encode())
     return digest.hexdigest()
@@ -51,13 +82,21 @@ def _fingerprint(parts) -> str:
 
 def cached_spec(builder: Callable[..., alt.TopLevelMixin], *frames: pd.DataFrame, **options) -> dict:
     """``builder(*frames, **options)`` as a prepared spec, from the shared cache when it was built before."""
-    key = _fingerprint((builder.__module__, builder.__qualname__, *frames, sorted(options.items())))
+    return cached_chart((builder.__module__, builder.__qualname__, *frames, sorted(options.items())),
+                        lambda: builder(*frames, **options))
+
+
+def cached_chart(inputs: tuple, build: Callable[[], alt.TopLevelMixin]) -> dict:
+    """``build()`` as a prepared spec, cached under ``inputs``: everything the chart depends on (tensors,
+    arrays, frames, labels, sizes, titles). For charts whose frames cost more to make than to key: on a
+    hit the frames are never made."""
+    key = _fingerprint(inputs)
     with _lock:
         hit = _specs.get(key)
         if hit is not None:
             _specs.move_to_end(key)
             return hit[0]
-    spec = prepared_spec(builder(*frames, **options))
+    spec = prepared_spec(build())
     _remember(key, spec)
     return spec
 

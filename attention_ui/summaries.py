@@ -13,6 +13,7 @@ from attention_core.summaries import ROLE_THRESHOLD
 
 from . import charts, frames
 from .text import plain
+from .render import cached_chart, cached_spec
 from .views import show_chart
 
 
@@ -33,11 +34,15 @@ def head_table(stats, roles) -> pd.DataFrame:
 LAYER_COLUMNS = 3
 
 
-def _layer_grid(values, labels, *, title: str, cell: int, font_size: int):
-    grid = frames.heads_frame(values, labels, labels)
-    grid["head"] = [f"layer {i + 1}" for i in grid["head_index"]]
-    return charts.head_grid(grid, columns=min(LAYER_COLUMNS, values.shape[0]), domain=(0, 1), cell_size=cell,
-                            font_size=font_size, axes=len(labels) <= 12, spacing=10, title=title)
+def _layer_grid(values, labels, *, title: str, cell: int, font_size: int) -> dict:
+    """One panel per layer of ``values`` (L, T, T), as a cached spec (its frame is made only on a miss)."""
+    def build():
+        grid = frames.heads_frame(values, labels, labels)
+        grid["head"] = [f"layer {i + 1}" for i in grid["head_index"]]
+        return charts.head_grid(grid, columns=min(LAYER_COLUMNS, values.shape[0]), domain=(0, 1), cell_size=cell,
+                                font_size=font_size, axes=len(labels) <= 12, spacing=10, title=title)
+
+    return cached_chart(("layer grid", values, tuple(labels), title, cell, font_size), build)
 
 
 def strongest(table: pd.DataFrame, column: str, count: int = 3) -> str:
@@ -78,9 +83,9 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
                            cell=cell, font_size=11))
     if pick.follow in keep:
         row = frames.row_frame(rollout[-1, keep.index(pick.follow)], labels)
-        show_chart(charts.row_bars(row, title=f"after the last layer, {run.tokens[pick.follow]} is made of…",
-                                   value_title="share", cell_size=max(16, min(settings.cell_size, 700 // max(T, 1))),
-                                   font_size=settings.font_size))
+        show_chart(cached_spec(charts.row_bars, row, title=f"after the last layer, {run.tokens[pick.follow]} is made "
+                               "of…", value_title="share", cell_size=max(16, min(settings.cell_size, 700 // max(T, 1))),
+                               font_size=settings.font_size))
 
     st.subheader(f"{n + 2} · Every head in numbers")
     st.markdown("Per head, averaged over the query tokens: the **entropy** of its weights (0 bits = all on one token; "

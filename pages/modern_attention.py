@@ -8,6 +8,7 @@ from attention_core import (MAX_CONTEXT_LENGTH, MAX_LAYERS, MAX_WINDOW, Attentio
 from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram
+from attention_ui.render import cached_chart, cached_spec
 from attention_ui.views import show_chart
 
 BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
@@ -49,17 +50,24 @@ else:
         for col, (kind, trace) in zip(cols, traces.items()):
             groups = [trace.kv_group(i) for i in range(h)]
             with col:
-                show_chart(sharing_diagram(h, groups, title=f"{kind}: g = {trace.kv_groups}",
-                                           width=260 if side_by_side else 70 * h, font_size=settings.font_size))
+                options = {"title": f"{kind}: g = {trace.kv_groups}", "width": 260 if side_by_side else 70 * h,
+                           "font_size": settings.font_size}
+                show_chart(cached_chart(("sharing", h, tuple(groups), options),
+                                        lambda: sharing_diagram(h, groups, **options)))
         st.markdown(f"The grouped variants here are made from the multi-head weights by **averaging the W_K and W_V "
                     f"columns of each group** (how Ainslie et al., 2023, convert a trained model). Their weights for "
                     f"your sentence, head by head (grouped-query, g = {int(g)}):")
         grouped = traces["grouped-query"]
-        grid = frames.heads_frame(grouped.weights, labels, labels)
-        grid["head"] = [f"head {i + 1} · reads KV{grouped.kv_group(i) + 1}" for i in grid["head_index"]]
         per_row = min(h, 4)
         cell = max(10, min(settings.cell_size - 8, (900 if settings.presenter else 680) // (per_row * len(labels))))
-        show_chart(charts.head_grid(grid, columns=per_row, domain=(0, 1), cell_size=cell, font_size=settings.font_size))
+
+        def grouped_grid():
+            grid = frames.heads_frame(grouped.weights, labels, labels)
+            grid["head"] = [f"head {i + 1} · reads KV{grouped.kv_group(i) + 1}" for i in grid["head_index"]]
+            return charts.head_grid(grid, columns=per_row, domain=(0, 1), cell_size=cell, font_size=settings.font_size)
+
+        show_chart(cached_chart(("grouped grid", grouped.weights, tuple(labels), grouped.kv_groups, per_row, cell,
+                                 settings.font_size), grouped_grid))
         base = traces["multi-head"]
         d_k, d_v = base.d_k, base.d_v
         summary = pd.DataFrame({
@@ -98,7 +106,9 @@ if rows is not None:
                                 "cached tokens": number("cached tokens", format="%,d"),
                                 "cache MiB": number("cache MiB", format="%,.0f"),
                                 "cache MiB if multi-head": number("MiB if g = h", format="%,.0f")})
-    show_chart(cache_bars(rows, font_size=settings.font_size, width=760 if settings.presenter else 560))
+    bars_width = 760 if settings.presenter else 560
+    show_chart(cached_chart(("cache bars", repr(rows), settings.font_size, bars_width),
+                            lambda: cache_bars(rows, font_size=settings.font_size, width=bars_width)))
     st.caption("Shapes from each model's published configuration. Mistral 7B keeps only its last 4,096 tokens "
                "(a rolling buffer), so its cache stops growing.")
     st.success("Takeaway: sharing key/value heads (g < h) divides the cache by h / g; that is why long contexts "
@@ -128,16 +138,19 @@ except AttentionInputError as err:
 cell = max(8, min(settings.cell_size - 6, (640 if settings.presenter else 330) // T))  # two charts side by side
 left, right = st.columns(2)
 with left:
-    show_chart(charts.mask_grid(frames.mask_frame(mask, labels, labels), title=f"window w = {int(window)}",
-                                cell_size=cell, font_size=settings.font_size))
+    show_chart(cached_spec(charts.mask_grid, frames.mask_frame(mask, labels, labels), title=f"window w = {int(window)}",
+                           cell_size=cell, font_size=settings.font_size))
 with right:
     df = frames.matrix_frame(windowed.weights[settings.head], labels, labels)
-    show_chart(charts.heatmap(df, title=f"weights of head {settings.head + 1}", domain=(0, 1), value_title="weight",
-                              cell_size=cell, font_size=settings.font_size, show_values=T <= 10 and cell >= 30))
+    show_chart(cached_spec(charts.heatmap, df, title=f"weights of head {settings.head + 1}", domain=(0, 1),
+                           value_title="weight", cell_size=cell, font_size=settings.font_size,
+                           show_values=T <= 10 and cell >= 30))
 layer_labels = [f"after layer {i + 1}" for i in range(int(layers))]
 reach_cell = max(8, min(settings.cell_size - 6, (1000 if settings.presenter else 640) // T))  # one chart, full width
-show_chart(reach_grid(reach[:, -1], layer_labels, labels, cell_size=reach_cell, font_size=settings.font_size,
-                      title=f"which tokens can reach the last token, {labels[-1]}"))
+reach_title = f"which tokens can reach the last token, {labels[-1]}"
+show_chart(cached_chart(("reach", reach, tuple(labels), reach_cell, settings.font_size, reach_title),
+                        lambda: reach_grid(reach[:, -1], layer_labels, labels, cell_size=reach_cell,
+                                           font_size=settings.font_size, title=reach_title)))
 span = reach_span(int(window), int(layers))
 st.markdown(f"After {int(layers)} layer(s) the last token can draw on **{min(span, T)} of {T}** tokens "
             f"(L·(w − 1) + 1 = {span}).")

@@ -54,8 +54,8 @@ cols = st.columns(min(h, 2))  # two per row: room for every bar's value label
 for i in range(h):
     with cols[i % len(cols)]:
         row = frames.row_frame(trace.weights[i, settings.follow], labels)
-        show_chart(charts.row_bars(row, title=f"head {i + 1}", cell_size=max(min(settings.cell_size, 340 // len(labels)), 18),
-                                   font_size=settings.font_size, height=180))
+        show_chart(cached_spec(charts.row_bars, row, title=f"head {i + 1}", font_size=settings.font_size,
+                               cell_size=max(min(settings.cell_size, 340 // len(labels)), 18), height=180))
 
 show_stage(view, "concat", heading="4 · Concatenate the heads")
 show_stage(view, "output", heading="5 · Mix them with W_O")

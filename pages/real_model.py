@@ -5,7 +5,7 @@ import streamlit as st
 from attention_ui import charts, frames
 from attention_ui.controls import sentence_settings
 from attention_ui.models import real_model_controls
-from attention_ui.render import cached_spec
+from attention_ui.render import cached_chart, cached_spec
 from attention_ui.views import on_pick, show_chart
 
 settings = sentence_settings("A real model's attention")
@@ -35,13 +35,20 @@ labels = frames.AxisLabels(all_labels[i] for i in keep)
 attentions = run.attentions[:, :, keep][:, :, :, keep]  # (L, h, T', T'): the shown tokens only
 
 st.subheader(f"2 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
-grid = frames.heads_frame(attentions.reshape(-1, len(keep), len(keep)), labels, labels)
-grid["head"] = [f"L{i // pick.model.num_heads + 1} H{i % pick.model.num_heads + 1}" for i in grid["head_index"]]
 cell = max(2, min(12, (110 if settings.presenter else 56) // max(len(keep), 1)))  # 12 panels fit the screen
 per_layer = pick.model.num_heads
-spec = cached_spec(charts.head_grid, grid, columns=per_layer, domain=(0, 1), cell_size=cell, font_size=11, axes=False,
-                   spacing=6, title="layer (row) × head (column), one colour scale; click a head to look at it",
-                   selected=pick.layer * per_layer + pick.head, pick=True)
+selected = pick.layer * per_layer + pick.head
+
+
+def model_grid():
+    grid = frames.heads_frame(attentions.reshape(-1, len(keep), len(keep)), labels, labels)
+    grid["head"] = [f"L{i // per_layer + 1} H{i % per_layer + 1}" for i in grid["head_index"]]
+    return charts.head_grid(grid, columns=per_layer, domain=(0, 1), cell_size=cell, font_size=11, axes=False,
+                            spacing=6, title="layer (row) × head (column), one colour scale; click a head to look at "
+                            "it", selected=selected, pick=True)
+
+
+spec = cached_chart(("model grid", attentions, tuple(labels), per_layer, cell, selected), model_grid)
 show_chart(spec, key="pick_model_head",
            on_select=on_pick("pick_model_head", "head_index",
                              lambda i: {"layer": i // per_layer + 1, "model_head": i % per_layer + 1}))
@@ -52,13 +59,13 @@ st.caption("Each square's rows and columns are the tokens in order (hover for th
 st.subheader(f"3 · Layer {pick.layer + 1}, head {pick.head + 1} up close")
 weights = attentions[pick.layer, pick.head]
 df = frames.matrix_frame(weights, labels, labels)
-show_chart(charts.heatmap(df, title=f"layer {pick.layer + 1}, head {pick.head + 1}", domain=(0, 1),
-                          value_title="weight", cell_size=settings.cell_size, font_size=settings.font_size,
-                          show_values=len(keep) <= 14))
+show_chart(cached_spec(charts.heatmap, df, title=f"layer {pick.layer + 1}, head {pick.head + 1}", domain=(0, 1),
+                       value_title="weight", cell_size=settings.cell_size, font_size=settings.font_size,
+                       show_values=len(keep) <= 14))
 if pick.follow in keep:
     row = frames.row_frame(weights[keep.index(pick.follow)], labels)
-    show_chart(charts.row_bars(row, title=f"what {run.tokens[pick.follow]} attends to",
-                               cell_size=max(settings.cell_size, 26), font_size=settings.font_size))
+    show_chart(cached_spec(charts.row_bars, row, title=f"what {run.tokens[pick.follow]} attends to",
+                           cell_size=max(settings.cell_size, 26), font_size=settings.font_size))
 else:
     st.info("The followed token is a special token, which is hidden now.")
 st.page_link("pages/inside_real_head.py", label="See this head computed stage by stage", icon=":material/arrow_forward:")

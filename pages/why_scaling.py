@@ -9,6 +9,7 @@ import streamlit as st
 from attention_core import (AttentionInputError, MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES,
                             unscaled_weights)
 from attention_ui.controls import lesson_settings
+from attention_ui.render import cached_chart, cached_spec
 from attention_ui.views import StageView, show_chart, token_heatmap
 from attention_ui.why import (SCALING_D_KS, half_share, keep_page_settings, line_chart, page_slider,
                               row_stats_frame, saturation_table, variance_table)
@@ -54,10 +55,10 @@ lines = pd.concat([
     variance.assign(series="theory: Var = d_k", value=variance["theory"]),
     variance.assign(series="Var(q·k / √d_k), sampled", value=variance["scaled"]),
 ])[["d_k", "series", "value"]]
-show_chart(line_chart(lines, x="d_k", y="value", series="series", log_x=True, log_y=True,
-                      y_title="variance of the score", title="variance of q·k against d_k (log–log)",
-                      dashed=("theory: Var = d_k",), marker=(d_k, f"d_k = {d_k}"), font_size=font,
-                      width=900 if wide else 560, height=380 if wide else 280))
+show_chart(cached_spec(line_chart, lines, x="d_k", y="value", series="series", log_x=True, log_y=True,
+                       y_title="variance of the score", title="variance of q·k against d_k (log–log)",
+                       dashed=("theory: Var = d_k",), marker=(d_k, f"d_k = {d_k}"), font_size=font,
+                       width=900 if wide else 560, height=380 if wide else 280))
 here = variance[variance["d_k"] == d_k].iloc[0]
 off = (here["sampled"] - d_k) / here["standard_error"]
 cols = st.columns(3)
@@ -79,11 +80,10 @@ st.latex(r"\frac{\partial a_i}{\partial s_j} = a_i(\delta_{ij} - a_j), \qquad "
          r"\lVert J \rVert_F \to 0 \text{ as one } a_i \to 1")
 panel = {"x": "d_k", "series": "scores", "log_x": True, "marker": (d_k, f"{d_k}"), "font_size": font,
          "width": 290 if wide else 215, "height": 300 if wide else 220}
-charts = [line_chart(saturation, y="largest weight", title="largest weight in a row", **panel),
-          line_chart(saturation, y="entropy", y_title="entropy (nats)", title="entropy of a row", **panel),
-          line_chart(saturation, y="gradient size", y_title="‖∂a/∂s‖", title="size of the softmax gradient",
-                     **panel)]
-show_chart(alt.hconcat(*charts))
+show_chart(cached_chart(("saturation", saturation, sorted(panel.items())), lambda: alt.hconcat(
+    line_chart(saturation, y="largest weight", title="largest weight in a row", **panel),
+    line_chart(saturation, y="entropy", y_title="entropy (nats)", title="entropy of a row", **panel),
+    line_chart(saturation, y="gradient size", y_title="‖∂a/∂s‖", title="size of the softmax gradient", **panel))))
 current = saturation[saturation["d_k"] == d_k].set_index("scores")
 table = current[["largest weight", "entropy", "gradient size"]].T
 st.markdown(f"**At d_k = {d_k}**, averaged over {samples} rows of {num_keys} keys:")
