@@ -1,7 +1,7 @@
 """Entry point: page config and navigation over the lessons in pages/.
 
 `streamlit run app.py` reads this file twice over. Once, at server start, it imports it as a module
-to find ``app`` (an ``st.App``) and serves that; from then on every visit runs it as a script
+to find ``app`` (an ``st.App``), warms up (imports, one lesson) and serves that; from then on every visit runs it as a script
 (``__name__ == "__main__"``), which draws the navigation.
 """
 
@@ -68,6 +68,6 @@ else:
     PagesManager.uses_pages_directory = False
     app = st.App(__file__)
 
-    from attention_ui.warm_up import warm_up_in_background
+    from attention_ui.warm_up import warm_up
 
-    warm_up_in_background()
+    warm_up()  # before the server answers its health check: no visitor meets a cold server

@@ -345,6 +345,28 @@ def row_bars(
     return _titled(chart, title, font_size)
 
 
+def row_bars_by_head(
+    df: pd.DataFrame,
+    *,
+    columns: int = 2,
+    name: str = "key",
+    title: str = "",
+    font_size: int = 14,
+    cell_size: int = 36,
+    height: int = 180,
+    value_title: str = "weight",
+) -> alt.FacetChart:
+    """One query's row of weights in every head: ``row_bars`` panels (0..1) side by side, one chart.
+    Expects ``row_frame`` columns plus ``head`` and ``head_index``."""
+    _require(df, [name, "value", "index", "head", "head_index"])
+    heads = _ordered(df, "head", "head_index")
+    panel = _bars(df, name=name, domain=(0, 1), value_title=value_title, font_size=font_size, cell_size=cell_size,
+                  height=height)
+    grid = panel.facet(facet=alt.Facet("head:N", sort=heads, header=alt.Header(title=None, labelFontSize=font_size + 1)),
+                       columns=max(1, min(columns, len(heads))), spacing=24)
+    return _titled(grid, title, font_size)
+
+
 def before_after_softmax(
     scaled_row_df: pd.DataFrame,
     weights_row_df: pd.DataFrame,

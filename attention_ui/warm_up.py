@@ -1,26 +1,29 @@
-"""Warm the server up before the first visitor: load the lessons' libraries and run one lesson.
+"""Warm the server up before it takes its first visitor: load the lessons' libraries and run one lesson.
 
-``streamlit run app.py`` imports the entry point once at server start (to find its ``st.App``);
-that import starts this in a background thread. Without it the first visitors of a fresh server,
-often a whole class opening one link, wait together for torch, pandas and Altair to load (about
-1.5 s here). Nothing here needs a session, and a real model is not loaded: that stays on demand.
+``streamlit run app.py`` imports the entry point once at server start, to find its ``st.App``, before
+the server answers its health check; that import calls ``warm_up()``. Without it the first visitors of
+a fresh server, often a whole class opening one link, wait together for torch, pandas and Altair to
+load (about 1.5 s here). Nothing here needs a session, and no real model is loaded: that stays on demand.
 """
 
 from __future__ import annotations
 
-import threading
+import logging
+import time
+
+_log = logging.getLogger(__name__)
 
 
-def _warm_up() -> None:
-    from attention_core import LessonConfig, run_lesson
+def warm_up() -> float:
+    """Import what every lesson page needs and run the default lesson once; returns the seconds it took.
+    A failure is logged, never raised: the pages then load the same modules themselves."""
+    started = time.perf_counter()
+    try:
+        from attention_core import LessonConfig, run_lesson
 
-    from . import controls, questions, views  # noqa: F401  (torch, pandas, altair and the pages' modules)
+        from . import controls, questions, views  # noqa: F401  (torch, pandas, altair and the pages' modules)
 
-    run_lesson(LessonConfig())  # torch's first kernels
-
-
-def warm_up_in_background() -> threading.Thread:
-    """Start the warm-up (a daemon thread: it never holds the server back from stopping)."""
-    thread = threading.Thread(target=_warm_up, name="attention-warm-up", daemon=True)
-    thread.start()
-    return thread
+        run_lesson(LessonConfig())  # torch's first kernels
+    except Exception:  # noqa: BLE001  (a warm-up must never stop the server from starting)
+        _log.warning("warm-up failed; the first visitor loads the libraries instead", exc_info=True)
+    return time.perf_counter() - started

@@ -126,7 +126,7 @@ class StreamlitSession:
             readable, _, _ = select.select([self.ws.sock], [], [], remaining)
             if readable:
                 try:
-                    self.ws.recv()  # a ping is answered inside recv()
+                    self.ws.recv_data_frame(control_frame=True)  # one frame; a ping is answered inside
                 except (OSError, websocket.WebSocketException) as error:
                     raise SessionError(f"connection while idle: {error}") from None
 

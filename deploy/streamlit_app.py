@@ -24,6 +24,6 @@ else:
     PagesManager.uses_pages_directory = False
     app = st.App(__file__)
 
-    from attention_ui.warm_up import warm_up_in_background
+    from attention_ui.warm_up import warm_up
 
-    warm_up_in_background()
+    warm_up()  # before the server answers its health check: no visitor meets a cold server

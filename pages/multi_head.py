@@ -1,12 +1,13 @@
 """All heads side by side: how the columns are split, each head's weights, concat and W_O."""
 
+import pandas as pd
 import streamlit as st
 
 from attention_ui import charts, frames
 from attention_ui.controls import lesson_settings
 from attention_ui.text import plain
-from attention_ui.render import cached_spec
-from attention_ui.views import StageView, feature_heatmap, on_pick, show_chart, show_lines, show_stage
+from attention_ui.render import cached_chart, cached_spec
+from attention_ui.views import MAX_FEATURES_SHOWN, StageView, on_pick, show_chart, show_lines, show_stage
 
 settings = lesson_settings("Multi-head attention")
 trace = settings.lesson.trace
@@ -26,14 +27,23 @@ if h == 1:
 st.subheader("1 · The split: head i owns a block of columns")
 st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has h·d_v = {h * d_v}. "
             f"Head i takes columns (i−1)·d_k + 1 to i·d_k: its own queries, keys and values.")
-cols = st.columns(min(h, 4))
-for i in range(h):
-    with cols[i % len(cols)]:
-        chart, note = feature_heatmap(StageView(trace, settings.labels, settings.follow, i, settings.cell_size,
-                                                settings.font_size), trace.q[i], settings.labels,
-                                      f"Q of head {i + 1} (columns {i * d_k + 1}–{(i + 1) * d_k})", prefix="q",
-                                      share=1 / len(cols))
-        show_chart(chart)
+per_row = min(h, 4)
+q_shown = trace.q[..., :MAX_FEATURES_SHOWN]  # (h, T, d_k) -> at most MAX_FEATURES_SHOWN features drawn
+q_cell = max(12, min(settings.cell_size - 8, (1500 if settings.presenter else 640) // (per_row * (q_shown.shape[-1] + 2))))
+
+
+def q_grid():
+    df = frames.heads_frame(q_shown, labels, frames.feature_labels(q_shown.shape[-1], "q"), row_name="token",
+                            col_name="feature")
+    df["head"] = [f"head {i + 1}: columns {i * d_k + 1}–{(i + 1) * d_k}" for i in df["head_index"]]
+    return charts.head_grid(df, columns=per_row, domain=None, diverging=True, scheme="blueorange", row="token",
+                            col="feature", value_title="feature value", cell_size=q_cell, font_size=settings.font_size,
+                            title="Q of each head (one colour scale; rows = tokens, columns = that head's q features)")
+
+
+show_chart(cached_chart(("q by head", q_shown, tuple(labels), d_k, per_row, q_cell, settings.font_size), q_grid))
+if d_k > MAX_FEATURES_SHOWN:
+    st.caption(f"Each head's first {MAX_FEATURES_SHOWN} of its {d_k} features are drawn.")
 
 st.subheader("2 · Each head's attention weights (one shared colour scale)")
 panels_per_row = min(h, 4)
@@ -50,12 +60,18 @@ show_lines(view, title=f"head {settings.head + 1} as lines: each query (left) to
            "weight; click a word on the left to follow it")
 
 st.subheader(f"3 · What {plain(settings.labels[settings.follow])} attends to, head by head")
-cols = st.columns(min(h, 2))  # two per row: room for every bar's value label
-for i in range(h):
-    with cols[i % len(cols)]:
-        row = frames.row_frame(trace.weights[i, settings.follow], labels)
-        show_chart(cached_spec(charts.row_bars, row, title=f"head {i + 1}", font_size=settings.font_size,
-                               cell_size=max(min(settings.cell_size, 340 // len(labels)), 18), height=180))
+bars_cell = max(min(settings.cell_size, 340 // len(labels)), 18)
+
+
+def rows_by_head():
+    parts = [frames.row_frame(trace.weights[i, settings.follow], labels).assign(head=f"head {i + 1}", head_index=i)
+             for i in range(h)]
+    return charts.row_bars_by_head(pd.concat(parts, ignore_index=True), columns=2, font_size=settings.font_size,
+                                   cell_size=bars_cell, title=f"the row of {settings.labels[settings.follow]} in each head")
+
+
+show_chart(cached_chart(("rows by head", trace.weights[:, settings.follow], tuple(labels), bars_cell,
+                         settings.font_size), rows_by_head))
 
 show_stage(view, "concat", heading="4 · Concatenate the heads")
 show_stage(view, "output", heading="5 · Mix them with W_O")

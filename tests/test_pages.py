@@ -31,7 +31,7 @@ from apptest_support import APP, ROOT, TIMEOUT, open_page, switch_to  # noqa: F4
 LESSON_PAGES = {
     "pages/overview.py": ("Attention, step by step", 1),
     "pages/step_through.py": ("Step through attention", 1),
-    "pages/multi_head.py": ("Multi-head attention", 7),  # 2 Q panels, head grid, 2 row bars, concat, output
+    "pages/multi_head.py": ("Multi-head attention", 6),  # Q by head, head grid, lines, rows by head, concat, output
     "pages/masking.py": ("Masking", 8),  # mask grid + weights for each of the four masks
 }
 # Pages about a real pretrained model: they may show charts, or say plainly that the model is missing.
@@ -233,10 +233,13 @@ def test_d_k_and_d_v_change_the_width_of_q_k_and_v():
 def test_heads_change_the_number_of_head_panels_and_head_choices():
     at = open_page("pages/multi_head.py")
     set_widget(at, "slider", "heads", 4)
-    titles = [c.title for c in charts(at)]
-    assert sum(t.startswith("Q of head") for t in titles) == 4, titles
-    assert sum(re.fullmatch(r"head \d", t) is not None for t in titles) == 4, titles
-    grid = next(c for c in charts(at) if "head_index" in c.data.columns)
+    by_title = {c.title: c for c in charts(at)}
+    q = next(c for t, c in by_title.items() if t.startswith("Q of each head"))
+    assert sorted(q.data["head"].unique()) == [f"head {i}: columns {4 * i - 3}–{4 * i}" for i in range(1, 5)]
+    rows = next(c for t, c in by_title.items() if t.startswith("the row of"))
+    assert sorted(rows.data["head"].unique()) == ["head 1", "head 2", "head 3", "head 4"]
+    assert len(rows.data) == 4 * 7, "one bar per key in each head"
+    grid = next(c for c in charts(at) if "query" in c.data.columns and "head_index" in c.data.columns)
     assert sorted(grid.data["head"].unique()) == ["head 1", "head 2", "head 3", "head 4"]
     assert list(at.selectbox(key="head").options) == ["head 1", "head 2", "head 3", "head 4"]
 
