@@ -375,3 +375,50 @@ def test_chart_modules_do_not_import_streamlit():
     for module in (charts, frames):
         source = inspect.getsource(module)
         assert "import streamlit" not in source and "from streamlit" not in source
+
+
+# ---------------------------------------------------------------- prepared specs (what the pages send)
+
+
+def _arrow(data: bytes):
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(data).read_pandas()
+
+
+def test_prepared_spec_sends_each_frame_once_as_arrow_with_every_value():
+    from attention_ui import render
+
+    df = matrix_frame(masked_scores(), TOKENS, TOKENS)
+    panels = alt.hconcat(charts.heatmap(df, title="a"), charts.heatmap(df, title="b"))  # one frame, two panels
+    spec = render.prepared_spec(panels)
+    assert len(spec["datasets"]) == 1, list(spec["datasets"])
+    sent = _arrow(next(iter(spec["datasets"].values())))
+    assert sent[["query", "key", "label", "masked"]].equals(df[["query", "key", "label", "masked"]])
+    assert np.allclose(sent["value"], df["value"], equal_nan=True)
+    # Outside the pages' preparation (e.g. the SVG/PNG downloads) Altair still writes the rows into the spec.
+    inline = panels.to_dict()
+    assert [len(rows) for rows in inline["datasets"].values()] == [len(df)]
+
+
+def test_cached_charts_tell_apart_tensors_that_differ_in_one_middle_value():
+    from attention_ui import render
+
+    a = torch.zeros(40, 40)
+    b = a.clone()
+    b[20, 20] = 1.0  # a repr of either tensor elides the middle: the same text
+    built = []
+
+    def build(values):
+        built.append(values)
+        return charts.heatmap(matrix_frame(values, None, None))
+
+    first = render.cached_chart(("test", a), lambda: build(a))
+    again = render.cached_chart(("test", a.clone()), lambda: build(a))
+    other = render.cached_chart(("test", b), lambda: build(b))
+    assert first is again and other is not first and len(built) == 2
+
+
+def test_format_values_matches_format_value_everywhere():
+    numbers = np.array([0.0, -0.0, -0.0004, 0.0005, 1.23456, -2.5, np.inf, -np.inf, np.nan, 1e9])
+    assert frames.format_values(numbers).tolist() == [frames.format_value(v) for v in numbers]

@@ -56,3 +56,25 @@ def test_deploy_entry_point_runs_the_app():
     assert not at.exception, [e.value for e in at.exception]
     assert at.get("vega_lite_chart"), "the overview draws its chart"
     assert (DEPLOY / "pages").resolve() == (ROOT / "pages").resolve()
+
+
+def test_the_server_import_warms_up_before_any_visitor(monkeypatch, caplog):
+    """``streamlit run`` imports the entry point at server start: that import loads the lessons' libraries and
+    runs one lesson (so the first visitors do not wait for torch), and a failing warm-up never stops the server."""
+    import attention_core
+    from attention_ui import warm_up
+
+    runs = []
+    monkeypatch.setattr(attention_core, "run_lesson", lambda config: runs.append(config))
+    assert warm_up.warm_up() >= 0 and len(runs) == 1
+
+    def broken(config):
+        raise RuntimeError("no torch kernels today")
+
+    monkeypatch.setattr(attention_core, "run_lesson", broken)
+    with caplog.at_level("WARNING"):
+        warm_up.warm_up()
+    assert "warm-up failed" in caplog.text
+    for entry in (ROOT / "app.py", DEPLOY / "streamlit_app.py"):
+        source = entry.read_text()
+        assert source.index("warm_up()") > source.index("else:"), f"{entry.name} warms up only on the server import"

@@ -242,3 +242,17 @@ def test_real_model_pages_show_only_their_own_controls():
     sidebar_keys = {w.key for kind in ("slider", "radio", "number_input") for w in at.get(kind)}
     assert not sidebar_keys & {"d_k", "d_v", "d_model", "heads", "seed", "mask", "init"}, sidebar_keys
     assert at.text_input(key="sentence")
+
+
+def test_closed_expanders_send_nothing_and_open_ones_show_every_number():
+    """A closed "All the numbers" costs a click nothing (no table sent); opened, it holds the whole matrix."""
+    at = open_page("pages/step_through.py", {"step": "scores"})
+    assert [e.label for e in at.expander if e.label == "All the numbers"] and not at.dataframe
+    at.session_state["open_scores"] = True
+    at.run()
+    table = at.dataframe[0].value
+    trace = run_lesson(LessonConfig()).trace
+    assert table.shape == tuple(trace.scores[0].shape)
+    assert abs(shown(table.iloc[2, 3]) - float(trace.scores[0, 2, 3])) < 1e-3
+    at.selectbox(key="step").set_value("scaled").run()
+    assert not at.dataframe, "the next stage's expander starts closed"

@@ -8,8 +8,10 @@ checks that every session opened and clicked without an error, and that no sessi
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +56,20 @@ def test_client_presses_next_until_the_last_stage_of_the_lean_page():
 
 
 
+def test_an_idle_session_answers_keep_alive_pings_and_stays_connected():
+    """The server closes a websocket whose pings go unanswered (about two ping intervals); an open tab, and a
+    hall student waiting between clicks, answers them."""
+    env = {**os.environ, "STREAMLIT_SERVER_WEBSOCKET_PING_INTERVAL": "1"}
+    with streamlit_server("bench/lean_page.py", env=env) as server:
+        with StreamlitSession(server.port, timeout=30) as waiting:
+            assert waiting.open("", "step=1").ok
+            waiting.idle_until(time.perf_counter() + 4)
+            assert waiting.click("Next").ok
+        with StreamlitSession(server.port, timeout=30) as deaf:  # sleeps without reading: pings unanswered
+            assert deaf.open("", "step=1").ok
+            time.sleep(4)
+            with pytest.raises(SessionError):
+                deaf.click("Next")
 @pytest.fixture(scope="module")
 def hall(tmp_path_factory) -> dict:
     if importlib.util.find_spec("locust") is None:  # never import it here: it patches threading for gevent
