@@ -195,7 +195,8 @@ def test_settings_survive_switching_pages():
         now = settings(at)
         assert {k: now[k] for k in ("sentence", "d_model", "mask")} == \
             {k: before[k] for k in ("sentence", "d_model", "mask")}, page
-        tokens = chart_data(at)[0][1].iloc[:, 0].unique().tolist()
+        data = chart_data(at)[0][1]
+        tokens = data[next(c for c in ("query", "token") if c in data.columns)].unique().tolist()
         assert tokens[0] == "1·Dogs", (page, tokens)
 
 
