@@ -65,13 +65,14 @@ def feature_labels(n: int, prefix: str = "d") -> AxisLabels:
 
 
 def row_scaled(values: np.ndarray) -> np.ndarray:
-    """Each row of a (T, S) matrix mapped onto 0..1 by its own smallest and largest finite entry
-    (a row of equal entries maps to 1; non-finite entries stay NaN)."""
+    """Each row of a (T, S) matrix (or of every matrix of an (h, T, S) stack) mapped onto 0..1 by its own
+    smallest and largest finite entry (a row of equal entries maps to 1; non-finite entries stay NaN)."""
     values = np.asarray(values, dtype=np.float64)
     finite = np.where(np.isfinite(values), values, np.nan)
     with np.errstate(all="ignore"):
-        low = np.nanmin(np.where(np.isnan(finite).all(axis=1, keepdims=True), 0.0, finite), axis=1, keepdims=True)
-        high = np.nanmax(np.where(np.isnan(finite).all(axis=1, keepdims=True), 0.0, finite), axis=1, keepdims=True)
+        empty = np.isnan(finite).all(axis=-1, keepdims=True)
+        low = np.nanmin(np.where(empty, 0.0, finite), axis=-1, keepdims=True)
+        high = np.nanmax(np.where(empty, 0.0, finite), axis=-1, keepdims=True)
         span = high - low
         return np.where(span > 0, (finite - low) / np.where(span > 0, span, 1.0), np.where(np.isnan(finite), np.nan, 1.0))
 
@@ -155,32 +156,49 @@ def matrix_frame(values, row_labels, col_labels, *, row_name="query", col_name="
     array = to_numpy(values)
     frame = pd.DataFrame(_matrix_columns(array, row_labels, col_labels, row_name, col_name))
     frame["row_scaled"] = row_scaled(array).reshape(-1) if array.ndim == 2 and array.size else np.nan
-    if blocked is not None:
-        cut = to_numpy(blocked).astype(bool).reshape(-1)
-        frame["masked"] = frame["masked"].to_numpy() | cut
-        frame.loc[cut & np.isfinite(frame["value"].to_numpy()), "label"] = BLOCKED_MARK
+    _mark_blocked(frame, blocked)
     return frame
 
 
+def _mark_blocked(frame: pd.DataFrame, blocked) -> None:
+    """Cells the mask blocks (``blocked`` True, any shape of the frame's length) drawn grey with "×"."""
+    if blocked is None:
+        return
+    cut = to_numpy(blocked).astype(bool).reshape(-1)
+    frame["masked"] = frame["masked"].to_numpy() | cut
+    frame.loc[cut & np.isfinite(frame["value"].to_numpy()), "label"] = BLOCKED_MARK
+
+
 def heads_frame(
-    values, row_labels, col_labels, *, row_name="query", col_name="key", head_name="head", blocked=None
+    values, row_labels, col_labels, *, row_name="query", col_name="key", head_name="head", blocked=None,
+    head_labels: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """One row per cell of a (h, T, S) tensor: :func:`matrix_frame` columns plus
-    ``head_name`` ("head 1", "head 2", ...) and ``head_index`` (0-based), head-major.
+    ``head_name`` ("head 1", "head 2", ... or ``head_labels``) and ``head_index`` (0-based), head-major.
     ``blocked`` (bool (h, T, S)) marks masked cells as in :func:`matrix_frame`.
     """
     array = to_numpy(values)
     if array.ndim != 3:
         raise ValueError(f"expected a 3-D tensor (heads, T, S), got shape {tuple(array.shape)}")
-    cuts = None if blocked is None else to_numpy(blocked).astype(bool)
-    parts = []
-    for h, matrix in enumerate(array):
-        part = matrix_frame(matrix, row_labels, col_labels, row_name=row_name, col_name=col_name,
-                            blocked=None if cuts is None else cuts[h])
-        part.insert(0, head_name, f"head {h + 1}")
-        part["head_index"] = h
-        parts.append(part)
-    return pd.concat(parts, ignore_index=True)
+    h, n_rows, n_cols = array.shape
+    names = [f"head {i + 1}" for i in range(h)] if head_labels is None else [str(n) for n in head_labels]
+    if len(names) != h:
+        raise ValueError(f"{head_name}: got {len(names)} labels for {h} heads")
+    head_index = np.repeat(np.arange(h), n_rows * n_cols)
+    row_index = np.tile(np.repeat(np.arange(n_rows), n_cols), h)
+    col_index = np.tile(np.arange(n_cols), n_rows * h)
+    frame = pd.DataFrame({
+        head_name: np.asarray(names, dtype=object)[head_index],
+        row_name: np.asarray(_display_labels(row_labels, n_rows, row_name), dtype=object)[row_index],
+        col_name: np.asarray(_display_labels(col_labels, n_cols, col_name), dtype=object)[col_index],
+        **_value_columns(array.reshape(-1)),
+        "row_index": row_index,
+        "col_index": col_index,
+        "row_scaled": row_scaled(array).reshape(-1) if array.size else np.full(0, np.nan),
+    })
+    _mark_blocked(frame, blocked)
+    frame["head_index"] = head_index
+    return frame
 
 
 def row_frame(values_1d, labels, *, name="key") -> pd.DataFrame:

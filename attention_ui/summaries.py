@@ -37,8 +37,8 @@ LAYER_COLUMNS = 3
 def _layer_grid(values, labels, *, title: str, cell: int, font_size: int) -> dict:
     """One panel per layer of ``values`` (L, T, T), as a cached spec (its frame is made only on a miss)."""
     def build():
-        grid = frames.heads_frame(values, labels, labels)
-        grid["head"] = [f"layer {i + 1}" for i in grid["head_index"]]
+        grid = frames.heads_frame(values, labels, labels,
+                                  head_labels=[f"layer {i + 1}" for i in range(values.shape[0])])
         return charts.head_grid(grid, columns=min(LAYER_COLUMNS, values.shape[0]), domain=(0, 1), cell_size=cell,
                                 font_size=font_size, axes=len(labels) <= 12, spacing=10, title=title)
 

@@ -62,8 +62,8 @@ else:
         cell = max(10, min(settings.cell_size - 8, (900 if settings.presenter else 680) // (per_row * len(labels))))
 
         def grouped_grid():
-            grid = frames.heads_frame(grouped.weights, labels, labels)
-            grid["head"] = [f"head {i + 1} · reads KV{grouped.kv_group(i) + 1}" for i in grid["head_index"]]
+            grid = frames.heads_frame(grouped.weights, labels, labels,
+                                      head_labels=[f"head {i + 1} · reads KV{grouped.kv_group(i) + 1}" for i in range(h)])
             return charts.head_grid(grid, columns=per_row, domain=(0, 1), cell_size=cell, font_size=settings.font_size)
 
         show_chart(cached_chart(("grouped grid", grouped.weights, tuple(labels), grouped.kv_groups, per_row, cell,

@@ -34,8 +34,8 @@ q_cell = max(12, min(settings.cell_size - 8, (1500 if settings.presenter else 64
 
 def q_grid():
     df = frames.heads_frame(q_shown, labels, frames.feature_labels(q_shown.shape[-1], "q"), row_name="token",
-                            col_name="feature")
-    df["head"] = [f"head {i + 1}: columns {i * d_k + 1}–{(i + 1) * d_k}" for i in df["head_index"]]
+                            col_name="feature",
+                            head_labels=[f"head {i + 1}: columns {i * d_k + 1}–{(i + 1) * d_k}" for i in range(h)])
     return charts.head_grid(df, columns=per_row, domain=None, diverging=True, scheme="blueorange", row="token",
                             col="feature", value_title="feature value", cell_size=q_cell, font_size=settings.font_size,
                             title="Q of each head (one colour scale; rows = tokens, columns = that head's q features)")

@@ -41,8 +41,9 @@ selected = pick.layer * per_layer + pick.head
 
 
 def model_grid():
-    grid = frames.heads_frame(attentions.reshape(-1, len(keep), len(keep)), labels, labels)
-    grid["head"] = [f"L{i // per_layer + 1} H{i % per_layer + 1}" for i in grid["head_index"]]
+    grid = frames.heads_frame(attentions.reshape(-1, len(keep), len(keep)), labels, labels,
+                              head_labels=[f"L{i // per_layer + 1} H{i % per_layer + 1}"
+                                           for i in range(pick.model.num_layers * per_layer)])
     return charts.head_grid(grid, columns=per_layer, domain=(0, 1), cell_size=cell, font_size=11, axes=False,
                             spacing=6, title="layer (row) × head (column), one colour scale; click a head to look at "
                             "it", selected=selected, pick=True)

@@ -422,3 +422,16 @@ def test_cached_charts_tell_apart_tensors_that_differ_in_one_middle_value():
 def test_format_values_matches_format_value_everywhere():
     numbers = np.array([0.0, -0.0, -0.0004, 0.0005, 1.23456, -2.5, np.inf, -np.inf, np.nan, 1e9])
     assert frames.format_values(numbers).tolist() == [frames.format_value(v) for v in numbers]
+
+
+def test_heads_frame_takes_head_labels_and_scales_rows_within_each_head():
+    values = torch.stack([masked_scores(4, seed=s) for s in range(3)])  # (3, 4, 4)
+    df = heads_frame(values, TOKENS[:4], TOKENS[:4], head_labels=["L1 H1", "L1 H2", "L2 H1"])
+    assert df.drop_duplicates("head")["head"].tolist() == ["L1 H1", "L1 H2", "L2 H1"]
+    for h in range(3):  # each head's rows as matrix_frame makes them
+        one = matrix_frame(values[h], TOKENS[:4], TOKENS[:4])
+        part = df[df["head_index"] == h].reset_index(drop=True)
+        assert np.allclose(part["row_scaled"], one["row_scaled"], equal_nan=True)
+        assert part["label"].tolist() == one["label"].tolist()
+    with pytest.raises(ValueError, match="2 labels for 3 heads"):
+        heads_frame(values, None, None, head_labels=["a", "b"])
