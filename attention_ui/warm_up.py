@@ -21,7 +21,9 @@ def warm_up() -> float:
     try:
         from attention_core import LessonConfig, run_lesson
 
-        from . import controls, questions, views  # noqa: F401  (torch, pandas, altair and the pages' modules)
+        # torch, pandas and Altair; not the modules that define st.cache_data functions, which made now (before
+        # Streamlit's runtime exists) would not use the runtime's cache storage
+        from . import charts, frames, render, views  # noqa: F401
 
         run_lesson(LessonConfig())  # torch's first kernels
     except Exception:  # noqa: BLE001  (a warm-up must never stop the server from starting)
