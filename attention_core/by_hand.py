@@ -17,15 +17,8 @@ import torch
 
 from .errors import AttentionInputError
 from .attention import AttentionTrace, trace_attention
+from .limits import MAX_CELL_MAGNITUDE
 
-MAX_HAND_TOKENS = 5
-"""Most tokens in the worked-by-hand example (each is a row someone computes with pen and paper)."""
-
-MAX_HAND_WIDTH = 4
-"""Widest d_model or d_k in the worked-by-hand example."""
-
-MAX_CELL_MAGNITUDE = 1000.0
-"""Largest |number| accepted in a typed cell: larger ones overflow e^(score) and teach nothing."""
 
 ANSWER_TOLERANCE = 0.01
 """A typed answer is right when it is within this distance of the true value."""

@@ -19,18 +19,8 @@ from torch.utils import benchmark
 from .errors import AttentionInputError
 from .attention import attend
 from .device import resolve_device
+from .limits import MAX_COST_LENGTH, MIN_COST_LENGTH, MAX_COST_WIDTH
 
-MAX_COST_LENGTH = 4096
-"""Longest sequence the cost page times (its T × T float32 weights take 64 MiB)."""
-
-MIN_COST_LENGTH = 32
-"""Shortest sequence the cost page times."""
-
-MAX_COST_WIDTH = 256
-"""Widest d (d_k = d_v = the recurrent layer's hidden size) the cost page times."""
-
-MAX_COST_SECONDS = 30.0
-"""Time budget of one measurement run on the cost page; longer lengths are skipped beyond it."""
 
 SLOPE_FROM_LENGTH = 256
 """Slopes are fitted from this length up: below it fixed overheads hide the growth."""

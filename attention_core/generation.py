@@ -15,11 +15,8 @@ from dataclasses import dataclass
 import torch
 
 from .errors import AttentionInputError
-from .limits import MAX_REAL_MODEL_TOKENS
+from .limits import MAX_NEW_TOKENS, MAX_REAL_MODEL_TOKENS
 from .real_models import LoadedModel, _check_sentence, _display_tokens
-
-MAX_NEW_TOKENS = 10
-"""Most tokens the generation page lets a real model produce."""
 
 
 @dataclass(frozen=True, eq=False)

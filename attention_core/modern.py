@@ -22,15 +22,8 @@ from .errors import AttentionInputError
 from .attention import AttentionTrace, _check_trace_inputs, _split_heads, _trace_from_heads, trace_attention
 from .masks import sliding_window_mask
 from .weights import Projections, random_projections
+from .limits import MAX_LAYERS, MAX_CONTEXT_LENGTH
 
-MAX_WINDOW = 32
-"""Largest sliding window offered on the toy sentence (its longest sentence is 32 tokens)."""
-
-MAX_LAYERS = 12
-"""Most stacked layers drawn when showing how a window's reach grows with depth."""
-
-MAX_CONTEXT_LENGTH = 1_048_576
-"""Longest context (in tokens) the KV-cache memory table accepts."""
 
 TIMED_LENGTHS = (8, 32, 64, 128, 256)
 """Sequence lengths at which one generation step is timed with and without the cache."""

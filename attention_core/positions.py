@@ -17,9 +17,7 @@ import torch
 from .errors import AttentionInputError
 from .attention import trace_attention
 from .weights import Projections
-
-MAX_POSITION = 100_000
-"""Largest position (and shift) the lessons accept; angles stay exact in float64 far beyond it."""
+from .limits import MAX_POSITION
 
 
 def sinusoidal_positions(length: int, d_model: int, *, dtype=torch.float32, device=None) -> torch.Tensor:

@@ -15,15 +15,8 @@ import torch
 
 from .errors import AttentionInputError
 from .attention import AttentionTrace, apply_mask, masked_softmax
+from .limits import MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES
 
-MAX_SCALING_D_K = 512
-"""Largest d_k in the scaling experiments."""
-
-MAX_SCALING_KEYS = 64
-"""Most keys per softmax row in the scaling experiments."""
-
-MAX_SCALING_SAMPLES = 2000
-"""Most random samples per d_k in the scaling experiments."""
 
 _CHUNK_NUMBERS = 2**21  # random numbers drawn at once (16 MiB of float64), whatever the sizes
 
