@@ -32,7 +32,9 @@ st.latex(r"q_d, k_d \sim \mathcal{N}(0, 1) \;\Rightarrow\; \operatorname{Var}(q 
 
 controls = st.columns(3)
 with controls[0]:
-    d_k = page_slider("d_k", 1, MAX_SCALING_D_K, 64, "why_dk", help="The width of q and k in the experiment.")
+    d_k = page_slider(f"d_k of the experiments (up to {MAX_SCALING_D_K})", 1, MAX_SCALING_D_K, 64, "why_dk",
+                      help="Sections 1 and 2 draw random q and k of this width. Section 3 uses your sentence "
+                      "with the sidebar's d_k.")
 with controls[1]:
     num_keys = page_slider("Number of keys (one softmax row)", 2, MAX_SCALING_KEYS, 16, "why_keys")
 with controls[2]:
