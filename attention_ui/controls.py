@@ -182,7 +182,7 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 
 PAGE_STYLE = """<style>
 [data-testid='stVegaLiteChart'] svg {max-width: 100%; height: auto;}
-.st-key-clicker_keys {position: absolute; left: -10000px; height: 1px; overflow: hidden;}
+.st-key-clicker_keys {position: absolute; left: -10000px; height: 1px; overflow: hidden; visibility: hidden;}
 </style>"""
 """Every page: charts shrink to a narrow screen (a phone) instead of running past it; the buttons that take
 a presentation clicker's Page Up / Page Down keys stay out of sight."""
