@@ -128,13 +128,13 @@ def _value_columns(flat: np.ndarray) -> dict:
 
 
 def _matrix_columns(array, row_labels, col_labels, row_name, col_name) -> dict:
-    if array.ndim != 2:
-        raise ValueError(f"expected a 2-D matrix (T, S), got shape {tuple(array.shape)}")
-    n_rows, n_cols = array.shape
+    """The columns of every cell of a (T, S) matrix, or of each matrix in turn of an (h, T, S) stack."""
+    *_, n_rows, n_cols = array.shape
+    stacked = array.size // max(n_rows * n_cols, 1)
     rows = _display_labels(row_labels, n_rows, row_name)
     cols = _display_labels(col_labels, n_cols, col_name)
-    row_index = np.repeat(np.arange(n_rows), n_cols)
-    col_index = np.tile(np.arange(n_cols), n_rows)
+    row_index = np.tile(np.repeat(np.arange(n_rows), n_cols), stacked)
+    col_index = np.tile(np.arange(n_cols), n_rows * stacked)
     return {
         row_name: np.asarray(rows, dtype=object)[row_index],
         col_name: np.asarray(cols, dtype=object)[col_index],
@@ -154,6 +154,8 @@ def matrix_frame(values, row_labels, col_labels, *, row_name="query", col_name="
     mask: they are drawn grey with "×" like the −∞ of the masked scores.
     """
     array = to_numpy(values)
+    if array.ndim != 2:
+        raise ValueError(f"expected a 2-D matrix (T, S), got shape {tuple(array.shape)}")
     frame = pd.DataFrame(_matrix_columns(array, row_labels, col_labels, row_name, col_name))
     frame["row_scaled"] = row_scaled(array).reshape(-1) if array.ndim == 2 and array.size else np.nan
     _mark_blocked(frame, blocked)
@@ -185,15 +187,9 @@ def heads_frame(
     if len(names) != h:
         raise ValueError(f"{head_name}: got {len(names)} labels for {h} heads")
     head_index = np.repeat(np.arange(h), n_rows * n_cols)
-    row_index = np.tile(np.repeat(np.arange(n_rows), n_cols), h)
-    col_index = np.tile(np.arange(n_cols), n_rows * h)
     frame = pd.DataFrame({
         head_name: np.asarray(names, dtype=object)[head_index],
-        row_name: np.asarray(_display_labels(row_labels, n_rows, row_name), dtype=object)[row_index],
-        col_name: np.asarray(_display_labels(col_labels, n_cols, col_name), dtype=object)[col_index],
-        **_value_columns(array.reshape(-1)),
-        "row_index": row_index,
-        "col_index": col_index,
+        **_matrix_columns(array, row_labels, col_labels, row_name, col_name),
         "row_scaled": row_scaled(array).reshape(-1) if array.size else np.full(0, np.nan),
     })
     _mark_blocked(frame, blocked)
