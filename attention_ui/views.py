@@ -36,7 +36,8 @@ FOLLOW_KEY = "token"
 """Session key of the followed query token (0-based); clicking a chart's row sets it."""
 
 __all__ = ["MAX_FEATURES_SHOWN", "StageRecord", "StageView", "STAGE_RECORDS", "feature_heatmap", "follow_token",
-           "numbers_table", "on_pick", "show_chart", "show_lines", "show_slide", "show_stage", "stage_header",
+           "numbers_table", "on_pick", "show_chart", "show_lines", "show_slide", "show_stage", "shown_features",
+           "stage_header",
            "token_heatmap"]
 
 
@@ -208,7 +209,8 @@ def numbers_table(values, rows: list[str], cols: list[str], *, key: str, caption
         st.dataframe(table, width="stretch")
 
 
-def _features(values: torch.Tensor) -> tuple[torch.Tensor, str]:
+def shown_features(values: torch.Tensor) -> tuple[torch.Tensor, str]:
+    """The first MAX_FEATURES_SHOWN features (last dimension) of ``values``, and a note when some are left out."""
     width = values.shape[-1]
     if width <= MAX_FEATURES_SHOWN:
         return values, ""
@@ -219,7 +221,7 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
                     share: float = 1.0, row_name: str = "token", col_labels=None):
     """A rows × features heatmap (diverging colours around 0), capped at MAX_FEATURES_SHOWN columns and
     sized to fit ``share`` of the page width. Returns (chart, note)."""
-    shown, note = _features(values)
+    shown, note = shown_features(values)
     cols = frames.feature_labels(shown.shape[-1], prefix) if col_labels is None else frames.AxisLabels(
         col_labels[:shown.shape[-1]])
     df = frames.matrix_frame(shown, frames.AxisLabels(rows), cols, row_name=row_name, col_name="feature")
@@ -268,7 +270,7 @@ def _embed_extra(view: StageView) -> None:
     if view.x is None:
         st.info("This view starts from a layer's input vectors; see the next stages.")
         return
-    _, note = _features(view.x)
+    _, note = shown_features(view.x)
     if note:
         st.caption(note)
     numbers_table(view.x, view.labels, frames.feature_labels(view.x.shape[1], "x"), key="embed")
@@ -297,16 +299,20 @@ def _qkv_extra(view: StageView) -> None:
                 f"{h * t.d_v + 1}–{(h + 1) * t.d_v} of W_V: d_k = {t.d_k}, d_v = {t.d_v}.")
     if view.projections is not None:
         with lazy_expander("The weight matrices W_Q, W_K, W_V (this head's columns)", "weights_qkv") as box:
-            p = view.projections
-            for name, w, width, prefix in (("W_Q", p.w_q, t.d_k, "q"), ("W_K", p.w_k, t.d_k, "k"),
-                                           ("W_V", p.w_v, t.d_v, "v")) if box.open else ():
-                head_cols = w[:, h * width:(h + 1) * width]
-                chart, _ = feature_heatmap(replace(view, fit=False), head_cols,
-                                           frames.feature_labels(w.shape[0], "x"),
-                                           f"{name} (d_model × {width}): rows = features of x, columns = of {prefix}",
-                                           prefix=prefix, row_name="feature of x")
-                show_chart(chart)
+            if box.open:
+                _show_head_weights(view)
     numbers_table(t.q[h], view.labels, frames.feature_labels(t.d_k, "q"), key="qkv", caption="All the numbers of Q")
+
+
+def _show_head_weights(view: StageView) -> None:
+    """This head's columns of W_Q, W_K and W_V as three heatmaps."""
+    t, h, p = view.trace, view.head, view.projections
+    for name, w, width, prefix in (("W_Q", p.w_q, t.d_k, "q"), ("W_K", p.w_k, t.d_k, "k"), ("W_V", p.w_v, t.d_v, "v")):
+        head_cols = w[:, h * width:(h + 1) * width]
+        chart, _ = feature_heatmap(replace(view, fit=False), head_cols, frames.feature_labels(w.shape[0], "x"),
+                                   f"{name} (d_model × {width}): rows = features of x, columns = of {prefix}",
+                                   prefix=prefix, row_name="feature of x")
+        show_chart(chart)
 
 
 def _qkv_worked(view: StageView) -> worked.Worked:
@@ -436,7 +442,7 @@ def _concat_extra(view: StageView) -> None:
     else:
         st.markdown(f"{h} heads × d_v = {d_v} → {h * d_v} columns. Head i fills columns "
                     f"(i−1)·{d_v} + 1 to i·{d_v}; the column “h2·c3” is feature 3 of head 2's context.")
-    _, note = _features(t.concat)
+    _, note = shown_features(t.concat)
     if note:
         st.caption(note)
     numbers_table(t.concat, view.labels, _concat_labels(t), key="concat")

@@ -7,7 +7,7 @@ from attention_ui import charts, frames
 from attention_ui.controls import lesson_settings
 from attention_ui.text import plain
 from attention_ui.render import cached_chart, cached_spec
-from attention_ui.views import MAX_FEATURES_SHOWN, StageView, on_pick, show_chart, show_lines, show_stage
+from attention_ui.views import StageView, on_pick, show_chart, show_lines, show_stage, shown_features
 
 settings = lesson_settings("Multi-head attention")
 trace = settings.lesson.trace
@@ -28,7 +28,7 @@ st.subheader("1 · The split: head i owns a block of columns")
 st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has h·d_v = {h * d_v}. "
             f"Head i takes columns (i−1)·d_k + 1 to i·d_k: its own queries, keys and values.")
 per_row = min(h, 4)
-q_shown = trace.q[..., :MAX_FEATURES_SHOWN]  # (h, T, d_k) -> at most MAX_FEATURES_SHOWN features drawn
+q_shown, q_note = shown_features(trace.q)  # (h, T, d_k), at most MAX_FEATURES_SHOWN features drawn
 q_cell = max(12, min(settings.cell_size - 8, (1500 if settings.presenter else 640) // (per_row * (q_shown.shape[-1] + 2))))
 
 
@@ -42,8 +42,8 @@ def q_grid():
 
 
 show_chart(cached_chart(("q by head", q_shown, tuple(labels), d_k, per_row, q_cell, settings.font_size), q_grid))
-if d_k > MAX_FEATURES_SHOWN:
-    st.caption(f"Each head's first {MAX_FEATURES_SHOWN} of its {d_k} features are drawn.")
+if q_note:
+    st.caption(q_note)
 
 st.subheader("2 · Each head's attention weights (one shared colour scale)")
 panels_per_row = min(h, 4)
