@@ -19,8 +19,9 @@ from .limits import (MAX_CELL_MAGNITUDE, MAX_CONTEXT_LENGTH, MAX_COST_LENGTH, MA
                      MAX_SEED, MAX_SENTENCE_CHARS, MAX_TOKENS, MAX_WINDOW, MIN_COST_LENGTH)
 from .masks import MASK_KINDS, causal_mask, custom_mask, fully_masked_rows, padding_mask, padding_mask_batch
 from .masks import sliding_window_mask
-from .modern import (PUBLISHED_SHAPES, CacheCheck, KVCache, ModelShape, StepTiming, check_cache, compare_kv_sharing, decode_step, decode_with_kv_cache, divisors,
-                     grouped_kwargs, kv_cache_table, reach_span, sliding_window_reach, time_generation_step)
+from .modern import (PUBLISHED_SHAPES, CacheCheck, KVCache, ModelShape, StepTiming, check_cache, compare_kv_sharing,
+                     decode_step, decode_with_kv_cache, divisors, grouped_kwargs, kv_cache_table, reach_span,
+                     sliding_window_reach, time_generation_step)
 from .summaries import HeadStats, attention_rollout, head_roles, head_stats, mean_over_heads
 from .real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoadError, ModelRun, ModelSpec,
                           Reproduction, SourceAttempt, hub_offline, layer_input, layer_projections, load_model,
@@ -32,7 +33,8 @@ from .positions import (EquivarianceCheck, RopeShiftCheck, apply_rope, equivaria
 from .scaling import (SoftmaxStats, VarianceSample,
                       dot_product_variance, row_entropy, softmax_jacobian_norm, softmax_saturation, unscaled_weights)
 from .cross import CrossLesson, cross_attention, source_tokens
-from .cost import (LAYER_KINDS, SLOPE_FROM_LENGTH, cost_lengths, fit_loglog_slope, fitted_slope, operation_counts, time_layer, weights_bytes)
+from .cost import (LAYER_KINDS, SLOPE_FROM_LENGTH, cost_lengths, fit_loglog_slope, fitted_slope, operation_counts,
+                   time_layer, weights_bytes)
 
 __all__ = [
     "AttentionInputError",
