@@ -14,7 +14,6 @@ Prints the median of each and the page's elements; nothing passes or fails.
 from __future__ import annotations
 
 import argparse
-import ast
 import statistics
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from servers import ROOT, streamlit_server  # noqa: E402
+from servers import app_lessons, streamlit_server  # noqa: E402
 from streamlit_ws import SessionError, StreamlitSession  # noqa: E402
 
 WORDS = ("the old lighthouse keeper watched the grey storm roll over the quiet harbour while small boats "
@@ -32,11 +31,9 @@ LARGEST = {"sentence": " ".join(WORDS[:31]) + ".", "d_model": "64", "d_k": "64",
 
 
 def page_paths() -> list[str]:
-    """The app's pages' url paths, read from app.py's LESSONS without running it."""
-    for node in ast.parse((ROOT / "app.py").read_text()).body:
-        if isinstance(node, ast.Assign) and node.targets[0].id == "LESSONS":
-            return [url for lessons in ast.literal_eval(node.value).values() for *_, url in lessons]
-    raise RuntimeError("app.py has no LESSONS")
+    """The app's pages' url paths, in the navigation's order."""
+    lessons, _ = app_lessons()
+    return [url for section in lessons.values() for *_, url in section]
 
 
 def time_page(port: int, page: str, repeats: int) -> dict[str, object]:

@@ -5,15 +5,14 @@
 The same navigation (every section and page of the app, the other pages empty), the same sidebar
 (sentence, sizes, mask, seed, device, followed token, head, colour, limits), the same presenter switch
 and stage picker (Back/Next, the stage menu, the progress bar) as ``pages/step_through.py``, then one
-8 × 8 Vega-Lite heatmap given as a spec dict built once: no lesson, no torch run, no worked numbers.
+8 × 8 Vega-Lite heatmap of the lean page (``bench/lean_charts.py``): no lesson, no torch run, no worked
+numbers.
 ``bench/bench_rerun.py`` compares one click of the app with one click of this page.
 """
 
-import ast
 import sys
 from pathlib import Path
 
-import numpy as np
 import streamlit as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the app's packages
@@ -22,43 +21,8 @@ from attention_core import tokenize  # noqa: E402
 from attention_ui.controls import (  # noqa: E402
     _colour_control, _config_controls, _follow_controls, _limits_note, page_start, stage_picker)
 from attention_ui.url_state import show_link_notes  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-SIZE = 8
-TOKENS = [f"t{i + 1}" for i in range(SIZE)]
-
-
-def app_lessons() -> tuple[dict, str]:
-    """The app's ``LESSONS`` and ``HOME``, read from app.py without running it."""
-    values = {}
-    for node in ast.parse((ROOT / "app.py").read_text()).body:
-        if isinstance(node, ast.Assign) and node.targets[0].id in ("LESSONS", "HOME"):
-            values[node.targets[0].id] = ast.literal_eval(node.value)
-    return values["LESSONS"], values["HOME"]
-
-
-@st.cache_resource(max_entries=1)
-def heatmap_spec() -> dict:
-    """The lean page's heatmap: a Vega-Lite spec without data, built once per process."""
-    return {
-        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
-        "width": 300, "height": 300, "mark": {"type": "rect"},
-        "encoding": {
-            "x": {"field": "key", "type": "ordinal", "sort": TOKENS},
-            "y": {"field": "query", "type": "ordinal", "sort": TOKENS},
-            "color": {"field": "value", "type": "quantitative", "scale": {"scheme": "blues"}},
-            "tooltip": [{"field": "query"}, {"field": "key"}, {"field": "value", "format": ".3f"}],
-        },
-    }
-
-
-@st.cache_data(max_entries=16)
-def stage_values(step: int) -> list[dict]:
-    rng = np.random.default_rng(step)
-    grid = np.exp(rng.normal(size=(SIZE, SIZE)))
-    grid /= grid.sum(axis=1, keepdims=True)
-    return [{"query": TOKENS[i], "key": TOKENS[j], "value": float(grid[i, j])}
-            for i in range(SIZE) for j in range(SIZE)]
+from lean_charts import heatmap_spec, stage_values  # noqa: E402
+from servers import app_lessons  # noqa: E402
 
 
 def step_through() -> None:
@@ -75,7 +39,7 @@ def step_through() -> None:
     @st.fragment
     def stage() -> None:
         step = stage_picker(st.session_state.get("presenter", False))
-        st.vega_lite_chart({**heatmap_spec(), "data": {"values": stage_values(step)}})
+        st.vega_lite_chart({**heatmap_spec(), "data": {"values": stage_values(step + 1, "after")}})
 
     stage()
 

@@ -6,38 +6,9 @@ A fragment holds Back/Next, a formula and two 8 × 8 Vega-Lite heatmaps given as
 once; a click only swaps the data values. No torch, no Altair: what the app is compared with.
 """
 
-import numpy as np
 import streamlit as st
 
-STAGE_COUNT = 9
-SIZE = 8
-TOKENS = [f"t{i + 1}" for i in range(SIZE)]
-
-
-@st.cache_resource(max_entries=1)
-def heatmap_spec() -> dict:
-    """A Vega-Lite heatmap (tokens on both axes, value on hover) without data: built once per process."""
-    return {
-        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
-        "width": 300, "height": 300,
-        "mark": {"type": "rect"},
-        "encoding": {
-            "x": {"field": "key", "type": "ordinal", "sort": TOKENS, "title": "key"},
-            "y": {"field": "query", "type": "ordinal", "sort": TOKENS, "title": "query"},
-            "color": {"field": "value", "type": "quantitative", "scale": {"scheme": "blues"}},
-            "tooltip": [{"field": "query"}, {"field": "key"}, {"field": "value", "format": ".3f"}],
-        },
-    }
-
-
-@st.cache_data(max_entries=2 * STAGE_COUNT)
-def stage_values(step: int, which: str) -> list[dict]:
-    rng = np.random.default_rng(step * 2 + (which == "after"))
-    grid = rng.normal(size=(SIZE, SIZE))
-    if which == "after":
-        grid = np.exp(grid) / np.exp(grid).sum(axis=1, keepdims=True)
-    return [{"query": TOKENS[i], "key": TOKENS[j], "value": float(grid[i, j])}
-            for i in range(SIZE) for j in range(SIZE)]
+from lean_charts import STAGE_COUNT, heatmap_spec, stage_values
 
 
 def move(delta: int) -> None:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import signal
@@ -21,6 +22,17 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def app_lessons() -> tuple[dict, str]:
+    """The app's ``LESSONS`` (section -> [(file, title, icon, url path)]) and ``HOME``, read from app.py
+    without running it."""
+    values = {}
+    for node in ast.parse((ROOT / "app.py").read_text()).body:
+        if isinstance(node, ast.Assign) and node.targets[0].id in ("LESSONS", "HOME"):
+            values[node.targets[0].id] = ast.literal_eval(node.value)
+    return values["LESSONS"], values["HOME"]
+
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 10.0
 
