@@ -96,23 +96,15 @@ class StreamlitSession:
         button = self.find("button", label_prefix)
         if button.disabled:
             raise SessionError(f"the button {button.label!r} is disabled")
-        msg = self._client_state(fragment_id=button.fragment_id)
-        msg.rerun_script.widget_states.widgets.append(WidgetState(id=button.id, trigger_value=True))
-        return self._run(msg)
+        return self._send(button, trigger_value=True)
 
     def set_number(self, label_prefix: str, value: float) -> RunResult:
         """Type a new value into a number input (a full rerun, as in the browser)."""
-        widget = self.find("number_input", label_prefix)
-        msg = self._client_state(fragment_id=widget.fragment_id)
-        msg.rerun_script.widget_states.widgets.append(WidgetState(id=widget.id, double_value=float(value)))
-        return self._run(msg)
+        return self._send(self.find("number_input", label_prefix), double_value=float(value))
 
     def set_text(self, label_prefix: str, value: str) -> RunResult:
         """Type into a text input and press Enter (a full rerun, as in the browser)."""
-        widget = self.find("text_input", label_prefix)
-        msg = self._client_state(fragment_id=widget.fragment_id)
-        msg.rerun_script.widget_states.widgets.append(WidgetState(id=widget.id, string_value=value))
-        return self._run(msg)
+        return self._send(self.find("text_input", label_prefix), string_value=value)
 
     def rerun(self) -> RunResult:
         """Run the whole page again with nothing changed (what a browser's rerun does)."""
@@ -157,6 +149,12 @@ class StreamlitSession:
         self.close()
 
     # ------------------------------------------------------------ protocol
+
+    def _send(self, widget: Widget, **value) -> RunResult:
+        """Run the page (or the widget's fragment) with ``widget``'s new value, e.g. ``trigger_value=True``."""
+        msg = self._client_state(fragment_id=widget.fragment_id)
+        msg.rerun_script.widget_states.widgets.append(WidgetState(id=widget.id, **value))
+        return self._run(msg)
 
     def _client_state(self, fragment_id: str = "") -> BackMsg:
         msg = BackMsg()
