@@ -107,7 +107,7 @@ if rows is not None:
                                 "cache MiB": number("cache MiB", format="%,.0f"),
                                 "cache MiB if multi-head": number("MiB if g = h", format="%,.0f")})
     bars_width = 760 if settings.presenter else 560
-    show_chart(cached_chart(("cache bars", repr(rows), settings.font_size, bars_width),
+    show_chart(cached_chart(("cache bars", int(context), BYTES[precision], settings.font_size, bars_width),
                             lambda: cache_bars(rows, font_size=settings.font_size, width=bars_width)))
     st.caption("Shapes from each model's published configuration. Mistral 7B keeps only its last 4,096 tokens "
                "(a rolling buffer), so its cache stops growing.")
