@@ -46,15 +46,22 @@ WATCH_JS = """() => { window.__idle = new Promise(resolve => {
 """Before a click: a promise that resolves (to the time) when the run the click starts has finished and drawn."""
 
 
+STAGES = 9  # the step-through's stages (the lean and controls pages have as many)
+
+
+def forward_clicks(clicks: int) -> list[bool]:
+    """Next from the first stage to the last, Back to the first, and again: True for each Next."""
+    return [(i % (2 * (STAGES - 1))) < STAGES - 1 for i in range(clicks)]
+
+
 def server_times(port: int, page: str, clicks: int) -> list[list[float]]:
-    """Two rounds of Next … Next, Back … Back in one session each: seconds per click."""
+    """Two rounds of ``clicks`` Next/Back clicks, in one session each: seconds per click."""
     rounds = []
     for _ in range(2):
         with StreamlitSession(port, timeout=120) as session:
             session.open(page, "")
-            times = [session.click("Next").seconds for _ in range(clicks // 2)]
-            times += [session.click("◀ Back").seconds for _ in range(clicks // 2)]
-            rounds.append(times)
+            rounds.append([session.click("Next" if forward else "◀ Back").seconds
+                           for forward in forward_clicks(clicks)])
     return rounds
 
 
@@ -69,9 +76,8 @@ def browser_times(port: int, page: str, clicks: int) -> list[float]:
         tab.goto(f"http://127.0.0.1:{port}/{page}")
         tab.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=120_000)
         tab.wait_for_selector('[data-testid="stVegaLiteChart"] :is(svg, canvas)', timeout=60_000)
-        for i in range(clicks):
-            label = "Next" if i < clicks // 2 else "Back"
-            button = tab.locator("button", has_text=label).first
+        for forward in forward_clicks(clicks):
+            button = tab.locator("button", has_text="Next" if forward else "Back").first
             tab.evaluate(WATCH_JS)
             button.click()
             finished = tab.evaluate("() => window.__idle")
@@ -97,7 +103,7 @@ def main() -> None:
             results[name] = {"server, first round": first, "server, charts cached": second}
             if not args.no_browser and Path(CHROMIUM).exists():
                 results[name]["Chromium click → idle"] = browser_times(server.port, page, args.clicks)
-    print(f"{args.clicks} clicks (Next then Back) per row; app = the step-through page at its defaults")
+    print(f"{args.clicks} clicks (Next to the last stage, Back to the first, …) per row; app = the step-through page at its defaults")
     for what in results["app"]:
         app = results["app"][what]
         print(f"{what:24s} app      {describe(app)}")

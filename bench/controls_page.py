@@ -6,7 +6,8 @@ The same navigation (every section and page of the app, the other pages empty), 
 (sentence, sizes, mask, seed, device, followed token, head, colour, limits), the same presenter switch
 and stage picker (Back/Next, the stage menu, the progress bar) as ``pages/step_through.py``, then one
 8 × 8 Vega-Lite heatmap of the lean page (``bench/lean_charts.py``): no lesson, no torch run, no worked
-numbers.
+numbers. Served as the app is (an ``st.App`` with ``attention_ui.serving.lifespan``), so a click is
+compared on the same server settings.
 ``bench/bench_rerun.py`` compares one click of the app with one click of this page.
 """
 
@@ -55,3 +56,7 @@ if __name__ == "__main__":
                                url_path=url, default=url == HOME)
                        for _, title, icon, url in lessons] for section, lessons in LESSONS.items()}
     st.navigation(pages).run()
+else:  # imported once at server start, as app.py is: the same server socket settings as the app
+    from attention_ui.serving import lifespan
+
+    app = st.App(__file__, lifespan=lifespan)

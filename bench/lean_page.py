@@ -3,8 +3,12 @@
     streamlit run bench/lean_page.py --server.address 127.0.0.1      # ?step=1 … ?step=9
 
 A fragment holds Back/Next, a formula and two 8 × 8 Vega-Lite heatmaps given as spec dicts built
-once; a click only swaps the data values. No torch, no Altair: what the app is compared with.
+once; a click only swaps the data values. No torch, no Altair: what the app is compared with. Served as
+the app is (an ``st.App`` with ``attention_ui.serving.lifespan``), so both run on the same server settings.
 """
+
+import sys
+from pathlib import Path
 
 import streamlit as st
 
@@ -13,14 +17,6 @@ from lean_charts import STAGE_COUNT, heatmap_spec, stage_values
 
 def move(delta: int) -> None:
     st.session_state["lean_step"] = min(max(st.session_state["lean_step"] + delta, 1), STAGE_COUNT)
-
-
-if "lean_step" not in st.session_state:
-    linked = st.query_params.get("step", "1")
-    st.session_state["lean_step"] = int(linked) if linked.isascii() and linked.isdigit() and len(linked) < 3 else 1
-    move(0)
-
-st.title("Lean step-through")
 
 
 @st.fragment
@@ -36,4 +32,15 @@ def stage() -> None:
         column.vega_lite_chart({**heatmap_spec(), "data": {"values": stage_values(step, which)}})
 
 
-stage()
+if __name__ == "__main__":
+    if "lean_step" not in st.session_state:
+        linked = st.query_params.get("step", "1")
+        st.session_state["lean_step"] = int(linked) if linked.isascii() and linked.isdigit() and len(linked) < 3 else 1
+        move(0)
+    st.title("Lean step-through")
+    stage()
+else:  # imported once at server start, as app.py is: served with the app's server socket settings
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from attention_ui.serving import lifespan
+
+    app = st.App(__file__, lifespan=lifespan)

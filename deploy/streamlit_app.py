@@ -22,8 +22,9 @@ else:
     from streamlit.runtime.pages_manager import PagesManager
 
     PagesManager.uses_pages_directory = False
-    app = st.App(__file__)
-
+    from attention_ui.serving import lifespan
     from attention_ui.warm_up import warm_up
+
+    app = st.App(__file__, lifespan=lifespan)  # lifespan: TCP_NODELAY on the server's socket
 
     warm_up()  # before the server answers its health check: no visitor meets a cold server

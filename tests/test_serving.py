@@ -1,0 +1,78 @@
+"""The server sends each message of a rerun at once: TCP_NODELAY on the socket Streamlit listens on."""
+
+import asyncio
+import ast
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from attention_ui import serving
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="descriptors cannot be listed here (Windows)")
+
+
+def nodelay(sock: socket.socket) -> bool:
+    return bool(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+
+def listening_like_streamlit() -> socket.socket:
+    """A listening socket made as Streamlit makes its own: protocol number 0, so asyncio leaves Nagle on."""
+    sock = socket.socket(family=socket.AF_INET)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    return sock
+
+
+def test_a_listening_socket_gets_nodelay_and_the_connections_it_accepts_inherit_it():
+    with listening_like_streamlit() as server, socket.create_connection(server.getsockname()) as client:
+        before, _ = server.accept()
+        with before:
+            assert not nodelay(server) and not nodelay(before), "the defect: Nagle is on"
+        assert serving.nodelay_on_listening_sockets() >= 1
+        assert nodelay(server)
+        with socket.create_connection(server.getsockname()) as second:
+            accepted, _ = server.accept()
+            with accepted:
+                assert nodelay(accepted), "a connection accepted after the call has TCP_NODELAY"
+                second.sendall(b"x")
+                assert accepted.recv(1) == b"x", "the server's own descriptors stay open (only duplicates closed)"
+
+
+def test_connected_sockets_are_left_alone():
+    with listening_like_streamlit() as server, socket.create_connection(server.getsockname()) as client, \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.bind(("127.0.0.1", 0))
+        serving.nodelay_on_listening_sockets()
+        assert not nodelay(client) and nodelay(server)
+
+
+def test_the_lifespan_sets_it_before_serving_and_never_stops_the_server(monkeypatch, caplog):
+    async def serve_once():
+        async with serving.lifespan(None):
+            return "served"
+
+    with listening_like_streamlit() as server:
+        assert asyncio.run(serve_once()) == "served" and nodelay(server)
+
+    def broken():
+        raise OSError("no descriptors today")
+
+    monkeypatch.setattr(serving, "nodelay_on_listening_sockets", broken)
+    with caplog.at_level("WARNING"):
+        assert asyncio.run(serve_once()) == "served"
+    assert "TCP_NODELAY" in caplog.text
+
+
+@pytest.mark.parametrize("entry", ["app.py", "deploy/streamlit_app.py"])
+def test_both_entry_points_serve_with_the_lifespan(entry):
+    """Where `streamlit run` starts the server (app.py here, the Cloud entry point there), the st.App is
+    given serving.lifespan."""
+    tree = ast.parse((ROOT / entry).read_text())
+    apps = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and ast.unparse(node.func) == "st.App"]
+    assert [ast.unparse(kw.value) for app in apps for kw in app.keywords if kw.arg == "lifespan"] == ["lifespan"]
+    imports = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module == "attention_ui.serving"]
+    assert any(alias.name == "lifespan" for node in imports for alias in node.names)
