@@ -20,6 +20,8 @@ import streamlit as st
 import torch
 from streamlit import dataframe_util
 
+from .frames import AxisLabels, matrix_frame
+
 MAX_SPECS = 512
 MAX_SPEC_BYTES = 48 * 2**20
 """Bounds of the shared spec cache (entries; bytes of Arrow data and spec text)."""
@@ -99,6 +101,16 @@ def cached_chart(inputs: tuple, build: Callable[[], alt.TopLevelMixin]) -> dict:
     spec = prepared_spec(build())
     _remember(key, spec)
     return spec
+
+
+def cached_matrix_chart(builder: Callable[..., alt.TopLevelMixin], values, rows: list[str], cols: list[str], *,
+                        row_name: str = "query", col_name: str = "key", blocked=None, **options) -> dict:
+    """``builder(frames.matrix_frame(values, rows, cols, …), **options)`` as a prepared spec, cached under the
+    matrix's values (and ``blocked``) rather than under its frame: on a hit no frame is made or hashed."""
+    inputs = (builder.__module__, builder.__qualname__, values, blocked, list(rows), list(cols), row_name, col_name,
+              sorted(options.items()))
+    return cached_chart(inputs, lambda: builder(matrix_frame(values, AxisLabels(rows), AxisLabels(cols), row_name=row_name,
+                                                             col_name=col_name, blocked=blocked), **options))
 
 
 def _remember(key: str, spec: dict) -> None:

@@ -20,7 +20,7 @@ import torch
 from attention_core import AttentionTrace, Projections
 
 from . import charts, frames, worked
-from .render import cached_spec, show_chart
+from .render import cached_matrix_chart, cached_spec, show_chart
 from .text import STAGES, Stage, plain
 
 SLIDE_CELL = 60
@@ -224,13 +224,13 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
     shown, note = shown_features(values)
     cols = frames.feature_labels(shown.shape[-1], prefix) if col_labels is None else frames.AxisLabels(
         col_labels[:shown.shape[-1]])
-    df = frames.matrix_frame(shown, frames.AxisLabels(rows), cols, row_name=row_name, col_name="feature")
     cell = view.fit_cell(shown.shape[-1] + 3, share)  # + room for the token labels and the colour bar
     follow = view.follow if row_name == "token" and len(rows) == len(view.labels) else None
     values_fit = share >= 0.5 if view.fit else cell >= 30  # a slide's third of the width is too narrow for numbers
-    chart = cached_spec(charts.matrix_heatmap, df, title=title, cell_size=SLIDE_CELL if view.fit else cell,
-                        font_size=view.font_size, row=row_name, show_values=shown.shape[-1] <= 12 and values_fit,
-                        value_title="feature value", follow_row=follow, fit=view.fit)
+    chart = cached_matrix_chart(charts.matrix_heatmap, shown, rows, cols, row_name=row_name, col_name="feature",
+                                title=title, cell_size=SLIDE_CELL if view.fit else cell, font_size=view.font_size,
+                                row=row_name, show_values=shown.shape[-1] <= 12 and values_fit,
+                                value_title="feature value", follow_row=follow, fit=view.fit)
     return chart, note
 
 
@@ -238,18 +238,18 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
                   share: float = 1.0, blocked: bool = False, value_title: str | None = None):
     """A queries × keys heatmap: weights on a 0..1 sequential scale (or per row), scores diverging around 0.
     ``blocked`` draws the mask's blocked cells grey with "×"."""
-    df = frames.matrix_frame(values, frames.AxisLabels(view.labels), frames.AxisLabels(view.keys),
-                             blocked=view.blocked if blocked else None)
+    matrix = (values, view.labels, view.keys)
+    cut = view.blocked if blocked else None
     cell = SLIDE_CELL if view.fit else view.fit_cell(len(view.keys) + 3, share)
     many = len(view.keys) > 14 or cell < 30
     common = {"title": title, "cell_size": cell, "font_size": view.font_size, "show_values": not many,
               "follow_row": view.follow, "pick": view.pick, "fit": view.fit}
     if weights:
         color_field = "row_scaled" if view.colour == "row" else "value"
-        return cached_spec(charts.heatmap, df, domain=domain or (0, 1), scheme="viridis", value_title=value_title or "weight",
-                              color_field=color_field, **common)
-    return cached_spec(charts.heatmap, df, diverging=True, scheme="blueorange", value_title=value_title or "score",
-                          domain=domain, **common)
+        return cached_matrix_chart(charts.heatmap, *matrix, blocked=cut, domain=domain or (0, 1), scheme="viridis",
+                                   value_title=value_title or "weight", color_field=color_field, **common)
+    return cached_matrix_chart(charts.heatmap, *matrix, blocked=cut, diverging=True, scheme="blueorange",
+                               value_title=value_title or "score", domain=domain, **common)
 
 
 def _head_title(view: StageView) -> str:

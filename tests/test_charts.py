@@ -419,6 +419,27 @@ def test_cached_charts_tell_apart_tensors_that_differ_in_one_middle_value():
     assert first is again and other is not first and len(built) == 2
 
 
+def test_cached_matrix_charts_make_no_frame_on_a_hit_and_tell_apart_values_masks_and_labels(monkeypatch):
+    from attention_ui import render
+
+    made = []
+    real_matrix_frame = render.matrix_frame
+    monkeypatch.setattr(render, "matrix_frame", lambda *a, **k: made.append(a) or real_matrix_frame(*a, **k))
+    values = masked_scores(4, seed=11)
+    blocked = ~torch.ones(4, 4, dtype=torch.bool).tril()
+
+    def chart(values=values, rows=TOKENS[:4], blocked=None, title="scores"):
+        return render.cached_matrix_chart(charts.heatmap, values, rows, TOKENS[:4], blocked=blocked, title=title)
+
+    first = chart()
+    assert chart(values.clone()) is first and len(made) == 1, "same values: the cached spec, no frame made"
+    variants = [chart(values + 1), chart(blocked=blocked), chart(rows=TOKENS[1:5]), chart(title="other")]
+    assert len(made) == 5 and all(v is not first for v in variants)
+    masked = variants[1]
+    rows = _arrow(next(iter(masked["datasets"].values())))
+    assert rows["masked"].sum() == int(blocked.sum()), "the blocked cells reach the chart"
+
+
 def test_format_values_matches_format_value_everywhere():
     numbers = np.array([0.0, -0.0, -0.0004, 0.0005, 1.23456, -2.5, np.inf, -np.inf, np.nan, 1e9])
     assert frames.format_values(numbers).tolist() == [frames.format_value(v) for v in numbers]
