@@ -31,12 +31,20 @@ def _listening_tcp_socket(fd: int) -> socket.socket | None:
         sock = socket.socket(fileno=os.dup(fd))
     except OSError:  # closed meanwhile, or not something a socket can wrap
         return None
-    is_listening_tcp = (sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type == socket.SOCK_STREAM
-                        and sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN))
-    if is_listening_tcp:
+    if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type == socket.SOCK_STREAM and _listening(sock):
         return sock
     sock.close()
     return None
+
+
+def _listening(sock: socket.socket) -> bool:
+    if hasattr(socket, "SO_ACCEPTCONN"):
+        return bool(sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN))
+    try:  # no SO_ACCEPTCONN: a stream socket without a peer (TCP_NODELAY does no harm on an idle one)
+        sock.getpeername()
+    except OSError:
+        return True
+    return False
 
 
 def nodelay_on_listening_sockets() -> int:

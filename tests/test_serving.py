@@ -50,6 +50,14 @@ def test_connected_sockets_are_left_alone():
         assert not nodelay(client) and nodelay(server)
 
 
+def test_without_so_acceptconn_a_socket_with_no_peer_counts_as_listening(monkeypatch):
+    """Platforms without SO_ACCEPTCONN: the listener (no peer) gets TCP_NODELAY, a connection does not."""
+    monkeypatch.delattr(socket, "SO_ACCEPTCONN", raising=False)
+    with listening_like_streamlit() as server, socket.create_connection(server.getsockname()) as client:
+        assert serving.nodelay_on_listening_sockets() >= 1
+        assert nodelay(server) and not nodelay(client)
+
+
 def test_the_lifespan_sets_it_before_serving_and_never_stops_the_server(monkeypatch, caplog):
     async def serve_once():
         async with serving.lifespan(None):
