@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 import torch
+from altair.utils import schemapi
 from streamlit import dataframe_util
 
 from .frames import AxisLabels, matrix_frame
@@ -49,6 +50,9 @@ def _named_frames(data, **_):
 
 alt.data_transformers.register("attention", _named_frames)
 alt.data_transformers.enable("attention")
+# Altair's debug mode validates every schema object as it is made (each encoding, each copy a layer makes):
+# about a quarter of the time a chart takes to build. The chart tests validate every builder's whole spec.
+schemapi.disable_debug_mode()
 
 
 def prepared_spec(chart: alt.TopLevelMixin) -> dict:
