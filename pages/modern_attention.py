@@ -8,7 +8,7 @@ from attention_core import (MAX_CONTEXT_LENGTH, MAX_LAYERS, MAX_WINDOW, Attentio
 from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram
-from attention_ui.render import cached_chart, cached_spec
+from attention_ui.render import cached_chart, cached_matrix_chart, cached_spec
 from attention_ui.views import show_chart
 
 BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
@@ -141,10 +141,9 @@ with left:
     show_chart(cached_spec(charts.mask_grid, frames.mask_frame(mask, labels, labels), title=f"window w = {int(window)}",
                            cell_size=cell, font_size=settings.font_size))
 with right:
-    df = frames.matrix_frame(windowed.weights[settings.head], labels, labels)
-    show_chart(cached_spec(charts.heatmap, df, title=f"weights of head {settings.head + 1}", domain=(0, 1),
-                           value_title="weight", cell_size=cell, font_size=settings.font_size,
-                           show_values=T <= 10 and cell >= 30))
+    show_chart(cached_matrix_chart(charts.heatmap, windowed.weights[settings.head], labels, labels,
+                                   title=f"weights of head {settings.head + 1}", domain=(0, 1), value_title="weight",
+                                   cell_size=cell, font_size=settings.font_size, show_values=T <= 10 and cell >= 30))
 layer_labels = [f"after layer {i + 1}" for i in range(int(layers))]
 reach_cell = max(8, min(settings.cell_size - 6, (1000 if settings.presenter else 640) // T))  # one chart, full width
 reach_title = f"which tokens can reach the last token, {labels[-1]}"

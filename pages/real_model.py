@@ -5,7 +5,7 @@ import streamlit as st
 from attention_ui import charts, frames
 from attention_ui.controls import sentence_settings
 from attention_ui.models import real_model_controls
-from attention_ui.render import cached_chart, cached_spec
+from attention_ui.render import cached_chart, cached_matrix_chart, cached_spec
 from attention_ui.views import on_pick, show_chart
 
 settings = sentence_settings("A real model's attention")
@@ -59,10 +59,9 @@ st.caption("Each square's rows and columns are the tokens in order (hover for th
 
 st.subheader(f"3 · Layer {pick.layer + 1}, head {pick.head + 1} up close")
 weights = attentions[pick.layer, pick.head]
-df = frames.matrix_frame(weights, labels, labels)
-show_chart(cached_spec(charts.heatmap, df, title=f"layer {pick.layer + 1}, head {pick.head + 1}", domain=(0, 1),
-                       value_title="weight", cell_size=settings.cell_size, font_size=settings.font_size,
-                       show_values=len(keep) <= 14))
+show_chart(cached_matrix_chart(charts.heatmap, weights, labels, labels, title=f"layer {pick.layer + 1}, head {pick.head + 1}",
+                               domain=(0, 1), value_title="weight", cell_size=settings.cell_size,
+                               font_size=settings.font_size, show_values=len(keep) <= 14))
 if pick.follow in keep:
     row = frames.row_frame(weights[keep.index(pick.follow)], labels)
     show_chart(cached_spec(charts.row_bars, row, title=f"what {run.tokens[pick.follow]} attends to",
