@@ -74,6 +74,13 @@ def _y(field: str, order: list[str], font_size: int) -> alt.Y:
     return alt.Y(f"{field}:N", sort=order, axis=_axis(field, font_size))
 
 
+def _either(channel: type, test: str, then, otherwise):
+    """A ``channel`` value that is ``then`` where ``test`` holds, else ``otherwise``. Given as the channel's own
+    class: Altair would otherwise resolve the condition's dict against the schema on every ``encode``
+    (a few milliseconds each)."""
+    return channel(**alt.when(test).then(alt.value(then)).otherwise(alt.value(otherwise)))
+
+
 def _titled(chart, title: str, font_size: int):
     if not title:
         return chart
@@ -202,7 +209,7 @@ def _heatmap_layers(
             f"{shown} && datum.{color_field} < 0.5") if by_row else f"!datum.masked && {_text_color_test(domain, scheme, diverging)}"
     text = base.mark_text(fontSize=_value_font_size(cell_size, font_size)).encode(
         text=alt.Text("label:N"),
-        color=alt.when(dark).then(alt.value(LIGHT_TEXT)).otherwise(alt.value(DARK_TEXT)),
+        color=_either(alt.ColorValue, dark, LIGHT_TEXT, DARK_TEXT),
     )
     if not show_values:
         text = text.transform_filter("datum.masked")
@@ -304,15 +311,13 @@ def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int
         .mark_bar()
         .encode(
             y=y,
-            color=alt.when("datum.value < 0")
-            .then(alt.value(NEGATIVE_BAR_COLOR))
-            .otherwise(alt.value(POSITIVE_BAR_COLOR)),
+            color=_either(alt.ColorValue, "datum.value < 0", NEGATIVE_BAR_COLOR, POSITIVE_BAR_COLOR),
             tooltip=bar_tooltip,
         )
     )
     text_y = alt.Y("text_y:Q", scale=y_scale, axis=y_axis)
     labels = base.transform_calculate(text_y=f"{VALID} ? datum.value : 0").encode(
-        y=text_y, text="label:N", tooltip=tooltip
+        y=text_y, text=alt.Text("label:N"), tooltip=tooltip
     )
     above = labels.transform_filter(f"!({VALID}) || datum.value >= 0").mark_text(
         baseline="bottom", dy=-3, fontSize=max(font_size - 2, 8)
@@ -490,8 +495,8 @@ def mask_grid(
     marks = base.transform_calculate(mark=f"datum.state === '{ALLOWED}' ? '✓' : '×'").mark_text(
         fontSize=_value_font_size(cell_size, font_size) + 2
     ).encode(
-        text="mark:N",
-        color=alt.when(f"datum.state === '{ALLOWED}'").then(alt.value(LIGHT_TEXT)).otherwise(alt.value(DARK_TEXT)),
+        text=alt.Text("mark:N"),
+        color=_either(alt.ColorValue, f"datum.state === '{ALLOWED}'", LIGHT_TEXT, DARK_TEXT),
     )
     chart = alt.layer(cells, marks, data=df).properties(width=cell_size * len(cols), height=cell_size * len(rows))
     return _titled(chart, title, font_size)
@@ -528,12 +533,12 @@ def lines_view(
         .mark_rule()
         .encode(
             x=alt.X("left:Q", scale=alt.Scale(domain=[-0.35, 1.35]), axis=no_axis),
-            x2="right:Q",
+            x2=alt.X2("right:Q"),
             y=alt.Y("row_index:Q", scale=positions, axis=no_axis),
-            y2="col_index:Q",
+            y2=alt.Y2("col_index:Q"),
             opacity=alt.Opacity("value:Q", scale=alt.Scale(domain=[0, 1], range=[0.05, 1]), legend=None),
             strokeWidth=alt.StrokeWidth("value:Q", scale=alt.Scale(domain=[0, 1], range=[1, 7]), legend=None),
-            color=alt.when(followed).then(alt.value(FOLLOW_COLOR)).otherwise(alt.value(POSITIVE_BAR_COLOR)),
+            color=_either(alt.ColorValue, followed, FOLLOW_COLOR, POSITIVE_BAR_COLOR),
             tooltip=[alt.Tooltip(f"{row}:N", title=row), alt.Tooltip(f"{col}:N", title=col),
                      alt.Tooltip("value:Q", title="weight", format=TOOLTIP_FORMAT)],
         )
@@ -544,8 +549,8 @@ def lines_view(
         .transform_calculate(at="0")
         .mark_text(align="right", dx=-8, fontSize=font_size)
         .encode(x=alt.X("at:Q", scale=alt.Scale(domain=[-0.35, 1.35]), axis=no_axis),
-                y=alt.Y("row_index:Q", scale=positions, axis=no_axis), text=f"{row}:N",
-                color=alt.when(followed).then(alt.value(FOLLOW_COLOR)).otherwise(alt.value(DARK_TEXT)))
+                y=alt.Y("row_index:Q", scale=positions, axis=no_axis), text=alt.Text(f"{row}:N"),
+                color=_either(alt.ColorValue, followed, FOLLOW_COLOR, DARK_TEXT))
     )
     right_labels = (
         alt.Chart()
@@ -553,7 +558,7 @@ def lines_view(
         .transform_calculate(at="1")
         .mark_text(align="left", dx=8, fontSize=font_size)
         .encode(x=alt.X("at:Q", scale=alt.Scale(domain=[-0.35, 1.35]), axis=no_axis),
-                y=alt.Y("col_index:Q", scale=positions, axis=no_axis), text=f"{col}:N", color=alt.value(DARK_TEXT))
+                y=alt.Y("col_index:Q", scale=positions, axis=no_axis), text=alt.Text(f"{col}:N"), color=alt.ColorValue(DARK_TEXT))
     )
     if pick:
         selection = alt.selection_point(name=PICK, fields=["row_index"], on="click", clear=False, empty=False)

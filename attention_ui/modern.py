@@ -39,7 +39,7 @@ def sharing_diagram(num_heads: int, groups: list[int], *, title: str = "", width
     y_scale = alt.Scale(domain=[-0.45, 1.45])
     hidden = alt.Axis(labels=False, ticks=False, title=None, domain=False, grid=False)
     lines = alt.Chart(edges).mark_rule(color="#888", strokeWidth=1.5).encode(
-        x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden), x2="x2:Q", y2="y2:Q",
+        x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden), x2=alt.X2("x2:Q"), y2=alt.Y2("y2:Q"),
         tooltip=[alt.Tooltip("query:N", title="query head"), alt.Tooltip("group:N", title="reads")])
     dots = alt.Chart(nodes).mark_circle(size=min(900, 7000 // max(num_heads, 1)), opacity=1).encode(
         x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden),
@@ -48,7 +48,7 @@ def sharing_diagram(num_heads: int, groups: list[int], *, title: str = "", width
                         legend=alt.Legend(orient="bottom", title=None, labelFontSize=font_size - 1)),
         tooltip=[alt.Tooltip("name:N", title="head"), alt.Tooltip("kind:N", title="kind")])
     names = alt.Chart(nodes).mark_text(fontSize=max(9, font_size - 3), fontWeight="bold", color="white").encode(
-        x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden), text="name:N")
+        x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden), text=alt.Text("name:N"))
     chart = alt.layer(lines, dots, names).properties(width=width, height=150)
     if title:
         chart = chart.properties(title=alt.TitleParams(title, fontSize=font_size + 1, anchor="start"))
@@ -77,7 +77,7 @@ def cache_bars(rows: list[dict], *, font_size: int = 13, width: int = 520):
         color=alt.Color("cache:N", scale=alt.Scale(domain=["as published", "if every head had its own K/V"],
                                                    range=[KV_COLOR, "#c7c7c7"]),
                         legend=alt.Legend(orient="bottom", title=None, labelFontSize=font_size - 1, labelLimit=400)),
-        tooltip=["model:N", "cache:N", "attention:N", alt.Tooltip("MiB:Q", format=",.1f")],
+        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("cache:N"), alt.Tooltip("attention:N"), alt.Tooltip("MiB:Q", format=",.1f")],
     ).properties(width=width, height=alt.Step(13))
 
 
@@ -97,7 +97,7 @@ def timing_chart(df: pd.DataFrame, *, font_size: int = 13, width: int = 460):
         color=alt.Color("method:N", scale=alt.Scale(domain=["with the KV cache", "recompute everything"],
                                                     range=[KV_COLOR, QUERY_COLOR]),
                         legend=alt.Legend(orient="bottom", title=None, labelFontSize=font_size - 1, labelLimit=300)),
-        tooltip=["method:N", "tokens so far:Q", alt.Tooltip("ms per step:Q", format=".3f")],
+        tooltip=[alt.Tooltip("method:N"), alt.Tooltip("tokens so far:Q"), alt.Tooltip("ms per step:Q", format=".3f")],
     ).properties(width=width, height=220)
 
 
@@ -137,7 +137,7 @@ def reach_grid(reach, depth_labels: list[str], token_labels: list[str], *, title
         color=alt.Color("state:N", scale=alt.Scale(domain=[REACHES, OUT_OF_REACH],
                                                    range=[charts.ALLOWED_COLOR, charts.BLOCKED_COLOR]),
                         legend=alt.Legend(title=None, labelFontSize=font_size)),
-        tooltip=["depth:N", "token:N", "state:N"],
+        tooltip=[alt.Tooltip("depth:N"), alt.Tooltip("token:N"), alt.Tooltip("state:N")],
     ).properties(width=cell_size * len(token_labels), height=cell_size * len(depth_labels))
     if title:
         chart = chart.properties(title=alt.TitleParams(title, fontSize=font_size + 2, anchor="start"))

@@ -184,10 +184,10 @@ def line_chart(df: pd.DataFrame, *, x: str, y: str, series: str | None = None, t
     layers = [base.mark_line(strokeWidth=2.5), points.mark_point(filled=True, size=50)]
     if marker is not None:
         spot = pd.DataFrame({x: [marker[0]], "text": [marker[1]]})
-        rule = alt.Chart(spot).encode(x=f"{x}:Q")
+        rule = alt.Chart(spot).encode(x=alt.X(f"{x}:Q"))
         layers += [rule.mark_rule(color=GUIDE_COLOR, strokeDash=[2, 2]),
                    rule.mark_text(align="left", dx=4, baseline="top", color=GUIDE_COLOR, fontSize=font_size)
-                   .encode(y=alt.value(2), text="text:N")]
+                   .encode(y=alt.YValue(2), text=alt.Text("text:N"))]
     chart = alt.layer(*layers)
     chart = chart.properties(width=width, height=height)
     if title:
