@@ -65,13 +65,17 @@ def _axis(title: str, font_size: int, angle: int = 0) -> alt.Axis:
     )
 
 
+# Axis orders are given as tuples: Altair deep-copies a chart at every encode, mark, transform and layer, and
+# walks a list item by item each time (a tuple it shares); the spec gets a list all the same.
+
+
 def _x(field: str, order: list[str], font_size: int, step: int) -> alt.X:
     angle = label_angle(order, font_size=font_size, step=step)
-    return alt.X(f"{field}:N", sort=order, axis=_axis(field, font_size, angle))
+    return alt.X(f"{field}:N", sort=tuple(order), axis=_axis(field, font_size, angle))
 
 
 def _y(field: str, order: list[str], font_size: int) -> alt.Y:
-    return alt.Y(f"{field}:N", sort=order, axis=_axis(field, font_size))
+    return alt.Y(f"{field}:N", sort=tuple(order), axis=_axis(field, font_size))
 
 
 def _either(channel: type, test: str, then, otherwise):
@@ -367,7 +371,7 @@ def row_bars_by_head(
     heads = _ordered(df, "head", "head_index")
     panel = _bars(df, name=name, domain=(0, 1), value_title=value_title, font_size=font_size, cell_size=cell_size,
                   height=height)
-    grid = panel.facet(facet=alt.Facet("head:N", sort=heads, header=alt.Header(title=None, labelFontSize=font_size + 1)),
+    grid = panel.facet(facet=alt.Facet("head:N", sort=tuple(heads), header=alt.Header(title=None, labelFontSize=font_size + 1)),
                        columns=max(1, min(columns, len(heads))), spacing=24)
     return _titled(grid, title, font_size)
 
@@ -443,7 +447,7 @@ def head_grid(
         panel_outline=None if selected is None else f"datum.head_index == {int(selected)}",
     )
     grid = layers.facet(
-        facet=alt.Facet(f"{head}:N", sort=heads, header=alt.Header(title=None, labelFontSize=font_size + 1)),
+        facet=alt.Facet(f"{head}:N", sort=tuple(heads), header=alt.Header(title=None, labelFontSize=font_size + 1)),
         columns=max(1, min(columns, len(heads))),
         spacing=spacing,
     ).resolve_scale(color="shared", x="shared", y="shared")
