@@ -36,8 +36,8 @@ def number(value: float, digits: int = DIGITS) -> str:
     if value == float("-inf"):
         return f"{MINUS}∞"
     text = f"{value:.{digits}f}"
-    if float(text) == 0:
-        text = text.lstrip("-")
+    if text[0] == "-" and not text.strip("-0."):  # "-0.000": a negative number that rounds to zero
+        text = text[1:]
     return text.replace("-", MINUS)
 
 
