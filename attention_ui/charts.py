@@ -44,7 +44,7 @@ PICK, PICK_BLOCKED = "pick", "pick_blocked"
 def _ordered(df: pd.DataFrame, field: str, index_field: str) -> list[str]:
     """The labels of ``field`` in the order of ``index_field`` (each label once)."""
     _, first = np.unique(df[index_field].to_numpy(), return_index=True)  # each index's first row, by index
-    return list(dict.fromkeys(df[field].to_numpy()[first].tolist()))
+    return list(dict.fromkeys(df[field].iloc[first].tolist()))
 
 
 def label_angle(labels: list[str], *, font_size: int = 14, step: int = 36) -> int:
