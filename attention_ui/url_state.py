@@ -202,8 +202,9 @@ def note_ignored(key: str, raw: str, why: str) -> None:
 def show_link_notes() -> None:
     notes = st.session_state.get(NOTES_KEY) or []
     if notes:
-        st.info("Some values in the link could not be used, so defaults are shown instead: " + "; ".join(notes)
-                + ".", icon="🔗")
+        with st.container(key="link_notes"):  # presenter mode makes the slide's charts shorter by its height
+            st.info("Some values in the link could not be used, so defaults are shown instead: " + "; ".join(notes)
+                    + ".", icon="🔗")
         st.session_state[NOTES_KEY] = []
 
 

@@ -155,6 +155,23 @@ def test_every_stage_is_one_slide_inside_the_window(server, browser, viewport, q
     )
 
 
+def test_a_slide_with_a_link_note_still_fits_the_window(server, browser):
+    """A link with values it cannot use opens with a note above the slide; the slide's chart gives up that room."""
+    viewport = PROJECTORS[0]
+    context, page = _new_page(browser, viewport)
+    try:
+        _open(page, bs.with_query(server + "/step-through", "presenter=true&step=softmax&d_k=999&heads=77&mask=zzz"
+                                  "&seed=abc"), FIRST_LOAD_MS)
+        note = page.locator(".st-key-link_notes")
+        assert "could not be used" in note.inner_text() and "d_k" in note.inner_text()
+        assert note.bounding_box()["height"] > 40, "the note takes room above the slide"
+        assert bs.chart_boxes(page, within=bs.SLIDE), "the slide drew no chart"
+        problems = _slide_problems(page, viewport)
+    finally:
+        context.close()
+    assert not problems, "\n  ".join(problems)
+
+
 @pytest.mark.parametrize("presenter", [True, False], ids=["presenter", "lesson"])
 def test_arrow_and_page_keys_move_between_stages(server, browser, presenter):
     context, page = _new_page(browser)
