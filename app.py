@@ -59,16 +59,7 @@ def navigation() -> None:
 
 if __name__ == "__main__":
     navigation()
-else:
-    # Imported once by `streamlit run` before any visitor arrives. Streamlit would treat the first
-    # visits as a legacy pages-folder app (because pages/ exists) until a run reaches st.navigation,
-    # and answer their deep links with "Page not found"; this app always uses st.navigation.
-    from streamlit.runtime.pages_manager import PagesManager
+else:  # imported once by `streamlit run`, before any visitor arrives
+    from attention_ui.serving import served_app
 
-    PagesManager.uses_pages_directory = False
-    from attention_ui.serving import lifespan
-    from attention_ui.warm_up import warm_up
-
-    app = st.App(__file__, lifespan=lifespan)  # lifespan: TCP_NODELAY on the server's socket
-
-    warm_up()  # before the server answers its health check: no visitor meets a cold server
+    app = served_app(__file__)

@@ -7,7 +7,8 @@ browsers delay that acknowledgement (40 ms on Linux, up to 200 ms on Windows): e
 about 40 ms with the server idle. Connections accepted from a listening socket inherit its
 TCP_NODELAY (Linux, macOS, the BSDs), so setting it on the listener once is enough.
 
-``lifespan`` is given to the ``st.App`` in app.py: it runs after the socket is bound and listening,
+``served_app`` makes the ``st.App`` that both entry points (app.py, and deploy/streamlit_app.py on
+Community Cloud) give to ``streamlit run``; its ``lifespan`` runs after the socket is bound and listening,
 before the first connection is accepted.
 """
 
@@ -73,3 +74,24 @@ async def lifespan(_app):
     except Exception:  # noqa: BLE001  (a slower click is better than a server that does not start)
         _log.warning("could not set TCP_NODELAY; each click may wait for a delayed acknowledgement", exc_info=True)
     yield
+
+
+def served_app(entry: str):
+    """The ``st.App`` that `streamlit run <entry>` serves, made when the server imports ``entry`` as a module
+    (once, before it answers its health check):
+
+    - Streamlit would route the first visits as a legacy pages-folder app (because pages/ exists) until a
+      run reaches ``st.navigation``, and answer their deep links with "Page not found"; this app always
+      uses ``st.navigation``.
+    - ``lifespan``: TCP_NODELAY on the server's socket.
+    - ``warm_up()``: no visitor meets a cold server.
+    """
+    import streamlit as st
+    from streamlit.runtime.pages_manager import PagesManager
+
+    from .warm_up import warm_up
+
+    PagesManager.uses_pages_directory = False
+    app = st.App(entry, lifespan=lifespan)
+    warm_up()
+    return app

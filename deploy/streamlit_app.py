@@ -16,15 +16,7 @@ if str(ROOT) not in sys.path:
 
 if __name__ == "__main__":
     runpy.run_path(str(ROOT / "app.py"), run_name="__main__")
-else:
-    # Served as an st.App, as app.py is, so no first visit is routed as a legacy pages-folder app.
-    import streamlit as st
-    from streamlit.runtime.pages_manager import PagesManager
+else:  # imported once by `streamlit run`, before any visitor arrives: served as app.py is
+    from attention_ui.serving import served_app
 
-    PagesManager.uses_pages_directory = False
-    from attention_ui.serving import lifespan
-    from attention_ui.warm_up import warm_up
-
-    app = st.App(__file__, lifespan=lifespan)  # lifespan: TCP_NODELAY on the server's socket
-
-    warm_up()  # before the server answers its health check: no visitor meets a cold server
+    app = served_app(__file__)

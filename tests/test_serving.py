@@ -1,8 +1,8 @@
 """The server sends each message of a rerun at once: TCP_NODELAY on the socket Streamlit listens on."""
 
 import asyncio
-import ast
 import os
+import runpy
 import socket
 from pathlib import Path
 
@@ -28,7 +28,7 @@ def listening_like_streamlit() -> socket.socket:
 
 
 def test_a_listening_socket_gets_nodelay_and_the_connections_it_accepts_inherit_it():
-    with listening_like_streamlit() as server, socket.create_connection(server.getsockname()) as client:
+    with listening_like_streamlit() as server, socket.create_connection(server.getsockname()):
         before, _ = server.accept()
         with before:
             assert not nodelay(server) and not nodelay(before), "the defect: Nagle is on"
@@ -76,11 +76,20 @@ def test_the_lifespan_sets_it_before_serving_and_never_stops_the_server(monkeypa
 
 
 @pytest.mark.parametrize("entry", ["app.py", "deploy/streamlit_app.py"])
-def test_both_entry_points_serve_with_the_lifespan(entry):
-    """Where `streamlit run` starts the server (app.py here, the Cloud entry point there), the st.App is
-    given serving.lifespan."""
-    tree = ast.parse((ROOT / entry).read_text())
-    apps = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and ast.unparse(node.func) == "st.App"]
-    assert [ast.unparse(kw.value) for app in apps for kw in app.keywords if kw.arg == "lifespan"] == ["lifespan"]
-    imports = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module == "attention_ui.serving"]
-    assert any(alias.name == "lifespan" for node in imports for alias in node.names)
+def test_both_entry_points_serve_the_app_made_for_streamlit_run(entry, monkeypatch):
+    """Imported as `streamlit run` imports them at server start (not as __main__), both entry points give it an
+    st.App with serving.lifespan, turn off pages-folder routing and warm up once."""
+    import streamlit as st
+    from streamlit.runtime.pages_manager import PagesManager
+
+    from attention_ui import warm_up
+
+    warm_ups = []
+    monkeypatch.setattr(warm_up, "warm_up", lambda: warm_ups.append(1) or 0.0)
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", None)  # restored after the test
+    namespace = runpy.run_path(str(ROOT / entry), run_name="entry_point")
+    app = namespace["app"]
+    assert isinstance(app, st.App)
+    assert app._script_path == ROOT / entry and app._user_lifespan is serving.lifespan
+    assert PagesManager.uses_pages_directory is False
+    assert warm_ups == [1]
