@@ -87,10 +87,14 @@ def _either(channel: type, test: str, then, otherwise):
     return channel(**alt.when(test).then(alt.value(then)).otherwise(alt.value(otherwise)))
 
 
-def _titled(chart, title: str, font_size: int):
-    if not title:
-        return chart
-    return chart.properties(title=alt.TitleParams(title, fontSize=font_size + 2, anchor="start"))
+# A layered, faceted or concatenated chart is made in one call with all its properties (size, title, resolve,
+# config): Altair re-makes such a chart, copying its layers, for each ``.properties()`` or other change after that,
+# and ``.properties()`` also checks every property against the schema.
+
+
+def chart_title(title: str, font_size: int):
+    """A chart's title at ``font_size`` + 2, left-aligned; nothing (Altair's Undefined) for an empty title."""
+    return alt.TitleParams(title, fontSize=font_size + 2, anchor="start") if title else alt.Undefined
 
 
 def _require(df: pd.DataFrame, required: list[str]) -> None:
@@ -164,6 +168,7 @@ def _heatmap_layers(
     outline: str | None = None,
     pick_fields: tuple[str, ...] = ("row_index",),
     panel_outline: str | None = None,
+    title=alt.Undefined,
 ) -> alt.LayerChart:
     df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
     rows = _ordered(df, row, "row_index")
@@ -235,7 +240,7 @@ def _heatmap_layers(
                       .mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=4))
     size = {"width": "container", "height": "container"} if fit else {
         "width": cell_size * len(cols), "height": cell_size * len(rows)}
-    return alt.layer(*layers, data=df).properties(**size)
+    return alt.layer(*layers, data=df, title=title, **size)
 
 
 def heatmap(
@@ -266,7 +271,7 @@ def heatmap(
     ``follow_row`` outlines that row; ``pick`` adds a click selection on the row (named ``PICK``);
     ``fit`` sizes the chart to its container instead of ``cell_size`` per cell.
     """
-    chart = _heatmap_layers(
+    return _heatmap_layers(
         df,
         row=row,
         col=col,
@@ -281,8 +286,8 @@ def heatmap(
         follow_row=follow_row,
         pick=pick,
         fit=fit,
+        title=chart_title(title, font_size),
     )
-    return _titled(chart, title, font_size)
 
 
 def matrix_heatmap(
@@ -302,7 +307,8 @@ def matrix_heatmap(
     return heatmap(df, row=row, col=col, scheme=scheme, diverging=diverging, **options)
 
 
-def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int, height: int, value_title: str):
+def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int, height: int, value_title: str,
+          title=alt.Undefined):
     df = _with_defaults(df, [name, "value", "index"])
     order = _ordered(df, name, "index")
     y_scale = alt.Scale(domain=list(domain)) if domain is not None else alt.Scale(zero=True, padding=font_size + 6)
@@ -331,7 +337,7 @@ def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int
     below = labels.transform_filter(f"{VALID} && datum.value < 0").mark_text(
         baseline="top", dy=3, fontSize=max(font_size - 2, 8)
     )
-    return alt.layer(bars, above, below, data=df).properties(width=alt.Step(cell_size), height=height)
+    return alt.layer(bars, above, below, data=df, width=alt.Step(cell_size), height=height, title=title)
 
 
 def row_bars(
@@ -352,8 +358,7 @@ def row_bars(
     entries get no bar, only their label ("−∞") at zero.
     """
     size = {"font_size": font_size, "cell_size": cell_size, "height": height}
-    chart = _bars(df, name=name, domain=domain, value_title=value_title, **size)
-    return _titled(chart, title, font_size)
+    return _bars(df, name=name, domain=domain, value_title=value_title, title=chart_title(title, font_size), **size)
 
 
 def row_bars_by_head(
@@ -373,9 +378,9 @@ def row_bars_by_head(
     heads = _ordered(df, "head", "head_index")
     panel = _bars(df, name=name, domain=(0, 1), value_title=value_title, font_size=font_size, cell_size=cell_size,
                   height=height)
-    grid = panel.facet(facet=alt.Facet("head:N", sort=tuple(heads), header=alt.Header(title=None, labelFontSize=font_size + 1)),
-                       columns=max(1, min(columns, len(heads))), spacing=24)
-    return _titled(grid, title, font_size)
+    header = alt.Header(title=None, labelFontSize=font_size + 1)
+    return panel.facet(facet=alt.Facet("head:N", sort=tuple(heads), header=header),
+                       columns=max(1, min(columns, len(heads))), spacing=24, title=chart_title(title, font_size))
 
 
 def before_after_softmax(
@@ -394,10 +399,12 @@ def before_after_softmax(
     softmax weights on a fixed 0..1 axis. Both frames as made by ``row_frame``.
     """
     size = {"font_size": font_size, "cell_size": cell_size, "height": height}
-    before = _bars(scaled_row_df, name=name, domain=None, value_title="score", **size)
-    after = _bars(weights_row_df, name=name, domain=(0, 1), value_title="weight", **size)
-    pair = alt.hconcat(_titled(before, before_title, font_size), _titled(after, after_title, font_size))
-    return _titled(pair.resolve_scale(y="independent"), title, font_size)
+    before = _bars(scaled_row_df, name=name, domain=None, value_title="score",
+                   title=chart_title(before_title, font_size), **size)
+    after = _bars(weights_row_df, name=name, domain=(0, 1), value_title="weight",
+                  title=chart_title(after_title, font_size), **size)
+    return alt.hconcat(before, after, resolve=alt.Resolve(scale=alt.ScaleResolveMap(y="independent")),
+                       title=chart_title(title, font_size))
 
 
 def head_grid(
@@ -448,14 +455,15 @@ def head_grid(
         pick_fields=("head_index",),
         panel_outline=None if selected is None else f"datum.head_index == {int(selected)}",
     )
-    grid = layers.facet(
+    return layers.facet(
         facet=alt.Facet(f"{head}:N", sort=tuple(heads), header=alt.Header(title=None, labelFontSize=font_size + 1)),
         columns=max(1, min(columns, len(heads))),
         spacing=spacing,
-    ).resolve_scale(color="shared", x="shared", y="shared")
-    if not axes:
-        grid = grid.configure_axis(labels=False, ticks=False, title=None, domain=False)
-    return _titled(grid, title, font_size)
+        resolve=alt.Resolve(scale=alt.ScaleResolveMap(color="shared", x="shared", y="shared")),
+        config=alt.Undefined if axes else alt.Config(axis=alt.AxisConfig(labels=False, ticks=False, title=None,
+                                                                          domain=False)),
+        title=chart_title(title, font_size),
+    )
 
 
 def _with_states(df: pd.DataFrame) -> pd.DataFrame:
@@ -504,8 +512,8 @@ def mask_grid(
         text=alt.Text("mark:N"),
         color=_either(alt.ColorValue, f"datum.state === '{ALLOWED}'", LIGHT_TEXT, DARK_TEXT),
     )
-    chart = alt.layer(cells, marks, data=df).properties(width=cell_size * len(cols), height=cell_size * len(rows))
-    return _titled(chart, title, font_size)
+    return alt.layer(cells, marks, data=df, width=cell_size * len(cols), height=cell_size * len(rows),
+                     title=chart_title(title, font_size))
 
 
 def lines_view(
@@ -569,6 +577,5 @@ def lines_view(
     if pick:
         selection = alt.selection_point(name=PICK, fields=["row_index"], on="click", clear=False, empty=False)
         left_labels = left_labels.add_params(selection)
-    chart = alt.layer(line, left_labels, right_labels, data=df).properties(width=width, height=height,
-                                                                           view=alt.ViewBackground(stroke=None))
-    return _titled(chart, title, font_size)
+    return alt.layer(line, left_labels, right_labels, data=df, width=width, height=height,
+                     view=alt.ViewBackground(stroke=None), title=chart_title(title, font_size))

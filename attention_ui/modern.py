@@ -49,10 +49,8 @@ def sharing_diagram(num_heads: int, groups: list[int], *, title: str = "", width
         tooltip=[alt.Tooltip("name:N", title="head"), alt.Tooltip("kind:N", title="kind")])
     names = alt.Chart(nodes).mark_text(fontSize=max(9, font_size - 3), fontWeight="bold", color="white").encode(
         x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden), text=alt.Text("name:N"))
-    chart = alt.layer(lines, dots, names).properties(width=width, height=150)
-    if title:
-        chart = chart.properties(title=alt.TitleParams(title, fontSize=font_size + 1, anchor="start"))
-    return chart.configure_view(stroke=None)
+    return alt.layer(lines, dots, names, width=width, height=150, title=charts.chart_title(title, font_size - 1),
+                     config=alt.Config(view=alt.ViewConfig(stroke=None)))
 
 
 def cache_table_frame(rows: list[dict]) -> pd.DataFrame:
@@ -138,8 +136,7 @@ def reach_grid(reach, depth_labels: list[str], token_labels: list[str], *, title
                                                    range=[charts.ALLOWED_COLOR, charts.BLOCKED_COLOR]),
                         legend=alt.Legend(title=None, labelFontSize=font_size)),
         tooltip=[alt.Tooltip("depth:N"), alt.Tooltip("token:N"), alt.Tooltip("state:N")],
-    ).properties(width=cell_size * len(token_labels), height=cell_size * len(depth_labels))
-    if title:
-        chart = chart.properties(title=alt.TitleParams(title, fontSize=font_size + 2, anchor="start"))
+    ).properties(width=cell_size * len(token_labels), height=cell_size * len(depth_labels),
+                 title=charts.chart_title(title, font_size))
     return chart
 

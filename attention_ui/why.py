@@ -18,6 +18,7 @@ import torch
 from attention_core import (LAYER_KINDS, MAX_COST_SECONDS, dot_product_variance, row_entropy, softmax_saturation,
                             time_layer)
 
+from .charts import chart_title
 from .controls import BOUND
 
 SERIES_COLORS = ["#3b5bdb", "#f08c00", "#2b8a3e", "#c2255c", "#5f3dc4"]
@@ -188,11 +189,7 @@ def line_chart(df: pd.DataFrame, *, x: str, y: str, series: str | None = None, t
         layers += [rule.mark_rule(color=GUIDE_COLOR, strokeDash=[2, 2]),
                    rule.mark_text(align="left", dx=4, baseline="top", color=GUIDE_COLOR, fontSize=font_size)
                    .encode(y=alt.YValue(2), text=alt.Text("text:N"))]
-    chart = alt.layer(*layers)
-    chart = chart.properties(width=width, height=height)
-    if title:
-        chart = chart.properties(title=alt.TitleParams(title, fontSize=font_size + 2, anchor="start"))
-    return chart
+    return alt.layer(*layers, width=width, height=height, title=chart_title(title, font_size))
 
 
 def bytes_text(count: float) -> str:

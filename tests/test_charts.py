@@ -276,6 +276,46 @@ def test_builders_are_deterministic():
     assert charts.heatmap(df).to_dict() == charts.heatmap(df.copy()).to_dict()
 
 
+def test_building_a_chart_checks_nothing_against_the_schema(monkeypatch):
+    """Every encoding is given as its channel class and every composite chart is made with its properties:
+    a string or dict encoding, or a ``.properties()`` call, makes Altair check it against the schema (2-8 ms
+    each) even with its debug mode off, as in the app. Only Altair's own lifting of the click selections to
+    the chart's top is left. The built charts stay valid."""
+    from altair.utils import schemapi
+
+    checks = []
+    real = schemapi.validate_jsonschema
+    lifted = {"#/definitions/SelectionParameter", "#/definitions/TopLevelSelectionParameter"}
+
+    def counting(spec, schema, *args, **kwargs):
+        if schema.get("$ref") not in lifted:
+            checks.append(schema.get("$ref") or sorted(schema))
+        return real(spec, schema, *args, **kwargs)
+
+    monkeypatch.setattr(schemapi, "validate_jsonschema", counting)
+    scores = matrix_frame(masked_scores(), TOKENS, TOKENS)
+    weights = torch.softmax(masked_scores(), dim=-1)
+    heads = heads_frame(torch.stack([weights, weights.T]), TOKENS, TOKENS)
+    row = row_frame(weights[2], TOKENS)
+    by_head = row.assign(head="head 1", head_index=0)
+    monkeypatch.setattr(schemapi, "DEBUG_MODE", False)  # as render.py sets it for the app
+    built = {
+        "heatmap": charts.heatmap(scores, pick=True, follow_row=1, title="scores"),
+        "matrix_heatmap": charts.matrix_heatmap(matrix_frame(torch.randn(5, 3), TOKENS, None, row_name="token",
+                                                             col_name="feature")),
+        "head_grid": charts.head_grid(heads, pick=True, selected=0, show_values=True, title="heads"),
+        "row_bars": charts.row_bars(row, domain=None),
+        "row_bars_by_head": charts.row_bars_by_head(by_head),
+        "before_after_softmax": charts.before_after_softmax(row_frame(masked_scores()[2], TOKENS), row),
+        "mask_grid": charts.mask_grid(mask_frame(causal(5), TOKENS, TOKENS)),
+        "lines_view": charts.lines_view(matrix_frame(weights, TOKENS, TOKENS), follow_row=2, pick=True),
+    }
+    assert not checks, f"{len(checks)} schema look-ups while building: {checks[:5]}"
+    monkeypatch.setattr(schemapi, "validate_jsonschema", real)
+    for name, chart in built.items():
+        assert chart.to_dict(), name  # validates the whole spec
+
+
 # ---------------------------------------------------------------- bars
 
 
