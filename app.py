@@ -60,6 +60,7 @@ def navigation() -> None:
 if __name__ == "__main__":
     navigation()
 else:  # imported once by `streamlit run`, before any visitor arrives
-    from attention_ui.serving import served_app
+    from attention_ui.serving import lifespan, prepare_server
 
-    app = served_app(__file__)
+    prepare_server()  # st.navigation only, warmed up
+    app = st.App(__file__, lifespan=lifespan)  # found by `streamlit run` in this source; lifespan: TCP_NODELAY

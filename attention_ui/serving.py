@@ -7,9 +7,8 @@ browsers delay that acknowledgement (40 ms on Linux, up to 200 ms on Windows): e
 about 40 ms with the server idle. Connections accepted from a listening socket inherit its
 TCP_NODELAY (Linux, macOS, the BSDs), so setting it on the listener once is enough.
 
-``served_app`` makes the ``st.App`` that both entry points (app.py, and deploy/streamlit_app.py on
-Community Cloud) give to ``streamlit run``; its ``lifespan`` runs after the socket is bound and listening,
-before the first connection is accepted.
+``lifespan`` is given to the ``st.App`` of both entry points (app.py, and deploy/streamlit_app.py on
+Community Cloud): it runs after the socket is bound and listening, before the first connection is accepted.
 """
 
 from __future__ import annotations
@@ -76,22 +75,21 @@ async def lifespan(_app):
     yield
 
 
-def served_app(entry: str):
-    """The ``st.App`` that `streamlit run <entry>` serves, made when the server imports ``entry`` as a module
-    (once, before it answers its health check):
+
+def prepare_server() -> None:
+    """What both entry points do when `streamlit run` imports them (once, before the server answers its
+    health check), next to making their ``st.App`` with ``lifespan``:
 
     - Streamlit would route the first visits as a legacy pages-folder app (because pages/ exists) until a
       run reaches ``st.navigation``, and answer their deep links with "Page not found"; this app always
       uses ``st.navigation``.
-    - ``lifespan``: TCP_NODELAY on the server's socket.
     - ``warm_up()``: no visitor meets a cold server.
-    """
-    import streamlit as st
+
+    The ``st.App`` itself must be made in the entry point's own source: `streamlit run` finds it by reading
+    that file (an ``app = st.App(...)`` assignment), without running it."""
     from streamlit.runtime.pages_manager import PagesManager
 
     from .warm_up import warm_up
 
     PagesManager.uses_pages_directory = False
-    app = st.App(entry, lifespan=lifespan)
     warm_up()
-    return app

@@ -17,6 +17,9 @@ if str(ROOT) not in sys.path:
 if __name__ == "__main__":
     runpy.run_path(str(ROOT / "app.py"), run_name="__main__")
 else:  # imported once by `streamlit run`, before any visitor arrives: served as app.py is
-    from attention_ui.serving import served_app
+    import streamlit as st
 
-    app = served_app(__file__)
+    from attention_ui.serving import lifespan, prepare_server
+
+    prepare_server()  # st.navigation only, warmed up
+    app = st.App(__file__, lifespan=lifespan)  # found by `streamlit run` in this source; lifespan: TCP_NODELAY

@@ -77,13 +77,17 @@ def test_the_lifespan_sets_it_before_serving_and_never_stops_the_server(monkeypa
 
 @pytest.mark.parametrize("entry", ["app.py", "deploy/streamlit_app.py"])
 def test_both_entry_points_serve_the_app_made_for_streamlit_run(entry, monkeypatch):
-    """Imported as `streamlit run` imports them at server start (not as __main__), both entry points give it an
-    st.App with serving.lifespan, turn off pages-folder routing and warm up once."""
+    """`streamlit run` reads each entry point's source for an ``st.App`` (without running it); imported as it then
+    imports them (not as __main__), both give it an st.App with serving.lifespan, turn off pages-folder routing
+    and warm up once."""
     import streamlit as st
     from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.web.server.app_discovery import discover_asgi_app
 
     from attention_ui import warm_up
 
+    found = discover_asgi_app(ROOT / entry)
+    assert found.is_asgi_app and found.app_name == "app", "streamlit run would run it as a plain script"
     warm_ups = []
     monkeypatch.setattr(warm_up, "warm_up", lambda: warm_ups.append(1) or 0.0)
     monkeypatch.setattr(PagesManager, "uses_pages_directory", None)  # restored after the test
