@@ -572,7 +572,8 @@ def lines_view(
         .transform_calculate(at="1")
         .mark_text(align="left", dx=8, fontSize=font_size)
         .encode(x=alt.X("at:Q", scale=alt.Scale(domain=[-0.35, 1.35]), axis=no_axis),
-                y=alt.Y("col_index:Q", scale=positions, axis=no_axis), text=alt.Text(f"{col}:N"), color=alt.ColorValue(DARK_TEXT))
+                y=alt.Y("col_index:Q", scale=positions, axis=no_axis), text=alt.Text(f"{col}:N"),
+                color=alt.ColorValue(DARK_TEXT))
     )
     if pick:
         selection = alt.selection_point(name=PICK, fields=["row_index"], on="click", clear=False, empty=False)

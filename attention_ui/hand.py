@@ -8,7 +8,6 @@ changed store (reset, resize, or a test setting it) starts a fresh editor from i
 
 from __future__ import annotations
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -144,8 +143,3 @@ def marks_table(check: AnswerCheck, typed: list[list], row_labels: list[str], co
     colours = pd.DataFrame([[MARK_COLOURS[m] for m in marks] for marks in check.marks], index=row_labels,
                            columns=col_labels)
     return table.style.apply(lambda _: colours, axis=None)
-
-
-def show_chart(chart) -> None:
-    """Draw at the chart's own size (cells stay square; axes and legend are added around them)."""
-    st.altair_chart(chart.properties(autosize=alt.AutoSizeParams(type="pad")), width="content", theme=None)

@@ -39,7 +39,8 @@ def sharing_diagram(num_heads: int, groups: list[int], *, title: str = "", width
     y_scale = alt.Scale(domain=[-0.45, 1.45])
     hidden = alt.Axis(labels=False, ticks=False, title=None, domain=False, grid=False)
     lines = alt.Chart(edges).mark_rule(color="#888", strokeWidth=1.5).encode(
-        x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden), x2=alt.X2("x2:Q"), y2=alt.Y2("y2:Q"),
+        x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden), x2=alt.X2("x2:Q"),
+        y2=alt.Y2("y2:Q"),
         tooltip=[alt.Tooltip("query:N", title="query head"), alt.Tooltip("group:N", title="reads")])
     dots = alt.Chart(nodes).mark_circle(size=min(900, 7000 // max(num_heads, 1)), opacity=1).encode(
         x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden),
@@ -75,7 +76,8 @@ def cache_bars(rows: list[dict], *, font_size: int = 13, width: int = 520):
         color=alt.Color("cache:N", scale=alt.Scale(domain=["as published", "if every head had its own K/V"],
                                                    range=[KV_COLOR, "#c7c7c7"]),
                         legend=alt.Legend(orient="bottom", title=None, labelFontSize=font_size - 1, labelLimit=400)),
-        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("cache:N"), alt.Tooltip("attention:N"), alt.Tooltip("MiB:Q", format=",.1f")],
+        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("cache:N"), alt.Tooltip("attention:N"),
+                 alt.Tooltip("MiB:Q", format=",.1f")],
     ).properties(width=width, height=alt.Step(13))
 
 

@@ -67,8 +67,9 @@ def main() -> None:
     for page, row in rows.items():
         print(f"{page:22} {row['open'] * 1000:12.0f} {row['rerun'] * 1000:8.0f} {row['fresh'] * 1000:9.0f} "
               f"{row['charts']:7d} {row['elements']:9d}")
-    worst = max((p for p in rows if rows[p]["fresh"] == rows[p]["fresh"]), key=lambda p: rows[p]["fresh"])
-    print(f"slowest rerun after a new seed: {worst}, {rows[worst]['fresh'] * 1000:.0f} ms")
+    worst = max((p for p in rows if rows[p]["fresh"] == rows[p]["fresh"]), key=lambda p: rows[p]["fresh"], default=None)
+    if worst is not None:
+        print(f"slowest rerun after a new seed: {worst}, {rows[worst]['fresh'] * 1000:.0f} ms")
 
 
 if __name__ == "__main__":

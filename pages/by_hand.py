@@ -8,6 +8,7 @@ from attention_core import (ANSWER_TOLERANCE, HAND_STAGES, MAX_CELL_MAGNITUDE, M
                             check_answer, hand_trace, read_grid, stage_truth)
 from attention_ui import charts, frames, hand
 from attention_ui.controls import page_start
+from attention_ui.render import cached_matrix_chart, show_chart
 from attention_ui.text import plain
 
 HAND_STAGE_TEXT = {
@@ -82,11 +83,12 @@ trace = hand_trace(readings["X"].values, readings["W_Q"].values, readings["W_K"]
 # ----------------------------------------------------------------------------- Q, K, V (given)
 st.subheader("Q, K and V from your numbers")
 st.markdown("These are given, so you can start from them: each row of X times each W.")
+HAND_CHART = {"cell_size": 52, "font_size": 14}
 for col, name, values, prefix in zip(st.columns(3), "QKV", (trace.q[0], trace.k[0], trace.v[0]), "qkv"):
-    df = frames.matrix_frame(values, tokens, frames.feature_labels(values.shape[1], prefix), row_name="token",
-                             col_name="feature")
+    features = frames.feature_labels(values.shape[1], prefix)
     with col:
-        hand.show_chart(charts.matrix_heatmap(df, title=f"{name} = X·W_{name}", cell_size=52, font_size=14))
+        show_chart(cached_matrix_chart(charts.matrix_heatmap, values, tokens, features, row_name="token",
+                                       col_name="feature", title=f"{name} = X·W_{name}", **HAND_CHART))
 
 # ------------------------------------------------------------------------------ your answers
 st.subheader("Your turn")
@@ -120,15 +122,16 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
             st.dataframe(hand.marks_table(check, answer, tokens, answer_cols, show_answer=show_answer),
                          width="content")
         if show_answer:
-            df = frames.matrix_frame(truth, tokens, frames.AxisLabels(answer_cols))
-            chart = (charts.heatmap(df, title=title, scheme="viridis", domain=(0, 1), value_title="weight",
-                                    cell_size=52, font_size=14) if stage == "weights" else
-                     charts.heatmap(df, title=title, diverging=True, scheme="blueorange", cell_size=52, font_size=14)
-                     if stage != "context" else
-                     charts.matrix_heatmap(frames.matrix_frame(truth, tokens, frames.AxisLabels(answer_cols),
-                                                               row_name="token", col_name="feature"),
-                                           title=title, cell_size=52, font_size=14))
-            hand.show_chart(chart)
+            if stage == "weights":
+                chart = cached_matrix_chart(charts.heatmap, truth, tokens, answer_cols, title=title, scheme="viridis",
+                                            domain=(0, 1), value_title="weight", **HAND_CHART)
+            elif stage == "context":
+                chart = cached_matrix_chart(charts.matrix_heatmap, truth, tokens, answer_cols, row_name="token",
+                                            col_name="feature", title=title, **HAND_CHART)
+            else:
+                chart = cached_matrix_chart(charts.heatmap, truth, tokens, answer_cols, title=title, diverging=True,
+                                            scheme="blueorange", **HAND_CHART)
+            show_chart(chart)
 
 st.markdown("**Takeaway:** every number in attention is a dot product, a division, an e^x or a weighted "
             "sum; a computer only does many of them at once.")
