@@ -20,7 +20,7 @@ import torch
 from attention_core import AttentionTrace, Projections
 
 from . import charts, frames, worked
-from .render import cached_matrix_chart, cached_spec, show_chart
+from .render import cached_chart, cached_matrix_chart, cached_spec, show_chart
 from .text import STAGES, Stage, plain
 
 SLIDE_CELL = 60
@@ -359,10 +359,11 @@ def _scaled_extra(view: StageView) -> None:
 
 def _masked_charts(view: StageView) -> list:
     mask = view.trace.mask[view.head]
-    grid = cached_spec(charts.mask_grid, frames.mask_frame(mask, frames.AxisLabels(view.labels),
-                                                           frames.AxisLabels(view.keys)),
-                       title="mask (✓ may attend)", cell_size=view.fit_cell(len(view.keys) + 3, 0.5),
-                       font_size=view.font_size)
+    options = {"title": "mask (✓ may attend)", "cell_size": view.fit_cell(len(view.keys) + 3, 0.5),
+               "font_size": view.font_size}
+    grid = cached_chart(("mask grid", mask, list(view.labels), list(view.keys), sorted(options.items())),
+                        lambda: charts.mask_grid(frames.mask_frame(mask, frames.AxisLabels(view.labels),
+                                                                   frames.AxisLabels(view.keys)), **options))
     return [grid, token_heatmap(view, view.trace.masked[view.head], "scaled scores, −∞ where blocked", share=0.5)]
 
 
@@ -397,13 +398,12 @@ def _softmax_extra(view: StageView) -> None:
 def show_lines(view: StageView, head: int | None = None, title: str | None = None) -> None:
     """One head's weights as lines from each query (left) to each key (right); the followed token's in colour."""
     head = view.head if head is None else head
-    df = frames.matrix_frame(view.trace.weights[head], frames.AxisLabels(view.labels), frames.AxisLabels(view.keys),
-                             blocked=~view.trace.mask[head])
     rows = max(len(view.labels), len(view.keys))
-    spec = cached_spec(charts.lines_view, df, follow_row=view.follow, font_size=view.font_size,
-                       row_height=max(18, min(view.cell_size, 520 // rows)), title=title or "the same weights as lines "
-                       "(thicker = more weight); click a word on the left to follow it", pick=view.pick,
-                       width=min(view.width_budget, 420))
+    spec = cached_matrix_chart(charts.lines_view, view.trace.weights[head], view.labels, view.keys,
+                               blocked=~view.trace.mask[head], follow_row=view.follow, font_size=view.font_size,
+                               row_height=max(18, min(view.cell_size, 520 // rows)), title=title or "the same "
+                               "weights as lines (thicker = more weight); click a word on the left to follow it",
+                               pick=view.pick, width=min(view.width_budget, 420))
     key = f"lines_{head}"
     if view.pick:
         show_chart(spec, key=key, on_select=on_pick(key, "row_index", follow_token))

@@ -6,7 +6,7 @@ import streamlit as st
 from attention_ui import charts, frames
 from attention_ui.controls import lesson_settings
 from attention_ui.text import plain
-from attention_ui.render import cached_chart, cached_spec
+from attention_ui.render import cached_chart
 from attention_ui.views import StageView, on_pick, show_chart, show_lines, show_stage, shown_features
 
 settings = lesson_settings("Multi-head attention")
@@ -48,9 +48,11 @@ if q_note:
 st.subheader("2 · Each head's attention weights (one shared colour scale)")
 panels_per_row = min(h, 4)
 grid_cell = max(12, min(settings.cell_size - 8, (1500 if settings.presenter else 680) // (panels_per_row * len(labels))))
-grid = cached_spec(charts.head_grid, frames.heads_frame(trace.weights, labels, labels, blocked=~trace.mask),
-                   columns=panels_per_row, domain=(0, 1), cell_size=grid_cell, font_size=settings.font_size,
-                   selected=settings.head if h > 1 else None, pick=h > 1)
+grid_options = {"columns": panels_per_row, "domain": (0, 1), "cell_size": grid_cell, "font_size": settings.font_size,
+                "selected": settings.head if h > 1 else None, "pick": h > 1}
+grid = cached_chart(("head grid", trace.weights, trace.mask, tuple(labels), sorted(grid_options.items())),
+                    lambda: charts.head_grid(frames.heads_frame(trace.weights, labels, labels, blocked=~trace.mask),
+                                             **grid_options))
 show_chart(grid, key="pick_head", on_select=on_pick("pick_head", "head_index", lambda i: {"head": i + 1}))
 st.caption("Same colour = same weight in every head, so the panels can be compared directly. "
            + ("Click a head to look at it closely (outlined: the head chosen in the sidebar)." if h > 1 else ""))
