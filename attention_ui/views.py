@@ -36,9 +36,8 @@ FOLLOW_KEY = "token"
 """Session key of the followed query token (0-based); clicking a chart's row sets it."""
 
 __all__ = ["MAX_FEATURES_SHOWN", "StageRecord", "StageView", "STAGE_RECORDS", "feature_heatmap", "follow_token",
-           "numbers_table", "on_pick", "show_chart", "show_lines", "show_slide", "show_stage", "shown_features",
-           "stage_header",
-           "token_heatmap"]
+           "mask_chart", "numbers_table", "on_pick", "show_chart", "show_lines", "show_slide", "show_stage",
+           "shown_features", "stage_header", "token_heatmap"]
 
 
 @dataclass(frozen=True)
@@ -252,6 +251,14 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
                                value_title=value_title or "score", domain=domain, **common)
 
 
+def mask_chart(mask: torch.Tensor, rows: list[str], cols: list[str], **options) -> dict:
+    """``charts.mask_grid`` of a bool (T, S) mask (True = may attend) with these display labels, as a prepared
+    spec cached under the mask, labels and options (the frame is made only on a miss)."""
+    return cached_chart(("mask grid", mask, list(rows), list(cols), sorted(options.items())),
+                        lambda: charts.mask_grid(frames.mask_frame(mask, frames.AxisLabels(rows),
+                                                                   frames.AxisLabels(cols)), **options))
+
+
 def _head_title(view: StageView) -> str:
     return f" — head {view.head + 1}" if view.trace.num_heads > 1 else ""
 
@@ -358,12 +365,8 @@ def _scaled_extra(view: StageView) -> None:
 
 
 def _masked_charts(view: StageView) -> list:
-    mask = view.trace.mask[view.head]
-    options = {"title": "mask (✓ may attend)", "cell_size": view.fit_cell(len(view.keys) + 3, 0.5),
-               "font_size": view.font_size}
-    grid = cached_chart(("mask grid", mask, list(view.labels), list(view.keys), sorted(options.items())),
-                        lambda: charts.mask_grid(frames.mask_frame(mask, frames.AxisLabels(view.labels),
-                                                                   frames.AxisLabels(view.keys)), **options))
+    grid = mask_chart(view.trace.mask[view.head], view.labels, view.keys, title="mask (✓ may attend)",
+                      cell_size=view.fit_cell(len(view.keys) + 3, 0.5), font_size=view.font_size)
     return [grid, token_heatmap(view, view.trace.masked[view.head], "scaled scores, −∞ where blocked", share=0.5)]
 
 

@@ -6,10 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from attention_core import AttentionInputError, MASK_KINDS, causal_mask, lesson_tokens
-from attention_ui import charts, frames
+from attention_ui import frames
 from attention_ui.controls import (DEFAULT_PAD_TO, cached_lesson, kept_grid, lesson_settings, real_word_vectors,
                                    set_custom_grid)
-from attention_ui.views import show_chart, token_heatmap, StageView
+from attention_ui.views import StageView, mask_chart, show_chart, token_heatmap
 
 settings = lesson_settings("Masking: who may look at whom")
 config = settings.config
@@ -46,8 +46,8 @@ for kind in MASK_KINDS:
     st.markdown(f"**{kind.capitalize()}**: {EXPLAIN[kind]}")
     left, right = st.columns(2)
     with left:
-        show_chart(charts.mask_grid(frames.mask_frame(mask, variant_labels, variant_labels), title=f"mask: {kind}",
-                                    cell_size=settings.cell_size - 6, font_size=settings.font_size))
+        show_chart(mask_chart(mask, variant_labels, variant_labels, title=f"mask: {kind}",
+                              cell_size=settings.cell_size - 6, font_size=settings.font_size))
     with right:
         view = StageView(lesson.trace, variant_labels, 0, settings.head, settings.cell_size - 6, settings.font_size)
         show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"weights with {kind} mask",

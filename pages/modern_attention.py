@@ -9,7 +9,7 @@ from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram
 from attention_ui.render import cached_chart, cached_matrix_chart
-from attention_ui.views import show_chart
+from attention_ui.views import mask_chart, show_chart
 
 BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
 CONTEXT_LENGTHS = [2**n for n in range(8, MAX_CONTEXT_LENGTH.bit_length())]  # 256 … 1,048,576 tokens
@@ -138,9 +138,8 @@ except AttentionInputError as err:
 cell = max(8, min(settings.cell_size - 6, (640 if settings.presenter else 330) // T))  # two charts side by side
 left, right = st.columns(2)
 with left:
-    options = {"title": f"window w = {int(window)}", "cell_size": cell, "font_size": settings.font_size}
-    show_chart(cached_chart(("window mask", mask, tuple(labels), sorted(options.items())),
-                            lambda: charts.mask_grid(frames.mask_frame(mask, labels, labels), **options)))
+    show_chart(mask_chart(mask, labels, labels, title=f"window w = {int(window)}", cell_size=cell,
+                          font_size=settings.font_size))
 with right:
     show_chart(cached_matrix_chart(charts.heatmap, windowed.weights[settings.head], labels, labels,
                                    title=f"weights of head {settings.head + 1}", domain=(0, 1), value_title="weight",
