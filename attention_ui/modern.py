@@ -113,12 +113,6 @@ def step_weights_frame(step_rows: list, labels: list[str]) -> pd.DataFrame:
     return df.assign(label=np.where(np.isnan(df["value"]), "", df["label"]), masked=False)
 
 
-def heads_by_keys_frame(weights, head_names: list[str], key_labels: list[str]) -> pd.DataFrame:
-    """(h, S) weights of one query as a heads × keys matrix frame."""
-    return frames.matrix_frame(weights, frames.AxisLabels(head_names), frames.AxisLabels(key_labels),
-                               row_name="head", col_name="key")
-
-
 REACHES, OUT_OF_REACH = "can reach", "out of reach"
 
 

@@ -7,6 +7,7 @@ import streamlit as st
 from attention_core import (AttentionInputError, MAX_COST_LENGTH, MAX_COST_SECONDS, SLOPE_FROM_LENGTH, cost_lengths,
                             fitted_slope, operation_counts, resolve_device, weights_bytes)
 from attention_ui.controls import lesson_settings
+from attention_ui.render import cached_spec
 from attention_ui.views import show_chart
 from attention_ui.why import bytes_text, keep_page_settings, line_chart, measure_costs, page_choice, seconds_text
 
@@ -63,11 +64,11 @@ size = {"font_size": font, "width": 500 if wide else 300, "height": 300 if wide 
         "y_axis_format": "~s"}
 left, right = st.columns(2)
 with left:
-    show_chart(line_chart(counts, x="T", y="operations", series="layer", title=f"multiply-adds (d = {width})",
-                          y_format=".3~s", **size))
+    show_chart(cached_spec(line_chart, counts, x="T", y="operations", series="layer",
+                           title=f"multiply-adds (d = {width})", y_format=".3~s", **size))
 with right:
-    show_chart(line_chart(memory, x="T", y="bytes", series="layer", title="memory of the attention weights",
-                          y_format=".3~s", **size))
+    show_chart(cached_spec(line_chart, memory, x="T", y="bytes", series="layer",
+                           title="memory of the attention weights", y_format=".3~s", **size))
 st.markdown(f"The lines cross at T = d = {width}: for sentences shorter than the width, attention does fewer "
             f"operations than a recurrent layer; beyond it, more. At T = {longest} one head's weights take "
             f"{bytes_text(weights_bytes(longest))}.")
@@ -101,10 +102,9 @@ slopes = {}
 for kind, group in timings.groupby("layer", sort=False):
     slopes[kind], _ = fitted_slope(group["T"].tolist(), group["seconds"].tolist())
 named = timings.assign(layer=[f"{LAYER_NAMES[k]}: slope {slopes[k]:.2f}" for k in timings["layer"]])
-show_chart(line_chart(named, x="T", y="seconds", series="layer", title=f"time per forward pass on {device} (log–log)",
-                      y_format=".3~s", log_x=True, log_y=True, font_size=font,
-                      width=900 if wide else 560,
-                      height=380 if wide else 300))
+show_chart(cached_spec(line_chart, named, x="T", y="seconds", series="layer",
+                       title=f"time per forward pass on {device} (log–log)", y_format=".3~s", log_x=True, log_y=True,
+                       font_size=font, width=900 if wide else 560, height=380 if wide else 300))
 measured_lengths = sorted(set(timings["T"]))
 memory_slope, _ = fitted_slope(measured_lengths, [weights_bytes(n) for n in measured_lengths])
 cols = st.columns(4)

@@ -5,6 +5,7 @@ import streamlit as st
 from attention_core import (AttentionInputError, MAX_SENTENCE_CHARS, MAX_TOKENS, cross_attention, source_tokens)
 from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
+from attention_ui.render import cached_spec
 from attention_ui.text import plain
 from attention_ui.views import StageView, numbers_table, show_chart, token_heatmap
 from attention_ui.why import half_share, keep_page_settings, page_slider, source_word_vectors
@@ -90,9 +91,9 @@ if cross.mask is not None:
             "zero weight and the real source tokens share all of it.")
 
 st.markdown(f"**What {plain(settings.labels[settings.follow])} reads from the source** (head {head + 1}):")
-show_chart(charts.row_bars(frames.row_frame(weights[settings.follow], source_labels),
-                           cell_size=max(min(settings.cell_size, 700 // S), 24), font_size=settings.font_size,
-                           title=f"row of {settings.labels[settings.follow]}"))
+show_chart(cached_spec(charts.row_bars, frames.row_frame(weights[settings.follow], source_labels),
+                       cell_size=max(min(settings.cell_size, 700 // S), 24), font_size=settings.font_size,
+                       title=f"row of {settings.labels[settings.follow]}"))
 numbers_table(weights, settings.labels, source_labels, key="cross", caption="The numbers: cross-attention weights")
 
 st.markdown("**Takeaway:** cross-attention is the same formula with K and V taken from another sequence, so the "

@@ -7,7 +7,8 @@ from attention_core.generation import MAX_NEW_TOKENS
 from attention_core.real_models import MODEL_ALLOWLIST
 from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
-from attention_ui.modern import heads_by_keys_frame, step_weights_frame, timing_chart, timing_frame
+from attention_ui.modern import step_weights_frame, timing_chart, timing_frame
+from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import plain
 from attention_ui.views import feature_heatmap, StageView, show_chart
 
@@ -82,21 +83,18 @@ st.caption(f"The bottom row of K and V is new: {plain(labels[t - 1])} was projec
 st.subheader("2 · The new query attends to everything cached")
 row = frames.row_frame(step.weights[head, 0], frames.AxisLabels(labels[:t]))
 st.markdown(f"**Weights of the new query {plain(labels[t - 1])} over the {t} cached key(s)** (they add up to 1):")
-show_chart(charts.row_bars(row,
-                           cell_size=max(30, min(settings.cell_size + 10, 700 // max(t, 1))),
-                           font_size=settings.font_size))
+show_chart(cached_spec(charts.row_bars, row, cell_size=max(30, min(settings.cell_size + 10, 700 // max(t, 1))),
+                       font_size=settings.font_size))
 so_far = step_weights_frame([s.weights[head, 0] for s in check.steps[:t]], labels)
-full = frames.matrix_frame(check.full.weights[head], frames.AxisLabels(labels), frames.AxisLabels(labels))
 cell = max(8, min(settings.cell_size - 6, (640 if settings.presenter else 330) // T))  # two charts side by side
+weights_options = {"domain": (0, 1), "value_title": "weight", "cell_size": cell, "font_size": settings.font_size,
+                   "show_values": T <= 8 and cell >= 30}
 left, right = st.columns(2)
 with left:
-    show_chart(charts.heatmap(so_far, title=f"rows made by the cache (steps 1–{t})", domain=(0, 1),
-                              value_title="weight", cell_size=cell, font_size=settings.font_size,
-                              show_values=T <= 8 and cell >= 30))
+    show_chart(cached_spec(charts.heatmap, so_far, title=f"rows made by the cache (steps 1–{t})", **weights_options))
 with right:
-    show_chart(charts.heatmap(full, title="full causal attention, all rows at once", domain=(0, 1),
-                              value_title="weight", cell_size=cell, font_size=settings.font_size,
-                              show_values=T <= 8 and cell >= 30))
+    show_chart(cached_matrix_chart(charts.heatmap, check.full.weights[head], labels, labels,
+                                   title="full causal attention, all rows at once", **weights_options))
 st.caption("Grey cells: keys that did not exist yet at that step. Every row matches the same row on the right.")
 left, right = st.columns([1, 2])
 left.metric("Largest |cached − full causal|", f"{check.max_abs_diff:.1e}",
@@ -107,7 +105,7 @@ right.success("The same numbers: a token's attention row only uses keys and valu
 st.subheader("3 · Time per step, with and without the cache")
 with st.spinner("Timing one generation step at several lengths…"):
     timings = measured_timings()
-show_chart(timing_chart(timing_frame(timings), font_size=settings.font_size))
+show_chart(cached_spec(timing_chart, timing_frame(timings), font_size=settings.font_size))
 last = timings[-1]
 st.markdown(f"Measured on this server (d_model 64, 8 heads, one thread): at {last.length} tokens a step takes "
             f"**{last.cached_ms:.2f} ms** with the cache and **{last.recompute_ms:.2f} ms** recomputing every key, "
@@ -156,10 +154,11 @@ weights = gen.step_attentions[pick][int(layer) - 1]  # (h, P + s + 1)
 keys = all_labels[:gen.prompt_length + pick + 1]
 heads = [f"head {i + 1}" for i in range(weights.shape[0])]
 cell = max(10, min(settings.cell_size - 6, 900 // (len(keys) + 4)))
-show_chart(charts.heatmap(heads_by_keys_frame(weights, heads, keys), row="head", col="key", domain=(0, 1),
-                          value_title="weight", cell_size=cell, font_size=settings.font_size, show_values=False,
-                          title=f"{all_labels[gen.prompt_length + pick]} read into the cache: layer {int(layer)}, "
-                                "every head"))
+show_chart(cached_matrix_chart(charts.heatmap, weights, heads, keys, row_name="head", col_name="key", row="head",
+                               col="key", domain=(0, 1), value_title="weight", cell_size=cell,
+                               font_size=settings.font_size, show_values=False,
+                               title=f"{all_labels[gen.prompt_length + pick]} read into the cache: layer "
+                                     f"{int(layer)}, every head"))
 st.metric("Largest |step-by-step − one full pass|", f"{gen.max_abs_diff:.1e}",
           help="Every generated token's attention row, in every layer and head, against the same row of one causal "
                "pass over the whole text.")

@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from attention_ui import charts, frames
+from attention_ui import charts
 from attention_ui.controls import lesson_settings
 from attention_ui.text import TOY_NOTE
+from attention_ui.render import cached_matrix_chart
 from attention_ui.views import show_chart
 
 settings = lesson_settings("Attention, step by step")
@@ -34,11 +35,10 @@ st.graphviz_chart(
 
 st.subheader("Your sentence right now")
 lesson = settings.lesson
-df = frames.matrix_frame(lesson.trace.weights[settings.head], frames.AxisLabels(settings.labels),
-                         frames.AxisLabels(settings.labels))
-show_chart(charts.heatmap(df, title=f"attention weights (head {settings.head + 1})", value_title="weight",
-                          domain=(0, 1), cell_size=settings.cell_size, font_size=settings.font_size,
-                          show_values=len(settings.labels) <= 14))
+show_chart(cached_matrix_chart(charts.heatmap, lesson.trace.weights[settings.head], settings.labels, settings.labels,
+                               title=f"attention weights (head {settings.head + 1})", value_title="weight",
+                               domain=(0, 1), cell_size=settings.cell_size, font_size=settings.font_size,
+                               show_values=len(settings.labels) <= 14))
 st.caption("Row = the token that is looking (query), column = the token it looks at (key). "
            "Each row adds up to 1.")
 if settings.config.seeded_embeddings and settings.config.init == "random":

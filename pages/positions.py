@@ -6,6 +6,7 @@ from attention_core import (AttentionInputError, MAX_POSITION, equivariance_chec
                             sinusoidal_positions)
 from attention_ui import frames
 from attention_ui.controls import lesson_settings
+from attention_ui.render import cached_spec
 from attention_ui.text import plain
 from attention_ui.views import StageView, feature_heatmap, show_chart, token_heatmap
 from attention_ui.why import encoding_lines, half_share, keep_page_settings, line_chart, page_slider
@@ -88,9 +89,9 @@ if note:
     st.caption(note)
 columns = sorted({0, 2, d_model // 2 - d_model // 2 % 2, d_model - 2} & set(range(0, d_model, 2)))
 long_range = sinusoidal_positions(LINE_POSITIONS, d_model)  # (64, d_model)
-show_chart(line_chart(encoding_lines(long_range, columns), x="position", y="value", series="column",
-                      title=f"some sin columns over positions 0–{LINE_POSITIONS - 1}: the frequency falls with i",
-                      font_size=settings.font_size, width=900 if settings.presenter else 560, height=220))
+show_chart(cached_spec(line_chart, encoding_lines(long_range, columns), x="position", y="value", series="column",
+                       title=f"some sin columns over positions 0–{LINE_POSITIONS - 1}: the frequency falls with i",
+                       font_size=settings.font_size, width=900 if settings.presenter else 560, height=220))
 if positioned is not None:
     show_gap(positioned, "largest difference, with PE")
 
