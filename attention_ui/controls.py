@@ -165,6 +165,7 @@ PRESENTER_STYLE = """<style>
 [data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'] {display: none;}
 .stMainBlockContainer {max-width: 100%; padding: 4.1rem 1.5rem 2rem 1.5rem;}
 .stMarkdown p, .stMarkdown li {font-size: 1.35rem; line-height: 1.45;}
+[data-testid='stTable'] :is(th, td, p) {font-size: 1.15rem !important; line-height: 1.4;}
 h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {font-size: 1.5rem !important;}
 .katex {font-size: 1.45em !important;}
 [data-testid='stMain'] button p, [data-testid='stMain'] input[role='combobox'],

@@ -172,6 +172,21 @@ def test_a_slide_with_a_link_note_still_fits_the_window(server, browser):
     assert not problems, "\n  ".join(problems)
 
 
+@pytest.mark.parametrize("presenter, smallest_px", [(True, 18), (False, 13)], ids=["presenter", "lesson"])
+def test_worked_numbers_are_large_enough_to_read_from_the_back(server, browser, presenter, smallest_px):
+    """Presenter mode enlarges the worked-numbers table with the rest of the text (Streamlit draws it at 14 px)."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, bs.with_query(server + "/step-through", f"step=scores&presenter={str(presenter).lower()}"),
+              FIRST_LOAD_MS)
+        sizes = page.evaluate("() => Array.from(document.querySelectorAll('[data-testid=stTable] td p'), "
+                              "p => parseFloat(getComputedStyle(p).fontSize))")
+    finally:
+        context.close()
+    assert sizes, "no worked-numbers table"
+    assert min(sizes) >= smallest_px, sizes
+
+
 @pytest.mark.parametrize("presenter", [True, False], ids=["presenter", "lesson"])
 def test_arrow_and_page_keys_move_between_stages(server, browser, presenter):
     context, page = _new_page(browser)
