@@ -80,11 +80,10 @@ def _y(field: str, order: list[str], font_size: int) -> alt.Y:
     return alt.Y(f"{field}:N", sort=tuple(order), axis=_axis(field, font_size))
 
 
-def _either(channel: type, test: str, then, otherwise):
-    """A ``channel`` value that is ``then`` where ``test`` holds, else ``otherwise``. Given as the channel's own
-    class: Altair would otherwise resolve the condition's dict against the schema on every ``encode``
-    (a few milliseconds each)."""
-    return channel(**alt.when(test).then(alt.value(then)).otherwise(alt.value(otherwise)))
+def _colour_when(test: str, then: str, otherwise: str) -> alt.ColorValue:
+    """The colour ``then`` where the Vega expression ``test`` holds, else ``otherwise``. Given as Altair's channel
+    class: a condition's dict would be resolved against the schema on every ``encode`` (a few milliseconds)."""
+    return alt.ColorValue(**alt.when(test).then(alt.value(then)).otherwise(alt.value(otherwise)))
 
 
 # A layered, faceted or concatenated chart is made in one call with all its properties (size, title, resolve,
@@ -220,7 +219,7 @@ def _heatmap_layers(
             f"{shown} && datum.{color_field} < 0.5") if by_row else f"!datum.masked && {_text_color_test(domain, scheme, diverging)}"
     text = base.mark_text(fontSize=_value_font_size(cell_size, font_size)).encode(
         text=alt.Text("label:N"),
-        color=_either(alt.ColorValue, dark, LIGHT_TEXT, DARK_TEXT),
+        color=_colour_when(dark, LIGHT_TEXT, DARK_TEXT),
     )
     if not show_values:
         text = text.transform_filter("datum.masked")
@@ -323,7 +322,7 @@ def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int
         .mark_bar()
         .encode(
             y=y,
-            color=_either(alt.ColorValue, "datum.value < 0", NEGATIVE_BAR_COLOR, POSITIVE_BAR_COLOR),
+            color=_colour_when("datum.value < 0", NEGATIVE_BAR_COLOR, POSITIVE_BAR_COLOR),
             tooltip=bar_tooltip,
         )
     )
@@ -510,7 +509,7 @@ def mask_grid(
         fontSize=_value_font_size(cell_size, font_size) + 2
     ).encode(
         text=alt.Text("mark:N"),
-        color=_either(alt.ColorValue, f"datum.state === '{ALLOWED}'", LIGHT_TEXT, DARK_TEXT),
+        color=_colour_when(f"datum.state === '{ALLOWED}'", LIGHT_TEXT, DARK_TEXT),
     )
     return alt.layer(cells, marks, data=df, width=cell_size * len(cols), height=cell_size * len(rows),
                      title=chart_title(title, font_size))
@@ -552,7 +551,7 @@ def lines_view(
             y2=alt.Y2("col_index:Q"),
             opacity=alt.Opacity("value:Q", scale=alt.Scale(domain=[0, 1], range=[0.05, 1]), legend=None),
             strokeWidth=alt.StrokeWidth("value:Q", scale=alt.Scale(domain=[0, 1], range=[1, 7]), legend=None),
-            color=_either(alt.ColorValue, followed, FOLLOW_COLOR, POSITIVE_BAR_COLOR),
+            color=_colour_when(followed, FOLLOW_COLOR, POSITIVE_BAR_COLOR),
             tooltip=[alt.Tooltip(f"{row}:N", title=row), alt.Tooltip(f"{col}:N", title=col),
                      alt.Tooltip("value:Q", title="weight", format=TOOLTIP_FORMAT)],
         )
@@ -564,7 +563,7 @@ def lines_view(
         .mark_text(align="right", dx=-8, fontSize=font_size)
         .encode(x=alt.X("at:Q", scale=alt.Scale(domain=[-0.35, 1.35]), axis=no_axis),
                 y=alt.Y("row_index:Q", scale=positions, axis=no_axis), text=alt.Text(f"{row}:N"),
-                color=_either(alt.ColorValue, followed, FOLLOW_COLOR, DARK_TEXT))
+                color=_colour_when(followed, FOLLOW_COLOR, DARK_TEXT))
     )
     right_labels = (
         alt.Chart()

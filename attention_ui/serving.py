@@ -75,7 +75,6 @@ async def lifespan(_app):
     yield
 
 
-
 def prepare_server() -> None:
     """What both entry points do when `streamlit run` imports them (once, before the server answers its
     health check), next to making their ``st.App`` with ``lifespan``:
