@@ -19,6 +19,7 @@ class HallRecord:
     page_not_found: int = 0
     sessions_done: int = 0
     model_open: float | None = None
+    model_when: str = ""  # the real-model page was opened "before" the hall or "during" it
     rss_samples: list[float] = field(default_factory=list)
 
 
@@ -66,7 +67,8 @@ def format_table(results: dict[str, HallRecord]) -> str:
         lines.append(line + " |")
     for name, record in results.items():
         if record.model_open is not None:
-            lines.append(f"\n{name}: the real-model page opened in {record.model_open:.2f} s during the hall")
+            lines.append(f"\n{name}: the real-model page (the model loading) opened in {record.model_open:.2f} s "
+                         f"{record.model_when} the hall")
     return "\n".join(lines)
 
 

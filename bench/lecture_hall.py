@@ -13,9 +13,11 @@ A student is a Locust user speaking Streamlit's websocket protocol (``bench/stre
 opens the link at a random moment within ``--open-window`` seconds, then presses Next (Back at the
 last stage) at random moments, exponentially spaced with mean ``--mean-gap`` seconds, until
 ``--open-window + --duration`` seconds after the hall began. A click under way then still counts.
-One extra session opens the real-model page at the start (``--no-model-visitor`` to skip it), so
-all-MiniLM-L6-v2 loads while the hall clicks and the RSS includes it; its open time is printed
-below the table.
+One extra session opens the real-model page, so all-MiniLM-L6-v2 is loaded and the RSS includes it:
+``--model before`` (the default) opens it before the hall, as a lecturer who tried the pages before the
+class has; ``--model during`` opens it as the hall begins, so the model loads while the students open
+and click (transformers' import is seconds of single-threaded Python, and every run meeting it waits
+for it); ``--model none`` leaves it out. Its open time is printed below the table.
 """
 
 from __future__ import annotations
@@ -138,8 +140,8 @@ def _student_class(plan: HallPlan, record: HallRecord) -> type[HallStudent]:
     return type("Student", (HallStudent,), {"abstract": False, "plan": plan, "record": record})
 
 
-def _model_visitor(plan: HallPlan, record: HallRecord) -> None:
-    session = StreamlitSession(plan.port, timeout=RUN_TIMEOUT_S)
+def _model_visitor(port: int, record: HallRecord) -> None:
+    session = StreamlitSession(port, timeout=RUN_TIMEOUT_S)
     try:
         result = session.open(*MODEL_PAGE)
         record.model_open = result.seconds
@@ -152,17 +154,22 @@ def _model_visitor(plan: HallPlan, record: HallRecord) -> None:
 
 
 def run_hall(target: Target, *, sessions: int, open_window: float, duration: float, mean_gap: float,
-             model_visitor: bool = False) -> HallRecord:
-    """Start a fresh server for ``target``, run one hall against it, stop the server; the raw samples."""
+             model: str = "none") -> HallRecord:
+    """Start a fresh server for ``target``, run one hall against it, stop the server; the raw samples.
+    ``model``: when an extra session opens the real-model page ("before" the hall, "during" it, or "none")."""
     record = HallRecord()
     with streamlit_server(target.script) as server:
+        if model == "before":
+            _model_visitor(server.port, record)
+            record.model_when = "before"
         start = time.perf_counter() + 0.5
         plan = HallPlan(server.port, target, start, open_window, start + open_window + duration, mean_gap)
         environment = Environment(user_classes=[_student_class(plan, record)], events=events)
         runner = environment.create_local_runner()
         sampler = gevent.spawn(_sample_rss, server, record)
-        if model_visitor:
-            gevent.spawn(_model_visitor, plan, record)
+        if model == "during":
+            gevent.spawn(_model_visitor, plan.port, record)
+            record.model_when = "during"
         runner.start(sessions, spawn_rate=max(sessions / 2.0, 1.0))  # all users exist within ~2 s
         deadline = plan.end + GRACE_S
         while record.sessions_done < sessions and time.perf_counter() < deadline:
@@ -188,9 +195,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of clicking after the open window")
     parser.add_argument("--mean-gap", type=float, default=10.0, help="mean seconds between one student's clicks")
     parser.add_argument("--targets", default="app,lean", help="comma-separated: app, lean")
-    parser.add_argument("--model-visitor", action=argparse.BooleanOptionalAction, default=True,
-                        help="one extra session opens the real-model page as the hall starts, so the model "
-                        "loads while the hall clicks (app only; default on)")
+    parser.add_argument("--model", choices=("before", "during", "none"), default="before",
+                        help="when one extra session opens the real-model page, so all-MiniLM-L6-v2 is loaded: "
+                        "before the hall (default), as it begins (the model loads while the hall clicks), or never "
+                        "(app only)")
     parser.add_argument("--show-errors", type=int, default=5, help="print at most this many error messages")
     parser.add_argument("--json", type=Path, help="also write each target's summary and errors to this file")
     args = parser.parse_args(argv)
@@ -202,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{target.name}: {args.sessions} sessions, {target.script} ?{target.query_string} …", flush=True)
         results[target.name] = run_hall(target, sessions=args.sessions, open_window=args.open_window,
                                         duration=args.duration, mean_gap=args.mean_gap,
-                                        model_visitor=args.model_visitor and target.name == "app")
+                                        model=args.model if target.name == "app" else "none")
         for message in results[target.name].errors[: args.show_errors]:
             print(f"  error: {message}")
     print()

@@ -77,7 +77,7 @@ def hall(tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("hall") / "hall.json"
     command = [sys.executable, str(ROOT / "bench" / "lecture_hall.py"), "--targets", "app",
                "--sessions", str(SESSIONS), "--open-window", "5", "--duration", "15", "--mean-gap", "4",
-               "--no-model-visitor", "--json", str(out)]
+               "--model", "none", "--json", str(out)]
     finished = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert finished.returncode == 0, finished.stdout[-2000:] + finished.stderr[-4000:]
     return json.loads(out.read_text())["app"]
