@@ -18,6 +18,7 @@ from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, 
                             AttentionInputError, Lesson, LessonConfig, available_devices, lesson_tokens, run_lesson)
 
 from .frames import token_labels
+from .pickling import TensorsAsArrays
 from .text import EXAMPLE_SENTENCES, STAGE_KEYS, STAGES, plain
 from .url_state import (LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored,
                         set_link_value, show_link_notes)
@@ -127,10 +128,15 @@ def sentence_settings(title: str) -> SentenceSettings:
     return SentenceSettings(sentence, presenter, colour)
 
 
-@st.cache_data(max_entries=32, max_size="64MB", show_spinner=False)  # a lesson ≤ 3.7 MB (32 tokens, real vectors)
 def cached_lesson(config: LessonConfig, x=None) -> Lesson:
-    """``run_lesson`` cached by its (frozen) config and the given word vectors x (numpy (T, d_model) or None)."""
-    return run_lesson(config, None if x is None else torch.from_numpy(x))
+    """``run_lesson`` cached by its (frozen) config and the given word vectors x (numpy (T, d_model) or None);
+    each run gets its own copy."""
+    return _lesson_copy(config, x).value
+
+
+@st.cache_data(max_entries=32, max_size="64MB", show_spinner=False)  # a lesson ≤ 3.7 MB (32 tokens, real vectors)
+def _lesson_copy(config: LessonConfig, x=None) -> TensorsAsArrays[Lesson]:
+    return TensorsAsArrays(run_lesson(config, None if x is None else torch.from_numpy(x)))
 
 
 def real_word_vectors(config: LessonConfig):

@@ -23,6 +23,7 @@ from attention_core.real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedMo
 
 from .controls import BOUND, whole_number_in
 from .frames import token_labels
+from .pickling import TensorsAsArrays
 from .text import plain
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -63,14 +64,24 @@ def cached_model(name: str) -> LoadedModel:
     return load_model(name, device="auto", allow_hub=hub_allowed())
 
 
-@st.cache_data(show_spinner=False, **RUN_CACHE)
 def cached_run(name: str, sentence: str) -> ModelRun:
-    return run_model(cached_model(name), sentence, max_tokens=MAX_REAL_MODEL_TOKENS)
+    """The sentence through the model, cached (each run gets its own copy)."""
+    return _run_copy(name, sentence).value
+
+
+def cached_reproduction(name: str, sentence: str, layer: int) -> Reproduction:
+    """One layer's attention recomputed with the lesson's code, cached (each run gets its own copy)."""
+    return _reproduction_copy(name, sentence, layer).value
+
+
+@st.cache_data(show_spinner=False, **RUN_CACHE)
+def _run_copy(name: str, sentence: str) -> TensorsAsArrays[ModelRun]:
+    return TensorsAsArrays(run_model(cached_model(name), sentence, max_tokens=MAX_REAL_MODEL_TOKENS))
 
 
 @st.cache_data(show_spinner=False, **REPRODUCTION_CACHE)
-def cached_reproduction(name: str, sentence: str, layer: int) -> Reproduction:
-    return reproduce_layer(cached_model(name), cached_run(name, sentence), layer)
+def _reproduction_copy(name: str, sentence: str, layer: int) -> TensorsAsArrays[Reproduction]:
+    return TensorsAsArrays(reproduce_layer(cached_model(name), cached_run(name, sentence), layer))
 
 
 @st.cache_data(show_spinner=False, **WORD_VECTOR_CACHE)

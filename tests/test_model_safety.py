@@ -35,7 +35,7 @@ def _cached_functions():
 
 def test_every_ui_cache_is_bounded_in_entries_and_bytes():
     found = dict(_cached_functions())
-    assert {"attention_ui.controls.cached_lesson", "attention_ui.models.cached_model"} <= set(found)
+    assert {"attention_ui.controls._lesson_copy", "attention_ui.models._run_copy", "attention_ui.models.cached_model"} <= set(found)
     for name, cached in found.items():
         info = cached._info
         assert info.max_entries is not None and info.max_entries <= 64, name
