@@ -1,4 +1,5 @@
-"""Warm the server up before it takes its first visitor: load the lessons' libraries and run one lesson.
+"""Warm the server up before it takes its first visitor: load the lessons' libraries, run one lesson and make
+one chart.
 
 ``streamlit run app.py`` imports the entry point once at server start, to find its ``st.App``, before
 the server answers its health check; that import calls ``warm_up()``. Without it the first visitors of
@@ -15,7 +16,8 @@ _log = logging.getLogger(__name__)
 
 
 def warm_up() -> float:
-    """Import what every lesson page needs and run the default lesson once; returns the seconds it took.
+    """Import what every lesson page needs, run the default lesson once and make one heatmap's spec (the first
+    use of Altair, narwhals and Arrow loads and compiles more of them); returns the seconds it took.
     A failure is logged, never raised: the pages then load the same modules themselves."""
     started = time.perf_counter()
     try:
@@ -25,7 +27,11 @@ def warm_up() -> float:
         # Streamlit's runtime exists) would not use the runtime's cache storage
         from . import charts, frames, render, views  # noqa: F401
 
-        run_lesson(LessonConfig())  # torch's first kernels
+        lesson = run_lesson(LessonConfig())  # torch's first kernels
+        # Altair's, narwhals' and Arrow's first use (lazy imports, compiled patterns): one heatmap made into a spec
+        labels = frames.token_labels(lesson.tokens)
+        render.prepared_spec(charts.heatmap(frames.matrix_frame(lesson.trace.weights[0], labels, labels)))
+        import streamlit.emojis  # noqa: F401  (read by the first st.set_page_config)
     except Exception:  # noqa: BLE001  (a warm-up must never stop the server from starting)
         _log.warning("warm-up failed; the first visitor loads the libraries instead", exc_info=True)
     return time.perf_counter() - started
