@@ -22,6 +22,7 @@ from .pickling import TensorsAsArrays
 from .text import EXAMPLE_SENTENCES, STAGE_KEYS, STAGES, plain
 from .url_state import (LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored,
                         set_link_value, show_link_notes)
+from .views import PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT
 
 # Many visitors share a small CPU: one thread per computation keeps every rerun responsive.
 torch.set_num_threads(int(os.environ.get("ATTENTION_TORCH_THREADS", "1")))
@@ -52,11 +53,11 @@ class Settings:
 
     @property
     def cell_size(self) -> int:
-        return 64 if self.presenter else 34
+        return PRESENTER_CELL if self.presenter else PAGE_CELL
 
     @property
     def font_size(self) -> int:
-        return 20 if self.presenter else 13
+        return PRESENTER_FONT if self.presenter else PAGE_FONT
 
 
 URL_KEYS = tuple(LINK_PARAMS)

@@ -24,6 +24,7 @@ from attention_core.real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedMo
 from .controls import BOUND, whole_number_in
 from .frames import token_labels
 from .pickling import TensorsAsArrays
+from .serving import long_lived_objects
 from .text import plain
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -61,7 +62,8 @@ def cached_model(name: str) -> LoadedModel:
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()
-    return load_model(name, device="auto", allow_hub=hub_allowed())
+    with long_lived_objects():  # transformers' modules and the model's objects (freed by reference counting)
+        return load_model(name, device="auto", allow_hub=hub_allowed())
 
 
 def cached_run(name: str, sentence: str) -> ModelRun:

@@ -21,7 +21,11 @@ from attention_core import AttentionTrace, Projections
 
 from . import charts, frames, worked
 from .render import cached_chart, cached_matrix_chart, cached_spec, show_chart
-from .text import STAGES, Stage, plain
+from .text import EMBED_WORDS_REAL, STAGES, Stage, plain
+
+PAGE_CELL, PAGE_FONT = 34, 13
+PRESENTER_CELL, PRESENTER_FONT = 64, 20
+"""A lesson's cell size and font size in pixels: on a page beside the sidebar, and in presenter mode."""
 
 SLIDE_CELL = 60
 """The nominal cell size of a slide's charts (they stretch to the window; this sets label angles and fonts)."""
@@ -36,8 +40,9 @@ FOLLOW_KEY = "token"
 """Session key of the followed query token (0-based); clicking a chart's row sets it."""
 
 __all__ = ["MAX_FEATURES_SHOWN", "StageRecord", "StageView", "STAGE_RECORDS", "feature_heatmap", "follow_token",
-           "mask_chart", "numbers_table", "on_pick", "show_chart", "show_lines", "show_slide", "show_stage",
-           "shown_features", "stage_header", "token_heatmap"]
+           "lesson_view", "lines_spec", "mask_chart", "numbers_table", "on_pick", "prebuild_charts", "show_chart",
+           "show_lines", "show_slide", "show_stage", "shown_features", "softmax_row_spec", "stage_header",
+           "token_heatmap"]
 
 
 @dataclass(frozen=True)
@@ -391,22 +396,34 @@ def _softmax_extra(view: StageView) -> None:
     show_lines(view)
     st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax (orange bars: negative scores, "
                 "which softmax turns into small weights).")
-    before = frames.row_frame(t.masked[view.head, view.follow], frames.AxisLabels(view.keys))
-    after = frames.row_frame(t.weights[view.head, view.follow], frames.AxisLabels(view.keys))
-    show_chart(cached_spec(charts.before_after_softmax, before, after, cell_size=max(min(view.cell_size, 600 // max(len(view.keys), 1)), 18),
-                           font_size=view.font_size))
+    show_chart(softmax_row_spec(view))
     numbers_table(t.weights[view.head], view.labels, view.keys, key="softmax")
 
 
-def show_lines(view: StageView, head: int | None = None, title: str | None = None) -> None:
+def softmax_row_spec(view: StageView) -> dict:
+    """The followed token's row before and after softmax, as bars."""
+    t = view.trace
+    before = frames.row_frame(t.masked[view.head, view.follow], frames.AxisLabels(view.keys))
+    after = frames.row_frame(t.weights[view.head, view.follow], frames.AxisLabels(view.keys))
+    return cached_spec(charts.before_after_softmax, before, after,
+                       cell_size=max(min(view.cell_size, 600 // max(len(view.keys), 1)), 18), font_size=view.font_size)
+
+
+def lines_spec(view: StageView, head: int | None = None, title: str | None = None) -> dict:
     """One head's weights as lines from each query (left) to each key (right); the followed token's in colour."""
     head = view.head if head is None else head
     rows = max(len(view.labels), len(view.keys))
-    spec = cached_matrix_chart(charts.lines_view, view.trace.weights[head], view.labels, view.keys,
+    return cached_matrix_chart(charts.lines_view, view.trace.weights[head], view.labels, view.keys,
                                blocked=~view.trace.mask[head], follow_row=view.follow, font_size=view.font_size,
                                row_height=max(18, min(view.cell_size, 520 // rows)), title=title or "the same "
                                "weights as lines (thicker = more weight); click a word on the left to follow it",
                                pick=view.pick, width=min(view.width_budget, 420))
+
+
+def show_lines(view: StageView, head: int | None = None, title: str | None = None) -> None:
+    """``lines_spec`` drawn; with ``view.pick`` a click on a query word follows it."""
+    head = view.head if head is None else head
+    spec = lines_spec(view, head, title)
     key = f"lines_{head}"
     if view.pick:
         show_chart(spec, key=key, on_select=on_pick(key, "row_index", follow_token))
@@ -487,3 +504,28 @@ _PARTS = {
 
 STAGE_RECORDS = tuple(StageRecord(stage, *_PARTS[stage.key]) for stage in STAGES)
 """Every stage of one attention layer, in order."""
+
+_EXTRA_SPECS = {"softmax": (lines_spec, softmax_row_spec)}
+"""The charts a stage's extra material draws (besides its expanders), by stage key."""
+
+
+def lesson_view(lesson, labels: list[str], follow: int, head: int, *, cell_size: int, font_size: int,
+                colour: str = "fixed", unscaled: torch.Tensor | None = None) -> StageView:
+    """The step-through's view of a toy lesson (``attention_core.Lesson``): its X and projection weights, and a
+    click on a chart's row follows that token."""
+    seeded = lesson.config.seeded_embeddings
+    return StageView(lesson.trace, labels, follow, head, cell_size, font_size, x=lesson.x,
+                     projections=lesson.projections, embed_words=None if seeded else EMBED_WORDS_REAL,
+                     colour=colour, pick=True, seeded=seeded, unscaled=unscaled)
+
+
+def prebuild_charts(view: StageView) -> int:
+    """Make every stage's charts for ``view`` into the shared spec cache (what the first visitor of each stage
+    would otherwise wait for); returns how many."""
+    built = 0
+    for rec in STAGE_RECORDS:
+        built += len(rec.charts(view))
+        for spec in _EXTRA_SPECS.get(rec.key, ()):
+            spec(view)
+            built += 1
+    return built

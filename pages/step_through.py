@@ -6,8 +6,8 @@ from attention_core import unscaled_weights
 
 from attention_ui import export, questions
 from attention_ui.controls import Settings, lesson_settings, stage_picker, token_caption
-from attention_ui.text import EMBED_WORDS_REAL, STAGES, TOY_CAPTION
-from attention_ui.views import UNSCALED_KEY, StageView, show_slide, show_stage
+from attention_ui.text import STAGES, TOY_CAPTION
+from attention_ui.views import UNSCALED_KEY, lesson_view, show_slide, show_stage
 
 settings = lesson_settings("Step through attention")
 if not settings.presenter:
@@ -26,11 +26,8 @@ def stage(settings: Settings) -> None:
     key = STAGES[step].key
     lesson = settings.lesson
     unscaled = unscaled_weights(lesson.trace) if key == "scaled" and st.session_state.get(UNSCALED_KEY) else None
-    view = StageView(lesson.trace, settings.labels, settings.follow, settings.head, settings.cell_size,
-                     settings.font_size, x=lesson.x, projections=lesson.projections,
-                     embed_words=None if settings.config.seeded_embeddings else EMBED_WORDS_REAL,
-                     colour=settings.colour, pick=True, seeded=settings.config.seeded_embeddings,
-                     unscaled=unscaled)
+    view = lesson_view(lesson, settings.labels, settings.follow, settings.head, cell_size=settings.cell_size,
+                       font_size=settings.font_size, colour=settings.colour, unscaled=unscaled)
     if settings.presenter:
         show_slide(view, key)
     else:

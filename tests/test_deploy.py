@@ -78,3 +78,45 @@ def test_the_server_import_warms_up_before_any_visitor(monkeypatch, caplog):
     with caplog.at_level("WARNING"):
         warm_up.warm_up()
     assert "warm-up failed" in caplog.text
+
+
+def test_the_warm_up_makes_every_chart_a_fresh_step_through_draws():
+    """The first students of a class to reach each stage of the shared link find its charts made: a fresh
+    session stepping through every stage at the defaults makes no chart the warm-up did not."""
+    from apptest_support import open_page
+
+    from attention_ui import render, warm_up
+
+    with render._lock:
+        render._specs.clear()
+        render._bytes = 0
+    warm_up.warm_up()
+    made = render.cache_size()[0]
+    at = open_page("pages/step_through.py")
+    shown = len(at.get("vega_lite_chart"))
+    for _ in range(8):
+        at.button(key="next").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        shown += len(at.get("vega_lite_chart"))
+    assert at.selectbox(key="step").value == "output"
+    assert shown >= 12 and render.cache_size()[0] == made
+
+
+def test_what_lives_as_long_as_the_server_is_left_out_of_garbage_collections():
+    """Objects made inside ``long_lived_objects`` (the warm-up, a model load) are frozen out of later
+    collections, no collection runs while they are made, and the collector's state is restored after."""
+    import gc
+
+    from attention_ui.serving import long_lived_objects
+
+    before = gc.get_freeze_count()
+    try:
+        with long_lived_objects():
+            assert not gc.isenabled()
+            kept = [{"n": i} for i in range(1000)]
+        assert gc.isenabled() and gc.get_freeze_count() >= before + len(kept)
+        with pytest.raises(RuntimeError), long_lived_objects():
+            raise RuntimeError("a failed model load")
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
