@@ -51,7 +51,8 @@ class StageView:
 
     ``colour`` "fixed" puts every weight on 0..1, "row" colours each row on its own range; ``fit`` sizes the
     main charts to the screen (presenter mode); ``pick`` lets a click on a row follow that token;
-    ``unscaled`` (h, T, S): softmax weights without ÷√d_k, shown beside the scaled ones at stage 4."""
+    ``unscaled`` (h, T, S): softmax weights without ÷√d_k, shown beside the scaled ones at stage 4;
+    ``mask_choice`` the lesson's mask ("none", "causal", "padding", "custom"), None for a model's own mask."""
 
     trace: AttentionTrace
     labels: list[str]
@@ -68,6 +69,7 @@ class StageView:
     pick: bool = False
     seeded: bool = False
     unscaled: torch.Tensor | None = None
+    mask_choice: str | None = None
 
     @property
     def width_budget(self) -> int:
@@ -379,10 +381,21 @@ def _masked_extra(view: StageView) -> None:
     mask = view.trace.mask[view.head]
     blocked = int((~mask).sum())
     if blocked == 0:
-        st.info("No mask is set, so nothing is blocked at this stage. Pick a mask in the sidebar to see it act.")
+        st.info(_NOTHING_BLOCKED[view.mask_choice].format(tokens=len(view.labels)))
     else:
         st.markdown(f"{blocked} of {mask.numel()} query–key pairs are blocked (grey, −∞).")
     numbers_table(view.trace.masked[view.head], view.labels, view.keys, key="masked")
+
+
+_NOTHING_BLOCKED = {
+    None: "Nothing is blocked in this head: the model lets every token attend to every token here.",
+    "none": "No mask is set, so nothing is blocked at this stage. Pick a mask in the sidebar to see it act.",
+    "causal": "The causal mask blocks nothing here: a single token may attend to itself.",
+    "padding": "The padding mask blocks nothing here: the sentence already has {tokens} tokens, so no [PAD] token "
+               "was added. Pad it to more tokens in the sidebar to see the [PAD] keys blocked.",
+    "custom": "The custom mask allows every pair. Untick cells of the grid on the Masking page to block them.",
+}
+"""What the masking stage says when nothing is blocked, by the lesson's mask (None: a model's own mask)."""
 
 
 def _softmax_charts(view: StageView) -> list:
@@ -516,7 +529,7 @@ def lesson_view(lesson, labels: list[str], follow: int, head: int, *, cell_size:
     seeded = lesson.config.seeded_embeddings
     return StageView(lesson.trace, labels, follow, head, cell_size, font_size, x=lesson.x,
                      projections=lesson.projections, embed_words=None if seeded else EMBED_WORDS_REAL,
-                     colour=colour, pick=True, seeded=seeded, unscaled=unscaled)
+                     colour=colour, pick=True, seeded=seeded, unscaled=unscaled, mask_choice=lesson.config.mask)
 
 
 def prebuild_charts(view: StageView) -> int:

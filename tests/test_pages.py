@@ -276,6 +276,19 @@ def test_masked_stage_counts_the_blocked_pairs():
     assert above["masked"].all() and (above["label"] == "−∞").all()
 
 
+@pytest.mark.parametrize("link, expected", [
+    ({"mask": "padding", "pad_to": "5"}, "the sentence already has 7 tokens, so no [PAD] token was added"),
+    ({"mask": "causal", "sentence": "Hello"}, "a single token may attend to itself"),
+    ({"mask": "custom"}, "The custom mask allows every pair"),
+], ids=["padding-shorter-than-the-sentence", "causal-one-token", "custom-all-allowed"])
+def test_a_mask_that_blocks_nothing_says_why(link, expected):
+    """A chosen mask can block nothing; the stage says why instead of claiming no mask is set."""
+    at = open_page("pages/step_through.py", {**link, "step": "masked"})
+    notes = texts(at, "info")
+    assert any(expected in n for n in notes), notes
+    assert not any("No mask is set" in n for n in notes), notes
+
+
 def test_padding_mask_adds_pad_tokens_that_get_no_weight():
     at = open_page("pages/overview.py")
     set_widget(at, "radio", "mask", "padding")

@@ -121,6 +121,10 @@ def test_inside_real_head_reproduces_the_model():
     at.selectbox(key="step").set_value("softmax").run()
     assert any("Softmax" in s.value for s in at.subheader)
     assert any("Worked numbers for" in m.value and "CLS" in m.value for m in at.markdown)
+    at.selectbox(key="step").set_value("masked").run()  # an encoder blocks nothing; this page has no mask control
+    notes = [i.value for i in at.info]
+    assert any("the model lets every token attend to every token" in n for n in notes), notes
+    assert not any("sidebar" in n for n in notes), notes
 
 
 @needs_model
