@@ -52,7 +52,8 @@ class StageView:
     ``colour`` "fixed" puts every weight on 0..1, "row" colours each row on its own range; ``fit`` sizes the
     main charts to the screen (presenter mode); ``pick`` lets a click on a row follow that token;
     ``unscaled`` (h, T, S): softmax weights without ÷√d_k, shown beside the scaled ones at stage 4;
-    ``mask_choice`` the lesson's mask ("none", "causal", "padding", "custom"), None for a model's own mask."""
+    ``mask_choice`` the lesson's mask ("none", "causal", "padding", "custom"), None for a model's own mask;
+    ``stacked``: a stage's main charts are drawn one under another, so each may take the whole width."""
 
     trace: AttentionTrace
     labels: list[str]
@@ -70,6 +71,7 @@ class StageView:
     seeded: bool = False
     unscaled: torch.Tensor | None = None
     mask_choice: str | None = None
+    stacked: bool = False
 
     @property
     def width_budget(self) -> int:
@@ -77,7 +79,8 @@ class StageView:
         return self.cell_size * 22
 
     def fit_cell(self, columns: int, share: float = 1.0) -> int:
-        """A cell size that fits ``columns`` cells into ``share`` of the width budget."""
+        """A cell size that fits ``columns`` cells into ``share`` of the width budget (all of it when stacked)."""
+        share = 1.0 if self.stacked else share
         return max(8, min(self.cell_size, int(self.width_budget * share) // max(columns, 1)))
 
     @property
@@ -154,10 +157,30 @@ def _draw_charts(view: StageView, rec: StageRecord) -> None:
     drawn = rec.charts(view)
     if not drawn:
         return
-    columns = st.columns(len(drawn)) if len(drawn) > 1 else [st.container()]
+    if len(drawn) > 1 and not view.fit and any(_cell_px(spec) < MIN_SIDE_BY_SIDE_CELL for spec in drawn):
+        view = replace(view, stacked=True)  # many tokens or features: one chart under another, each full width
+        drawn = rec.charts(view)
+        columns = [st.container() for _ in drawn]
+    else:
+        columns = st.columns(len(drawn)) if len(drawn) > 1 else [st.container()]
     for i, (column, chart) in enumerate(zip(columns, drawn)):
         with column:
             _show_main(view, chart, f"{rec.key}_{i}")
+
+
+MIN_SIDE_BY_SIDE_CELL = 18
+"""Smallest cell, in pixels, of a stage's charts drawn side by side: below it their row labels would overlap
+(and a narrow column shrinks the chart further), so the charts are drawn one under another instead."""
+
+
+def _cell_px(spec: dict) -> float:
+    """A heatmap spec's cell width in pixels (its width over its x categories); inf when it has no such axis."""
+    width = spec.get("width")
+    for layer in spec.get("layer", [spec]):
+        order = layer.get("encoding", {}).get("x", {}).get("sort")
+        if isinstance(width, int) and isinstance(order, list) and order:
+            return width / len(order)
+    return float("inf")
 
 
 def _show_main(view: StageView, chart, key: str) -> None:

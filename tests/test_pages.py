@@ -641,3 +641,20 @@ def test_real_model_message_for_one_very_long_word_is_accurate():
     if UNAVAILABLE.search(shown_text(at)) and not at.get("vega_lite_chart"):
         pytest.skip("the real model is not available here")
     assert not any("found no words" in e for e in texts(at, "error")), texts(at, "error")
+
+
+@pytest.mark.parametrize("stage", ["qkv", "scaled", "context"])
+def test_charts_too_narrow_side_by_side_are_drawn_one_under_another(stage):
+    """At the defaults a stage's charts sit side by side; with many tokens or features their cells would be too
+    small for the row labels, so they are drawn one under another, each as wide as the page."""
+    def charts_in_columns(at) -> int:
+        return sum(len(column.get("vega_lite_chart")) for column in at.columns)
+
+    at = open_page("pages/step_through.py", {"step": stage})
+    assert charts_in_columns(at) >= 2
+    big = open_page("pages/step_through.py", {"step": stage, "d_model": "64", "heads": "8", "d_k": "64",
+                                              "d_v": "64", "sentence": " ".join(["word"] * 24)})
+    charts = big.get("vega_lite_chart")
+    assert len(charts) >= 2 and charts_in_columns(big) == 0
+    widths = [json.loads(c.proto.spec)["width"] for c in charts[:2]]
+    assert min(widths) >= 24 * 18, widths  # cells of at least MIN_SIDE_BY_SIDE_CELL for every token or feature
