@@ -44,14 +44,14 @@ for kind in MASK_KINDS:
     variant_labels = frames.token_labels(lesson.tokens)
     mask = lesson.trace.mask[settings.head]
     st.markdown(f"**{kind.capitalize()}**: {EXPLAIN[kind]}")
+    view = StageView(lesson.trace, variant_labels, 0, settings.head, settings.cell_size - 6, settings.font_size)
     left, right = st.columns(2)
     with left:
         show_chart(mask_chart(mask, variant_labels, variant_labels, title=f"mask: {kind}",
-                              cell_size=settings.cell_size - 6, font_size=settings.font_size))
+                              cell_size=view.fit_cell(len(variant_labels) + 3, 0.5), font_size=settings.font_size))
     with right:
-        view = StageView(lesson.trace, variant_labels, 0, settings.head, settings.cell_size - 6, settings.font_size)
         show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"weights with {kind} mask",
-                                 weights=True))
+                                 weights=True, share=0.5))
 
 st.subheader("Edit your own mask")
 current = grid or tuple(tuple(True for _ in range(T)) for _ in range(T))

@@ -27,9 +27,14 @@ if h == 1:
 st.subheader("1 · The split: head i owns a block of columns")
 st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has h·d_v = {h * d_v}. "
             f"Head i takes columns (i−1)·d_k + 1 to i·d_k: its own queries, keys and values.")
-per_row = min(h, 4)
+GRID_WIDTH = 1500 if settings.presenter else 680
+"""Pixels the panels of one row of a head grid are sized to; wide panels wrap to fewer per row, so that at
+least GRID_CELL pixels per cell fit in 4/3 of it (the chart then shrinks to the page by at most that)."""
+GRID_CELL = 12
+ROW_ROOM = GRID_WIDTH * 4 // 3
 q_shown, q_note = shown_features(trace.q)  # (h, T, d_k), at most MAX_FEATURES_SHOWN features drawn
-q_cell = max(12, min(settings.cell_size - 8, (1500 if settings.presenter else 640) // (per_row * (q_shown.shape[-1] + 2))))
+per_row = max(1, min(h, 4, ROW_ROOM // (GRID_CELL * (q_shown.shape[-1] + 2))))
+q_cell = max(GRID_CELL, min(settings.cell_size - 8, GRID_WIDTH // (per_row * (q_shown.shape[-1] + 2))))
 
 
 def q_grid():
@@ -46,8 +51,8 @@ if q_note:
     st.caption(q_note)
 
 st.subheader("2 · Each head's attention weights (one shared colour scale)")
-panels_per_row = min(h, 4)
-grid_cell = max(12, min(settings.cell_size - 8, (1500 if settings.presenter else 680) // (panels_per_row * len(labels))))
+panels_per_row = max(1, min(h, 4, ROW_ROOM // (GRID_CELL * len(labels))))
+grid_cell = max(GRID_CELL, min(settings.cell_size - 8, GRID_WIDTH // (panels_per_row * len(labels))))
 grid_options = {"columns": panels_per_row, "domain": (0, 1), "cell_size": grid_cell, "font_size": settings.font_size,
                 "selected": settings.head if h > 1 else None, "pick": h > 1}
 grid = cached_chart(("head grid", trace.weights, trace.mask, tuple(labels), sorted(grid_options.items())),

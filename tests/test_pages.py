@@ -658,3 +658,16 @@ def test_charts_too_narrow_side_by_side_are_drawn_one_under_another(stage):
     assert len(charts) >= 2 and charts_in_columns(big) == 0
     widths = [json.loads(c.proto.spec)["width"] for c in charts[:2]]
     assert min(widths) >= 24 * 18, widths  # cells of at least MIN_SIDE_BY_SIDE_CELL for every token or feature
+
+
+def test_wide_head_panels_wrap_and_many_tokens_shrink_the_mask_cells():
+    """Multi-head: with 32 features per head the Q panels wrap two to a row (four at once were shrunk to under
+    half their size); Masking: with 18 tokens each half-width chart fits its column instead of being shrunk."""
+    big = {"d_model": "64", "heads": "8", "d_k": "64", "d_v": "64", "sentence": " ".join(["word"] * 18)}
+    grid = chart(open_page("pages/multi_head.py", big), "Q of each head").spec
+    assert grid["columns"] == 2, grid["columns"]
+    assert chart(open_page("pages/multi_head.py"), "Q of each head").spec["columns"] == 2  # the 2 default heads
+    masks = open_page("pages/masking.py", big)
+    for title in ("mask: causal", "weights with causal mask"):
+        spec = chart(masks, title).spec
+        assert spec["width"] <= 18 * 18, (title, spec["width"])  # 18 cells in a half column, not 18 × 28 px
