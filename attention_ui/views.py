@@ -39,7 +39,7 @@ UNSCALED_KEY = "unscaled_view"
 FOLLOW_KEY = "token"
 """Session key of the followed query token (0-based); clicking a chart's row sets it."""
 
-__all__ = ["MAX_FEATURES_SHOWN", "StageRecord", "StageView", "STAGE_RECORDS", "feature_heatmap", "follow_token",
+__all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS", "feature_heatmap", "follow_token",
            "lesson_view", "lines_spec", "mask_chart", "numbers_table", "on_pick", "prebuild_charts", "show_chart",
            "show_lines", "show_slide", "show_stage", "shown_features", "softmax_row_spec", "stage_header",
            "token_heatmap"]

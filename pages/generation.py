@@ -10,7 +10,7 @@ from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.modern import step_weights_frame, timing_chart, timing_frame
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import plain
-from attention_ui.views import feature_heatmap, StageView, show_chart
+from attention_ui.views import MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, StageView, feature_heatmap, show_chart
 
 STEP_KEY = "generation_step"
 DECODERS = [name for name, spec in MODEL_ALLOWLIST.items() if spec.kind == "decoder"]
@@ -68,14 +68,16 @@ st.progress(t / T, text=f"Step {t} of {T}: the newest token is {plain(labels[t -
 
 st.subheader(f"1 · The cache after step {t}: {t} row(s) of K and V")
 view = StageView(step, labels[t - 1:t], 0, head, settings.cell_size, settings.font_size, key_labels=labels[:t])
-cols = st.columns(3)
+features = min(max(step.d_k, step.d_v), MAX_FEATURES_SHOWN)
+side_by_side = settings.presenter or view.fit_cell(features + 3, 1 / 3) >= MIN_SIDE_BY_SIDE_CELL
+cols = st.columns(3) if side_by_side else [st.container() for _ in range(3)]  # wide heads: one under another
 for col, (values, rows, title, prefix) in zip(cols, (
         (step.q[head], labels[t - 1:t], "new query q_t", "q"),
         (step.k[head], labels[:t], f"K cache ({t} rows)", "k"),
         (step.v[head], labels[:t], f"V cache ({t} rows)", "v"))):
     with col:
         chart, note = feature_heatmap(view, values, rows, title + (f", head {head + 1}" if h > 1 else ""),
-                                      prefix=prefix, share=1 / 3)
+                                      prefix=prefix, share=1 / 3 if side_by_side else 1.0)
         show_chart(chart)
 st.caption(f"The bottom row of K and V is new: {plain(labels[t - 1])} was projected once and appended. "
            + (f"With g = {g}, head {head + 1} reads key/value head {step.kv_group(head) + 1}." if g < h else ""))

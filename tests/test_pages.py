@@ -671,3 +671,13 @@ def test_wide_head_panels_wrap_and_many_tokens_shrink_the_mask_cells():
     for title in ("mask: causal", "weights with causal mask"):
         spec = chart(masks, title).spec
         assert spec["width"] <= 18 * 18, (title, spec["width"])  # 18 cells in a half column, not 18 × 28 px
+
+
+def test_generation_stacks_the_cache_charts_of_wide_heads():
+    def q_k_v_in_columns(at) -> int:
+        return sum(1 for column in at.columns for c in column.get("vega_lite_chart")
+                   if any(t in c.proto.spec for t in ("new query q_t", "K cache", "V cache")))
+
+    assert q_k_v_in_columns(open_page("pages/generation.py")) == 3
+    assert q_k_v_in_columns(open_page("pages/generation.py", {"d_model": "64", "heads": "2", "d_k": "32",
+                                                              "d_v": "32"})) == 0
