@@ -82,8 +82,9 @@ try:
 except AttentionInputError as err:
     st.error(f"**The encodings cannot be built for these settings.** {err}", icon="⚠️")
     st.stop()
-chart, note = feature_heatmap(view, encodings, frames.feature_labels(T, "p"),
-                              f"PE for positions 0–{T - 1} (rows) × d_model = {d_model} (columns)", prefix="d")
+chart, note = feature_heatmap(view, encodings, frames.AxisLabels(f"p = {p}" for p in range(T)),  # p counts from 0
+                              f"PE for positions 0–{T - 1} (rows) × d_model = {d_model} (columns)", prefix="d",
+                              row_name="position")
 show_chart(chart)
 if note:
     st.caption(note)

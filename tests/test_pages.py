@@ -681,3 +681,12 @@ def test_generation_stacks_the_cache_charts_of_wide_heads():
     assert q_k_v_in_columns(open_page("pages/generation.py")) == 3
     assert q_k_v_in_columns(open_page("pages/generation.py", {"d_model": "64", "heads": "2", "d_k": "32",
                                                               "d_v": "32"})) == 0
+
+
+def test_the_positional_encoding_rows_are_named_by_the_position_in_the_formula():
+    """Row p of the sinusoidal table holds PE(p): the first row is p = 0 (sin 0 = 0, cos 0 = 1)."""
+    pe = chart(open_page("pages/positions.py"), "PE for positions")
+    first = pe.data[pe.data.row_index == 0]
+    assert set(first["position"]) == {"p = 0"}
+    assert first.sort_values("col_index")["value"].tolist()[:2] == [0.0, 1.0]
+    assert set(pe.data[pe.data.row_index == 1]["position"]) == {"p = 1"}
