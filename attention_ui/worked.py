@@ -16,7 +16,12 @@ from attention_core import AttentionTrace, Projections, linear_terms, row_arithm
 
 DIGITS = 4
 MAX_TERMS = 64
-"""Sums with more terms show the first ones and one more term holding the sum of the rest (real models)."""
+"""Sums of up to this many products are written out whole (every toy lesson's); a longer sum (a real model's)
+shows its first SHORT_TERMS products and one more term holding the sum of the rest."""
+SHORT_TERMS = 8
+
+MAX_ROWS = 32
+"""Longest list of a vector's numbers in a worked table (a real model's X row has hundreds)."""
 MINUS = "−"
 
 
@@ -42,11 +47,13 @@ def number(value: float, digits: int = DIGITS) -> str:
 
 
 def product_sum(left, right, rest_label: str = "the other terms") -> str:
-    """'(a₁)(b₁) + (a₂)(b₂) + …' for two equal-length 1-D tensors; past MAX_TERMS the rest is one term."""
-    pairs = [f"({number(a)})({number(b)})" for a, b in zip(left[:MAX_TERMS].tolist(), right[:MAX_TERMS].tolist())]
-    if len(left) > MAX_TERMS:
-        rest = float((left[MAX_TERMS:] * right[MAX_TERMS:]).sum())
-        pairs.append(f"[{len(left) - MAX_TERMS} more: {number(rest)}]")
+    """'(a₁)(b₁) + (a₂)(b₂) + …' for two equal-length 1-D tensors; past MAX_TERMS, the first SHORT_TERMS
+    products and the rest as one term."""
+    shown = len(left) if len(left) <= MAX_TERMS else SHORT_TERMS
+    pairs = [f"({number(a)})({number(b)})" for a, b in zip(left[:shown].tolist(), right[:shown].tolist())]
+    if len(left) > shown:
+        rest = float((left[shown:] * right[shown:]).sum())
+        pairs.append(f"[the other {len(left) - shown} products: {number(rest)}]")
     return " + ".join(pairs)
 
 
@@ -62,8 +69,11 @@ def embed(x: torch.Tensor, labels: list[str], follow: int, seeded: bool) -> Work
     if seeded:
         intro += (" They are drawn by a generator seeded with the seed and the lower-cased word, so the same "
                   "word always gets the same vector (“The” and “the” too) — no learning is involved.")
-    table = pd.DataFrame({"feature": [f"x{d}" for d in range(1, row.shape[0] + 1)],
-                          "value": [number(v) for v in row.tolist()]})
+    shown = row[:MAX_ROWS]
+    if row.shape[0] > MAX_ROWS:
+        intro += f" The first {MAX_ROWS} are listed here; all of them are in “All the numbers”."
+    table = pd.DataFrame({"feature": [f"x{d}" for d in range(1, shown.shape[0] + 1)],
+                          "value": [number(v) for v in shown.tolist()]})
     return Worked(intro, table)
 
 
@@ -77,7 +87,7 @@ def projection(x: torch.Tensor, projections: Projections, labels: list[str], fol
     for c in range(terms.result.shape[0]):
         text = product_sum(x[follow], projections.w_q[:, head * d_k + c])
         if b is not None:
-            text += f" + ({number(b[c])})"
+            text += f" + bias b{c + 1} ({number(b[c])})"
         rows.append({"feature of q": f"q{c + 1}", "x · column of W_Q (x_d · W_Q[d, c])": text,
                      "= q": number(terms.result[c])})
     intro = (f"q for {labels[follow]} is its row x times W_Q's columns {head * d_k + 1}–{(head + 1) * d_k} "
@@ -178,7 +188,7 @@ def output(trace: AttentionTrace, projections: Projections | None, labels: list[
     for c in range(terms.result.shape[0]):
         text = product_sum(row, w_o[:, c])
         if b is not None:
-            text += f" + ({number(b[c])})"
+            text += f" + bias b{c + 1} ({number(b[c])})"
         rows.append({"feature of the output": f"o{c + 1}", "concat · column of W_O": text,
                      "= output": number(terms.result[c])})
     return Worked(f"The output row of {labels[follow]} is its concatenated row times W_O: every head's numbers "

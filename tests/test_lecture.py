@@ -27,7 +27,8 @@ def shown(text: str) -> float:
 
 
 def products(text: str) -> list[float]:
-    """'(0.1234)(−0.5000) + (1.0000)(2.0000) + [3 more: 0.1000]' -> the shown terms, multiplied out."""
+    """'(0.1234)(−0.5000) + (1.0000)(2.0000) + [the other 3 products: 0.1000] + bias b1 (0.2000)' -> the shown
+    terms, multiplied out."""
     terms = []
     for part in text.split(" + "):
         factors = re.findall(r"\(([^()]*)\)", part)
@@ -105,8 +106,18 @@ def test_worked_numbers_of_a_fully_blocked_row_are_zero_without_nan():
 def test_product_sums_collapse_long_tails_without_changing_the_total():
     left, right = torch.arange(100.0) / 100, torch.ones(100)
     text = worked.product_sum(left, right)
-    assert text.count("(") == 2 * worked.MAX_TERMS and "[36 more:" in text
+    assert text.count("(") == 2 * worked.SHORT_TERMS and "[the other 92 products:" in text
+    whole = worked.product_sum(left[:worked.MAX_TERMS], right[:worked.MAX_TERMS])  # a toy lesson's: every product
+    assert whole.count("(") == 2 * worked.MAX_TERMS and "other" not in whole
     assert sum(products(text)) == pytest.approx(float(left.sum()), abs=1e-3)
+
+
+def test_a_long_embedding_row_lists_its_first_numbers_and_says_where_the_rest_are():
+    x = torch.linspace(-1, 1, 3 * 384).reshape(3, 384)  # a real model's width
+    numbers = worked.embed(x, ["1·a", "2·b", "3·c"], 1, seeded=False)
+    assert len(numbers.table) == worked.MAX_ROWS and numbers.table["feature"].iloc[-1] == f"x{worked.MAX_ROWS}"
+    assert "384 numbers" in numbers.intro and "All the numbers" in numbers.intro
+    assert len(worked.embed(x[:, :8], ["1·a", "2·b", "3·c"], 1, seeded=False).table) == 8
 
 
 def test_one_counting_convention_from_one():
