@@ -39,6 +39,10 @@ else:
     g = st.columns(3)[0].selectbox(
         "Key/value heads g", range(1, h + 1), index=default_g - 1, key="kv_heads",
         help=f"Must divide the number of heads h = {h}: {', '.join(map(str, divisors(h)))}.", **BOUND)
+    if len(divisors(h)) == 2:
+        st.info(f"With h = {h} heads the only groupings are g = 1 (the same as multi-query) and g = {h} (the same "
+                "as multi-head), so two of the three diagrams below match. Set “Number of heads” in the sidebar "
+                "to 4 or 8 to see grouped-query attention between them.")
     try:
         traces = compare_kv_sharing(lesson.x, lesson.projections, int(g), mask=lesson.mask)
     except AttentionInputError as err:

@@ -296,3 +296,9 @@ def test_only_a_model_that_is_there_is_offered(tiny_gpt2_as_distilgpt2):
     at.toggle(key="generation_real").set_value(True).run()
     assert "**Generated:**" in texts(at)
     assert at.selectbox(key="generation_model").options == ["distilgpt2"], "gpt2 is not here, so not offered"
+
+
+def test_with_two_heads_the_page_says_why_two_diagrams_match():
+    """h = 2 (the default) leaves g = 1 or 2 only: the page says so and how to see grouped-query attention."""
+    assert "the only groupings are g = 1" in texts(open_page(MODERN))
+    assert "the only groupings" not in texts(open_page(MODERN, {"heads": "4"}))
