@@ -218,6 +218,8 @@ def show_worked(view: StageView, rec: StageRecord) -> None:
     if numbers.latex:
         st.latex(numbers.latex)
     st.table(numbers.table, hide_index=True)
+    if numbers.sums is not None:
+        st.table(numbers.sums, hide_index=True)
 
 
 def lazy_expander(label: str, key: str):

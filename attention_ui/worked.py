@@ -33,6 +33,7 @@ class Worked:
     intro: str
     table: pd.DataFrame
     latex: str | None = None
+    sums: pd.DataFrame | None = None  # a second table when the rows of the first are not the result's terms
 
 
 def number(value: float, digits: int = DIGITS) -> str:
@@ -160,9 +161,9 @@ def context(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> W
     sums = pd.DataFrame({"feature of c": [f"c{c + 1}" for c in range(d_v)],
                          "Σ_j a_j v_j,c": [product_sum(r.weights, r.v[:, c]) for c in range(d_v)],
                          "= c": [number(v) for v in r.context.tolist()]})
-    return Worked("The context vector is the weighted sum of the value vectors: each feature of c adds up "
-                  "weight × value over the keys.", pd.concat([table, sums], axis=1).fillna(""),
-                  r"c = \sum_j a_j\, v_j = " + vector(r.context, d_v).replace("−", "-"))
+    return Worked("The context vector is the weighted sum of the value vectors: each key's value vector is "
+                  "scaled by its weight (first table), then each feature of c adds those up over the keys (second "
+                  "table).", table, r"c = \sum_j a_j\, v_j = " + vector(r.context, d_v).replace("−", "-"), sums)
 
 
 def concat(trace: AttentionTrace, labels: list[str], follow: int) -> Worked:

@@ -87,7 +87,9 @@ def test_every_stage_shows_worked_numbers_that_add_up(stage):
         assert abs(sum(weights) - 1) <= len(weights) * HALF_UNIT
         assert weights[4:] == [0.0] * (len(weights) - 4), "causal: the 4th token gives no weight to later ones"
     if stage == "context":
-        assert "v_j" in table.columns, "the context stage shows every value vector"
+        per_key = [t for t in worked_tables(at) if "v_j" in t.columns]
+        assert per_key and len(per_key[0]) == 7, "the context stage shows every key's value vector, a row each"
+        assert "key" not in table.columns, "the sums are a table of their own, a row per feature of c"
     if stage in ("qkv", "output"):
         assert sums and results, f"{stage} writes out x·W / concat·W_O"
 
@@ -100,7 +102,7 @@ def test_worked_numbers_of_a_fully_blocked_row_are_zero_without_nan():
     numbers = worked.softmax(lesson.trace, labels, 0, 0)
     assert "blocked" in numbers.intro and set(numbers.table["= weight (e ÷ Σe)"]) == {"0.0000"}
     context = worked.context(lesson.trace, labels, 0, 0)
-    assert set(context.table["= c"].dropna()) - {""} == {"0.0000"}
+    assert set(context.sums["= c"]) == {"0.0000"}
 
 
 def test_product_sums_collapse_long_tails_without_changing_the_total():
