@@ -101,6 +101,7 @@ def test_worked_numbers_of_a_fully_blocked_row_are_zero_without_nan():
     labels = [f"{i}·t" for i in range(1, 8)]
     numbers = worked.softmax(lesson.trace, labels, 0, 0)
     assert "blocked" in numbers.intro and set(numbers.table["= weight (e ÷ Σe)"]) == {"0.0000"}
+    assert "convention" in numbers.intro and set(numbers.table["s − max"]) == {"undefined"}  # not −∞ − (−∞)
     context = worked.context(lesson.trace, labels, 0, 0)
     assert set(context.sums["= c"]) == {"0.0000"}
 
