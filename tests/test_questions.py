@@ -129,7 +129,9 @@ def test_start_here_lists_the_path_and_ticks_what_was_done():
     at = open_page("pages/start_here.py")
     assert [t.value for t in at.title] == ["Start here"]
     marks = [m.value for m in at.markdown if m.value.startswith("### ")]
-    assert len(marks) == 7 and marks[0] == NOT_YET
+    assert len(marks) == 13 and marks[0] == NOT_YET  # every lesson page but this one
+    links = {link.proto.page for link in at.get("page_link")}
+    assert len(links) == 13 and {"generation", "why_scaling", "cost", "modern_attention"} <= links
     at = switch_to(at, "pages/step_through.py")
     at.session_state[CHECK_KEY] = True
     at.selectbox(key="step").set_value("masked").run()
