@@ -39,10 +39,10 @@ UNSCALED_KEY = "unscaled_view"
 FOLLOW_KEY = "token"
 """Session key of the followed query token (0-based); clicking a chart's row sets it."""
 
-__all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS", "feature_heatmap", "follow_token",
-           "lesson_view", "lines_spec", "mask_chart", "numbers_table", "on_pick", "prebuild_charts", "show_chart",
-           "show_lines", "show_slide", "show_stage", "shown_features", "softmax_row_spec", "stage_header",
-           "token_heatmap"]
+__all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS",
+           "feature_heatmap", "follow_token", "lesson_view", "lines_spec", "mask_chart", "numbers_table", "on_pick",
+           "prebuild_charts", "show_chart", "show_lines", "show_slide", "show_stage", "shown_features",
+           "softmax_row_spec", "stage_header", "token_heatmap"]
 
 
 @dataclass(frozen=True)
@@ -176,9 +176,11 @@ MIN_SIDE_BY_SIDE_CELL = 18
 def _cell_px(spec: dict) -> float:
     """A heatmap spec's cell width in pixels (its width over its x categories); inf when it has no such axis."""
     width = spec.get("width")
+    if not isinstance(width, int):
+        return float("inf")
     for layer in spec.get("layer", [spec]):
         order = layer.get("encoding", {}).get("x", {}).get("sort")
-        if isinstance(width, int) and isinstance(order, list) and order:
+        if isinstance(order, list) and order:
             return width / len(order)
     return float("inf")
 
@@ -557,13 +559,10 @@ def lesson_view(lesson, labels: list[str], follow: int, head: int, *, cell_size:
                      colour=colour, pick=True, seeded=seeded, unscaled=unscaled, mask_choice=lesson.config.mask)
 
 
-def prebuild_charts(view: StageView) -> int:
+def prebuild_charts(view: StageView) -> None:
     """Make every stage's charts for ``view`` into the shared spec cache (what the first visitor of each stage
-    would otherwise wait for); returns how many."""
-    built = 0
+    would otherwise wait for)."""
     for rec in STAGE_RECORDS:
-        built += len(rec.charts(view))
+        rec.charts(view)
         for spec in _EXTRA_SPECS.get(rec.key, ()):
             spec(view)
-            built += 1
-    return built

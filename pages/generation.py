@@ -1,5 +1,7 @@
 """Generation step by step: the KV cache grows by one row per token, the new query attends to it all."""
 
+from dataclasses import replace
+
 import streamlit as st
 
 from attention_core import AttentionInputError, MAX_REAL_MODEL_TOKENS, check_cache, divisors, time_generation_step
@@ -69,15 +71,16 @@ st.progress(t / T, text=f"Step {t} of {T}: the newest token is {plain(labels[t -
 st.subheader(f"1 · The cache after step {t}: {t} row(s) of K and V")
 view = StageView(step, labels[t - 1:t], 0, head, settings.cell_size, settings.font_size, key_labels=labels[:t])
 features = min(max(step.d_k, step.d_v), MAX_FEATURES_SHOWN)
-side_by_side = settings.presenter or view.fit_cell(features + 3, 1 / 3) >= MIN_SIDE_BY_SIDE_CELL
-cols = st.columns(3) if side_by_side else [st.container() for _ in range(3)]  # wide heads: one under another
+if not settings.presenter and view.fit_cell(features + 3, 1 / 3) < MIN_SIDE_BY_SIDE_CELL:
+    view = replace(view, stacked=True)  # wide heads: one under another, each full width
+cols = [st.container() for _ in range(3)] if view.stacked else st.columns(3)
 for col, (values, rows, title, prefix) in zip(cols, (
         (step.q[head], labels[t - 1:t], "new query q_t", "q"),
         (step.k[head], labels[:t], f"K cache ({t} rows)", "k"),
         (step.v[head], labels[:t], f"V cache ({t} rows)", "v"))):
     with col:
         chart, note = feature_heatmap(view, values, rows, title + (f", head {head + 1}" if h > 1 else ""),
-                                      prefix=prefix, share=1 / 3 if side_by_side else 1.0)
+                                      prefix=prefix, share=1 / 3)
         show_chart(chart)
 st.caption(f"The bottom row of K and V is new: {plain(labels[t - 1])} was projected once and appended. "
            + (f"With g = {g}, head {head + 1} reads key/value head {step.kv_group(head) + 1}." if g < h else ""))
