@@ -179,16 +179,17 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 [data-testid='stMain'] label p, [data-testid='stCaptionContainer'],
 [data-testid='stMetricValue'] {font-size: 1.3rem !important;}
 [data-testid='stDataFrame'] {zoom: 1.3;}
-.st-key-slide [data-testid='stVegaLiteChart'] {height: calc(100vh - 290px) !important; min-height: 260px;}
+.st-key-slide [data-testid='stVegaLiteChart'] {height: calc(100vh - 395px) !important; min-height: 260px;}
 [data-testid='stMain']:has(.st-key-link_notes) .st-key-slide [data-testid='stVegaLiteChart'] {
-  height: calc(100vh - 372px) !important;}
+  height: calc(100vh - 477px) !important;}
 .st-key-step input[role='combobox'] {font-size: 1.7rem !important; font-weight: 600; height: 2.6rem;}
 .st-key-presenter {position: fixed; top: 0.7rem; right: 4rem; z-index: 999990; background: white;
   padding: 0 0.5rem; border-radius: 0.5rem;}
 [data-testid='stMain'] .stProgress {margin-top: -0.6rem;}
 [data-testid='stMain']:focus, [data-testid='stMain'] *:focus:not(input):not(button) {outline: none;}
 </style>"""
-"""Presenter mode: no sidebar, large text and tables, and the slide's charts as tall as the window allows."""
+"""Presenter mode: no sidebar, large text and tables, and the slide's charts as tall as the window allows while
+the stage's words (up to three lines) still fit under them."""
 
 PAGE_STYLE = """<style>
 [data-testid='stVegaLiteChart'] svg {max-width: 100%; height: auto;}

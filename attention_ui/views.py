@@ -147,7 +147,8 @@ def show_slide(view: StageView, key: str) -> None:
     st.latex(stage.latex)
     with st.container(key="slide"):
         _draw_charts(replace(view, fit=True), rec)
-    st.markdown(stage.words)
+    with st.container(key="slide_words"):  # the slide's charts leave room for these on the screen
+        st.markdown(stage.words)
     if rec.extra is not None:
         rec.extra(view)
     show_worked(view, rec)

@@ -38,6 +38,7 @@ else:
     default_g = max(d for d in divisors(h) if d < h)
     g = st.columns(3)[0].selectbox(
         "Key/value heads g", range(1, h + 1), index=default_g - 1, key="kv_heads",
+        format_func=lambda n: str(n) if h % n == 0 else f"{n} (does not divide h = {h}: try it)",
         help=f"Must divide the number of heads h = {h}: {', '.join(map(str, divisors(h)))}.", **BOUND)
     if len(divisors(h)) == 2:
         st.info(f"With h = {h} heads the only groupings are g = 1 (the same as multi-query) and g = {h} (the same "

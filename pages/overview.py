@@ -18,19 +18,20 @@ st.markdown(
 st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
 
 st.subheader("The pipeline")
-st.graphviz_chart(
+st.graphviz_chart(  # tight spacing, stretched: the nine boxes fill the width with legible text, also on a projector
     """
     digraph {
-      rankdir=LR; bgcolor="transparent";
+      rankdir=LR; bgcolor="transparent"; ranksep=0.18; nodesep=0.15; pad=0.02;
       node [shape=box, style="rounded,filled", fillcolor="#eef2ff", color="#3b5bdb", fontname="sans-serif",
-            fontsize=14];
-      edge [color="#555555"];
+            fontsize=14, margin="0.07,0.04"];
+      edge [color="#555555", arrowsize=0.6];
       X [label="tokens → X"]; QKV [label="Q = XW_Q\\nK = XW_K\\nV = XW_V"]; S [label="scores\\nQKᵀ"];
       D [label="÷ √d_k"]; M [label="mask"]; A [label="softmax\\nweights A"]; C [label="context\\nA·V"];
       H [label="concat\\nheads"]; O [label="output\\n· W_O"];
       X -> QKV -> S -> D -> M -> A -> C -> H -> O;
     }
-    """
+    """,
+    width="stretch",
 )
 
 st.subheader("Your sentence right now")

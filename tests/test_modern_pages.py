@@ -83,6 +83,7 @@ def test_modern_page_shows_the_three_sharing_schemes_and_their_table():
 
 def test_grouping_the_heads_changes_the_diagram_and_bad_groups_get_a_message():
     at = open_page(MODERN, {"heads": "4"})
+    assert at.selectbox(key="kv_heads").options == ["1", "2", "3 (does not divide h = 4: try it)", "4"]
     at.selectbox(key="kv_heads").set_value(1).run()
     assert "grouped-query: g = 1" in chart_titles(at)
     at.selectbox(key="kv_heads").set_value(3).run()

@@ -1,6 +1,6 @@
 """Presenter mode, keys, links and cold starts in a real browser (headless Chromium driving ``streamlit run``).
 
-- Every stage as a slide at 1280×800 and 1920×1080: the first chart of the slide and Back/Next lie inside
+- Every stage as a slide at 1280×800 and 1920×1080: the first chart, the words under it and Back/Next lie inside
   the window, no chart is wider than the window, no exception box.
 - → and Page Down move to the next stage, ← and Page Up back (focus on the page body).
 - A fresh server answering a deep link right after its health check, and five visits at once during its
@@ -110,6 +110,7 @@ def _slide_problems(page, viewport: dict) -> list[str]:
     problems = [f"exception box: {text}" for text in _exceptions(page)]
     slide_charts = bs.chart_boxes(page, within=bs.SLIDE)
     problems.append(_outside("the slide's first chart", slide_charts[0] if slide_charts else None, viewport))
+    problems.append(_outside("the stage's words under the chart", bs.box(page, ".st-key-slide_words"), viewport))
     for name, selector in (("Back", bs.BACK_BUTTON), ("Next", bs.NEXT_BUTTON)):
         problems.append(_outside(name, bs.box(page, selector), viewport))
         if not bs.hit_by_a_click(page, selector):
