@@ -121,6 +121,7 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
     LinkParam("hide_special", flag, "true or false"),
     LinkParam("kv_heads", whole(1, MAX_HEADS), f"a whole number from 1 to {MAX_HEADS}"),
     LinkParam("generation_kv_heads", whole(1, MAX_HEADS), f"a whole number from 1 to {MAX_HEADS}"),
+    LinkParam("generation_step", whole(1, MAX_TOKENS), f"a whole number from 1 to {MAX_TOKENS}"),
     LinkParam("context_length", whole(1, MAX_CONTEXT_LENGTH), f"a whole number from 1 to {MAX_CONTEXT_LENGTH}"),
     LinkParam("cache_precision", lambda raw: raw if len(raw) <= 40 and "bit" in raw else None, "a number format"),
     LinkParam("window_layers", whole(1, MAX_LAYERS), f"a whole number from 1 to {MAX_LAYERS}"),
@@ -138,7 +139,7 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
 )}
 """Every URL key the app reads. A widget bound to the URL must use one of these keys (a test checks it)."""
 
-OWN_KEYS = ("step", "token")
+OWN_KEYS = ("step", "token", "generation_step")
 """Kept in the URL by this module (short forms) rather than by a bound widget."""
 
 NOTES_KEY = "_link_notes"

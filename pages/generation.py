@@ -12,6 +12,7 @@ from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.modern import step_weights_frame, timing_chart, timing_frame
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import plain
+from attention_ui.url_state import keep_in_link, note_ignored, show_link_notes
 from attention_ui.views import MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, StageView, feature_heatmap, show_chart
 
 STEP_KEY = "generation_step"
@@ -49,6 +50,12 @@ g = st.columns(3)[0].selectbox("Key/value heads g (shared by the query heads)", 
                                help=f"g = h = {h} is multi-head; smaller g shares the cache.", **BOUND)
 check = check_cache(lesson.x, lesson.projections, None if g == h else g)
 
+if STEP_KEY not in st.session_state and (linked := st.query_params.get(STEP_KEY)):
+    if int(linked) <= T:  # the link's form was checked by check_link
+        st.session_state[STEP_KEY] = int(linked)
+    else:
+        note_ignored(STEP_KEY, linked, f"the sentence has {T} tokens")
+        show_link_notes()
 if not isinstance(st.session_state.get(STEP_KEY), int) or not 1 <= st.session_state[STEP_KEY] <= T:
     st.session_state[STEP_KEY] = 1
 
@@ -64,6 +71,7 @@ reset.button("Start again", on_click=move, args=(-T,), width="stretch", key="gen
 forward.button("Next token ▶", on_click=move, args=(1,), disabled=st.session_state[STEP_KEY] == T, width="stretch",
                key="generation_next")
 t = st.session_state[STEP_KEY]
+keep_in_link(STEP_KEY, str(t), "1")
 step = check.steps[t - 1]
 head = settings.head
 st.progress(t / T, text=f"Step {t} of {T}: the newest token is {plain(labels[t - 1])}")
@@ -123,9 +131,9 @@ from attention_ui.models import load_or_explain, model_names  # noqa: E402
 
 offered = [name for name in DECODERS if name in model_names()]
 if not offered:
-    st.info("No GPT-style model is available on this server, so this part is left out. On a laptop, save "
-            "distilgpt2 with `save_pretrained` into `<folder>/distilgpt2` and set ATTENTION_MODEL_DIR to "
-            "`<folder>`; the Generation page then shows it here.", icon=":material/info:")
+    st.info("No GPT-style model is available on this server, so this part is left out; everything above works "
+            "without one. (A GPT-style model is one that writes text a token at a time, such as distilgpt2. Whoever "
+            "runs the app can add one: the README's “Real models” section says how.)", icon=":material/info:")
     st.stop()
 use_real = st.toggle("Generate with a real GPT-style model", key="generation_real",
                      help="distilgpt2 or gpt2, from a local folder or the model hub where this server allows it.")
