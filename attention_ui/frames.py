@@ -158,9 +158,17 @@ def matrix_frame(values, row_labels, col_labels, *, row_name="query", col_name="
     if array.ndim != 2:
         raise ValueError(f"expected a 2-D matrix (T, S), got shape {tuple(array.shape)}")
     frame = pd.DataFrame(_matrix_columns(array, row_labels, col_labels, row_name, col_name))
-    frame["row_scaled"] = row_scaled(array).reshape(-1) if array.ndim == 2 and array.size else np.nan
+    frame["row_scaled"] = row_scaled(_open_cells(array, blocked)).reshape(-1) if array.size else np.nan
     _mark_blocked(frame, blocked)
     return frame
+
+
+def _open_cells(array: np.ndarray, blocked) -> np.ndarray:
+    """``array`` with the cells the mask blocks set to NaN, so a row's colour range spans only the keys it
+    may attend to (a blocked weight is 0 because of the mask, not because the key matched badly)."""
+    if blocked is None:
+        return array
+    return np.where(to_numpy(blocked).astype(bool).reshape(array.shape), np.nan, array)
 
 
 def _mark_blocked(frame: pd.DataFrame, blocked) -> None:
@@ -191,7 +199,7 @@ def heads_frame(
     frame = pd.DataFrame({
         head_name: np.asarray(names, dtype=object)[head_index],
         **_matrix_columns(array, row_labels, col_labels, row_name, col_name),
-        "row_scaled": row_scaled(array).reshape(-1) if array.size else np.full(0, np.nan),
+        "row_scaled": row_scaled(_open_cells(array, blocked)).reshape(-1) if array.size else np.full(0, np.nan),
     })
     _mark_blocked(frame, blocked)
     frame["head_index"] = head_index

@@ -496,3 +496,17 @@ def test_heads_frame_takes_head_labels_and_scales_rows_within_each_head():
         assert part["label"].tolist() == one["label"].tolist()
     with pytest.raises(ValueError, match="2 labels for 3 heads"):
         heads_frame(values, None, None, head_labels=["a", "b"])
+
+
+def test_row_colours_span_only_the_keys_a_query_may_attend_to():
+    """Causal weights: row 2 has two open keys (0.25, 0.75) and zeros where the mask blocks. Coloured by its own
+    range, its smaller open weight is the row's darkest cell; the blocked zeros take no part (they are grey)."""
+    weights = torch.tensor([[1.0, 0.0, 0.0], [0.25, 0.75, 0.0], [0.2, 0.3, 0.5]])
+    blocked = ~torch.ones(3, 3, dtype=torch.bool).tril()
+    rows = matrix_frame(weights, TOKENS[:3], TOKENS[:3], blocked=blocked)
+    second = rows[rows["row_index"] == 1]["row_scaled"].tolist()
+    assert second[:2] == [0.0, 1.0] and math.isnan(second[2])
+    stacked = heads_frame(weights[None], TOKENS[:3], TOKENS[:3], blocked=blocked[None])
+    assert np.allclose(stacked["row_scaled"], rows["row_scaled"], equal_nan=True)
+    unmasked = matrix_frame(weights, TOKENS[:3], TOKENS[:3])
+    assert unmasked[unmasked["row_index"] == 1]["row_scaled"].tolist()[:2] == [1 / 3, 1.0], "zeros count unmasked"
