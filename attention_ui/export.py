@@ -227,7 +227,7 @@ def stage_charts(trace: AttentionTrace, labels: list[str], stage: str, *, head: 
     h = head
     suffix = f" (head {h + 1})" if trace.num_heads > 1 else ""
     if stage == "embed":
-        return {} if x is None else {"x": _feature_heatmap(x, axes.queries, "X: one row per token", "d")}
+        return {} if x is None else {"x": _feature_heatmap(x, axes.queries, "X: one row per token", "x")}
     if stage == "qkv":
         return {"q": _feature_heatmap(trace.q[h], axes.queries, f"Q{suffix}", "q"),
                 "k": _feature_heatmap(trace.k[h], axes.keys, f"K{suffix}", "k"),
@@ -280,7 +280,7 @@ def _matrix_table(values, rows: list[str], cols: list[str]) -> str:
 
 def _stage_matrix(trace: AttentionTrace, stage: str, head: int, axes: TraceAxes, x=None) -> str:
     if stage == "embed":
-        return "" if x is None else _matrix_table(x, axes.queries, list(frames.feature_labels(x.shape[1])))
+        return "" if x is None else _matrix_table(x, axes.queries, list(frames.feature_labels(x.shape[1], "x")))
     name = {"qkv": "q", "softmax": "weights"}.get(stage, stage)
     _, rows, cols = _stage_axes(trace, name, axes)
     values = getattr(trace, name)

@@ -95,6 +95,8 @@ def test_handout_holds_every_stage_and_opens_offline():
         assert export.HANDOUT_FORMULAS[stage.key] in page
     assert page.count("<svg") >= len(STAGES) + 3  # Q/K/V, mask + masked, weights + row
     assert "Worked numbers for 3·sat" in page
+    embed = page[page.index("<section id='embed'>"):page.index("<section id='qkv'>")]
+    assert ">x1<" in embed and ">d1<" not in embed, "X's columns are x1, x2, … as on the page"
     assert not re.search(r"<script|<link|src=[\"']?http|url\(http|@import", page), "must not load anything"
     ET.fromstring(page[page.index("<svg"):page.index("</svg>") + 6])
 
