@@ -37,14 +37,16 @@ st.graphviz_chart(
       subgraph cluster_enc { label="encoder (reads the source)"; fontname="sans-serif"; color="#adb5bd";
         src [label="source tokens"]; es [label="self-attention\\n(every source token\\nsees every other)"];
         src -> es; }
-      subgraph cluster_dec { label="decoder (writes the target)"; fontname="sans-serif"; color="#adb5bd";
+      subgraph cluster_dec { label="decoder (writes the target)"; labelloc="b"; fontname="sans-serif";
+        color="#adb5bd";
         tgt [label="target tokens"]; ds [label="masked self-attention\\n(no peeking ahead)"];
         ca [label="cross-attention\\nQ from the decoder,\\nK and V from the encoder", fillcolor="#fff3bf",
             color="#f08c00"];
         out [label="next word"]; tgt -> ds -> ca -> out; }
       es -> ca [label="K, V"];
     }
-    """
+    """,
+    width="stretch",  # its labels as large as the page allows (the decoder's title sits below, clear of the arrow)
 )
 
 st.subheader("2 · Two sentences")
