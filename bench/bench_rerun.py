@@ -2,6 +2,7 @@
 
     python bench/bench_rerun.py                 # 16 clicks per round, server time and Chromium click → idle
     python bench/bench_rerun.py --clicks 32 --no-browser
+    python bench/bench_rerun.py --pages app,controls  # only these (an A/B of one change: fewer servers to start)
 
 Server time: a browserless session presses Next and Back (``bench/streamlit_ws.py``), timed from sending the
 click to the run's ``script_finished``. The first round builds each stage's charts; the second finds them in
@@ -95,9 +96,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clicks", type=int, default=16)
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--pages", default=",".join(TARGETS), help="which of app, controls, lean to measure")
     args = parser.parse_args()
+    if "app" not in args.pages.split(","):
+        parser.error("--pages must include app: every ratio is the app's time over another page's")
     results: dict[str, dict[str, list[float]]] = {}
     for name, (script, page) in TARGETS.items():
+        if name not in args.pages.split(","):
+            continue
         with streamlit_server(script) as server:
             first, second = server_times(server.port, page, args.clicks)
             results[name] = {"server, first round": first, "server, charts cached": second}
@@ -108,7 +114,7 @@ def main() -> None:
         app = results["app"][what]
         print(f"{what:24s} app      {describe(app)}")
         for bare in ("controls", "lean"):
-            times = results[bare].get(what)
+            times = results.get(bare, {}).get(what)
             if times:
                 ratio = statistics.median(app) / statistics.median(times)
                 print(f"{'':24s} {bare:8s} {describe(times)}   app/{bare} {ratio:.2f}× (medians)")
