@@ -73,11 +73,18 @@ def _axis(title: str, font_size: int, angle: int = 0) -> alt.Axis:
 
 def _x(field: str, order: list[str], font_size: int, step: int) -> alt.X:
     angle = label_angle(order, font_size=font_size, step=step)
-    return alt.X(f"{field}:N", sort=tuple(order), axis=_axis(field, font_size, angle))
+    return alt.X(f"{field}:N", scale=_in_order(order), axis=_axis(field, font_size, angle))
 
 
 def _y(field: str, order: list[str], font_size: int) -> alt.Y:
-    return alt.Y(f"{field}:N", sort=tuple(order), axis=_axis(field, font_size))
+    return alt.Y(f"{field}:N", scale=_in_order(order), axis=_axis(field, font_size))
+
+
+def _in_order(order: list[str]) -> alt.Scale:
+    """A band scale whose domain is ``order`` as given. (A ``sort`` list would do the same by a calculation in
+    the browser that compares each row's label with every label in turn: for a real model's layer × head grid,
+    millions of comparisons on every redraw.)"""
+    return alt.Scale(domain=list(order))
 
 
 def _colour_when(test: str, then: str, otherwise: str) -> alt.ColorValue:
@@ -144,6 +151,12 @@ def _text_color_test(domain: tuple[float, float], scheme: str, diverging: bool) 
     return f"{VALID} && {position} > 0.6"
 
 
+def _every_cell_shown(df: pd.DataFrame, color_field: str) -> bool:
+    """Whether no cell of a matrix frame is masked or lacks a finite value (its colour field's included)."""
+    values = df[["value", color_field]].to_numpy(dtype=np.float64)
+    return bool(np.isfinite(values).all()) and not bool(df["masked"].to_numpy(dtype=bool).any())
+
+
 def _value_font_size(cell_size: int, font_size: int) -> int:
     return max(8, min(font_size, int(cell_size / 3.6)))
 
@@ -168,6 +181,7 @@ def _heatmap_layers(
     pick_fields: tuple[str, ...] = ("row_index",),
     panel_outline: str | None = None,
     title=alt.Undefined,
+    aria: bool = True,
 ) -> alt.LayerChart:
     df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
     rows = _ordered(df, row, "row_index")
@@ -176,7 +190,7 @@ def _heatmap_layers(
     scale = alt.Scale(scheme=scheme, domain=list(domain), domainMid=0 if diverging else alt.Undefined)
 
     base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size), y=_y(row, rows, font_size))
-    cell = {"stroke": "white", "strokeWidth": 0.5}
+    cell = {"stroke": "white", "strokeWidth": 0.5, **({} if aria else {"aria": False})}
     shown = f"{VALID} && !datum.masked"
     by_row = color_field != "value"
     if by_row:
@@ -194,8 +208,9 @@ def _heatmap_layers(
             ]
         )
     )
+    every_cell_shown = _every_cell_shown(df, color_field)
     colored = (
-        base.transform_filter(shown)
+        (base if every_cell_shown else base.transform_filter(shown))
         .mark_rect(**cell)
         .encode(
             color=alt.Color(
@@ -223,12 +238,19 @@ def _heatmap_layers(
     )
     if not show_values:
         text = text.transform_filter("datum.masked")
-    layers = [backdrop, colored, text]
     if pick:
-        layers[1] = colored.add_params(alt.selection_point(name=PICK, fields=list(pick_fields), on="click",
-                                                           clear=False, empty=False))
-        layers[0] = backdrop.add_params(alt.selection_point(name=PICK_BLOCKED, fields=list(pick_fields),
-                                                            on="click", clear=False, empty=False))
+        colored = colored.add_params(alt.selection_point(name=PICK, fields=list(pick_fields), on="click",
+                                                         clear=False, empty=False))
+        backdrop = backdrop.add_params(alt.selection_point(name=PICK_BLOCKED, fields=list(pick_fields),
+                                                           on="click", clear=False, empty=False))
+    if every_cell_shown:
+        # Nothing masked or missing: no grey backdrop, no "×" marks, no filter. The browser evaluates every
+        # layer's expressions once per cell, which for a real model's layer × head grid is most of a redraw.
+        layers = [colored]
+        if show_values:
+            layers.append(text)
+    else:
+        layers = [backdrop, colored, text]
     if follow_row is not None:
         outline = f"datum.row_index == {int(follow_row)}"
     if outline is not None:
@@ -453,9 +475,12 @@ def head_grid(
         pick=pick,
         pick_fields=("head_index",),
         panel_outline=None if selected is None else f"datum.head_index == {int(selected)}",
+        aria=axes,  # an overview without axes: no spoken description of each of its many cells
     )
     return layers.facet(
-        facet=alt.Facet(f"{head}:N", sort=tuple(heads), header=alt.Header(title=None, labelFontSize=font_size + 1)),
+        # Ordered by head_index (a sort list would compare every row's head name with each name in turn)
+        facet=alt.Facet(f"{head}:N", sort=alt.EncodingSortField(field="head_index", op="min"),
+                        header=alt.Header(title=None, labelFontSize=font_size + 1)),
         columns=max(1, min(columns, len(heads))),
         spacing=spacing,
         resolve=alt.Resolve(scale=alt.ScaleResolveMap(color="shared", x="shared", y="shared")),

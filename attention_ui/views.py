@@ -180,7 +180,8 @@ def _cell_px(spec: dict) -> float:
     if not isinstance(width, int):
         return float("inf")
     for layer in spec.get("layer", [spec]):
-        order = layer.get("encoding", {}).get("x", {}).get("sort")
+        x = layer.get("encoding", {}).get("x", {})
+        order = x.get("scale", {}).get("domain") if x.get("type") == "nominal" else None
         if isinstance(order, list) and order:
             return width / len(order)
     return float("inf")

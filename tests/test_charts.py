@@ -33,6 +33,17 @@ def layer_with_mark(spec, mark_type, *, index=0):
     return [layer for layer in spec["layer"] if layer["mark"]["type"] == mark_type][index]
 
 
+def coloured(spec):
+    """The heatmap's coloured cells: the rect layer whose colour encodes a field."""
+    return [layer for layer in spec["layer"] if layer["mark"]["type"] == "rect" and "field" in
+            layer["encoding"].get("color", {})][0]
+
+
+def axis_order(channel):
+    """The categories of a band axis, in the order drawn (the scale's given domain)."""
+    return channel["scale"]["domain"]
+
+
 def tooltip_fields(encoding):
     return [item["field"] for item in encoding["tooltip"]]
 
@@ -158,17 +169,17 @@ def test_mask_frame_states():
 def test_heatmap_axes_are_sorted_by_position_not_alphabet():
     tokens = ["zebra", "apple", "mango"]
     spec = charts.heatmap(matrix_frame(np.eye(3), tokens, tokens)).to_dict()
-    rect = layer_with_mark(spec, "rect", index=1)
+    rect = coloured(spec)
     assert rect["encoding"]["x"]["field"] == "key"
     assert rect["encoding"]["y"]["field"] == "query"
-    assert rect["encoding"]["x"]["sort"] == ["1·zebra", "2·apple", "3·mango"]
-    assert rect["encoding"]["y"]["sort"] == ["1·zebra", "2·apple", "3·mango"]
+    assert axis_order(rect["encoding"]["x"]) == ["1·zebra", "2·apple", "3·mango"]
+    assert axis_order(rect["encoding"]["y"]) == ["1·zebra", "2·apple", "3·mango"]
 
 
 def test_heatmap_colour_scale_domain_tooltips_and_rows():
     df = matrix_frame(torch.softmax(masked_scores(), dim=-1), TOKENS, TOKENS)
     spec = charts.heatmap(df, domain=(0, 1), value_title="weight").to_dict()
-    rect = layer_with_mark(spec, "rect", index=1)
+    rect = coloured(spec)
     color = rect["encoding"]["color"]
     assert color["field"] == "value"
     assert color["scale"]["scheme"] == "viridis"
@@ -182,7 +193,7 @@ def test_heatmap_colour_scale_domain_tooltips_and_rows():
 def test_heatmap_diverging_is_centred_at_zero_with_symmetric_default_domain():
     values = torch.tensor([[-1.0, 3.0], [0.5, 2.0]])
     spec = charts.heatmap(matrix_frame(values, ["a", "b"], ["a", "b"]), diverging=True, scheme="blueorange").to_dict()
-    scale = layer_with_mark(spec, "rect", index=1)["encoding"]["color"]["scale"]
+    scale = coloured(spec)["encoding"]["color"]["scale"]
     assert scale["scheme"] == "blueorange"
     assert scale["domainMid"] == 0
     assert scale["domain"] == [-3.0, 3.0]
@@ -191,7 +202,7 @@ def test_heatmap_diverging_is_centred_at_zero_with_symmetric_default_domain():
 def test_heatmap_sequential_default_domain_is_data_extent():
     values = torch.tensor([[0.2, 0.4], [0.6, 0.8]])
     spec = charts.heatmap(matrix_frame(values, ["a", "b"], ["a", "b"])).to_dict()
-    domain = layer_with_mark(spec, "rect", index=1)["encoding"]["color"]["scale"]["domain"]
+    domain = coloured(spec)["encoding"]["color"]["scale"]["domain"]
     assert domain == pytest.approx([0.2, 0.8])
 
 
@@ -201,12 +212,53 @@ def test_heatmap_masked_cells_are_grey_with_masked_tooltip():
     assert backdrop["mark"]["color"] == charts.MASKED_COLOR
     assert tooltip_fields(backdrop["encoding"]) == ["query", "key", "label", "status"]
     assert "'blocked by the mask'" in backdrop["transform"][0]["calculate"]
-    colored = layer_with_mark(spec, "rect", index=1)
+    colored = coloured(spec)
     assert colored["transform"] == [{"filter": f"{charts.VALID} && !datum.masked"}]
     rows = dataset(spec)
     blocked = [row for row in rows if row["masked"]]
     assert len(blocked) == 10
     assert all(row["value"] is None and row["label"] == MINUS_INF for row in blocked)
+
+
+def test_heatmap_without_masked_or_missing_cells_draws_no_backdrop_and_no_filters():
+    # The browser evaluates each layer's filters and encodings once per cell: a real model's layer × head
+    # grid has tens of thousands of cells, so layers that would draw nothing are left out.
+    df = matrix_frame(torch.softmax(torch.randn(4, 4), dim=-1), TOKENS[:4], TOKENS[:4])
+    bare = charts.heatmap(df, show_values=False).to_dict()
+    assert [layer["mark"]["type"] for layer in bare["layer"]] == ["rect"]
+    assert "transform" not in bare["layer"][0] and bare["layer"][0]["encoding"]["color"]["field"] == "value"
+    valued = charts.heatmap(df).to_dict()
+    assert [layer["mark"]["type"] for layer in valued["layer"]] == ["rect", "text"]
+    with_nan = matrix_frame(torch.tensor([[0.5, float("nan")], [0.1, 0.9]]), ["a", "b"], ["a", "b"])
+    assert len(charts.heatmap(with_nan, show_values=False).to_dict()["layer"]) == 3  # the grey backdrop is back
+
+
+def test_axes_and_panels_are_ordered_without_sort_lists():
+    # A sort list makes the browser compare each row's label with every label in turn; a given scale domain
+    # (axes) or a sort by the index field (panels) orders them without that.
+    spec = charts.head_grid(heads_frame(torch.rand(3, 4, 4), TOKENS[:4], TOKENS[:4])).to_dict()
+
+    def sort_lists(node):
+        if isinstance(node, dict):
+            return [v for k, v in node.items() if k == "sort" and isinstance(v, list)] + [
+                found for v in node.values() for found in sort_lists(v)]
+        return [found for v in node for found in sort_lists(v)] if isinstance(node, list) else []
+
+    assert sort_lists({k: v for k, v in spec.items() if k != "datasets"}) == []
+    assert sort_lists(charts.heatmap(matrix_frame(np.eye(3), TOKENS[:3], TOKENS[:3])).to_dict()) == []
+
+
+def test_drawn_order_is_the_token_and_head_order():
+    from attention_ui.export import chart_svg
+
+    heads = heads_frame(torch.rand(11, 3, 3), ["zebra", "apple", "mango"], ["zebra", "apple", "mango"])
+    svg = chart_svg(charts.head_grid(heads, columns=11))
+    positions = [svg.index(f">head {h}<") for h in range(1, 12)]
+    assert positions == sorted(positions)  # head 10 and 11 after head 9, not after head 1
+    tokens = [f"w{i}" for i in range(11)]
+    svg = chart_svg(charts.heatmap(matrix_frame(np.eye(11), tokens, tokens)))
+    labels = [svg.index(f">{label}<") for label in token_labels(tokens)]
+    assert labels == sorted(labels)  # 10·w9 after 9·w8, not after 1·w0
 
 
 def test_heatmap_prints_values_only_when_asked():
@@ -233,8 +285,8 @@ def test_heatmap_single_token():
     spec = charts.heatmap(matrix_frame(torch.ones(1, 1), ["hi"], ["hi"])).to_dict()
     assert len(dataset(spec)) == 1
     assert spec["width"] == 36 and spec["height"] == 36
-    assert layer_with_mark(spec, "rect")["encoding"]["x"]["sort"] == ["1·hi"]
-    assert layer_with_mark(spec, "rect", index=1)["encoding"]["color"]["scale"]["domain"] == [0.0, 1.0]
+    assert axis_order(layer_with_mark(spec, "rect")["encoding"]["x"]) == ["1·hi"]
+    assert coloured(spec)["encoding"]["color"]["scale"]["domain"] == [0.0, 1.0]
 
 
 def test_long_token_lists_slant_the_column_labels():
@@ -257,8 +309,8 @@ def test_label_angle_rule():
 def test_matrix_heatmap_defaults_for_tokens_by_features():
     df = matrix_frame(torch.randn(3, 4), TOKENS[:3], None, row_name="token", col_name="feature")
     spec = charts.matrix_heatmap(df).to_dict()
-    rect = layer_with_mark(spec, "rect", index=1)
-    assert rect["encoding"]["x"]["sort"] == ["d1", "d2", "d3", "d4"]
+    rect = coloured(spec)
+    assert axis_order(rect["encoding"]["x"]) == ["d1", "d2", "d3", "d4"]
     assert rect["encoding"]["y"]["field"] == "token"
     assert rect["encoding"]["color"]["scale"]["domainMid"] == 0
     assert tooltip_fields(rect["encoding"]) == ["token", "feature", "value"]
@@ -323,7 +375,7 @@ def test_row_bars():
     weights = torch.tensor([0.1, 0.6, 0.3])
     spec = charts.row_bars(row_frame(weights, ["zebra", "apple", "mango"]), title="weights").to_dict()
     bar = layer_with_mark(spec, "bar")
-    assert bar["encoding"]["x"]["sort"] == ["1·zebra", "2·apple", "3·mango"]
+    assert axis_order(bar["encoding"]["x"]) == ["1·zebra", "2·apple", "3·mango"]
     assert bar["encoding"]["y"]["field"] == "value"
     assert bar["encoding"]["y"]["scale"]["domain"] == [0, 1]
     assert tooltip_fields(bar["encoding"]) == ["key", "value"]
@@ -356,10 +408,10 @@ def test_head_grid_shares_one_colour_scale_and_orders_heads_numerically():
     heads = torch.softmax(torch.randn(10, 3, 3), dim=-1)
     spec = charts.head_grid(heads_frame(heads, TOKENS[:3], TOKENS[:3]), columns=4).to_dict()
     assert spec["facet"]["field"] == "head"
-    assert spec["facet"]["sort"] == [f"head {h}" for h in range(1, 11)]
+    assert spec["facet"]["sort"] == {"field": "head_index", "op": "min"}  # numeric: head 10 after head 9
     assert spec["columns"] == 4
     assert spec["resolve"]["scale"]["color"] == "shared"
-    colored = spec["spec"]["layer"][1]
+    colored = coloured(spec["spec"])
     assert colored["encoding"]["color"]["scale"]["domain"] == [0.0, 1.0]
     assert len(dataset(spec)) == 10 * 3 * 3
 
@@ -370,9 +422,9 @@ def test_head_grid_default_domain_spans_all_heads():
     heads[1, 1, 1] = 2.0
     df = heads_frame(heads, ["a", "b"], ["a", "b"])
     sequential = charts.head_grid(df, domain=None).to_dict()
-    assert sequential["spec"]["layer"][1]["encoding"]["color"]["scale"]["domain"] == [-4.0, 2.0]
+    assert coloured(sequential["spec"])["encoding"]["color"]["scale"]["domain"] == [-4.0, 2.0]
     diverging = charts.head_grid(df, domain=None, diverging=True, scheme="redblue").to_dict()
-    scale = diverging["spec"]["layer"][1]["encoding"]["color"]["scale"]
+    scale = coloured(diverging["spec"])["encoding"]["color"]["scale"]
     assert scale["domain"] == [-4.0, 4.0] and scale["domainMid"] == 0
 
 
