@@ -35,7 +35,9 @@ labels = frames.AxisLabels(all_labels[i] for i in keep)
 attentions = run.attentions[:, :, keep][:, :, :, keep]  # (L, h, T', T'): the shown tokens only
 
 st.subheader(f"2 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
-cell = max(2, min(12, (110 if settings.presenter else 56) // max(len(keep), 1)))  # 12 panels fit the screen
+# 12 panels fit the screen: a panel is 56 px wide (110 on a slide), so a long sentence gets cells under 2 px.
+# The browser draws a grid this large on a canvas, which does not shrink to the page as an SVG does.
+cell = min(12, (110 if settings.presenter else 56) / max(len(keep), 1))
 per_layer = pick.model.num_heads
 selected = pick.layer * per_layer + pick.head
 
