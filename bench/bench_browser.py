@@ -28,8 +28,9 @@ from servers import streamlit_server  # noqa: E402
 
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 SENTENCE_BOX = 'section[data-testid="stSidebar"] input[aria-label="Sentence"]'
-CHARTS_DRAWN = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
-                        .every(chart => chart.querySelector('svg, canvas'))"""
+CHARTS_DRAWN = """() => { const charts = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')];
+                        return charts.length > 0 && charts.every(chart => chart.querySelector('svg, canvas')); }"""
+"""Every chart on the page drawn (and at least one: a page that has not rendered yet has none)."""
 
 
 def sentence_times(tab, base: str, page: str, sentences: int) -> list[float] | None:
@@ -73,10 +74,10 @@ def main() -> None:
         browser.close()
     print("Largest settings (31 words, d_model = d_k = d_v = 64, 8 heads, causal); Chromium, a new sentence → "
           "idle and drawn, s")
-    print(f"{'page':22} {'median':>8} {'slowest':>8}")
+    print(f"{'page':22} {'median':>8} {'slowest':>8} {'timed':>6}")
     for page, times in rows.items():
         if times:
-            print(f"{page:22} {statistics.median(times):8.2f} {max(times):8.2f}")
+            print(f"{page:22} {statistics.median(times):8.2f} {max(times):8.2f} {len(times):6d}")
         else:
             print(f"{page:22} {'no sentence box':>17}")
 
