@@ -27,9 +27,10 @@ if h == 1:
 st.subheader("1 · The split: head i owns a block of columns")
 st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has h·d_v = {h * d_v}. "
             f"Head i takes columns (i−1)·d_k + 1 to i·d_k: its own queries, keys and values.")
+# Pixels the panels of one row of a head grid are sized to; wide panels wrap to fewer per row, so that at
+# least GRID_CELL pixels per cell fit in 4/3 of it (the chart then shrinks to the page by at most that).
+# (A string here would be drawn on the page: Streamlit shows a bare expression of a page script.)
 GRID_WIDTH = 1500 if settings.presenter else 680
-"""Pixels the panels of one row of a head grid are sized to; wide panels wrap to fewer per row, so that at
-least GRID_CELL pixels per cell fit in 4/3 of it (the chart then shrinks to the page by at most that)."""
 GRID_CELL = 12
 ROW_ROOM = GRID_WIDTH * 4 // 3
 q_shown, q_note = shown_features(trace.q)  # (h, T, d_k), at most MAX_FEATURES_SHOWN features drawn

@@ -139,6 +139,35 @@ def test_app_entry_shows_the_overview_with_the_default_sentence():
     assert weights.labels("key") == DEFAULT_TOKENS
 
 
+def _bare_strings(source: str) -> list[tuple[int, str]]:
+    """(line, text) of each string written as a statement that is not a module, class or function docstring."""
+    import ast
+
+    tree = ast.parse(source)
+    docstrings = {id(body[0]) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  for body in [node.body] if body}
+    return [(node.lineno, node.value.value[:60]) for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str) and id(node) not in docstrings]
+
+
+@pytest.mark.parametrize("script", ["app.py", *ALL_PAGES])
+def test_no_page_script_has_a_bare_string_that_streamlit_would_draw(script):
+    """Streamlit's "magic" draws a page script's bare expressions: a note meant for the reader of the code
+    (a docstring under a constant) would appear on the page as text."""
+    assert _bare_strings((ROOT / script).read_text()) == []
+
+
+def test_the_bare_string_check_finds_a_note_under_a_constant():
+    assert _bare_strings('"""Module."""\nX = 1\n"""A note."""\ndef f():\n    """Doc."""\n') == [(3, "A note.")]
+
+
+def test_multi_head_page_shows_no_note_meant_for_the_code():
+    at = open_page("pages/multi_head.py")
+    assert not [text for text in texts(at, "markdown") if "GRID_CELL" in text]
+
+
 @pytest.mark.parametrize("page", sorted(LESSON_PAGES))
 def test_lesson_page_renders_title_and_charts(page):
     title, min_charts = LESSON_PAGES[page]
