@@ -157,6 +157,13 @@ def _every_cell_shown(df: pd.DataFrame, color_field: str) -> bool:
     return bool(np.isfinite(values).all()) and not bool(df["masked"].to_numpy(dtype=bool).any())
 
 
+def _columns_read(df: pd.DataFrame, fields: set[str]) -> pd.DataFrame:
+    """``df`` with only the columns a chart reads, its text as categories (each distinct label sent once): the
+    browser decodes every column sent, for every cell, and a real model's grid has tens of thousands."""
+    df = df if fields.issuperset(df.columns) else df[[c for c in df.columns if c in fields]]
+    return df.astype({c: "category" for c in df.columns if df[c].dtype == object or str(df[c].dtype) == "str"})
+
+
 def _value_font_size(cell_size: int, font_size: int) -> int:
     return max(8, min(font_size, int(cell_size / 3.6)))
 
@@ -182,6 +189,7 @@ def _heatmap_layers(
     panel_outline: str | None = None,
     title=alt.Undefined,
     aria: bool = True,
+    panel_fields: tuple[str, ...] = (),
 ) -> alt.LayerChart:
     df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
     rows = _ordered(df, row, "row_index")
@@ -253,6 +261,8 @@ def _heatmap_layers(
             layers.append(text)
     else:
         layers = [backdrop, colored, text]
+    df = _columns_read(df, {row, col, "value", color_field, "row_index", "col_index", *pick_fields, *panel_fields,
+                            *(() if every_cell_shown and not show_values else ("label", "masked"))})
     if follow_row is not None:
         outline = f"datum.row_index == {int(follow_row)}"
     if outline is not None:
@@ -478,6 +488,7 @@ def head_grid(
         pick_fields=("head_index",),
         panel_outline=None if selected is None else f"datum.head_index == {int(selected)}",
         aria=axes,
+        panel_fields=(head, "head_index"),
     )
     return layers.facet(
         # Ordered by head_index (a sort list would compare every row's head name with each name in turn)

@@ -41,11 +41,17 @@ def _named_frames(data, **_):
     if frames is None or not isinstance(data, pd.DataFrame):
         return alt.to_values(data)
     for name, frame in frames.items():
-        if frame is data:  # one frame used by several layers or panels: one dataset
+        if frame is data or _same_frame(frame, data):  # one frame used by several layers or panels: one dataset
             return {"name": name}
     name = f"frame-{len(frames) + 1}"
     frames[name] = data
     return {"name": name}
+
+
+def _same_frame(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """Whether two frames hold the same table (two charts of one spec may each have cut the same frame down
+    to the same columns)."""
+    return a.shape == b.shape and list(a.columns) == list(b.columns) and a.equals(b)
 
 
 alt.data_transformers.register("attention", _named_frames)

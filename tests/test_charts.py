@@ -486,11 +486,35 @@ def test_prepared_spec_sends_each_frame_once_as_arrow_with_every_value():
     spec = render.prepared_spec(panels)
     assert len(spec["datasets"]) == 1, list(spec["datasets"])
     sent = _arrow(next(iter(spec["datasets"].values())))
-    assert sent[["query", "key", "label", "masked"]].equals(df[["query", "key", "label", "masked"]])
+    text = ["query", "key", "label"]
+    assert sent[text].astype(str).equals(df[text].astype(str)) and sent["masked"].equals(df["masked"])
     assert np.allclose(sent["value"], df["value"], equal_nan=True)
     # Outside the pages' preparation (e.g. the SVG/PNG downloads) Altair still writes the rows into the spec.
     inline = panels.to_dict()
     assert [len(rows) for rows in inline["datasets"].values()] == [len(df)]
+
+
+def test_a_heatmap_sends_only_the_columns_it_reads_with_text_as_categories():
+    """A layer × head grid has tens of thousands of cells: a column no layer reads (the cell's label, the
+    row-scaled colour, the mask flag when nothing is masked) would be decoded by the browser for each."""
+    import pyarrow as pa
+
+    from attention_ui import render
+
+    weights = torch.softmax(torch.randn(3, 4, 4), dim=-1)
+    df = heads_frame(weights, TOKENS[:4], TOKENS[:4])
+    spec = render.prepared_spec(charts.head_grid(df, axes=False, pick=True, selected=1))
+    (data,) = spec["datasets"].values()
+    table = pa.ipc.open_stream(data).read_all()
+    assert set(table.column_names) == {"head", "head_index", "query", "key", "value", "row_index", "col_index"}
+    assert all(pa.types.is_dictionary(table.schema.field(name).type) for name in ("head", "query", "key"))
+    sent = table.to_pandas()
+    assert sent[["head", "query", "key"]].astype(str).equals(df[["head", "query", "key"]].astype(str))
+    assert np.allclose(sent["value"], df["value"])
+    # With a blocked cell the grey backdrop and its "×" read the label and the mask flag: they are sent.
+    masked = heads_frame(weights, TOKENS[:4], TOKENS[:4], blocked=torch.ones(3, 4, 4, dtype=torch.bool).triu(1))
+    (data,) = render.prepared_spec(charts.head_grid(masked))["datasets"].values()
+    assert {"label", "masked"} <= set(pa.ipc.open_stream(data).read_all().column_names)
 
 
 def test_cached_charts_tell_apart_tensors_that_differ_in_one_middle_value():
