@@ -26,23 +26,33 @@ from bench_pages import LARGEST, WORDS, page_paths  # noqa: E402
 from bench_rerun import BROWSER_ARGS, CHROMIUM, WATCH_JS  # noqa: E402
 from servers import streamlit_server  # noqa: E402
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
+
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 SENTENCE_BOX = 'section[data-testid="stSidebar"] input[aria-label="Sentence"]'
-CHARTS_DRAWN = """() => { const charts = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')];
-                        return charts.length > 0 && charts.every(chart => chart.querySelector('svg, canvas')); }"""
-"""Every chart on the page drawn (and at least one: a page that has not rendered yet has none)."""
+TITLE = '[data-testid="stMain"] h1'
+"""Every page starts with its title: until it is there, the page has not rendered (and has no charts yet)."""
+CHARTS_DRAWN = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+                        .every(chart => chart.querySelector('svg, canvas'))"""
+
+
+SIDEBAR_WAIT_MS = 15_000
 
 
 def sentence_times(tab, base: str, page: str, sentences: int) -> list[float] | None:
     """Seconds from Enter in the sentence box to the page idle and drawn, for ``sentences`` new sentences;
     None when the page has no sentence box."""
     tab.goto(f"{base}/{page}?{urlencode(LARGEST)}")
+    tab.wait_for_selector(TITLE, timeout=180_000)
     tab.wait_for_selector(IDLE, timeout=180_000)
     tab.wait_for_function(CHARTS_DRAWN, timeout=180_000)
-    tab.wait_for_selector('section[data-testid="stSidebar"]', state="attached", timeout=30_000)
     box = tab.locator(SENTENCE_BOX)
-    if box.count() == 0:
+    try:  # the sidebar is drawn after the title: give it time before saying the page has no sentence box
+        box.wait_for(state="attached", timeout=SIDEBAR_WAIT_MS)
+    except PlaywrightTimeout:
         return None
+    tab.wait_for_selector(IDLE, timeout=180_000)
+    tab.wait_for_function(CHARTS_DRAWN, timeout=180_000)
     times = []
     for i in range(sentences):
         box.fill(" ".join(WORDS[i + 1:i + 32]) + ".")
