@@ -9,8 +9,10 @@ in Arrow form, is kept in a small process-wide cache bounded in entries and byte
 from __future__ import annotations
 
 import hashlib
+import inspect
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Callable
 
 import altair as alt
@@ -21,7 +23,8 @@ import torch
 from altair.utils import schemapi
 from streamlit import dataframe_util
 
-from .frames import AxisLabels, matrix_frame
+from . import charts
+from .frames import AxisLabels, heads_frame, matrix_frame
 
 MAX_SPECS = 512
 MAX_SPEC_BYTES = 48 * 2**20
@@ -64,6 +67,13 @@ schemapi.disable_debug_mode()
 def prepared_spec(chart: alt.TopLevelMixin) -> dict:
     """The chart's Vega-Lite spec with each dataset as Arrow bytes (the form Streamlit sends). A DataFrame
     goes to Arrow directly, never through rows of JSON."""
+    spec, datasets = _spec_and_frames(chart)
+    spec["datasets"] = {name: _arrow(frame) for name, frame in datasets.items()}
+    return spec
+
+
+def _spec_and_frames(chart: alt.TopLevelMixin) -> tuple[dict, dict[str, pd.DataFrame]]:
+    """The chart's spec (its "datasets" still to be filled in) and each of its datasets as a DataFrame."""
     _building.frames = {}
     try:
         spec = chart.to_dict(validate=False)  # the builders' specs are checked by the chart tests
@@ -72,9 +82,11 @@ def prepared_spec(chart: alt.TopLevelMixin) -> dict:
         _building.frames = None
     datasets = {name: pd.DataFrame(rows) for name, rows in (spec.get("datasets") or {}).items()}
     datasets.update(frames)
-    spec["datasets"] = {name: dataframe_util.convert_anything_to_arrow_bytes(frame)
-                        for name, frame in datasets.items()}
-    return spec
+    return spec, datasets
+
+
+def _arrow(frame: pd.DataFrame) -> bytes:
+    return dataframe_util.convert_anything_to_arrow_bytes(frame)
 
 
 def _fingerprint(parts) -> str:
@@ -121,6 +133,211 @@ def cached_matrix_chart(builder: Callable[..., alt.TopLevelMixin], values, rows:
               sorted(options.items()))
     return cached_chart(inputs, lambda: builder(matrix_frame(values, AxisLabels(rows), AxisLabels(cols), row_name=row_name,
                                                              col_name=col_name, blocked=blocked), **options))
+
+
+MAX_TEMPLATES = 64
+"""Bound of the template cache (entries; a template is a spec without its data, a few kB to tens of kB)."""
+
+
+@dataclass(frozen=True)
+class _Template:
+    """A spec made by Altair without its data, and what to put in again: the values of its slots it was made
+    with (label lists and strings that change from chart to chart of one shape), and for each dataset the
+    columns it sent and which of them went as categories."""
+
+    spec: dict
+    slots: tuple
+    datasets: dict[str, tuple[list[str], frozenset[str]]]
+
+
+_templates: OrderedDict[str, _Template | None] = OrderedDict()  # None: that shape cannot be filled in
+
+
+def templated_chart(inputs: tuple, shape: tuple, slots: tuple, build: Callable[[], alt.TopLevelMixin],
+                    frame: Callable[[list[str]], pd.DataFrame]) -> dict:
+    """``cached_chart(inputs, build)``, but a chart of a shape met before is not built again: the spec Altair
+    made for the first chart of that ``shape`` is filled in with this one's ``slots`` and data.
+
+    ``shape`` holds everything the spec depends on besides its data and its ``slots``; each slot is a list
+    (e.g. an axis's labels, the scale's domain) or a string (e.g. a filter's expression) that the spec holds
+    as it is, or a (key, number) pair: the number the spec holds under that key (e.g. ("width", 240)).
+    ``frame(columns)`` gives a DataFrame holding (at least) those columns of the chart's one dataset: the
+    template keeps the columns the builder sent and which of them it sent as categories. A template is kept
+    only if filling it in for the chart it was made from gives that chart's spec exactly, every slot included;
+    else the shape is always built."""
+    key = _fingerprint(inputs)
+    shape_key = _fingerprint(shape)
+    with _lock:
+        hit = _specs.get(key)
+        if hit is not None:
+            _specs.move_to_end(key)
+            return hit[0]
+        template = _templates.get(shape_key, False)
+        if template is not False:
+            _templates.move_to_end(shape_key)
+    spec = _filled(template, slots, frame) if template else None
+    if spec is None:
+        spec, datasets = _spec_and_frames(build())
+        spec["datasets"] = {name: _arrow(data) for name, data in datasets.items()}
+        if template is False:
+            _keep_template(shape_key, _template_of(spec, datasets, slots, frame))
+    _remember(key, spec)
+    return spec
+
+
+def _template_of(spec: dict, datasets: dict[str, pd.DataFrame], slots: tuple,
+                 frame: Callable[[list[str]], pd.DataFrame]) -> _Template | None:
+    """The template of a freshly built ``spec``, or None when filling it in would not give ``spec`` back."""
+    if len(datasets) != 1 or not all(isinstance(slot, (list, str)) or _numbered(slot) for slot in slots):
+        return None
+    template = _Template({k: v for k, v in spec.items() if k != "datasets"}, tuple(slots),
+                         {name: (list(data.columns), frozenset(c for c in data.columns
+                                                               if isinstance(data[c].dtype, pd.CategoricalDtype)))
+                          for name, data in datasets.items()})
+    counts = [0] * len(slots)
+    _substituted(template.spec, template.slots, template.slots, counts)
+    if 0 in counts:  # a slot the spec does not hold (or holds in another form) would never be filled in
+        return None
+    again = _filled(template, slots, frame)
+    return template if again == spec else None
+
+
+def _filled(template: _Template, slots: tuple, frame: Callable[[list[str]], pd.DataFrame]) -> dict | None:
+    """The template with ``slots`` in place of the ones it was made with and the data of ``frame(columns)``; None when
+    two slots held the same value and now differ (the spec cannot tell them apart)."""
+    if len(slots) != len(template.slots):
+        return None
+    for i, old in enumerate(template.slots):
+        for j in range(i):
+            if old == template.slots[j] and slots[i] != slots[j]:
+                return None
+    spec = _substituted(template.spec, template.slots, slots, [0] * len(slots))
+    datasets = {}
+    for name, (columns, categories) in template.datasets.items():
+        data = frame(columns)
+        if not set(columns) <= set(data.columns):
+            return None
+        chosen = data[columns]
+        datasets[name] = _arrow(chosen.astype({c: "category" for c in categories if
+                                                not isinstance(chosen[c].dtype, pd.CategoricalDtype)}))
+    spec["datasets"] = datasets
+    return spec
+
+
+def _substituted(node, old: tuple, new: tuple, counts: list[int]):
+    """A copy of a spec's ``node`` with each list equal to a list of ``old``, each string value of a dict equal
+    to a string of ``old`` and each number under a (key, number) of ``old`` replaced by its counterpart in
+    ``new`` (``counts`` counts the replacements)."""
+    if isinstance(node, dict):
+        out = {}
+        for name, value in node.items():
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                for i, slot in enumerate(old):
+                    if (value == slot if isinstance(value, str) else
+                            _numbered(slot) and slot[0] == name and type(value) is type(slot[1]) and value == slot[1]):
+                        value = new[i] if isinstance(value, str) else new[i][1]
+                        counts[i] += 1
+                        break
+                out[name] = value
+            else:
+                out[name] = _substituted(value, old, new, counts)
+        return out
+    if isinstance(node, list):
+        for i, slot in enumerate(old):
+            if isinstance(slot, list) and node == slot:
+                counts[i] += 1
+                return list(new[i])
+        return [_substituted(value, old, new, counts) for value in node]
+    return node
+
+
+def _numbered(slot) -> bool:
+    return (isinstance(slot, tuple) and len(slot) == 2 and isinstance(slot[0], str)
+            and isinstance(slot[1], (int, float)) and not isinstance(slot[1], bool))
+
+
+def _keep_template(shape_key: str, template: _Template | None) -> None:
+    with _lock:
+        _templates[shape_key] = template
+        _templates.move_to_end(shape_key)
+        while len(_templates) > MAX_TEMPLATES:
+            _templates.popitem(last=False)
+
+
+def template_count() -> int:
+    """How many chart shapes the template cache holds."""
+    with _lock:
+        return len(_templates)
+
+
+_HEAD_GRID_DEFAULTS = {name: parameter.default for name, parameter in
+                       inspect.signature(charts.head_grid).parameters.items()
+                       if parameter.default is not inspect.Parameter.empty}
+
+
+def cached_head_grid(values, labels: list[str], head_labels: list[str], **options) -> dict:
+    """``charts.head_grid(frames.heads_frame(values, labels, labels, head_labels=…), **options)`` as a prepared
+    spec: cached under its values like ``cached_matrix_chart``, and for new values (a new sentence) or another
+    ``selected`` head, filled into the spec of the first grid of its shape instead of built again (Altair takes
+    tens of milliseconds to lay out a real model's 72 panels)."""
+    array = np.asarray(values.detach().cpu().numpy() if isinstance(values, torch.Tensor) else values)
+    labels, head_labels = list(labels), list(head_labels)
+    inputs = ("head grid", array, labels, head_labels, sorted(options.items()))
+    given = {**_HEAD_GRID_DEFAULTS, **options}
+    selected = given["selected"]
+    domain = given["domain"]
+    if domain is None:
+        domain = charts.color_domain(pd.Series(array.reshape(-1)), diverging=given["diverging"])
+    order = list(dict.fromkeys(labels))
+    cell, font_size = given["cell_size"], given["font_size"]
+    # A new sentence's length changes the labels, the panels' size and the legend's length (as head_grid sets
+    # them): slots. Everything else that the values or the cell size decide is part of the shape.
+    side = cell * len(order)
+    slots = [order, ("width", side), ("height", side), ("gradientLength", max(120, min(300, side)))]
+    if selected is not None:
+        slots.append(f"datum.head_index == {int(selected)}")
+    shape = ("head grid", array.shape[0], len(dict.fromkeys(head_labels)), bool(np.isfinite(array).all()),
+             tuple(float(v) for v in domain), selected is None, type(side).__name__,
+             charts.label_angle(order, font_size=font_size, step=cell), charts._value_font_size(cell, font_size),
+             sorted((k, v) for k, v in options.items() if k not in ("selected", "cell_size")))
+    names = {"row_name": given["row"], "col_name": given["col"], "head_name": given["head"]}
+
+    def frame() -> pd.DataFrame:
+        return heads_frame(array, AxisLabels(labels), AxisLabels(labels), head_labels=head_labels, **names)
+
+    def columns(wanted: list[str]) -> pd.DataFrame:
+        made = _grid_columns(array, order, head_labels, wanted, **names) if len(order) == len(labels) else None
+        return frame() if made is None else made
+
+    return templated_chart(inputs, shape, tuple(slots), lambda: charts.head_grid(frame(), **options), columns)
+
+
+def _grid_columns(array: np.ndarray, labels: list[str], head_labels: list[str], wanted: list[str], *, row_name: str,
+                  col_name: str, head_name: str) -> pd.DataFrame | None:
+    """``wanted`` columns of ``heads_frame(array, labels, labels, head_labels=head_labels)`` (each label once) made
+    straight from the array, the labels as categories; None when a column other than the labels, the values
+    and the indices is wanted. The frame with every column formats each number as text: most of a fill's time."""
+    h, n_rows, n_cols = array.shape
+    if len(set(head_labels)) != h or not np.isfinite(array).all():
+        return None
+    head_index = np.repeat(np.arange(h), n_rows * n_cols)
+    row_index = np.tile(np.repeat(np.arange(n_rows), n_cols), h)
+    col_index = np.tile(np.arange(n_cols), n_rows * h)
+    made = {head_name: lambda: _categories(head_labels, head_index), row_name: lambda: _categories(labels, row_index),
+            col_name: lambda: _categories(labels, col_index), "value": lambda: array.astype(np.float64).reshape(-1),
+            "row_index": lambda: row_index, "col_index": lambda: col_index, "head_index": lambda: head_index}
+    if not set(wanted) <= set(made):
+        return None
+    return pd.DataFrame({name: made[name]() for name in wanted})
+
+
+def _categories(labels: list[str], index: np.ndarray) -> pd.Categorical:
+    """``labels[index]`` as a categorical whose categories are the labels sorted, as ``astype("category")``
+    gives them (``labels`` distinct)."""
+    ordered = sorted(labels)
+    rank = {label: i for i, label in enumerate(ordered)}
+    codes = np.array([rank[label] for label in labels], dtype=np.int64)[index]
+    return pd.Categorical.from_codes(codes, categories=pd.Index(ordered))
 
 
 def _remember(key: str, spec: dict) -> None:

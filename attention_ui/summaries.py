@@ -13,7 +13,7 @@ from attention_core.summaries import ROLE_THRESHOLD
 
 from . import charts, frames
 from .text import plain
-from .render import cached_chart, cached_spec
+from .render import cached_head_grid, cached_spec
 from .views import show_chart
 
 
@@ -35,14 +35,11 @@ LAYER_COLUMNS = 3
 
 
 def _layer_grid(values, labels, *, title: str, cell: int, font_size: int) -> dict:
-    """One panel per layer of ``values`` (L, T, T), as a cached spec (its frame is made only on a miss)."""
-    def build():
-        grid = frames.heads_frame(values, labels, labels,
-                                  head_labels=[f"layer {i + 1}" for i in range(values.shape[0])])
-        return charts.head_grid(grid, columns=min(LAYER_COLUMNS, values.shape[0]), domain=(0, 1), cell_size=cell,
-                                font_size=font_size, axes=len(labels) <= 12, spacing=10, title=title)
-
-    return cached_chart(("layer grid", values, tuple(labels), title, cell, font_size), build)
+    """One panel per layer of ``values`` (L, T, T), as a cached spec (its frame is made only on a miss; a new
+    sentence of a shape met before fills in that shape's spec)."""
+    return cached_head_grid(values, labels, [f"layer {i + 1}" for i in range(values.shape[0])],
+                            columns=min(LAYER_COLUMNS, values.shape[0]), domain=(0, 1), cell_size=cell,
+                            font_size=font_size, axes=len(labels) <= 12, spacing=10, title=title)
 
 
 def strongest(table: pd.DataFrame, column: str, count: int = 3) -> str:

@@ -5,7 +5,7 @@ import streamlit as st
 from attention_ui import charts, frames
 from attention_ui.controls import sentence_settings
 from attention_ui.models import real_model_controls
-from attention_ui.render import cached_chart, cached_matrix_chart, cached_spec
+from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
 from attention_ui.views import on_pick, show_chart
 
 settings = sentence_settings("A real model's attention")
@@ -40,18 +40,11 @@ st.subheader(f"2 · All {pick.model.num_layers} layers × {pick.model.num_heads}
 cell = min(12, (110 if settings.presenter else 56) / max(len(keep), 1))
 per_layer = pick.model.num_heads
 selected = pick.layer * per_layer + pick.head
-
-
-def model_grid():
-    grid = frames.heads_frame(attentions.reshape(-1, len(keep), len(keep)), labels, labels,
-                              head_labels=[f"L{i // per_layer + 1} H{i % per_layer + 1}"
-                                           for i in range(pick.model.num_layers * per_layer)])
-    return charts.head_grid(grid, columns=per_layer, domain=(0, 1), cell_size=cell, font_size=11, axes=False,
-                            spacing=6, title="layer (row) × head (column), one colour scale; click a head to look at "
-                            "it", selected=selected, pick=True)
-
-
-spec = cached_chart(("model grid", attentions, tuple(labels), per_layer, cell, selected), model_grid)
+head_labels = [f"L{i // per_layer + 1} H{i % per_layer + 1}" for i in range(pick.model.num_layers * per_layer)]
+spec = cached_head_grid(attentions.reshape(-1, len(keep), len(keep)), labels, head_labels,
+                        columns=per_layer, domain=(0, 1), cell_size=cell, font_size=11, axes=False, spacing=6,
+                        title="layer (row) × head (column), one colour scale; click a head to look at it",
+                        selected=selected, pick=True)
 show_chart(spec, key="pick_model_head",
            on_select=on_pick("pick_model_head", "head_index",
                              lambda i: {"layer": i // per_layer + 1, "model_head": i % per_layer + 1}))
