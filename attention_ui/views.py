@@ -221,9 +221,17 @@ def show_worked(view: StageView, rec: StageRecord) -> None:
     st.markdown(plain(numbers.intro))
     if numbers.latex:
         st.latex(numbers.latex)
-    st.table(numbers.table, hide_index=True)
+    st.table(_literal_keys(numbers.table), hide_index=True)
     if numbers.sums is not None:
         st.table(numbers.sums, hide_index=True)
+
+
+def _literal_keys(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with its token labels (the "key" column, user text) escaped: st.table reads every cell as
+    Markdown, so a token such as "$$" or "**" would otherwise be drawn as markup."""
+    if "key" not in table.columns:
+        return table
+    return table.assign(key=table["key"].map(plain))
 
 
 def lazy_expander(label: str, key: str):

@@ -25,6 +25,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from apptest_support import APP, ROOT, TIMEOUT, open_page, switch_to  # noqa: F401
+from attention_ui import views
 
 
 # page file -> (words in its title, fewest charts it shows with the default settings)
@@ -573,6 +574,16 @@ def assert_no_raw_markup(at: AppTest) -> None:
     for element in at.get("html"):
         body = element.proto.body
         assert "alert" not in body and "<b>" not in body, body
+
+
+def test_worked_table_shows_tokens_literally():
+    """st.table reads each cell as Markdown: a token's label in the worked table must be escaped, or a token
+    such as "$$" or "**" (one token in a GPT-2 vocabulary) would be drawn as math or emphasis."""
+    at = open_page("pages/step_through.py", {"step": "scores", "sentence": "Pay $ now * ok"})
+    keys = list(at.table[0].value["key"])
+    assert keys == ["1·Pay", "2·\\$", "3·now", "4·\\*", "5·ok"], keys
+    assert views._literal_keys(pd.DataFrame({"key": ["3·$$", "4·**"], "= score": ["1", "2"]}))["key"].tolist() == [
+        "3·\\$\\$", "4·\\*\\*"]
 
 
 def all_chart_labels(at: AppTest) -> str:
