@@ -115,14 +115,22 @@ def cached_chart(inputs: tuple, build: Callable[[], alt.TopLevelMixin]) -> dict:
     arrays, frames, labels, sizes, titles). For charts whose frames cost more to make than to key: on a
     hit the frames are never made."""
     key = _fingerprint(inputs)
-    with _lock:
-        hit = _specs.get(key)
-        if hit is not None:
-            _specs.move_to_end(key)
-            return hit[0]
+    hit = _cached(key)
+    if hit is not None:
+        return hit
     spec = prepared_spec(build())
     _remember(key, spec)
     return spec
+
+
+def _cached(key: str) -> dict | None:
+    """The spec cached under ``key`` (now the most recently used), or None."""
+    with _lock:
+        hit = _specs.get(key)
+        if hit is None:
+            return None
+        _specs.move_to_end(key)
+        return hit[0]
 
 
 def cached_matrix_chart(builder: Callable[..., alt.TopLevelMixin], values, rows: list[str], cols: list[str], *,
@@ -167,11 +175,10 @@ def templated_chart(inputs: tuple, shape: tuple, slots: tuple, build: Callable[[
     else the shape is always built."""
     key = _fingerprint(inputs)
     shape_key = _fingerprint(shape)
+    hit = _cached(key)
+    if hit is not None:
+        return hit
     with _lock:
-        hit = _specs.get(key)
-        if hit is not None:
-            _specs.move_to_end(key)
-            return hit[0]
         template = _templates.get(shape_key, False)
         if template is not False:
             _templates.move_to_end(shape_key)
