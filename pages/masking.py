@@ -44,7 +44,9 @@ for kind in MASK_KINDS:
     variant_labels = frames.token_labels(lesson.tokens)
     mask = lesson.trace.mask[settings.head]
     st.markdown(f"**{kind.capitalize()}**: {EXPLAIN[kind]}")
-    view = StageView(lesson.trace, variant_labels, 0, settings.head, settings.cell_size - 6, settings.font_size)
+    # the followed token (a row of the sentence; [PAD] rows come after it) is outlined as on the rest of the page
+    follow = min(settings.follow, len(variant_labels) - 1)
+    view = StageView(lesson.trace, variant_labels, follow, settings.head, settings.cell_size - 6, settings.font_size)
     left, right = st.columns(2)
     with left:
         show_chart(mask_chart(mask, variant_labels, variant_labels, title=f"mask: {kind}",

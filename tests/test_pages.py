@@ -361,6 +361,15 @@ def test_masking_buttons_edit_the_kept_grid_while_the_sidebar_mask_is_none():
     assert at.session_state["custom_grid"][0] == (True,) + (False,) * 6
 
 
+@pytest.mark.parametrize("kind", ["none", "causal", "padding", "custom"])
+def test_masking_panels_outline_the_followed_token(kind):
+    """The four panels outline the followed token's row (?token=5 is row index 4), as the rest of the page does."""
+    at = open_page("pages/masking.py", {"token": "5"})
+    spec = json.dumps(chart(at, f"weights with {kind} mask").spec)
+    assert "datum.row_index == 4" in spec
+    assert "datum.row_index == 0" not in spec
+
+
 def test_masking_page_buttons_edit_the_grid():
     at = open_page("pages/masking.py")
     assert not any("not “custom”" in i for i in texts(at, "info")), "no grid yet: nothing to say about keeping it"
