@@ -191,6 +191,16 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 """Presenter mode: no sidebar, large text and tables, and the slide's charts as tall as the window allows while
 the stage's words (up to three lines) still fit under them."""
 
+SLIDE_ROW_PX = 24
+"""Smallest row of a slide's chart, in pixels: a token label in the slide's font (PRESENTER_FONT) fits in it.
+A slide whose rows would be smaller on this window grows taller than the window and scrolls."""
+SLIDE_FRAME_PX = 170
+"""A slide chart's height besides its rows: title, the key axis' (rotated) labels and its title."""
+SLIDE_ROWS_STYLE = "<style>" + "".join(
+    f".st-key-slide_rows_{rows} [data-testid='stVegaLiteChart'] {{min-height: {rows * SLIDE_ROW_PX + SLIDE_FRAME_PX}px;}}"
+    for rows in range(1, MAX_TOKENS + 1)) + "</style>"
+"""``.st-key-slide_rows_<T>``: a slide of T rows keeps every row at least SLIDE_ROW_PX tall."""
+
 PAGE_STYLE = """<style>
 [data-testid='stVegaLiteChart'] svg {max-width: 100%; height: auto;}
 .st-key-clicker_keys {position: absolute; left: -10000px; height: 1px; overflow: hidden; visibility: hidden;}
@@ -209,7 +219,7 @@ def presenting() -> bool:
 def _presenter_toggle() -> bool:
     presenter = st.toggle("Presenter mode", key="presenter", help="One slide per stage: large charts and text, "
                           "controls hidden, pages at the top; ←/→ or a clicker move between stages.", **BOUND)
-    st.html(PAGE_STYLE + (PRESENTER_STYLE if presenter else ""))
+    st.html(PAGE_STYLE + (PRESENTER_STYLE + SLIDE_ROWS_STYLE if presenter else ""))
     if presenter and st.query_params.get("presenter") != "true":
         set_link_value("presenter", "true")  # after a page change from the top menus the address drops it
     return presenter

@@ -145,7 +145,7 @@ def show_slide(view: StageView, key: str) -> None:
     rec = record(key)
     stage = _stage_of(view, key)
     st.latex(stage.latex)
-    with st.container(key="slide"):
+    with st.container(key="slide"), st.container(key=f"slide_rows_{len(view.labels)}"):  # rows stay readable
         _draw_charts(replace(view, fit=True), rec)
     with st.container(key="slide_words"):  # the slide's charts leave room for these on the screen
         st.markdown(stage.words)

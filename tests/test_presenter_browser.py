@@ -173,6 +173,33 @@ def test_a_slide_with_a_link_note_still_fits_the_window(server, browser):
     assert not problems, "\n  ".join(problems)
 
 
+THIRTY_TWO_TOKENS = " ".join(("alpha beta gamma delta epsilon zeta eta theta " * 4).split())
+ROW_LABELS_JS = """() => Array.from(document.querySelectorAll('.st-key-slide [data-testid=stVegaLiteChart]'), chart =>
+  Array.from(chart.querySelectorAll('g.role-axis-label text'), t => t.getBoundingClientRect())
+    .filter(r => r.width > 0 && r.right < chart.getBoundingClientRect().left + 200)
+    .map(r => [r.top, r.bottom]))"""
+"""Per slide chart, the vertical extent of each label on its left-hand (row) axis."""
+
+
+@pytest.mark.parametrize("step", ["qkv", "softmax"])
+def test_a_slide_of_many_tokens_keeps_its_row_labels_apart(server, browser, step):
+    """32 tokens on a 1280x800 slide: rows stay tall enough for their labels (the slide scrolls) instead of
+    squeezing 32 rows into the window, where the projector-sized labels ran into each other."""
+    context, page = _new_page(browser, PROJECTORS[0])
+    try:
+        _open(page, bs.with_query(server + "/step-through", f"presenter=true&mask=causal&step={step}&sentence="
+                                  f"{quote(THIRTY_TWO_TOKENS)}"), FIRST_LOAD_MS)
+        charts = page.evaluate(ROW_LABELS_JS)
+    finally:
+        context.close()
+    assert charts and all(len(labels) >= 32 for labels in charts), [len(labels) for labels in charts]
+    for labels in charts:
+        rows = sorted(labels)[:32]
+        # A label's box is its line height (about 1.35 × the font); the glyphs fill about three quarters of it.
+        cramped = [(a, b) for a, b in zip(rows, rows[1:]) if b[0] - a[0] < 0.75 * (a[1] - a[0])]
+        assert not cramped, f"{len(cramped)} of 31 row labels run into the next one: {cramped[:3]}"
+
+
 @pytest.mark.parametrize("presenter, smallest_px", [(True, 18), (False, 13)], ids=["presenter", "lesson"])
 def test_worked_numbers_are_large_enough_to_read_from_the_back(server, browser, presenter, smallest_px):
     """Presenter mode enlarges the worked-numbers table with the rest of the text (Streamlit draws it at 14 px)."""
