@@ -118,8 +118,12 @@ def unscaled_weights(trace: AttentionTrace) -> torch.Tensor:
 
 
 def row_entropy(weights: torch.Tensor) -> torch.Tensor:
-    """−Σ a log a (nats) of each row (..., S) of weights; a blocked all-zero row gives 0."""
-    return -(weights * weights.clamp_min(1e-300).log()).sum(dim=-1)
+    """−Σ a log a (nats) of each row (..., S) of weights; a blocked all-zero row gives 0.
+
+    A blocked key has weight 0 and adds 0 · log 0 = 0 (``xlogy``), in every dtype: clamping before the log
+    would not do, since no positive clamp survives float32 and the product 0 · log 0 would then be NaN.
+    Written as 0 − Σ so that a row with entropy 0 gives +0, not −0 (shown as "-0.0000")."""
+    return 0.0 - torch.special.xlogy(weights, weights).sum(dim=-1)
 
 
 def _seed(seed: int, d_k: int, what: str) -> int:

@@ -135,14 +135,36 @@ def encoding_lines(encodings: torch.Tensor, columns: list[int]) -> pd.DataFrame:
                          for c in columns for p in range(values.shape[0])])
 
 
+ALL_BLOCKED = "all keys blocked"
+"""What the row table shows for the entropy of a query row whose every key is masked (it has no weights)."""
+
+
 def row_stats_frame(labels: list[str], weights: dict) -> pd.DataFrame:
-    """Per query row: the largest weight and the entropy of each named (T, S) weights tensor."""
+    """Per query row: the largest weight and the entropy of each named (T, S) weights tensor.
+
+    Blocked keys count 0 towards the entropy. A row whose keys are all blocked (all weights 0) is no
+    distribution: its entropy is NaN, shown as :data:`ALL_BLOCKED` by the page."""
     table = {"query": list(labels)}
     for name, values in weights.items():
         table[f"largest weight, {name}"] = values.amax(dim=-1).tolist()
     for name, values in weights.items():
-        table[f"entropy, {name}"] = row_entropy(values).tolist()
+        entropy = row_entropy(values).double()
+        table[f"entropy, {name}"] = entropy.masked_fill(values.sum(dim=-1) == 0, float("nan")).tolist()
     return pd.DataFrame(table)
+
+
+def show_row_stats(rows: pd.DataFrame) -> None:
+    """Draw a :func:`row_stats_frame` to 4 decimals, with :data:`ALL_BLOCKED` written where a row has no
+    entropy (the grid would show a missing number as "None", whatever a Styler's ``na_rep`` says)."""
+    shown = rows.copy()
+    config = {}
+    for column in rows.columns:
+        if column.startswith("entropy"):
+            shown[column] = [ALL_BLOCKED if pd.isna(v) else f"{v:.4f}" for v in rows[column]]
+            config[column] = st.column_config.TextColumn(alignment="right")
+        elif column != "query":
+            config[column] = st.column_config.NumberColumn(format="%.4f")
+    st.dataframe(shown, column_config=config, hide_index=True, width="stretch")
 
 
 # ------------------------------------------------------------------------------------------------ charts

@@ -12,7 +12,7 @@ from attention_ui.controls import lesson_settings
 from attention_ui.render import cached_chart, cached_spec
 from attention_ui.views import StageView, show_chart, token_heatmap
 from attention_ui.why import (SCALING_D_KS, half_share, keep_page_settings, line_chart, page_slider,
-                              row_stats_frame, saturation_table, variance_table)
+                              row_stats_frame, saturation_table, show_row_stats, variance_table)
 
 KEYS = ("why_dk", "why_keys", "why_samples")
 TOLERANCE_SE = 4  # the sampled variance is "as expected" within this many standard errors of d_k
@@ -106,8 +106,9 @@ with right:
     show_chart(token_heatmap(view, with_scaling, "softmax(QKᵀ / √d_k)", weights=True, share=half))
 rows = row_stats_frame(settings.labels, {"unscaled": without, "scaled": with_scaling})
 with st.expander("The numbers, row by row"):
-    st.dataframe(rows.style.format({c: "{:.4f}" for c in rows.columns if c != "query"}), hide_index=True,
-                 width="stretch")
+    show_row_stats(rows)
+    st.caption("A blocked key has weight 0 and adds 0 · log 0 = 0 to the entropy −Σ a log a; a row with "
+               "one allowed key has weight 1 on it and entropy 0.")
 if trace.d_k < 16:
     st.caption(f"With d_k = {trace.d_k} the difference is mild; raise d_k in the sidebar (up to 64) and the "
                "unscaled rows turn into near one-hot rows.")

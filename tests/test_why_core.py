@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_core import (LAYER_KINDS, LessonConfig, cost_lengths, cross_attention, dot_product_variance,
-                            fit_loglog_slope, fitted_slope, operation_counts, run_lesson, softmax_jacobian_norm,
-                            softmax_saturation, source_tokens, time_layer, unscaled_weights, weights_bytes)
+                            fit_loglog_slope, fitted_slope, operation_counts, row_entropy, run_lesson,
+                            softmax_jacobian_norm, softmax_saturation, source_tokens, time_layer, unscaled_weights,
+                            weights_bytes)
 
 # --------------------------------------------------------------------------------------------- scaling
 
@@ -56,6 +57,26 @@ def test_scaling_experiments_refuse_bad_sizes(kwargs):
     args = {"d_k": 8, "num_keys": 4, "samples": 10} | kwargs
     with pytest.raises(ValueError):
         softmax_saturation(**args)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_row_entropy_counts_blocked_keys_as_zero(dtype):
+    weights = torch.tensor([[1.0, 0.0, 0.0, 0.0],  # one allowed key: entropy 0
+                            [0.5, 0.5, 0.0, 0.0],  # two of four allowed: log 2
+                            [0.25, 0.25, 0.25, 0.25],  # uniform: log 4
+                            [0.0, 0.0, 0.0, 0.0]], dtype=dtype)  # every key blocked: 0, not NaN
+    entropy = row_entropy(weights)
+    assert entropy.dtype == dtype and torch.isfinite(entropy).all() and not entropy.signbit().any()
+    torch.testing.assert_close(entropy, torch.tensor([0.0, math.log(2), math.log(4), 0.0], dtype=dtype))
+
+
+def test_row_entropy_of_causal_weights_is_finite_in_every_row():
+    lesson = run_lesson(LessonConfig(mask="causal"))
+    for weights in (lesson.trace.weights, unscaled_weights(lesson.trace)):
+        entropy = row_entropy(weights)  # (h, T)
+        assert torch.isfinite(entropy).all()
+        assert entropy[:, 0].abs().max() < 1e-6  # the first token sees only itself
+        assert (entropy <= torch.arange(1, 8).log() + 1e-5).all()  # at most log(allowed keys)
 
 
 def test_unscaled_weights_are_softmax_of_raw_scores_with_the_same_mask():

@@ -187,6 +187,38 @@ def test_sentence_weights_with_and_without_scaling(pages):
     set_widget(at, "slider", "d_k", 4)
 
 
+ENTROPIES = ("entropy, unscaled", "entropy, scaled")
+
+
+def row_table(at: AppTest) -> pd.DataFrame:
+    """The "numbers, row by row" table as sent to the browser (a missing cell would be drawn as "None")."""
+    table = at.dataframe[-1].value
+    assert list(table.columns[-2:]) == list(ENTROPIES)
+    return table
+
+
+@pytest.mark.parametrize("mask", ["causal", "custom"])
+def test_row_table_gives_every_row_an_entropy_under_a_mask(mask):
+    grid = ".".join("1" * (i + 1) + "0" * (6 - i) for i in range(7))  # causal, typed as a custom grid
+    at = open_page("pages/why_scaling.py", {"mask": mask} | ({"grid": grid} if mask == "custom" else {}))
+    table = row_table(at)
+    assert table.notna().all().all(), table
+    for name in ENTROPIES:
+        entropy = table[name].astype(float)
+        assert table[name].iloc[0] == "0.0000"  # one allowed key, weight 1
+        assert (entropy <= [math.log(i + 1) + 1e-4 for i in range(7)]).all()  # at most log(allowed keys)
+        assert (entropy.iloc[1:] > 0).all()
+
+
+def test_row_table_says_when_every_key_of_a_row_is_blocked():
+    grid = ".".join(["0000000"] + ["1111110"] * 6)
+    table = row_table(open_page("pages/why_scaling.py", {"mask": "custom", "grid": grid}))
+    assert table.notna().all().all(), table
+    for name in ENTROPIES:
+        assert table[name].iloc[0] == "all keys blocked"
+        assert (table[name].iloc[1:].astype(float) > 0).all()
+
+
 # ---------------------------------------------------------------------------------------- positions
 
 
