@@ -364,13 +364,41 @@ def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int
     labels = base.transform_calculate(text_y=f"{VALID} ? datum.value : 0").encode(
         y=text_y, text=alt.Text("label:N"), tooltip=tooltip
     )
-    above = labels.transform_filter(f"!({VALID}) || datum.value >= 0").mark_text(
-        baseline="bottom", dy=-3, fontSize=max(font_size - 2, 8)
+    text_size = max(font_size - 2, 8)
+    label_px = max((len(str(label)) for label in df["label"]), default=0) * text_size * 0.6
+    if label_px + 2 <= cell_size:  # every value fits level above (or below) its own bar
+        above = labels.transform_filter(f"!({VALID}) || datum.value >= 0").mark_text(
+            baseline="bottom", dy=-3, fontSize=text_size
+        )
+        below = labels.transform_filter(f"{VALID} && datum.value < 0").mark_text(
+            baseline="top", dy=3, fontSize=text_size
+        )
+        return alt.layer(bars, above, below, data=df, width=alt.Step(cell_size), height=height, title=title)
+    # Narrow bars: a level label is wider than its bar and runs into its neighbours' ("0.0860.072"). Turned
+    # upright, each takes one line of text across; it sits inside a bar long enough to hold it (light text),
+    # else beyond the bar's end. The exact value stays in the bar's tooltip.
+    if domain is not None:  # the value range the axis spans: its domain, or the finite values and 0
+        span = float(domain[1] - domain[0]) or 1.0
+    else:
+        finite = pd.to_numeric(df["value"], errors="coerce").to_numpy(dtype=float)
+        finite = finite[np.isfinite(finite)]
+        span = (float(max(finite.max(), 0.0) - min(finite.min(), 0.0)) or 1.0) if finite.size else 1.0
+    long_enough = f"{VALID} && abs(datum.value) / {span!r} * {height} >= {label_px + 8:.0f}"
+    upright = {"angle": 270, "baseline": "middle", "fontSize": text_size}
+    outside_up = labels.transform_filter(f"!({VALID}) || (datum.value >= 0 && !({long_enough}))").mark_text(
+        align="left", dx=3, **upright
     )
-    below = labels.transform_filter(f"{VALID} && datum.value < 0").mark_text(
-        baseline="top", dy=3, fontSize=max(font_size - 2, 8)
+    outside_down = labels.transform_filter(f"{VALID} && datum.value < 0 && !({long_enough})").mark_text(
+        align="right", dx=-3, **upright
     )
-    return alt.layer(bars, above, below, data=df, width=alt.Step(cell_size), height=height, title=title)
+    inside_up = labels.transform_filter(f"{long_enough} && datum.value >= 0").mark_text(
+        align="right", dx=-3, color=LIGHT_TEXT, **upright
+    )
+    inside_down = labels.transform_filter(f"{long_enough} && datum.value < 0").mark_text(
+        align="left", dx=3, color=LIGHT_TEXT, **upright
+    )
+    return alt.layer(bars, outside_up, outside_down, inside_up, inside_down, data=df, width=alt.Step(cell_size),
+                     height=height, title=title)
 
 
 def row_bars(

@@ -4,6 +4,7 @@ import inspect
 import math
 
 import altair as alt
+import pandas as pd
 import numpy as np
 import pytest
 import torch
@@ -382,6 +383,38 @@ def test_row_bars():
     text = layer_with_mark(spec, "text")
     assert text["encoding"]["text"]["field"] == "label"
     assert [row["label"] for row in dataset(spec)] == ["0.100", "0.600", "0.300"]
+
+
+CHICKEN = "The chicken crossed the road because it wanted to get to the other side .".split()
+
+
+def _text_layers(panel):
+    return [layer for layer in panel["layer"] if layer["mark"]["type"] == "text"]
+
+
+def test_row_bars_by_head_value_labels_do_not_overlap_on_narrow_bars():
+    """15 keys at the multi-head page's 22 px per bar: "0.086" is wider than its bar, so printed level the labels
+    of neighbouring bars ran into each other ("0.0860.072"). They are turned upright (each is then one line of
+    text wide) and the exact value stays in the bar's tooltip."""
+    weights = torch.softmax(torch.randn(2, 15, generator=torch.Generator().manual_seed(0)), dim=-1)
+    df = pd.concat([row_frame(weights[i], CHICKEN).assign(head=f"head {i + 1}", head_index=i) for i in range(2)],
+                   ignore_index=True)
+    spec = charts.row_bars_by_head(df, cell_size=22, font_size=13).to_dict()  # validated against the schema
+    panel = spec["spec"]
+    texts = _text_layers(panel)
+    assert texts, "the values are still printed"
+    for layer in texts:
+        mark = layer["mark"]
+        assert mark.get("angle") in (90, 270), mark  # upright: 11 px of width per label, within 22 px
+        assert mark["fontSize"] * 1.2 <= 22
+    bar = layer_with_mark(panel, "bar")
+    assert tooltip_fields(bar["encoding"]) == ["key", "value"]
+
+
+def test_row_bars_keep_level_value_labels_where_they_fit():
+    weights = torch.tensor([0.1, 0.6, 0.3])
+    spec = charts.row_bars(row_frame(weights, ["zebra", "apple", "mango"]), cell_size=60, font_size=13).to_dict()
+    assert all(layer["mark"].get("angle", 0) == 0 for layer in _text_layers(spec))
 
 
 def test_before_after_softmax_side_by_side():
