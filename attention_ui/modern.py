@@ -2,7 +2,8 @@
 
 ``sharing_diagram`` draws which query heads read which key/value head; ``cache_bars`` the KV-cache
 size of published models; ``timing_chart`` one generation step with and without the cache;
-``step_weights_frame`` the rows a KV cache has produced so far.
+``step_weights_frame`` the rows a KV cache has produced so far; ``sharing_takeaway`` what g key/value
+heads save.
 """
 
 from __future__ import annotations
@@ -15,6 +16,22 @@ from . import charts, frames
 
 QUERY_COLOR = "#4c78a8"
 KV_COLOR = "#f58518"
+
+
+def sharing_takeaway(num_heads: int, kv_heads: int) -> str:
+    """One sentence on what g key/value heads for h query heads save in the KV cache, against multi-head."""
+    h, g = int(num_heads), int(kv_heads)
+    own = ("both heads still have their own queries and their own weights" if h == 2
+           else f"every one of the {h} heads still has its own queries and its own weights")
+    if g == h:
+        return (f"Takeaway: with g = h = {h}, every query head has its own keys and values, so the cache stores as "
+                "many keys and values as multi-head attention: nothing is shared.")
+    size = h // g
+    everyone = "both query heads" if h == 2 else f"all {h} query heads"
+    shared = (f"{everyone} share one key/value head (multi-query)" if g == 1
+              else f"each group of {size} query heads shares one key/value head")
+    return (f"Takeaway: with g = {g}, {shared}, so the cache stores {size}× fewer keys and values than multi-head "
+            f"attention ({g} key/value head{'s' if g > 1 else ''} instead of {h}), while {own}.")
 
 
 def sharing_frames(num_heads: int, groups: list[int]) -> tuple[pd.DataFrame, pd.DataFrame]:

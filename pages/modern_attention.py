@@ -7,7 +7,7 @@ from attention_core import (MAX_CONTEXT_LENGTH, MAX_LAYERS, MAX_WINDOW, Attentio
                             divisors, kv_cache_table, reach_span, sliding_window_mask, sliding_window_reach, trace_attention)
 from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
-from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram
+from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram, sharing_takeaway
 from attention_ui.render import cached_chart, cached_matrix_chart
 from attention_ui.views import mask_chart, show_chart
 
@@ -83,8 +83,7 @@ else:
                 f"{float((t.weights - base.weights).abs().max()):.3f}" for t in traces.values()],
         })
         st.dataframe(summary, hide_index=True, width="content")
-        st.success(f"Takeaway: with g = {int(g)} the cache stores {h // int(g)}× fewer keys and values, while "
-                   f"every one of the {h} heads still has its own queries and its own weights.")
+        st.success(sharing_takeaway(h, int(g)))
 
 # ---------------------------------------------------------------- 2. KV-cache memory
 st.subheader("2 · How big the KV cache gets")

@@ -93,6 +93,38 @@ def test_grouping_the_heads_changes_the_diagram_and_bad_groups_get_a_message():
     assert at.subheader[2].value == "3 · Sliding-window attention"  # the rest of the page still draws
 
 
+def takeaway(at) -> str:
+    found = [s.value for s in at.success if s.value.startswith("Takeaway: with g")]
+    assert len(found) == 1, [s.value for s in at.success]
+    return found[0]
+
+
+@pytest.mark.parametrize("heads", ["2", "4", "8"])
+def test_takeaway_says_nothing_is_shared_when_g_equals_h(heads):
+    at = open_page(MODERN, {"heads": heads})
+    at.selectbox(key="kv_heads").set_value(int(heads)).run()
+    assert not at.exception
+    words = takeaway(at)
+    assert "as many keys and values as multi-head attention: nothing is shared" in words
+    assert "1× fewer" not in words and "fewer" not in words
+
+
+@pytest.mark.parametrize("heads, g, words", [
+    ("2", 1, "with g = 1, both query heads share one key/value head (multi-query), so the cache stores 2× fewer"),
+    ("8", 1, "with g = 1, all 8 query heads share one key/value head (multi-query), so the cache stores 8× fewer"),
+    ("8", 2, "with g = 2, each group of 4 query heads shares one key/value head, so the cache stores 4× fewer "
+             "keys and values than multi-head attention (2 key/value heads instead of 8)"),
+    ("8", 4, "with g = 4, each group of 2 query heads shares one key/value head, so the cache stores 2× fewer"),
+    ("4", 1, "(1 key/value head instead of 4)"),
+])
+def test_takeaway_reads_right_for_every_grouping(heads, g, words):
+    at = open_page(MODERN, {"heads": heads})
+    at.selectbox(key="kv_heads").set_value(g).run()
+    assert not at.exception
+    assert words in takeaway(at)
+    assert not re.search(r"\b1× fewer", takeaway(at))
+
+
 def test_one_head_has_nothing_to_share():
     at = open_page(MODERN, {"heads": "1"})
     assert any("nothing to share" in i.value for i in at.info)
