@@ -31,6 +31,25 @@ def head_table(stats, roles) -> pd.DataFrame:
     })
 
 
+TABLE_CHAR_PX = 7.5
+"""Room for one character in the table's cells (a little wider than the widest in its 14 px font); 24 px of padding."""
+
+
+def head_table_columns(table: pd.DataFrame) -> dict:
+    """The per-head table's columns, each with a width in pixels: the numbers take what they need and "looks like"
+    gets room for its longest name (Streamlit's default width clipped "special-token sink" at 1280 × 800, where
+    the main column is about 820 px wide)."""
+    share = {"format": "%.2f", "min_value": 0.0, "max_value": 1.0, "width": 115}
+    longest = max((len(str(name)) for name in [*table["looks like"], "looks like"]), default=0)
+    return {"layer": st.column_config.NumberColumn(width=48),
+            "head": st.column_config.NumberColumn(width=48),
+            "entropy (bits)": st.column_config.NumberColumn(format="%.2f", width=92),
+            "to previous token": st.column_config.ProgressColumn(**share),
+            "to first token": st.column_config.ProgressColumn(**share),
+            "to special tokens": st.column_config.ProgressColumn(**share),
+            "looks like": st.column_config.TextColumn(width=math.ceil(TABLE_CHAR_PX * longest) + 24)}
+
+
 LAYER_COLUMNS = 3
 
 
@@ -91,14 +110,8 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
                 "to find the heads that do one thing.")
     stats = head_stats(attentions, run.is_special)
     table = head_table(stats, head_roles(stats))
-    share = {"format": "%.2f", "min_value": 0.0, "max_value": 1.0}
     st.dataframe(table, hide_index=True, width="stretch", height=min(420, 36 + 35 * len(table)),
-                 column_config={"layer": st.column_config.NumberColumn(width="small"),
-                                "head": st.column_config.NumberColumn(width="small"),
-                                "entropy (bits)": st.column_config.NumberColumn(format="%.2f"),
-                                "to previous token": st.column_config.ProgressColumn(**share),
-                                "to first token": st.column_config.ProgressColumn(**share),
-                                "to special tokens": st.column_config.ProgressColumn(**share)})
+                 column_config=head_table_columns(table))
     sinks = table.assign(sink=table[["to first token", "to special tokens"]].max(axis=1))
     st.success(f"In {plain(model.name)}, for this sentence, the strongest previous-token heads are "
                f"{strongest(table, 'to previous token')}; the strongest sinks (weight parked on the first or a "

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -133,3 +134,37 @@ def test_real_word_vectors_in_the_toy_lesson():
     assert not at.exception and not at.error
     assert "d_model" not in [s.key for s in at.slider]
     assert any("d_model = 384" in c.value for c in at.caption)
+
+
+MAIN_COLUMN_PX = 820  # Streamlit's main column beside the sidebar in a 1280 × 800 window
+CHAR_PX = 7.5  # an upper bound of a character's width in the table's 14 px font (plus 24 px of cell padding)
+
+
+def _column_widths(config: dict) -> dict:
+    return {name: column.get("width") for name, column in config.items() if not column.get("hidden")}
+
+
+def test_every_head_table_fits_its_longest_name_in_the_main_column():
+    """The last column ("looks like") was clipped at 1280 × 800 ("special-token si…"): every column now has a
+    width in pixels, the last one wide enough for its longest name, and all of them fit the main column."""
+    from attention_ui.summaries import head_table_columns
+
+    names = ["", "previous token", "first-token sink", "previous token, special-token sink"]
+    table = pd.DataFrame({"layer": [1] * 4, "head": [1, 2, 3, 4], "entropy (bits)": [1.0] * 4,
+                          "to previous token": [0.5] * 4, "to first token": [0.5] * 4,
+                          "to special tokens": [0.5] * 4, "looks like": names})
+    widths = {name: column["width"] for name, column in head_table_columns(table).items()}
+    assert set(widths) == set(table.columns)
+    assert all(isinstance(w, int) for w in widths.values()), widths
+    assert widths["looks like"] >= CHAR_PX * max(map(len, names)) + 24
+    assert sum(widths.values()) <= MAIN_COLUMN_PX
+
+
+@needs_model
+def test_every_head_table_on_the_page_fits_its_names():
+    at = open_page("real_model", sentence="The cat sat on the mat.")
+    table = next(d for d in at.dataframe if "looks like" in d.value.columns)
+    widths = _column_widths(json.loads(table.proto.columns))
+    longest = max(len(name) for name in [*table.value["looks like"], "looks like"])
+    assert isinstance(widths.get("looks like"), int) and widths["looks like"] >= CHAR_PX * longest + 24, widths
+    assert all(isinstance(w, int) for w in widths.values()) and sum(widths.values()) <= MAIN_COLUMN_PX, widths
