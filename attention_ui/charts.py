@@ -365,7 +365,8 @@ def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int
         y=text_y, text=alt.Text("label:N"), tooltip=tooltip
     )
     text_size = max(font_size - 2, 8)
-    label_px = max((len(str(label)) for label in df["label"]), default=0) * text_size * 0.6
+    # a value label's width: its digits, point and sign are about 0.56 em each in the text marks' sans-serif font
+    label_px = max((len(str(label)) for label in df["label"]), default=0) * text_size * 0.56
     if label_px + 2 <= cell_size:  # every value fits level above (or below) its own bar
         above = labels.transform_filter(f"!({VALID}) || datum.value >= 0").mark_text(
             baseline="bottom", dy=-3, fontSize=text_size

@@ -411,9 +411,11 @@ def test_row_bars_by_head_value_labels_do_not_overlap_on_narrow_bars():
     assert tooltip_fields(bar["encoding"]) == ["key", "value"]
 
 
-def test_row_bars_keep_level_value_labels_where_they_fit():
+@pytest.mark.parametrize("cell_size", [34, 60])  # 34: the pages' default cell, where "0.721" (28 px) fits
+def test_row_bars_keep_level_value_labels_where_they_fit(cell_size):
     weights = torch.tensor([0.1, 0.6, 0.3])
-    spec = charts.row_bars(row_frame(weights, ["zebra", "apple", "mango"]), cell_size=60, font_size=13).to_dict()
+    spec = charts.row_bars(row_frame(weights, ["zebra", "apple", "mango"]), cell_size=cell_size,
+                           font_size=13).to_dict()
     assert all(layer["mark"].get("angle", 0) == 0 for layer in _text_layers(spec))
 
 
