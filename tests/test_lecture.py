@@ -70,7 +70,7 @@ def test_every_stage_shows_worked_numbers_that_add_up(stage):
     assert headings == ["#### Worked numbers for 4·on"], headings
     table = next(t for t in worked_tables(at) if is_worked(t))
     assert len(table) > 0
-    sums = [c for c in table.columns if any(")(" in str(v) for v in table[c])]  # written-out products
+    sums = [c for c in table.columns if any(f"){worked.KEEP_TOGETHER}(" in str(v) for v in table[c])]  # products
     results = [c for c in table.columns if c.startswith("= ")]
     for sum_column, result_column in zip(sums, results):
         for text, result in zip(table[sum_column], table[result_column]):
@@ -113,6 +113,12 @@ def test_product_sums_collapse_long_tails_without_changing_the_total():
     whole = worked.product_sum(left[:worked.MAX_TERMS], right[:worked.MAX_TERMS])  # a toy lesson's: every product
     assert whole.count("(") == 2 * worked.MAX_TERMS and "other" not in whole
     assert sum(products(text)) == pytest.approx(float(left.sum()), abs=1e-3)
+
+
+def test_a_product_is_never_split_across_two_lines():
+    """A line may break between the terms of a sum (after " + "), never between the two factors of a product."""
+    text = worked.product_sum(torch.tensor([0.5, -1.25]), torch.tensor([2.0, 0.1]))
+    assert text == "(0.5000)\u2060(2.0000) + (−1.2500)\u2060(0.1000)", text
 
 
 def test_a_long_embedding_row_lists_its_first_numbers_and_says_where_the_rest_are():
