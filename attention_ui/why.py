@@ -127,6 +127,34 @@ def measure_costs(device: str, lengths: list[int], width: int, on_progress: Call
     return pd.DataFrame(rows), [n for n in lengths if n not in kept]
 
 
+def fused_in_words(timings: pd.DataFrame) -> str:
+    """What a measurement (rows T, layer, seconds) found for the fused kernel against ``attend``, in one
+    sentence built from the times as the page shows them (a length where both show the same time is a tie)."""
+    wide = timings.pivot(index="T", columns="layer", values="seconds").sort_index()
+    verdicts = {}
+    for length, row in wide.iterrows():
+        fused, attend = row["fused"], row["attend"]
+        verdicts[length] = ("about as fast" if seconds_text(fused) == seconds_text(attend)
+                            else "faster" if fused < attend else "slower")
+    longest = wide.index[-1]
+    example = (f"at T = {longest}: {seconds_text(wide.loc[longest, 'fused'])} for fused against "
+               f"{seconds_text(wide.loc[longest, 'attend'])} for attend")
+    found = set(verdicts.values())
+    if len(found) == 1:
+        verdict = found.pop()
+        where = "at every length" if len(verdicts) > 1 else f"at T = {longest}"
+        if verdict == "about as fast":
+            return f"In this measurement the fused kernel was about as fast as attend {where} ({example})."
+        extra = "" if verdict == "faster" else ": less memory traffic does not always mean less time"
+        return f"In this measurement the fused kernel was **{verdict}** than attend {where} ({example}){extra}."
+    parts = []
+    for verdict in dict.fromkeys(verdicts.values()):  # in the order of the first length with each verdict
+        lengths = [str(n) for n, v in verdicts.items() if v == verdict]
+        listed = lengths[0] if len(lengths) == 1 else f"{', '.join(lengths[:-1])} and {lengths[-1]}"
+        parts.append(f"**{verdict}** at T = {listed}")
+    return f"Against attend, in this measurement the fused kernel was {', '.join(parts)} ({example})."
+
+
 def encoding_lines(encodings: torch.Tensor, columns: list[int]) -> pd.DataFrame:
     """Long frame of some columns of positional encodings (length, d_model): position, column, value."""
     values = encodings.detach().cpu().double()

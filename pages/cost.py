@@ -9,7 +9,8 @@ from attention_core import (AttentionInputError, MAX_COST_LENGTH, MAX_COST_SECON
 from attention_ui.controls import lesson_settings
 from attention_ui.render import cached_spec
 from attention_ui.views import show_chart
-from attention_ui.why import bytes_text, keep_page_settings, line_chart, measure_costs, page_choice, seconds_text
+from attention_ui.why import (bytes_text, fused_in_words, keep_page_settings, line_chart, measure_costs, page_choice,
+                              seconds_text)
 
 KEYS = ("cost_longest", "cost_width")
 LONGEST_CHOICES = [n for n in (256, 512, 1024, 2048, 4096) if n <= MAX_COST_LENGTH]
@@ -119,9 +120,11 @@ table = table.map(seconds_text).assign(**{"T×T weights": [bytes_text(weights_by
 st.dataframe(table, width="content")
 st.markdown(
     "The fused kernel does the same arithmetic but in tiles, without writing the T × T weights to memory "
-    "(which kernel runs depends on the device and dtype): less memory traffic, so it is usually faster and can "
-    "handle longer sequences. It still does O(T²) work. The recurrent layer grows about linearly, but its T steps "
-    "run one after another, which a GPU cannot spread out."
+    "(which kernel runs depends on the device and dtype): less memory traffic, which can make it faster (the "
+    "gain is largest on a GPU and for long sequences) and lets it handle longer sequences. It still does O(T²) "
+    "work. The recurrent layer grows about linearly, but its T steps run one after another, which a GPU cannot "
+    "spread out."
 )
+st.markdown(fused_in_words(timings))
 st.markdown("**Takeaway:** attention's cost grows with the square of the length — in time and in the memory of its "
             "weights — which is why long contexts need fused kernels, windows or other tricks.")

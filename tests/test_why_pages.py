@@ -362,6 +362,61 @@ def test_cost_measurement_gives_a_quadratic_slope():
     assert metric(at, "attention: fitted slope") == slope
 
 
+def timings_frame(attend: list[float], fused: list[float], lengths=(64, 128, 256)) -> pd.DataFrame:
+    return pd.DataFrame([{"T": n, "layer": kind, "seconds": value}
+                         for n, a, f in zip(lengths, attend, fused)
+                         for kind, value in (("attend", a), ("fused", f), ("recurrent", n * 1e-6))])
+
+
+@pytest.mark.parametrize("fused, words", [
+    ([2e-4, 8e-4, 3e-3], "fused kernel was **slower** than attend at every length (at T = 256: 3.00 ms for fused "
+                         "against 1.60 ms for attend)"),
+    ([5e-5, 2e-4, 8e-4], "fused kernel was **faster** than attend at every length (at T = 256: 800 µs for fused "
+                         "against 1.60 ms for attend)"),
+    ([2e-4, 4.001e-4, 8e-4], "fused kernel was **slower** at T = 64, **about as fast** at T = 128, **faster** at "
+                             "T = 256 (at T = 256"),
+    ([2e-4, 8e-4, 8e-4], "fused kernel was **slower** at T = 64 and 128, **faster** at T = 256 (at T = 256"),
+])
+def test_fused_in_words_says_what_was_measured(fused, words):
+    from attention_ui.why import fused_in_words
+    assert words in fused_in_words(timings_frame([1e-4, 4e-4, 1.6e-3], fused))
+
+
+def test_cost_page_does_not_call_the_fused_kernel_faster_when_it_measured_it_slower(monkeypatch):
+    from attention_ui import why
+
+    def fake(device, kind, length, width, attempt=0):  # fused twice as slow as attend at every length
+        return {"attend": 1e-9, "fused": 2e-9, "recurrent": 1e-7 / length}[kind] * length**2
+
+    monkeypatch.setattr(why, "measured_seconds", fake)
+    at = open_page("pages/cost.py", {"cost_longest": "512", "cost_width": "16"})
+    at.button(key="cost_measure").click().run()
+    assert_ok(at)
+    shown = "\n".join(texts(at, "markdown"))
+    table = at.dataframe[0].value
+    assert table.loc[512, "fused"] == "524 µs" and table.loc[512, "attend"] == "262 µs"
+    assert "usually faster" not in shown
+    assert ("fused kernel was **slower** than attend at every length (at T = 512: 524 µs for fused against 262 µs "
+            "for attend)") in shown
+
+
+def test_cost_page_says_which_was_faster_in_its_own_measurement():
+    at = open_page("pages/cost.py", {"cost_longest": "256", "cost_width": "16"})
+    at.button(key="cost_measure").click().run()
+    assert_ok(at)
+    table = at.dataframe[0].value
+    sentence = [t for t in texts(at, "markdown") if "In this measurement" in t or "in this measurement" in t]
+    assert len(sentence) == 1, texts(at, "markdown")
+    assert f"at T = 256: {table.loc[256, 'fused']} for fused against {table.loc[256, 'attend']} for attend" \
+        in sentence[0]
+    timed = chart_data(at, "time per forward pass")
+    seconds = {kind: timed[timed["layer"].str.startswith(name) & (timed["T"] == 256)]["seconds"].iloc[0]
+               for kind, name in (("attend", "attention"), ("fused", "fused"))}
+    if table.loc[256, "fused"] != table.loc[256, "attend"]:
+        faster = "**faster**" if seconds["fused"] < seconds["attend"] else "**slower**"
+        assert faster in sentence[0]
+
+
 @pytest.mark.parametrize("query", [{"cost_longest": "abc"}, {"cost_longest": "1e999", "cost_width": "-5"},
                                    {"why_dk": "²"}, {"why_dk": "99999", "why_samples": "inf"}])
 def test_forged_links_fall_back_to_defaults(query):
