@@ -84,9 +84,9 @@ EMBED_WORDS_LAYER = ("Here X is what enters this layer's attention: the model's 
                      "these already carry position and context from the earlier layers.")
 
 TOY_NOTE = ("**This is a toy layer.** Its W_Q, W_K and W_V are random numbers (from the seed), not trained, so "
-            "which word attends to which means nothing yet (“it” may look at “didn't”). The same word always "
-            "gets the same vector, so “The” and “the” have identical rows. The Real model page shows learned "
-            "weights.")
+            "which word attends to which means nothing yet: a word may put most of its weight on a word that has "
+            "nothing to do with it. The same word always gets the same vector (capital letters do not count), so a "
+            "word that appears twice gets two identical rows of X. The Real model page shows learned weights.")
 TOY_CAPTION = ("A toy layer: W_Q, W_K and W_V are random (from the seed), not trained, so who attends to whom "
                "means nothing yet. The Real model page shows learned weights.")
 

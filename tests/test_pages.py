@@ -140,6 +140,17 @@ def test_app_entry_shows_the_overview_with_the_default_sentence():
     assert weights.labels("key") == DEFAULT_TOKENS
 
 
+@pytest.mark.parametrize("sentence", [None, "A dog barked at me.", "It didn't cross because it was tired."])
+def test_toy_layer_note_names_no_word_that_is_not_in_the_sentence(sentence):
+    at = open_page("pages/overview.py", {"sentence": sentence} if sentence else None)
+    assert at.text_input(key="sentence").value == (sentence or "The cat sat on the mat.")
+    notes = [t for t in texts(at, "info") if "toy layer" in t]
+    assert len(notes) == 1, texts(at, "info")
+    words = {w.lower() for w in re.findall(r"[\w']+", sentence or " ".join(DEFAULT_TOKENS))}
+    quoted = re.findall(r"[“\"]([^”\"]+)[”\"]", notes[0])
+    assert all(q.lower() in words for q in quoted), (quoted, words)
+
+
 def _bare_strings(source: str) -> list[tuple[int, str]]:
     """(line, text) of each string written as a statement that is not a module, class or function docstring."""
     import ast
