@@ -72,9 +72,7 @@ def _stage_axes(trace: AttentionTrace, stage: str, axes: TraceAxes) -> tuple[lis
     if stage in PER_HEAD:
         return ["head", "query", "key"], axes.queries, axes.keys
     if stage == "concat":
-        d_v = trace.d_v
-        return ["token", "feature"], axes.queries, [f"h{i // d_v + 1}·c{i % d_v}"
-                                                    for i in range(trace.concat.shape[1])]
+        return ["token", "feature"], axes.queries, list(frames.concat_labels(trace.num_heads, trace.d_v))
     return ["token", "feature"], axes.queries, list(frames.feature_labels(trace.output.shape[1], "o"))
 
 

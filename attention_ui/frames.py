@@ -64,6 +64,11 @@ def feature_labels(n: int, prefix: str = "d") -> AxisLabels:
     return AxisLabels(f"{prefix}{i}" for i in range(1, n + 1))
 
 
+def concat_labels(num_heads: int, d_v: int) -> AxisLabels:
+    """The columns of Concat(head_1, …, head_h), counted from 1: feature j of head i is "hi·cj"."""
+    return AxisLabels(f"h{i // d_v + 1}·c{i % d_v + 1}" for i in range(num_heads * d_v))
+
+
 def row_scaled(values: np.ndarray) -> np.ndarray:
     """Each row of a (T, S) matrix (or of every matrix of an (h, T, S) stack) mapped onto 0..1 by its own
     smallest and largest finite entry (a row of equal entries maps to 1; non-finite entries stay NaN)."""

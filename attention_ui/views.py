@@ -493,14 +493,9 @@ def _context_extra(view: StageView) -> None:
     numbers_table(t.context[view.head], view.labels, frames.feature_labels(t.d_v, "c"), key="context")
 
 
-def _concat_labels(trace: AttentionTrace) -> frames.AxisLabels:
-    d_v = trace.d_v
-    return frames.AxisLabels(f"h{i // d_v + 1}·c{i % d_v + 1}" for i in range(trace.num_heads * d_v))
-
-
 def _concat_charts(view: StageView) -> list:
     chart, _ = feature_heatmap(view, view.trace.concat, view.labels, "Concat(head_1 … head_h)",
-                               col_labels=_concat_labels(view.trace))
+                               col_labels=frames.concat_labels(view.trace.num_heads, view.trace.d_v))
     return [chart]
 
 
@@ -515,7 +510,7 @@ def _concat_extra(view: StageView) -> None:
     _, note = shown_features(t.concat)
     if note:
         st.caption(note)
-    numbers_table(t.concat, view.labels, _concat_labels(t), key="concat")
+    numbers_table(t.concat, view.labels, frames.concat_labels(t.num_heads, t.d_v), key="concat")
 
 
 def _output_charts(view: StageView) -> list:
@@ -531,7 +526,8 @@ def _output_extra(view: StageView) -> None:
         with lazy_expander("The weight matrix W_O", "weights_o") as box:
             if box.open:
                 w_o = view.projections.w_o
-                chart, _ = feature_heatmap(replace(view, fit=False), w_o, _concat_labels(t)[:w_o.shape[0]],
+                concat_rows = frames.concat_labels(t.num_heads, t.d_v)[:w_o.shape[0]]
+                chart, _ = feature_heatmap(replace(view, fit=False), w_o, concat_rows,
                                            f"W_O ({w_o.shape[0]} × {w_o.shape[1]}): rows = concat features",
                                            prefix="o", row_name="feature of concat")
                 show_chart(chart)

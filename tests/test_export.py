@@ -51,6 +51,8 @@ def test_csv_rows_are_labelled_by_stage_head_and_token():
     assert cell.value.item() == pytest.approx(float(LESSON.trace.weights[1, 2, 0]), abs=1e-6)
     assert frame[frame.stage == "masked"].value.eq(-np.inf).sum() == 2 * 21  # causal, 7 tokens, 2 heads
     assert set(frame[frame.stage == "q"].column) == {"q1", "q2", "q3"}  # features counted from 1
+    concat = frame[(frame.stage == "concat") & (frame.row_index == 0)]
+    assert list(concat.column) == [f"h{h}·c{c}" for h in (1, 2) for c in range(1, 6)]  # as the concat chart names them
     assert frame[frame.stage == "output"]["head"].isna().all()
 
 
@@ -59,7 +61,7 @@ def test_json_names_the_axes_and_tokens():
     assert document["tokens"] == list(LABELS) and document["num_heads"] == 2
     assert document["stages"]["scores"]["axes"] == ["head", "query", "key"]
     assert document["stages"]["masked"]["values"][0][0][1] is None  # −∞: token 1 may not see token 2
-    assert document["stages"]["concat"]["columns"][:2] == ["h1·c0", "h1·c1"]
+    assert document["stages"]["concat"]["columns"][:2] == ["h1·c1", "h1·c2"]
 
 
 @pytest.mark.parametrize("stage", STAGE_KEYS)
