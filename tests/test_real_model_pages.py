@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -168,3 +169,33 @@ def test_every_head_table_on_the_page_fits_its_names():
     longest = max(len(name) for name in [*table.value["looks like"], "looks like"])
     assert isinstance(widths.get("looks like"), int) and widths["looks like"] >= CHAR_PX * longest + 24, widths
     assert all(isinstance(w, int) for w in widths.values()) and sum(widths.values()) <= MAIN_COLUMN_PX, widths
+
+
+@needs_model
+def test_inside_real_head_hides_special_tokens_from_its_charts_but_computes_on_all():
+    """"Hide special tokens" (set on the Real model page, ?hide_special=true) hides [CLS]/[SEP] here too: not in X
+    or any stage's charts, with the same note as the Real model page. The model's computation and the check
+    against it still use the whole sequence, and the worked numbers list every key (the softmax sums over all)."""
+    at = open_page("inside_real_head", sentence="The cat sat on the mat.")
+    shown_difference = at.metric[0].value
+    assert "[CLS]" in json.dumps(chart_specs(at))
+    at.toggle(key="hide_special").set_value(True).run()
+    assert not at.exception and not at.error
+    assert at.metric[0].value == shown_difference, "the check still compares the full matrices"
+    notes = " ".join(i.value for i in at.info)
+    assert "Special tokens are hidden" in notes and "less than 1" in notes, notes
+    for step in ("embed", "qkv", "scores", "scaled", "masked", "softmax", "context", "concat", "output"):
+        at.selectbox(key="step").set_value(step).run()
+        assert not at.exception, step
+        shown = json.dumps(chart_specs(at), ensure_ascii=False) + " ".join(
+            pa.ipc.open_stream(d.data.data).read_pandas().to_csv() for e in at.get("vega_lite_chart")
+            for d in e.proto.datasets)
+        assert "[CLS]" not in shown and "[SEP]" not in shown, step
+        assert "2·the" in shown, step
+    # the followed token was [CLS] (the default): the page follows the first shown token instead
+    worked = next(m.value for m in at.markdown if "Worked numbers for" in m.value)
+    assert "CLS" not in worked and "the" in worked, worked
+    at.selectbox(key="step").set_value("softmax").run()
+    keys = at.table[0].value["key"].tolist()
+    assert any("CLS" in k for k in keys) and any("SEP" in k for k in keys), keys
+    assert any(r"\Sigma_j a_j = 1.0000" in latex.value for latex in at.latex)
