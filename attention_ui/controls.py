@@ -19,7 +19,7 @@ from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, 
 
 from .frames import token_labels
 from .pickling import TensorsAsArrays
-from .text import EXAMPLE_SENTENCES, STAGE_KEYS, STAGES, plain
+from .text import EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, plain
 from .url_state import (LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored,
                         set_link_value, show_link_notes)
 from .views import PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT
@@ -149,6 +149,13 @@ def real_word_vectors(config: LessonConfig):
     tokens, _ = lesson_tokens(config)
     with st.spinner(f"Looking up the words in {config.embeddings}…"):
         return cached_word_embeddings(config.embeddings, tuple(tokens))
+
+
+def real_vectors_caption(settings: Settings) -> str:
+    """Why a lesson on a real model's word vectors has nearly even weights (their length, over their width)."""
+    x = settings.lesson.x  # (T, d_model)
+    return REAL_VECTORS_CAPTION.format(model=settings.config.embeddings, width=x.shape[1],
+                                       length=float(x.norm(dim=1).mean()))
 
 
 def _fit_custom_grid(config: LessonConfig) -> LessonConfig:

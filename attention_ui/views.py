@@ -40,7 +40,7 @@ FOLLOW_KEY = "token"
 """Session key of the followed query token (0-based); clicking a chart's row sets it."""
 
 __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS",
-           "feature_heatmap", "follow_token", "lesson_view", "lines_spec", "mask_chart", "numbers_table", "on_pick",
+           "feature_heatmap", "follow_token", "lesson_view", "lines_spec", "mask_chart", "numbers_table", "on_pick", "only_tokens",
            "prebuild_charts", "show_chart", "show_lines", "show_slide", "show_stage", "shown_features",
            "softmax_row_spec", "stage_header", "token_heatmap"]
 
@@ -129,19 +129,21 @@ def _stage_of(view: StageView, key: str) -> Stage:
     return stage
 
 
-def show_stage(view: StageView, key: str, heading: str | None = None) -> None:
+def show_stage(view: StageView, key: str, heading: str | None = None, *, worked_view: StageView | None = None) -> None:
     """Draw one stage: words, formula, charts, extras and the followed token's worked numbers.
-    ``heading`` replaces the stage's numbered title (for pages with their own numbering)."""
+    ``heading`` replaces the stage's numbered title (for pages with their own numbering); ``worked_view`` (default
+    ``view``) is the view the worked numbers come from, e.g. every token where the charts leave some out."""
     rec = record(key)
     stage_header(_stage_of(view, key), heading)
     _draw_charts(view, rec)
     if rec.extra is not None:
         rec.extra(view)
-    show_worked(view, rec)
+    show_worked(worked_view or view, rec)
 
 
-def show_slide(view: StageView, key: str) -> None:
-    """Presenter mode: the formula and the main charts sized to the screen, then words and worked numbers."""
+def show_slide(view: StageView, key: str, *, worked_view: StageView | None = None) -> None:
+    """Presenter mode: the formula and the main charts sized to the screen, then words and worked numbers
+    (of ``worked_view``, default ``view``)."""
     rec = record(key)
     stage = _stage_of(view, key)
     st.latex(stage.latex)
@@ -151,7 +153,22 @@ def show_slide(view: StageView, key: str) -> None:
         st.markdown(stage.words)
     if rec.extra is not None:
         rec.extra(view)
-    show_worked(view, rec)
+    show_worked(worked_view or view, rec)
+
+
+def only_tokens(trace: AttentionTrace, keep: list[int]) -> AttentionTrace:
+    """The trace's rows and columns of the tokens ``keep`` (self-attention: queries and keys are the same tokens)
+    only, to draw. Nothing is recomputed: every number is the one computed over the whole sequence, so a row's
+    shown weights may add up to less than 1."""
+    index = torch.tensor(keep, device=trace.q.device)
+
+    def both(t: torch.Tensor) -> torch.Tensor:  # (h, T, S) -> (h, T', S')
+        return t.index_select(-2, index).index_select(-1, index)
+
+    return replace(trace, q=trace.q[:, index], k=trace.k[:, index], v=trace.v[:, index], scores=both(trace.scores),
+                   scaled=both(trace.scaled), masked=both(trace.masked), weights=both(trace.weights),
+                   context=trace.context[:, index], concat=trace.concat[index], output=trace.output[index],
+                   mask=both(trace.mask))
 
 
 def _draw_charts(view: StageView, rec: StageRecord) -> None:
@@ -396,8 +413,10 @@ def _scaled_extra(view: StageView) -> None:
                 "Both charts share one colour scale so the shrink is visible.")
     if view.unscaled is not None:
         st.markdown("**Without ÷√d_k**: the softmax of the raw scores (left) against the softmax of the scaled "
-                    "ones (right). Without the scaling, one key tends to take almost all the weight (the "
-                    "softmax saturates) and its gradient all but vanishes; the larger d_k, the stronger this is.")
+                    "ones (right). Unscaled scores spread out more the larger d_k is (their spread grows like "
+                    "√d_k), so the softmax leans harder on the largest score. At a small d_k such as 4 the "
+                    "difference is mild; at d_k = 64 many rows put almost all their weight on one key (the softmax "
+                    "saturates) and the softmax's gradient all but vanishes. Raise d_k in the sidebar to see it.")
         left, right = st.columns(2)
         with left:
             show_chart(token_heatmap(replace(view, fit=False, pick=False), view.unscaled[view.head],

@@ -4,14 +4,12 @@ from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
-import torch
 
-from attention_core import AttentionTrace
-from attention_ui import frames, views
+from attention_ui import frames
 from attention_ui.controls import sentence_settings, stage_picker
 from attention_ui.models import cached_reproduction, real_model_controls
 from attention_ui.text import EMBED_WORDS_LAYER, STAGES, agreement_in_words, plain
-from attention_ui.views import StageView, show_slide, show_stage
+from attention_ui.views import StageView, only_tokens, show_slide, show_stage
 
 settings = sentence_settings("Inside one real head")
 if settings.presenter:
@@ -49,41 +47,6 @@ with details:
                      hide_index=True)
 
 
-
-def shown_tokens(trace: AttentionTrace, keep: list[int]) -> AttentionTrace:
-    """The trace's rows and columns of the tokens in ``keep`` only, for the charts. Nothing is recomputed: every
-    number is the one computed over the whole sequence (a row's shown weights may add up to less than 1)."""
-    index = torch.tensor(keep, device=trace.q.device)
-
-    def both(t: torch.Tensor) -> torch.Tensor:
-        return t.index_select(-2, index).index_select(-1, index)
-
-    return replace(trace, q=trace.q[:, index], k=trace.k[:, index], v=trace.v[:, index], scores=both(trace.scores),
-                   scaled=both(trace.scaled), masked=both(trace.masked), weights=both(trace.weights),
-                   context=trace.context[:, index], concat=trace.concat[index], output=trace.output[index],
-                   mask=both(trace.mask))
-
-
-def show_hidden_special(shown: StageView, full: StageView, key: str, presenter: bool) -> None:
-    """A stage with the special tokens hidden: words, formula and charts of ``shown`` (the other tokens), the worked
-    numbers of ``full`` (every token: the softmax and A·V sum over the hidden ones too)."""
-    rec = views.record(key)
-    stage = replace(rec.stage, words=EMBED_WORDS_LAYER) if key == "embed" else rec.stage
-    if presenter:
-        st.latex(stage.latex)
-        with st.container(key="slide"):
-            views._draw_charts(replace(shown, fit=True), rec)
-        with st.container(key="slide_words"):
-            st.markdown(stage.words)
-    else:
-        views.stage_header(stage)
-        views._draw_charts(shown, rec)
-    if rec.extra is not None:
-        rec.extra(shown)
-    views.show_worked(full, rec)
-    st.caption("The worked numbers list every token, special ones included: the model's sums run over them all.")
-
-
 with slide:
     step = stage_picker(settings.presenter)
     run = pick.run
@@ -101,6 +64,7 @@ with slide:
         if follow != pick.follow:
             st.caption(f"The followed token, {plain(labels[pick.follow])}, is a special token and hidden now: "
                        f"this page follows {plain(labels[follow])}.")
-        shown = replace(view, trace=shown_tokens(rep.trace, keep), labels=frames.AxisLabels(labels[i] for i in keep),
+        shown = replace(view, trace=only_tokens(rep.trace, keep), labels=frames.AxisLabels(labels[i] for i in keep),
                         follow=keep.index(follow), x=rep.x[keep])
-        show_hidden_special(shown, view, STAGES[step].key, settings.presenter)
+        (show_slide if settings.presenter else show_stage)(shown, STAGES[step].key, worked_view=view)
+        st.caption("The worked numbers list every token, special ones included: the model's sums run over them all.")

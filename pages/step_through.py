@@ -5,7 +5,7 @@ import streamlit as st
 from attention_core import unscaled_weights
 
 from attention_ui import export, questions
-from attention_ui.controls import Settings, lesson_settings, stage_picker, token_caption
+from attention_ui.controls import Settings, lesson_settings, real_vectors_caption, stage_picker, token_caption
 from attention_ui.text import STAGES, TOY_CAPTION
 from attention_ui.views import UNSCALED_KEY, lesson_view, show_slide, show_stage
 
@@ -15,6 +15,8 @@ if not settings.presenter:
                "follow another). Change it, the sentence or any size in the sidebar: every stage updates.")
     if settings.config.seeded_embeddings and settings.config.init == "random":
         st.caption(TOY_CAPTION)
+    elif not settings.config.seeded_embeddings:
+        st.caption(real_vectors_caption(settings))
 
 
 @st.fragment
