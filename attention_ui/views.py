@@ -295,11 +295,12 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
 
 
 def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,
-                  share: float = 1.0, blocked: bool = False, value_title: str | None = None):
+                  share: float = 1.0, blocked: bool | None = None, value_title: str | None = None):
     """A queries × keys heatmap: weights on a 0..1 sequential scale (or per row), scores diverging around 0.
-    ``blocked`` draws the mask's blocked cells grey with "×"."""
+    ``blocked`` draws the mask's blocked cells grey with "×" (by default for weights, on every page alike: a
+    blocked key's weight 0 would otherwise look like a small weight)."""
     matrix = (values, view.labels, view.keys)
-    cut = view.blocked if blocked else None
+    cut = view.blocked if (weights if blocked is None else blocked) else None
     cell = SLIDE_CELL if view.fit else view.fit_cell(len(view.keys) + 3, share)
     many = len(view.keys) > 14 or cell < 30
     common = {"title": title, "cell_size": cell, "font_size": view.font_size, "show_values": not many,

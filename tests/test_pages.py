@@ -317,6 +317,21 @@ def test_masked_stage_counts_the_blocked_pairs():
     assert above["masked"].all() and (above["label"] == "−∞").all()
 
 
+@pytest.mark.parametrize("page, query, title", [
+    ("pages/masking.py", {}, "weights with causal mask"),
+    ("pages/why_scaling.py", {"mask": "causal"}, "softmax(QKᵀ / √d_k)"),
+    ("pages/cross_attention.py", {}, "cross-attention:"),
+], ids=["masking", "why-scaling", "cross-attention-padded"])
+def test_blocked_weights_look_blocked_on_every_page(page, query, title):
+    """A blocked key's weight (0) is drawn grey with × on every page, as on Step through, not as a small weight."""
+    at = open_page(page, query)
+    if page == "pages/cross_attention.py":
+        set_widget(at, "toggle", "cross_pad", True)  # [PAD] keys of the source are blocked
+    data = chart(at, title).data
+    assert "masked" in data.columns and data["masked"].any(), list(data.columns)
+    assert (data[data["masked"]]["label"] == "×").all()
+
+
 @pytest.mark.parametrize("link, expected", [
     ({"mask": "padding", "pad_to": "5"}, "the sentence already has 7 tokens, so no [PAD] token was added"),
     ({"mask": "causal", "sentence": "Hello"}, "a single token may attend to itself"),
