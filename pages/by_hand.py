@@ -119,8 +119,9 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
             if check.problems:
                 st.warning("\n".join(f"- {plain(p.message)}" for p in check.problems[:8])
                            + ("\n- …" if len(check.problems) > 8 else ""))
+            wide = {col: st.column_config.TextColumn(width="medium") for col in answer_cols} if show_answer else None
             st.dataframe(hand.marks_table(check, answer, tokens, answer_cols, show_answer=show_answer),
-                         width="content")
+                         width="content", column_config=wide)  # "✗ 4 → 3.000" needs more than a number's width
         if show_answer:
             if stage == "weights":
                 chart = cached_matrix_chart(charts.heatmap, truth, tokens, answer_cols, title=title, scheme="viridis",
