@@ -107,6 +107,7 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
         left, right = st.columns([1, 3], vertical_alignment="center")
         if left.button("Check", key=f"hand-check-{stage}", type="primary", icon=":material/check:"):
             checked.add(stage)
+            st.session_state.setdefault(hand.EVER_CHECKED_KEY, set()).add(stage)
         show_answer = right.toggle("Show the right values", key=f"hand-show-{stage}")
         if stage in checked:
             check = check_answer(answer, truth, "Your answer", tokens, answer_cols)

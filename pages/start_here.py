@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attention_ui.controls import page_start
-from attention_ui.hand import CHECKED_KEY, SOLVED_KEY
+from attention_ui.hand import EVER_CHECKED_KEY, SOLVED_KEY
 from attention_ui.questions import answered_stages, session_score
 from attention_ui.text import STAGES
 
@@ -49,7 +49,7 @@ st.markdown("A path through the app for learning on your own. Go in order, at yo
 
 stages_seen = st.session_state.get("stages_seen", set())
 answered = answered_stages()
-checked = st.session_state.get(CHECKED_KEY, set())
+checked = st.session_state.get(EVER_CHECKED_KEY, set())
 solved = st.session_state.get(SOLVED_KEY, set())
 progress = {
     "pages/step_through.py": f"{len(stages_seen & {s.key for s in STAGES})} of {len(STAGES)} stages looked at, "

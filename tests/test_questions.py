@@ -144,3 +144,14 @@ def test_start_here_lists_the_path_and_ticks_what_was_done():
     captions = " ".join(c.value for c in at.caption)
     assert "2 of 9 stages looked at, questions answered on 1 of them" in captions
     assert "1 right of 1 answered" in captions
+
+
+def test_start_here_keeps_the_by_hand_progress_after_a_reset():
+    """A stage checked on Work it by hand stays counted after "Reset to the example" (which clears the marks)."""
+    at = switch_to(open_page("pages/start_here.py"), "pages/by_hand.py")
+    at.button(key="hand-check-scores").click().run()
+    at.button(key="hand-reset").click().run()
+    assert not at.session_state["hand_checked"], "the reset clears the marks of the old grids"
+    at = switch_to(at, "pages/start_here.py")
+    captions = " ".join(c.value for c in at.caption)
+    assert "1 of 4 stages checked" in captions, captions
