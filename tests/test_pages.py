@@ -548,8 +548,10 @@ def test_presenter_mode_makes_the_stage_a_slide_sized_to_the_window():
     assert "calc(100vh" in styles, "the slide's charts take their height from the window"
     assert not at.title, "a slide has no page title: the stage title is the heading"
     assert at.button(key="next") and at.button(key="back")
+    assert not at.button(key="next").help, "a tooltip left open by a click would cover the presenter switch"
     set_widget(at, "toggle", "presenter", False)
     assert [(c.spec["width"], c.spec["height"]) for c in charts(at)] == small
+    assert "Page Down" in at.button(key="next").help
 
 
 def test_real_word_vectors_fix_d_model_or_explain_why_not():
