@@ -98,6 +98,16 @@ def test_real_model_page_shows_pieces_grid_and_chosen_head():
 
 
 @needs_model
+def test_the_close_up_outlines_the_followed_token():
+    at = open_page("real_model", sentence="The cat sat.", piece=2)  # 3·cat: [CLS] is row 0
+    close_up = json.dumps(next(s for s in chart_specs(at) if "layer 1, head 1" in json.dumps(s.get("title"))))
+    assert "datum.row_index == 2" in close_up
+    at.toggle(key="hide_special").set_value(True).run()  # [CLS] hidden: cat is row 1 of what is shown
+    close_up = json.dumps(next(s for s in chart_specs(at) if "layer 1, head 1" in json.dumps(s.get("title"))))
+    assert "datum.row_index == 1" in close_up
+
+
+@needs_model
 def test_hiding_special_tokens_removes_them_from_the_charts():
     at = open_page("real_model", sentence="The cat sat.")
     assert "[CLS]" in json.dumps(chart_specs(at))
