@@ -1,5 +1,7 @@
 """Order and position: attention alone ignores word order; sinusoidal encodings and RoPE add it."""
 
+from dataclasses import replace
+
 import streamlit as st
 
 from attention_core import (AttentionInputError, MAX_POSITION, equivariance_check, rope_shift_check, shuffled_order,
@@ -59,7 +61,8 @@ else:
                                    share=half)
         show_chart(chart)
     with right:
-        chart, _ = feature_heatmap(view, plain_check.shuffled_output, shuffled_labels,
+        moved = replace(view, follow=list(order).index(settings.follow))  # the followed token, where it moved to
+        chart, _ = feature_heatmap(moved, plain_check.shuffled_output, shuffled_labels,
                                    "output for the shuffled sentence", prefix="o", share=half)
         show_chart(chart)
     show_gap(plain_check, "largest difference, no positions")

@@ -236,6 +236,17 @@ def test_equivariance_holds_without_positions_and_fails_with_them(pages):
             assert group.sort_values("col_index")["value"].tolist() == pytest.approx(rows[token], abs=1e-5)
 
 
+def test_the_shuffled_output_outlines_the_followed_token_where_it_moved():
+    at = open_page("pages/positions.py", {"token": "2"})  # 2·cat
+    for shuffle in (1, 7):
+        set_widget(at, "slider", "pos_shuffle", shuffle)
+        element = next(e for e in at.get("vega_lite_chart")
+                       if "output for the shuffled sentence" in spec_titles(json.loads(e.proto.spec)))
+        row = int(re.search(r"datum.row_index == (\d+)", element.proto.spec).group(1))
+        data = chart_data(at, "output for the shuffled sentence")
+        assert set(data[data["row_index"] == row]["token"].str.split("·").str[1]) == {"cat"}, (shuffle, row)
+
+
 def test_sinusoidal_heatmap_shows_the_formula(pages):
     at = pages("pages/positions.py")
     data = chart_data(at, "PE for positions")
