@@ -6,7 +6,9 @@ the function then), so a rerun costs nothing.
 
 Formats
 - CSV, one row per number: ``stage, head, row, row_index, column, column_index, value`` (head is
-  1-based, empty for concat and output; masked scores are ``-inf``).
+  1-based, empty for concat, output and the inputs; masked scores are ``-inf``). Given the lesson's inputs,
+  the first "stages" are ``x`` (T × d_model) and the weights ``w_q``, ``w_k``, ``w_v`` (d_model × h·d_k, a
+  column "h2·q3" is feature 3 of head 2) and ``w_o`` (h·d_v × d_model), so Q = X W_Q can be redone by hand.
 - JSON: ``{"tokens", "settings", "stages": {name: {"axes", "shape", "rows", "columns", "values"}}}``
   with nested lists in the tensor's shape; a masked score (−∞) is ``null``.
 SVG and PNG come from vl-convert (``vl-convert-python``); without it they are unavailable and the
@@ -25,7 +27,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from attention_core import AttentionTrace, row_arithmetic
+from attention_core import AttentionTrace, Projections, row_arithmetic
 
 from . import charts, frames
 from .text import STAGES
@@ -76,17 +78,44 @@ def _stage_axes(trace: AttentionTrace, stage: str, axes: TraceAxes) -> tuple[lis
     return ["token", "feature"], axes.queries, list(frames.feature_labels(trace.output.shape[1], "o"))
 
 
-def trace_stages(trace: AttentionTrace) -> dict[str, np.ndarray]:
-    """Every stage as float64 numpy: per-head stages (h, rows, cols), concat and output (T, width)."""
-    return {name: frames.to_numpy(getattr(trace, name)) for name in PER_HEAD + ("concat", "output")}
+INPUTS = ("x", "w_q", "w_k", "w_v", "w_o")
+"""What a trace is computed from, exported before its stages when given: X and the weight matrices."""
 
 
-def trace_frame(trace: AttentionTrace, labels: list[str], key_labels: list[str] | None = None) -> pd.DataFrame:
-    """The whole trace in long form, one row per number, labelled by stage, head, token and feature."""
+def trace_stages(trace: AttentionTrace, x=None, projections: Projections | None = None) -> dict[str, np.ndarray]:
+    """Every stage as float64 numpy: per-head stages (h, rows, cols), concat and output (T, width); first, when
+    given, the inputs x (T, d_model) and the weights w_q, w_k, w_v (d_model, width) and w_o (h·d_v, d_out)."""
+    inputs = {"x": x} if x is not None else {}
+    if projections is not None:
+        inputs |= {name: getattr(projections, name) for name in INPUTS[1:] if getattr(projections, name) is not None}
+    stages = {name: frames.to_numpy(values) for name, values in inputs.items()}
+    return stages | {name: frames.to_numpy(getattr(trace, name)) for name in PER_HEAD + ("concat", "output")}
+
+
+def _axes(trace: AttentionTrace, stage: str, values: np.ndarray, axes: TraceAxes) -> tuple[list, list, list]:
+    """(axis names, row labels, column labels) of a stage or an input."""
+    if stage not in INPUTS:
+        return _stage_axes(trace, stage, axes)
+    rows, cols = values.shape
+    if stage == "x":
+        return ["token", "feature"], axes.queries, list(frames.feature_labels(cols, "x"))
+    if stage == "w_o":
+        return ["feature of concat", "feature"], list(frames.concat_labels(trace.num_heads, trace.d_v)), list(
+            frames.feature_labels(cols, "o"))
+    prefix = stage[-1]
+    width = trace.d_v if prefix == "v" else trace.d_k
+    return ["feature of x", "column"], list(frames.feature_labels(rows, "x")), [
+        f"h{i // width + 1}·{prefix}{i % width + 1}" for i in range(cols)]
+
+
+def trace_frame(trace: AttentionTrace, labels: list[str], key_labels: list[str] | None = None, *, x=None,
+                projections: Projections | None = None) -> pd.DataFrame:
+    """The whole trace in long form, one row per number, labelled by stage, head, token and feature (the inputs
+    first, when given)."""
     axes = TraceAxes(list(labels), list(labels if key_labels is None else key_labels))
     parts = []
-    for stage, values in trace_stages(trace).items():
-        _, rows, cols = _stage_axes(trace, stage, axes)
+    for stage, values in trace_stages(trace, x, projections).items():
+        _, rows, cols = _axes(trace, stage, values, axes)
         matrices = values if values.ndim == 3 else values[None]
         for h, matrix in enumerate(matrices):
             r, c = np.meshgrid(np.arange(matrix.shape[0]), np.arange(matrix.shape[1]), indexing="ij")
@@ -104,18 +133,21 @@ def trace_frame(trace: AttentionTrace, labels: list[str], key_labels: list[str] 
     return frame
 
 
-def trace_csv(trace: AttentionTrace, labels: list[str], key_labels: list[str] | None = None) -> str:
+def trace_csv(trace: AttentionTrace, labels: list[str], key_labels: list[str] | None = None, *, x=None,
+              projections: Projections | None = None) -> str:
     """The trace as CSV text (see the module docstring for the columns)."""
-    return trace_frame(trace, labels, key_labels).to_csv(index=False, float_format="%.9g")
+    return trace_frame(trace, labels, key_labels, x=x, projections=projections).to_csv(index=False,
+                                                                                       float_format="%.9g")
 
 
 def trace_json(trace: AttentionTrace, labels: list[str], key_labels: list[str] | None = None,
-               settings: dict | None = None) -> str:
-    """The trace as JSON text: every stage in its tensor shape, with its axes' labels; −∞ is null."""
+               settings: dict | None = None, *, x=None, projections: Projections | None = None) -> str:
+    """The trace as JSON text: every stage (the inputs first, when given) in its tensor shape, with its axes'
+    labels; −∞ is null."""
     axes = TraceAxes(list(labels), list(labels if key_labels is None else key_labels))
     stages = {}
-    for stage, values in trace_stages(trace).items():
-        names, rows, cols = _stage_axes(trace, stage, axes)
+    for stage, values in trace_stages(trace, x, projections).items():
+        names, rows, cols = _axes(trace, stage, values, axes)
         cells = values.astype(object)
         cells[~np.isfinite(values)] = None  # −∞ of a masked score: JSON has no infinity
         stages[stage] = {"axes": names, "shape": list(values.shape), "rows": rows, "columns": cols,
@@ -371,12 +403,15 @@ def show_downloads(settings, stage_key: str | None = None) -> None:
                      help="The trace as CSV or JSON, this stage's charts as SVG or PNG, and a handout."):
         return
     with st.container(border=True):
-        st.caption("The numbers of every stage (labelled by token and head), the current stage's charts for "
-                   "slides, and a handout of the whole lesson that opens offline.")
+        st.caption("X, the weights and the numbers of every stage (labelled by token and head), the current "
+                   "stage's charts for slides, and a handout of the whole lesson that opens offline.")
         cols = st.columns(3)
-        cols[0].download_button("Trace (CSV)", lambda: trace_csv(trace, labels), file_name="attention-trace.csv",
-                                mime="text/csv", on_click="ignore", key="dl-csv", icon=":material/table:")
-        cols[1].download_button("Trace (JSON)", lambda: trace_json(trace, labels, settings=_settings_summary(settings)),
+        inputs = {"x": lesson.x, "projections": lesson.projections}
+        cols[0].download_button("Trace (CSV)", lambda: trace_csv(trace, labels, **inputs),
+                                file_name="attention-trace.csv", mime="text/csv", on_click="ignore", key="dl-csv",
+                                icon=":material/table:")
+        cols[1].download_button("Trace (JSON)", lambda: trace_json(trace, labels, settings=_settings_summary(settings),
+                                                                   **inputs),
                                 file_name="attention-trace.json", mime="application/json", on_click="ignore",
                                 key="dl-json", icon=":material/data_object:")
         cols[2].download_button("Handout (HTML)", lambda: handout_html(

@@ -56,6 +56,23 @@ def test_csv_rows_are_labelled_by_stage_head_and_token():
     assert frame[frame.stage == "output"]["head"].isna().all()
 
 
+def test_downloads_carry_x_and_the_weights_so_q_can_be_redone_by_hand():
+    """Q = X W_Q (head 2's columns) from the numbers of one file, CSV or JSON, equals the file's own q of head 2."""
+    inputs = {"x": LESSON.x, "projections": LESSON.projections}
+    for stages in (export.stages_from_csv(export.trace_csv(LESSON.trace, LABELS, **inputs)),
+                   export.stages_from_json(export.trace_json(LESSON.trace, LABELS, **inputs))):
+        assert list(stages)[:4] == ["x", "w_q", "w_k", "w_v"]
+        d_k = LESSON.trace.d_k
+        redone = stages["x"] @ stages["w_q"][:, d_k:2 * d_k]
+        np.testing.assert_allclose(redone, stages["q"][1], atol=1e-5)
+    frame = pd.read_csv(pd.io.common.StringIO(export.trace_csv(LESSON.trace, LABELS, **inputs)))
+    w_q = frame[frame.stage == "w_q"]
+    assert list(w_q[w_q.row_index == 0].column) == [f"h{h}·q{c}" for h in (1, 2) for c in (1, 2, 3)]
+    assert set(w_q.row) == {f"x{d}" for d in range(1, LESSON.x.shape[1] + 1)} and w_q["head"].isna().all()
+    x = frame[frame.stage == "x"]
+    assert x[(x.row_index == 2) & (x.column_index == 0)].row.item() == LABELS[2]
+
+
 def test_json_names_the_axes_and_tokens():
     document = json.loads(export.trace_json(LESSON.trace, LABELS))
     assert document["tokens"] == list(LABELS) and document["num_heads"] == 2
