@@ -122,9 +122,9 @@ def test_the_same_inputs_give_the_cached_spec_and_other_selected_heads_make_no_f
     assert '"datum.head_index == 6"' in comparable(other)[0] and other["datasets"] == first["datasets"]
 
 
-def test_a_template_whose_slots_the_spec_does_not_hold_is_never_kept():
-    """A slot that is not in the spec (or is there in another form) could not be filled in: the shape is built
-    every time, never filled from a spec with the first chart's values."""
+def three_token_grids(shape: str, slots: tuple, fill_scale: float = 1.0):
+    """A templated 3-token head grid of ``shape`` with these extra ``slots``, whose fill's values are scaled by
+    ``fill_scale``; returns (make a chart of these values, the values each build was called with)."""
     labels = frames.token_labels(WORDS[:3])
     built = []
 
@@ -132,9 +132,16 @@ def test_a_template_whose_slots_the_spec_does_not_hold_is_never_kept():
         def build():
             built.append(values)
             return BUILD(frames.heads_frame(values, labels, labels), title="t")
-        return render.templated_chart(("test", values), ("test shape",), (list(labels), "not in the spec"), build,
-                                      lambda columns: frames.heads_frame(values, labels, labels)[columns])
+        return render.templated_chart(("test", values), (shape,), (list(labels), *slots), build,
+                                      lambda columns: frames.heads_frame(values * fill_scale, labels, labels)[columns])
 
+    return chart, built
+
+
+def test_a_template_whose_slots_the_spec_does_not_hold_is_never_kept():
+    """A slot that is not in the spec (or is there in another form) could not be filled in: the shape is built
+    every time, never filled from a spec with the first chart's values."""
+    chart, built = three_token_grids("test shape", ("not in the spec",))
     first, second = chart(weights(3, seed=1)), chart(weights(3, seed=2))
     assert len(built) == 2 and first["datasets"] != second["datasets"]
 
@@ -142,16 +149,8 @@ def test_a_template_whose_slots_the_spec_does_not_hold_is_never_kept():
 def test_a_template_that_does_not_give_its_own_chart_back_is_never_kept():
     """Filling a template in for the chart it was made from must give that chart's spec exactly (here the data
     it would be filled with is wrong): else the shape is built every time."""
+    chart, built = three_token_grids("test shape 2", (), fill_scale=0.0)
     labels = frames.token_labels(WORDS[:3])
-    built = []
-
-    def chart(values):
-        def build():
-            built.append(values)
-            return BUILD(frames.heads_frame(values, labels, labels), title="t")
-        return render.templated_chart(("test", values), ("test shape 2",), (list(labels),), build,
-                                      lambda columns: frames.heads_frame(values * 0, labels, labels)[columns])
-
     values = [weights(3, seed=seed) for seed in (1, 2)]
     specs = [chart(v) for v in values]
     assert len(built) == 2 and render._templates[render._fingerprint(("test shape 2",))] is None
