@@ -74,7 +74,7 @@ def _stage_axes(trace: AttentionTrace, stage: str, axes: TraceAxes) -> tuple[lis
     if stage in PER_HEAD:
         return ["head", "query", "key"], axes.queries, axes.keys
     if stage == "concat":
-        return ["token", "feature"], axes.queries, list(frames.concat_labels(trace.num_heads, trace.d_v))
+        return ["token", "feature"], axes.queries, list(frames.head_column_labels(trace.num_heads, trace.d_v))
     return ["token", "feature"], axes.queries, list(frames.feature_labels(trace.output.shape[1], "o"))
 
 
@@ -100,12 +100,12 @@ def _axes(trace: AttentionTrace, stage: str, values: np.ndarray, axes: TraceAxes
     if stage == "x":
         return ["token", "feature"], axes.queries, list(frames.feature_labels(cols, "x"))
     if stage == "w_o":
-        return ["feature of concat", "feature"], list(frames.concat_labels(trace.num_heads, trace.d_v)), list(
+        return ["feature of concat", "feature"], list(frames.head_column_labels(trace.num_heads, trace.d_v)), list(
             frames.feature_labels(cols, "o"))
     prefix = stage[-1]
     width = trace.d_v if prefix == "v" else trace.d_k
-    return ["feature of x", "column"], list(frames.feature_labels(rows, "x")), [
-        f"h{i // width + 1}·{prefix}{i % width + 1}" for i in range(cols)]
+    return ["feature of x", "column"], list(frames.feature_labels(rows, "x")), list(
+        frames.head_column_labels(cols // width, width, prefix))
 
 
 def trace_frame(trace: AttentionTrace, labels: list[str], key_labels: list[str] | None = None, *, x=None,

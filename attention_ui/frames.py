@@ -64,9 +64,10 @@ def feature_labels(n: int, prefix: str = "d") -> AxisLabels:
     return AxisLabels(f"{prefix}{i}" for i in range(1, n + 1))
 
 
-def concat_labels(num_heads: int, d_v: int) -> AxisLabels:
-    """The columns of Concat(head_1, …, head_h), counted from 1: feature j of head i is "hi·cj"."""
-    return AxisLabels(f"h{i // d_v + 1}·c{i % d_v + 1}" for i in range(num_heads * d_v))
+def head_column_labels(num_heads: int, width: int, prefix: str = "c") -> AxisLabels:
+    """The columns of a matrix cut into heads of ``width`` columns (Concat(head_1, …, head_h), or W_Q's columns),
+    counted from 1: column j of head i is "hi·<prefix>j", e.g. "h2·c3"."""
+    return AxisLabels(f"h{i // width + 1}·{prefix}{i % width + 1}" for i in range(num_heads * width))
 
 
 def row_scaled(values: np.ndarray) -> np.ndarray:

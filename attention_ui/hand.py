@@ -23,10 +23,10 @@ SIZES_KEY = "hand_sizes"
 CHECKED_KEY = "hand_checked"
 """Session key: the answer stages whose Check was pressed."""
 SOLVED_KEY = "hand_solved"
+"""Session key: the answer stages checked with every cell right."""
 EVER_CHECKED_KEY = "hand_checked_ever"
 """The stages checked at least once in this session (Start here's progress). CHECKED_KEY holds the stages whose
 marks are shown for the grids as they are now, and a reset or a size change clears it; this set is never cleared."""
-"""Session key: the answer stages checked with every cell right."""
 _SHOWN_KEY, _VERSIONS_KEY = "hand_last_shown", "hand_editor_versions"
 
 TOKENS = EXAMPLE.tokens + ("too", "much")

@@ -40,8 +40,8 @@ FOLLOW_KEY = "token"
 """Session key of the followed query token (0-based); clicking a chart's row sets it."""
 
 __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS",
-           "feature_heatmap", "follow_token", "lesson_view", "lines_spec", "mask_chart", "numbers_table", "on_pick", "only_tokens",
-           "prebuild_charts", "show_chart", "show_lines", "show_slide", "show_stage", "shown_features",
+           "feature_heatmap", "follow_token", "lesson_view", "lines_spec", "mask_chart", "numbers_table", "on_pick",
+           "only_tokens", "prebuild_charts", "show_chart", "show_lines", "show_slide", "show_stage", "shown_features",
            "softmax_row_spec", "stage_header", "token_heatmap"]
 
 
@@ -515,7 +515,7 @@ def _context_extra(view: StageView) -> None:
 
 def _concat_charts(view: StageView) -> list:
     chart, _ = feature_heatmap(view, view.trace.concat, view.labels, "Concat(head_1 … head_h)",
-                               col_labels=frames.concat_labels(view.trace.num_heads, view.trace.d_v))
+                               col_labels=frames.head_column_labels(view.trace.num_heads, view.trace.d_v))
     return [chart]
 
 
@@ -530,7 +530,7 @@ def _concat_extra(view: StageView) -> None:
     _, note = shown_features(t.concat)
     if note:
         st.caption(note)
-    numbers_table(t.concat, view.labels, frames.concat_labels(t.num_heads, t.d_v), key="concat")
+    numbers_table(t.concat, view.labels, frames.head_column_labels(t.num_heads, t.d_v), key="concat")
 
 
 def _output_charts(view: StageView) -> list:
@@ -546,7 +546,7 @@ def _output_extra(view: StageView) -> None:
         with lazy_expander("The weight matrix W_O", "weights_o") as box:
             if box.open:
                 w_o = view.projections.w_o
-                concat_rows = frames.concat_labels(t.num_heads, t.d_v)[:w_o.shape[0]]
+                concat_rows = frames.head_column_labels(t.num_heads, t.d_v)[:w_o.shape[0]]
                 chart, _ = feature_heatmap(replace(view, fit=False), w_o, concat_rows,
                                            f"W_O ({w_o.shape[0]} × {w_o.shape[1]}): rows = concat features",
                                            prefix="o", row_name="feature of concat")
