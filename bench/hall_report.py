@@ -6,6 +6,7 @@ Plain Python (no Locust, no gevent), so it can be imported anywhere.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 
 
@@ -21,6 +22,31 @@ class HallRecord:
     model_open: float | None = None
     model_when: str = ""  # the real-model page was opened "before" the hall or "during" it
     rss_samples: list[float] = field(default_factory=list)
+
+
+def pooled(records: list[HallRecord]) -> HallRecord:
+    """One record holding every sample of ``records`` (several halls of the same target)."""
+    return HallRecord(opens=[x for r in records for x in r.opens], clicks=[x for r in records for x in r.clicks],
+                      errors=[x for r in records for x in r.errors],
+                      page_not_found=sum(r.page_not_found for r in records),
+                      sessions_done=sum(r.sessions_done for r in records),
+                      model_open=next((r.model_open for r in records if r.model_open is not None), None),
+                      model_when=next((r.model_when for r in records if r.model_when), ""),
+                      rss_samples=[x for r in records for x in r.rss_samples])
+
+
+RATIO_METRICS = ("open p50 s", "open p95 s", "Next p50 s", "Next p95 s")
+
+
+def round_ratios(rounds: list[dict[str, HallRecord]]) -> str:
+    """Each round's app/lean ratios of the hall's times, and their medians: how much one run's ratio varies."""
+    ratios = {metric: [summary(r["app"])[metric] / summary(r["lean"])[metric] for r in rounds]
+              for metric in RATIO_METRICS}
+    lines = [f"round {i + 1}: " + ", ".join(f"{metric.removesuffix(' s')} {ratios[metric][i]:.2f}×"
+                                             for metric in RATIO_METRICS) for i in range(len(rounds))]
+    lines.append(f"median of {len(rounds)} rounds: " + ", ".join(
+        f"{metric.removesuffix(' s')} {statistics.median(ratios[metric]):.2f}×" for metric in RATIO_METRICS))
+    return "\n".join(lines)
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -77,4 +103,4 @@ def _cell(value: float) -> str:
         return "–"
     if isinstance(value, int) or float(value).is_integer() and abs(value) >= 10:
         return f"{value:.0f}"
-    return f"{value:.2f}"
+    return f"{value:.3f}" if abs(value) < 1 else f"{value:.2f}"  # a hall's times are often tens of ms

@@ -1,13 +1,16 @@
 """A lecture hall on one server: many students open a shared step-through link, then press Next.
 
-    python bench/lecture_hall.py                          # 100 sessions, opens within 10 s, 60 s of clicks
-    python bench/lecture_hall.py --sessions 10 --duration 15 --targets app
+    python bench/lecture_hall.py                          # 3 rounds of app and lean: 100 sessions, 10 s, 60 s
+    python bench/lecture_hall.py --sessions 10 --duration 15 --targets app --rounds 1
 
 For each target (the app's step-through page, then the lean reference page ``bench/lean_page.py``)
 it starts a fresh server on 127.0.0.1, runs the same hall against it with Locust, stops the server,
 and prints one table: p50/p95 open (connect -> first script finished), p50/p95 Next (click -> script
 finished), errors, "page not found" count, server RSS, and the app/lean ratios. The absolute
-numbers depend on the machine; the ratios are what to compare.
+numbers depend on the machine; the ratios are what to compare. One hall's ratio varies from run to run
+(its times are tens of milliseconds, and the load client shares the machine), so by default the halls run in
+three rounds, app and lean alternating (app first in odd rounds, lean first in even ones); the table pools
+every round's samples, and each round's ratios are printed below it with their median.
 
 A student is a Locust user speaking Streamlit's websocket protocol (``bench/streamlit_ws.py``): it
 opens the link at a random moment within ``--open-window`` seconds, then presses Next (Back at the
@@ -38,7 +41,7 @@ from locust.env import Environment
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hall_report import HallRecord, format_table, summary  # noqa: E402
+from hall_report import HallRecord, format_table, pooled, round_ratios, summary  # noqa: E402
 from servers import streamlit_server  # noqa: E402
 from streamlit_ws import SessionError, StreamlitSession  # noqa: E402
 
@@ -199,24 +202,33 @@ def main(argv: list[str] | None = None) -> int:
                         help="when one extra session opens the real-model page, so all-MiniLM-L6-v2 is loaded: "
                         "before the hall (default), as it begins (the model loads while the hall clicks), or never "
                         "(app only)")
+    parser.add_argument("--rounds", type=int, default=3, help="halls per target, the targets alternating")
     parser.add_argument("--show-errors", type=int, default=5, help="print at most this many error messages")
     parser.add_argument("--json", type=Path, help="also write each target's summary and errors to this file")
     args = parser.parse_args(argv)
-    if not 1 <= args.sessions <= 200 or not 0 < args.duration <= 300:
-        parser.error("keep it bounded: 1-200 sessions, at most 300 s")
-    results = {}
-    for name in args.targets.split(","):
-        target = TARGETS[name.strip()]
-        print(f"{target.name}: {args.sessions} sessions, {target.script} ?{target.query_string} …", flush=True)
-        results[target.name] = run_hall(target, sessions=args.sessions, open_window=args.open_window,
-                                        duration=args.duration, mean_gap=args.mean_gap,
-                                        model=args.model if target.name == "app" else "none")
-        for message in results[target.name].errors[: args.show_errors]:
-            print(f"  error: {message}")
+    if not 1 <= args.sessions <= 200 or not 0 < args.duration <= 300 or not 1 <= args.rounds <= 5:
+        parser.error("keep it bounded: 1-200 sessions, at most 300 s, 1-5 rounds")
+    names = [name.strip() for name in args.targets.split(",")]
+    rounds: list[dict[str, HallRecord]] = []
+    for number in range(args.rounds):
+        rounds.append({})
+        for name in names if number % 2 == 0 else names[::-1]:
+            target = TARGETS[name]
+            print(f"round {number + 1}, {target.name}: {args.sessions} sessions, {target.script} "
+                  f"?{target.query_string} …", flush=True)
+            record = run_hall(target, sessions=args.sessions, open_window=args.open_window, duration=args.duration,
+                              mean_gap=args.mean_gap, model=args.model if target.name == "app" else "none")
+            rounds[-1][name] = record
+            for message in record.errors[: args.show_errors]:
+                print(f"  error: {message}")
+    results = {name: pooled([r[name] for r in rounds]) for name in names}
     print()
     print(f"Lecture hall: {args.sessions} sessions open within {args.open_window:g} s, then Next every "
-          f"~{args.mean_gap:g} s each for {args.duration:g} s")
+          f"~{args.mean_gap:g} s each for {args.duration:g} s; {args.rounds} round(s), samples pooled")
     print(format_table(results))
+    if "app" in names and "lean" in names:
+        print()
+        print(round_ratios(rounds))
     if args.json:
         args.json.write_text(json.dumps({name: {**summary(record), "error messages": record.errors}
                                          for name, record in results.items()}, indent=2, default=str))

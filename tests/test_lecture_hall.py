@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = 10
 sys.path.insert(0, str(ROOT / "bench"))
 
-from hall_report import HallRecord, format_table, percentile, summary  # noqa: E402
+from hall_report import HallRecord, format_table, percentile, pooled, round_ratios, summary  # noqa: E402
 from servers import streamlit_server  # noqa: E402
 from streamlit_ws import FRAGMENT_RUN, SessionError, StreamlitSession  # noqa: E402
 
@@ -40,6 +40,24 @@ def test_report_puts_app_over_lean():
     assert rows["open p95 s"].rstrip(" |").endswith("2.00×")  # 4.0 / 2.0
     assert rows["Next p50 s"].rstrip(" |").endswith("2.00×")  # 1.0 / 0.5
     assert rows["RSS end MB"].rstrip(" |").endswith("4.00×")  # 600 / 150
+
+
+def test_rounds_are_pooled_and_their_ratios_shown_with_the_median():
+    def hall(opens, clicks):
+        return HallRecord(opens=opens, clicks=clicks, errors=[], page_not_found=1, sessions_done=2,
+                          rss_samples=[100.0])
+    rounds = [{"app": hall([0.02, 0.04], [0.01, 0.03]), "lean": hall([0.01, 0.02], [0.01, 0.01])},
+              {"app": hall([0.03, 0.03], [0.02, 0.02]), "lean": hall([0.03, 0.03], [0.01, 0.02])},
+              {"app": hall([0.05, 0.06], [0.01, 0.01]), "lean": hall([0.01, 0.02], [0.01, 0.01])}]
+    app = pooled([r["app"] for r in rounds])
+    assert sorted(app.opens) == [0.02, 0.03, 0.03, 0.04, 0.05, 0.06] and app.page_not_found == 3
+    assert app.sessions_done == 6 and len(app.rss_samples) == 3
+    lines = round_ratios(rounds).splitlines()
+    assert lines[0].startswith("round 1: open p50 2.00×, open p95 2.00×, Next p50 1.00×, Next p95 3.00×")
+    assert lines[1].startswith("round 2: open p50 1.00×, open p95 1.00×, Next p50 2.00×, Next p95 1.00×")
+    assert lines[3] == "median of 3 rounds: open p50 2.00×, open p95 2.00×, Next p50 1.00×, Next p95 1.00×"
+    rows = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in format_table({"app": app}).splitlines()}
+    assert rows["open p95 s"] == "0.060" and rows["Next p50 s"] == "0.010"  # to the millisecond
 
 
 def test_client_presses_next_until_the_last_stage_of_the_lean_page():
@@ -77,7 +95,7 @@ def hall(tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("hall") / "hall.json"
     command = [sys.executable, str(ROOT / "bench" / "lecture_hall.py"), "--targets", "app",
                "--sessions", str(SESSIONS), "--open-window", "5", "--duration", "15", "--mean-gap", "4",
-               "--model", "none", "--json", str(out)]
+               "--model", "none", "--rounds", "1", "--json", str(out)]
     finished = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert finished.returncode == 0, finished.stdout[-2000:] + finished.stderr[-4000:]
     return json.loads(out.read_text())["app"]
