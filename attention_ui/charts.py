@@ -14,6 +14,8 @@ always carry the text "−∞" and say "masked" in their tooltip.
 
 from __future__ import annotations
 
+import textwrap
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -98,9 +100,18 @@ def _colour_when(test: str, then: str, otherwise: str) -> alt.ColorValue:
 # and ``.properties()`` also checks every property against the schema.
 
 
-def chart_title(title: str, font_size: int):
-    """A chart's title at ``font_size`` + 2, left-aligned; nothing (Altair's Undefined) for an empty title."""
-    return alt.TitleParams(title, fontSize=font_size + 2, anchor="start") if title else alt.Undefined
+def chart_title(title: str, font_size: int, *, width: int | None = None, subtitle: str = ""):
+    """A chart's title at ``font_size`` + 2, left-aligned; nothing (Altair's Undefined) for an empty title.
+    With ``width`` (px), a title longer than the chart is broken into lines instead of being cut off with "…";
+    ``subtitle`` is a line below it at ``font_size``."""
+    if not title:
+        return alt.Undefined
+    text = title
+    if width is not None:  # about half an em per character of the sans-serif title font
+        lines = textwrap.wrap(title, max(20, int(width / (0.5 * (font_size + 2)))))
+        text = lines if len(lines) > 1 else title
+    extra = {"subtitle": subtitle, "subtitleFontSize": font_size} if subtitle else {}
+    return alt.TitleParams(text, fontSize=font_size + 2, anchor="start", **extra)
 
 
 def _require(df: pd.DataFrame, required: list[str]) -> None:
@@ -386,7 +397,9 @@ def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int
         span = (float(max(finite.max(), 0.0) - min(finite.min(), 0.0)) or 1.0) if finite.size else 1.0
     long_enough = f"{VALID} && abs(datum.value) / {span!r} * {height} >= {label_px + 8:.0f}"
     upright = {"angle": 270, "baseline": "middle", "fontSize": text_size}
-    outside_up = labels.transform_filter(f"!({VALID}) || (datum.value >= 0 && !({long_enough}))").mark_text(
+    # a blocked key's "−∞" is two characters wide and stays level: turned, "∞" reads as "8"
+    blocked = labels.transform_filter(f"!({VALID})").mark_text(baseline="bottom", dy=-3, fontSize=text_size)
+    outside_up = labels.transform_filter(f"{VALID} && datum.value >= 0 && !({long_enough})").mark_text(
         align="left", dx=3, **upright
     )
     outside_down = labels.transform_filter(f"{VALID} && datum.value < 0 && !({long_enough})").mark_text(
@@ -398,8 +411,8 @@ def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int
     inside_down = labels.transform_filter(f"{long_enough} && datum.value < 0").mark_text(
         align="left", dx=3, color=LIGHT_TEXT, **upright
     )
-    return alt.layer(bars, outside_up, outside_down, inside_up, inside_down, data=df, width=alt.Step(cell_size),
-                     height=height, title=title)
+    return alt.layer(bars, blocked, outside_up, outside_down, inside_up, inside_down, data=df,
+                     width=alt.Step(cell_size), height=height, title=title)
 
 
 def row_bars(
@@ -644,5 +657,7 @@ def lines_view(
     if pick:
         selection = alt.selection_point(name=PICK, fields=["row_index"], on="click", clear=False, empty=False)
         left_labels = left_labels.add_params(selection)
+    title = chart_title(title, font_size, width=width,
+                        subtitle="click a word on the left to follow it" if pick else "")
     return alt.layer(line, left_labels, right_labels, data=df, width=width, height=height,
-                     view=alt.ViewBackground(stroke=None), title=chart_title(title, font_size))
+                     view=alt.ViewBackground(stroke=None), title=title)

@@ -65,7 +65,7 @@ st.caption("Same colour = same weight in every head, so the panels can be compar
 view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,
                  x=settings.lesson.x, projections=settings.lesson.projections, colour=settings.colour, pick=True)
 show_lines(view, title=f"head {settings.head + 1} as lines: each query (left) to each key (right), thicker = more "
-           "weight; click a word on the left to follow it")
+           "weight")
 
 st.subheader(f"3 · What {plain(settings.labels[settings.follow])} attends to, head by head")
 bars_cell = max(min(settings.cell_size, 340 // len(labels)), 18)

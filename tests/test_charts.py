@@ -405,10 +405,39 @@ def test_row_bars_by_head_value_labels_do_not_overlap_on_narrow_bars():
     assert texts, "the values are still printed"
     for layer in texts:
         mark = layer["mark"]
+        if layer["transform"][-1]["filter"].startswith("!("):  # blocked keys' "−∞": level (none here)
+            continue
         assert mark.get("angle") in (90, 270), mark  # upright: 11 px of width per label, within 22 px
         assert mark["fontSize"] * 1.2 <= 22
     bar = layer_with_mark(panel, "bar")
     assert tooltip_fields(bar["encoding"]) == ["key", "value"]
+
+
+def test_lines_view_title_is_broken_into_lines_not_cut_off():
+    """A title wider than the chart was cut off with "…" ("…click a word on the left to …"): it is broken into
+    lines that fit the width, and the click hint is a subtitle."""
+    weights = torch.softmax(torch.randn(15, 15, generator=torch.Generator().manual_seed(1)), dim=-1)
+    title = "head 1 as lines: each query (left) to each key (right), thicker = more weight"
+    spec = charts.lines_view(matrix_frame(weights, CHICKEN, CHICKEN), title=title, width=420, font_size=14,
+                             pick=True).to_dict()
+    text = spec["title"]["text"]
+    assert isinstance(text, list) and " ".join(text) == title
+    assert all(len(line) * 0.5 * 16 <= 420 for line in text)
+    assert spec["title"]["subtitle"] == "click a word on the left to follow it"
+    short = charts.lines_view(matrix_frame(weights, CHICKEN, CHICKEN), title="weights as lines", width=420).to_dict()
+    assert short["title"]["text"] == "weights as lines" and "subtitle" not in short["title"]
+
+
+def test_narrow_bars_keep_a_blocked_keys_minus_infinity_level():
+    """Turned upright like the numbers beside it, "−∞" read as "8" with a dash."""
+    scores = torch.tensor([0.3, -1.2, float("-inf"), float("-inf"), 0.8, -0.5, 0.1, float("-inf")])
+    spec = charts.row_bars(row_frame(scores, CHICKEN[:8]), domain=None, cell_size=18, font_size=14,
+                           value_title="score").to_dict()
+    texts = _text_layers(spec)
+    infinite = [layer for layer in texts if layer["transform"][-1]["filter"].startswith("!(")]
+    assert len(infinite) == 1 and infinite[0]["mark"].get("angle", 0) == 0
+    assert all(layer["mark"].get("angle") == 270 for layer in texts if layer not in infinite)
+    assert [row["label"] for row in dataset(spec) if row["masked"]] == ["−∞"] * 3
 
 
 @pytest.mark.parametrize("cell_size", [34, 60])  # 34: the pages' default cell, where "0.721" (28 px) fits
