@@ -79,9 +79,17 @@ STAGE_KEYS = tuple(s.key for s in STAGES)
 EMBED_WORDS_REAL = ("The sentence is split into tokens and each token becomes the real model's word vector (its "
                     "input embedding, averaged over a word's pieces): words with related meanings get similar "
                     "vectors. No position information is added, so the order of the words is still unknown.")
-EMBED_WORDS_LAYER = ("Here X is what enters this layer's attention: the model's hidden state for each token after "
-                     "the layers below (GPT-style models apply a LayerNorm first). Unlike the toy lesson's vectors, "
-                     "these already carry position and context from the earlier layers.")
+def layer_input_words(layer: int) -> str:
+    """What X is at a real model's layer ``layer`` (0-based): the words of the step-through's first stage."""
+    if layer == 0:
+        return ("Here X is what enters the first layer's attention: the model's embedding of each token, its word "
+                "vector plus a learned vector for its position (GPT-style models apply a LayerNorm first). Unlike "
+                "the toy lesson's vectors, these already carry position, but no context yet: no attention layer "
+                "has run.")
+    below = "the layer below" if layer == 1 else f"the {layer} layers below"
+    return (f"Here X is what enters this layer's attention: the model's hidden state for each token after {below} "
+            "(GPT-style models apply a LayerNorm first). Unlike the toy lesson's vectors, these already carry "
+            f"position and context: every token has mixed in the others {layer} time{'s' if layer > 1 else ''}.")
 
 TOY_NOTE = ("**This is a toy layer.** Its W_Q, W_K and W_V are random numbers (from the seed), not trained, so "
             "which word attends to which means nothing yet: a word may put most of its weight on a word that has "

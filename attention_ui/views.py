@@ -277,6 +277,15 @@ def shown_features(values: torch.Tensor) -> tuple[torch.Tensor, str]:
     return values[..., :MAX_FEATURES_SHOWN], f"Showing the first {MAX_FEATURES_SHOWN} of {width} features."
 
 
+def _caption_cut(*widths: tuple[str, int], table: str = "“All the numbers” below has every feature") -> None:
+    """Say which of a stage's feature charts (name, width) show only their first MAX_FEATURES_SHOWN features, and
+    (``table``) where the rest are."""
+    cut = [f"the first {MAX_FEATURES_SHOWN} of {width} features of {name}" for name, width in widths
+           if width > MAX_FEATURES_SHOWN]
+    if cut:
+        st.caption(f"The charts show {' and '.join(cut)}; {table}.")
+
+
 def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], title: str, prefix: str = "d",
                     share: float = 1.0, row_name: str = "token", col_labels=None):
     """A rows × features heatmap (diverging colours around 0), capped at MAX_FEATURES_SHOWN columns and
@@ -366,6 +375,7 @@ def _qkv_extra(view: StageView) -> None:
     t, h = view.trace, view.head
     st.markdown(f"Head {h + 1} uses columns {h * t.d_k + 1}–{(h + 1) * t.d_k} of W_Q and W_K and columns "
                 f"{h * t.d_v + 1}–{(h + 1) * t.d_v} of W_V: d_k = {t.d_k}, d_v = {t.d_v}.")
+    _caption_cut(("Q and K", t.d_k), ("V", t.d_v), table="“All the numbers of Q” below has every feature of Q")
     if view.projections is not None:
         with lazy_expander("The weight matrices W_Q, W_K, W_V (this head's columns)", "weights_qkv") as box:
             if box.open:
@@ -485,8 +495,8 @@ def lines_spec(view: StageView, head: int | None = None, title: str | None = Non
     rows = max(len(view.labels), len(view.keys))
     return cached_matrix_chart(charts.lines_view, view.trace.weights[head], view.labels, view.keys,
                                blocked=~view.trace.mask[head], follow_row=view.follow, font_size=view.font_size,
-                               row_height=max(18, min(view.cell_size, 520 // rows)), title=title or "the same "
-                               "weights as lines (thicker = more weight); click a word on the left to follow it",
+                               row_height=max(18, min(view.cell_size, 520 // rows)),
+                               title=title or "the same weights as lines (thicker = more weight)",
                                pick=view.pick, width=min(view.width_budget, 420))
 
 
@@ -510,6 +520,7 @@ def _context_charts(view: StageView) -> list:
 
 def _context_extra(view: StageView) -> None:
     t = view.trace
+    _caption_cut(("the context", t.d_v))
     numbers_table(t.context[view.head], view.labels, frames.feature_labels(t.d_v, "c"), key="context")
 
 
@@ -540,6 +551,7 @@ def _output_charts(view: StageView) -> list:
 
 def _output_extra(view: StageView) -> None:
     t = view.trace
+    _caption_cut(("the output", t.output.shape[1]))
     if view.projections is not None and view.projections.w_o is None:
         st.info("No output projection W_O is set here, so the output equals the concat.")
     if view.projections is not None and view.projections.w_o is not None:

@@ -8,7 +8,7 @@ import streamlit as st
 from attention_ui import frames
 from attention_ui.controls import sentence_settings, stage_picker
 from attention_ui.models import cached_reproduction, real_model_controls
-from attention_ui.text import EMBED_WORDS_LAYER, STAGES, agreement_in_words, plain
+from attention_ui.text import STAGES, agreement_in_words, layer_input_words, plain
 from attention_ui.views import StageView, only_tokens, show_slide, show_stage
 
 settings = sentence_settings("Inside one real head")
@@ -54,7 +54,7 @@ with slide:
     keep = [i for i in range(run.num_tokens) if not (pick.hide_special and run.is_special[i])]
     follow = pick.follow if pick.follow in keep else keep[0]
     view = StageView(rep.trace, labels, follow, pick.head, settings.cell_size, settings.font_size, x=rep.x,
-                     projections=rep.projections, embed_words=EMBED_WORDS_LAYER, colour=settings.colour)
+                     projections=rep.projections, embed_words=layer_input_words(pick.layer), colour=settings.colour)
     if len(keep) == run.num_tokens:
         (show_slide if settings.presenter else show_stage)(view, STAGES[step].key)
     else:

@@ -225,6 +225,19 @@ def test_inside_real_head_reproduces_the_model_and_steps_through_every_stage():
             assert_ok(at)
 
 
+@pytest.mark.parametrize("layer, says, never", [
+    ("1", "no context yet: no attention layer has run", "after the layer"),
+    ("3", "after the 2 layers below", "no context yet"),
+])
+def test_inside_real_head_says_what_x_carries_at_this_layer(layer, says, never):
+    """Layer 1's X was said to carry "context from the earlier layers": there are none below it."""
+    at = open_page("pages/inside_real_head.py", {"layer": layer})
+    if not at.get("vega_lite_chart"):
+        pytest.skip("the real model is not available here; the page says so")
+    shown = " ".join(texts(at, "markdown"))
+    assert says in shown and never not in shown
+
+
 # ---------------------------------------------------------------------------------------- controls
 
 
@@ -269,6 +282,22 @@ def test_d_k_and_d_v_change_the_width_of_q_k_and_v():
     assert len(k.labels("feature")) == 6
     assert len(v.labels("feature")) == 3
     assert any("d_k = 6, d_v = 3" in m for m in texts(at, "markdown"))
+
+
+@pytest.mark.parametrize("stage, expected", [
+    ("qkv", "the first 32 of 64 features of Q and K and the first 32 of 40 features of V"),
+    ("context", "the first 32 of 40 features of the context"),
+    ("output", "the first 32 of 64 features of the output"),
+])
+def test_every_stage_says_when_its_charts_leave_features_out(stage, expected):
+    """Q/K/V, the context and the output stopped at 32 features while the words said d_k = 64, with no note."""
+    at = open_page("pages/step_through.py", {"d_model": "64", "d_k": "64", "d_v": "40", "step": stage})
+    assert any(expected in c for c in texts(at, "caption")), texts(at, "caption")
+
+
+def test_no_note_on_left_out_features_when_every_feature_is_drawn():
+    at = open_page("pages/step_through.py", {"step": "qkv"})
+    assert not any("features of" in c for c in texts(at, "caption")), texts(at, "caption")
 
 
 def test_heads_change_the_number_of_head_panels_and_head_choices():
