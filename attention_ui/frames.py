@@ -21,7 +21,8 @@ import re
 import numpy as np
 import pandas as pd
 
-MINUS_INF = "−∞"
+MINUS = "−"  # U+2212: a true minus sign, as wide as a plus
+MINUS_INF = f"{MINUS}∞"
 BLOCKED_MARK = "×"
 PLUS_INF = "+∞"
 NOT_A_NUMBER = "NaN"
@@ -104,13 +105,14 @@ def to_numpy(values) -> np.ndarray:
 
 
 def format_value(value: float) -> str:
-    """The text shown for one number: 3 decimals, "−∞", "+∞" or "NaN"."""
+    """The text shown for one number: 3 decimals with a true minus sign (as the worked tables write it), "−∞",
+    "+∞" or "NaN"."""
     if np.isnan(value):
         return NOT_A_NUMBER
     if np.isinf(value):
         return MINUS_INF if value < 0 else PLUS_INF
     text = f"{value:.3f}"
-    return "0.000" if text == "-0.000" else text
+    return "0.000" if text == "-0.000" else text.replace("-", MINUS)
 
 
 def format_values(numbers: np.ndarray) -> np.ndarray:
@@ -118,6 +120,7 @@ def format_values(numbers: np.ndarray) -> np.ndarray:
     finite = np.where(np.isfinite(numbers), numbers, 0.0).tolist()
     labels = np.array(list(map("{:.3f}".format, finite)), dtype=object)  # twice as fast as Series.map
     labels[labels == "-0.000"] = "0.000"
+    labels = np.char.replace(labels.astype(str), "-", MINUS).astype(object)
     labels[np.isnan(numbers)] = NOT_A_NUMBER
     labels[np.isposinf(numbers)] = PLUS_INF
     labels[np.isneginf(numbers)] = MINUS_INF

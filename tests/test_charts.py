@@ -114,7 +114,7 @@ def test_format_value_edge_cases():
     assert frames.format_value(float("nan")) == "NaN"
     assert frames.format_value(-0.0001) == "0.000"
     assert frames.format_value(0.12345) == "0.123"
-    assert frames.format_value(-2.5) == "-2.500"
+    assert frames.format_value(-2.5) == "−2.500"  # a true minus, as the worked tables write it
 
 
 def test_frames_accept_tensors_with_grad_and_half_precision():
