@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+import numpy as np
 import streamlit as st
 
 from attention_core import AttentionInputError, MAX_REAL_MODEL_TOKENS, check_cache, divisors, time_generation_step
@@ -9,7 +10,7 @@ from attention_core.generation import MAX_NEW_TOKENS
 from attention_core.real_models import MODEL_ALLOWLIST
 from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
-from attention_ui.modern import step_weights_frame, timing_chart, timing_frame
+from attention_ui.modern import timing_chart, timing_frame
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import plain
 from attention_ui.url_state import keep_in_link, note_ignored, show_link_notes
@@ -60,6 +61,11 @@ if not isinstance(st.session_state.get(STEP_KEY), int) or not 1 <= st.session_st
     st.session_state[STEP_KEY] = 1
 
 
+def counted(n: int, noun: str) -> str:
+    """"1 row", "2 rows": a count with its noun in the singular or plural."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def move(delta: int) -> None:
     st.session_state[STEP_KEY] = min(max(st.session_state[STEP_KEY] + delta, 1), T)
 
@@ -76,7 +82,7 @@ step = check.steps[t - 1]
 head = settings.head
 st.progress(t / T, text=f"Step {t} of {T}: the newest token is {plain(labels[t - 1])}")
 
-st.subheader(f"1 · The cache after step {t}: {t} row(s) of K and V")
+st.subheader(f"1 · The cache after step {t}: {counted(t, 'row')} of K and V")
 view = StageView(step, labels[t - 1:t], 0, head, settings.cell_size, settings.font_size, key_labels=labels[:t])
 features = min(max(step.d_k, step.d_v), MAX_FEATURES_SHOWN)
 if not settings.presenter and view.fit_cell(features + 3, 1 / 3) < MIN_SIDE_BY_SIDE_CELL:
@@ -84,8 +90,8 @@ if not settings.presenter and view.fit_cell(features + 3, 1 / 3) < MIN_SIDE_BY_S
 cols = [st.container() for _ in range(3)] if view.stacked else st.columns(3)
 for col, (values, rows, title, prefix) in zip(cols, (
         (step.q[head], labels[t - 1:t], "new query q_t", "q"),
-        (step.k[head], labels[:t], f"K cache ({t} rows)", "k"),
-        (step.v[head], labels[:t], f"V cache ({t} rows)", "v"))):
+        (step.k[head], labels[:t], f"K cache ({counted(t, 'row')})", "k"),
+        (step.v[head], labels[:t], f"V cache ({counted(t, 'row')})", "v"))):
     with col:
         chart, note = feature_heatmap(view, values, rows, title + (f", head {head + 1}" if h > 1 else ""),
                                       prefix=prefix, share=1 / 3)
@@ -95,20 +101,30 @@ st.caption(f"The bottom row of K and V is new: {plain(labels[t - 1])} was projec
 
 st.subheader("2 · The new query attends to everything cached")
 row = frames.row_frame(step.weights[head, 0], frames.AxisLabels(labels[:t]))
-st.markdown(f"**Weights of the new query {plain(labels[t - 1])} over the {t} cached key(s)** (they add up to 1):")
+st.markdown(f"**Weights of the new query {plain(labels[t - 1])} over the {counted(t, 'cached key')}** "
+            "(they add up to 1):")
 show_chart(cached_spec(charts.row_bars, row, cell_size=max(30, min(settings.cell_size + 10, 700 // max(t, 1))),
                        font_size=settings.font_size))
-so_far = step_weights_frame([s.weights[head, 0] for s in check.steps[:t]], labels)
+# Step r's row covers the keys cached by then; the later keys did not exist yet: grey with ×, like the cells
+# the causal mask blocks in the full attention on the right.
+so_far, not_cached = np.zeros((t, T)), np.ones((t, T), dtype=bool)
+for r, cached_step in enumerate(check.steps[:t]):
+    cached_row = frames.to_numpy(cached_step.weights[head, 0])
+    so_far[r, :len(cached_row)], not_cached[r, :len(cached_row)] = cached_row, False
 cell = max(8, min(settings.cell_size - 6, (640 if settings.presenter else 330) // T))  # two charts side by side
 weights_options = {"domain": (0, 1), "value_title": "weight", "cell_size": cell, "font_size": settings.font_size,
                    "show_values": T <= 8 and cell >= 30}
 left, right = st.columns(2)
 with left:
-    show_chart(cached_spec(charts.heatmap, so_far, title=f"rows made by the cache (steps 1–{t})", **weights_options))
+    show_chart(cached_matrix_chart(charts.heatmap, so_far, labels[:t], labels, blocked=not_cached,
+                                   title="rows made by the cache (" + ("step 1)" if t == 1 else f"steps 1–{t})"),
+                                   **weights_options))
 with right:
     show_chart(cached_matrix_chart(charts.heatmap, check.full.weights[head], labels, labels,
+                                   blocked=~check.full.mask[head],
                                    title="full causal attention, all rows at once", **weights_options))
-st.caption("Grey cells: keys that did not exist yet at that step. Every row matches the same row on the right.")
+st.caption("Grey cells with ×: keys that did not exist yet at that step (left), blocked by the causal mask "
+           "(right). Every row matches the same row on the right.")
 left, right = st.columns([1, 2])
 left.metric("Largest |cached − full causal|", f"{check.max_abs_diff:.1e}",
             help="Over every output number of every step: the stacked step outputs against full causal attention.")
