@@ -7,8 +7,9 @@ Chart builders here are plain functions returning Altair charts from DataFrames 
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import altair as alt
 import pandas as pd
@@ -198,24 +199,56 @@ def show_row_stats(rows: pd.DataFrame) -> None:
 # ------------------------------------------------------------------------------------------------ charts
 
 
-def _scale(log: bool, base: int = 10) -> alt.Scale:
-    return alt.Scale(type="log", base=base) if log else alt.Scale(zero=False)
+POINT_ROOM = 6
+"""Pixels kept free at the ends of a y scale of charts side by side: a point (size 50, radius 4) at the
+largest value stays inside the plot, so it does not push that chart's title up."""
+
+
+def _scale(log: bool, base: int = 10, padding: float | None = None) -> alt.Scale:
+    room = {} if padding is None else {"padding": padding}
+    return alt.Scale(type="log", base=base, **room) if log else alt.Scale(zero=False, **room)
+
+
+def tick_label_angle(values: Sequence[float], width: float, font_size: int, *, log: bool = False) -> int:
+    """0 when the tick labels of ``values`` fit side by side along ``width`` pixels, else −45 (slanted labels
+    are a font height apart when the ticks are √2 font heights apart), else −90. Assumes evenly spaced
+    ticks (powers of 2 on a log axis, or a linear run) and digits about 0.6 font sizes wide."""
+    values = sorted(values)
+    if len(values) < 2:
+        return 0
+    span = (math.log(values[-1]) - math.log(values[0])) if log else (values[-1] - values[0])
+    steps = [(math.log(b) - math.log(a)) if log else (b - a) for a, b in zip(values, values[1:])]
+    gap = width * min(steps) / span if span else width
+    longest = max(len(f"{v:g}") for v in values) * 0.6 * font_size
+    if gap >= longest + font_size / 2:
+        return 0
+    return -45 if gap >= math.sqrt(2) * font_size else -90
 
 
 def line_chart(df: pd.DataFrame, *, x: str, y: str, series: str | None = None, title: str = "",
                log_x: bool = False, log_y: bool = False, x_title: str | None = None, y_title: str | None = None,
                width: int = 360, height: int = 240, font_size: int = 13, colors: list[str] | None = None,
                y_format: str = ".4~g", dashed: tuple[str, ...] = (),
-               marker: tuple[float, str] | None = None, y_axis_format: str | None = None) -> alt.LayerChart:
+               marker: tuple[float, str] | None = None, y_axis_format: str | None = None,
+               x_values: Sequence[float] | None = None, side_by_side: bool = False) -> alt.LayerChart:
     """Lines with points: ``y`` against ``x`` (one line per value of ``series``), optional log axes.
 
     ``dashed`` lists series drawn as dashed lines without points (theory lines and fits);
     ``marker=(x value, text)`` adds a labelled vertical rule (e.g. at the slider's value);
-    ``y_axis_format`` (a d3 format such as "~s": 2M, 40k) keeps long axis numbers short."""
+    ``y_axis_format`` (a d3 format such as "~s": 2M, 40k) keeps long axis numbers short;
+    ``x_values`` puts a labelled tick at each of these x values (and only there), the labels slanted
+    when they would not fit side by side (see :func:`tick_label_angle`);
+    ``side_by_side`` keeps the y labels and the points inside the plot's top edge, so the titles of
+    charts drawn side by side (``alt.hconcat``) sit at one height whatever the data."""
     axis = {"labelFontSize": font_size, "titleFontSize": font_size}
-    x_enc = alt.X(f"{x}:Q", scale=_scale(log_x, 2), axis=alt.Axis(title=x_title or x, **axis))
-    y_enc = alt.Y(f"{y}:Q", scale=_scale(log_y),
-                  axis=alt.Axis(title=y_title or y, format=y_axis_format or alt.Undefined, **axis))
+    ticks = {} if x_values is None else {
+        "values": list(x_values), "labelOverlap": False, "format": "~g",
+        "labelAngle": tick_label_angle(x_values, width, font_size, log=log_x)}
+    x_enc = alt.X(f"{x}:Q", scale=_scale(log_x, 2), axis=alt.Axis(title=x_title or x, **axis, **ticks))
+    flush = {"labelFlush": True} if side_by_side else {}
+    y_scale = _scale(log_y, padding=POINT_ROOM if side_by_side else None)
+    y_enc = alt.Y(f"{y}:Q", scale=y_scale,
+                  axis=alt.Axis(title=y_title or y, format=y_axis_format or alt.Undefined, **axis, **flush))
     tooltip = ([alt.Tooltip(f"{series}:N")] if series else []) + [
         alt.Tooltip(f"{x}:Q", format=".4~g"), alt.Tooltip(f"{y}:Q", format=y_format)]
     base = alt.Chart(df).encode(x=x_enc, y=y_enc, tooltip=tooltip)

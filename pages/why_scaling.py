@@ -59,8 +59,8 @@ lines = pd.concat([
 ])[["d_k", "series", "value"]]
 show_chart(cached_spec(line_chart, lines, x="d_k", y="value", series="series", log_x=True, log_y=True,
                        y_title="variance of the score", title="variance of q·k against d_k (log–log)",
-                       dashed=("theory: Var = d_k",), marker=(d_k, f"d_k = {d_k}"), font_size=font,
-                       width=900 if wide else 560, height=380 if wide else 280))
+                       dashed=("theory: Var = d_k",), marker=(d_k, f"d_k = {d_k}"), x_values=SCALING_D_KS,
+                       font_size=font, width=900 if wide else 560, height=380 if wide else 280))
 here = variance[variance["d_k"] == d_k].iloc[0]
 off = (here["sampled"] - d_k) / here["standard_error"]
 cols = st.columns(3)
@@ -81,7 +81,8 @@ st.markdown(f"For each d_k: one random query against {num_keys} random keys, sof
 st.latex(r"\frac{\partial a_i}{\partial s_j} = a_i(\delta_{ij} - a_j), \qquad "
          r"\lVert J \rVert_F \to 0 \text{ as one } a_i \to 1")
 panel = {"x": "d_k", "series": "scores", "log_x": True, "marker": (d_k, f"{d_k}"), "font_size": font,
-         "width": 290 if wide else 215, "height": 300 if wide else 220}
+         "width": 290 if wide else 215, "height": 300 if wide else 220, "x_values": SCALING_D_KS,
+         "side_by_side": True}
 show_chart(cached_chart(("saturation", saturation, sorted(panel.items())), lambda: alt.hconcat(
     line_chart(saturation, y="largest weight", title="largest weight in a row", **panel),
     line_chart(saturation, y="entropy", y_title="entropy (nats)", title="entropy of a row", **panel),
