@@ -49,6 +49,26 @@ def sharing_frames(num_heads: int, groups: list[int]) -> tuple[pd.DataFrame, pd.
     return nodes, edges
 
 
+NAME_CHAR_EM = 0.68
+"""Width of one character of a head's name (capitals and digits, bold) in ems, a little more than measured."""
+NODE_PAD_PX = 8
+"""Room left around a head's name inside its circle."""
+
+
+def node_size(num_heads: int, num_groups: int, *, width: int, font_size: int) -> tuple[float, float]:
+    """(circle diameter, name font size) in pixels for a sharing diagram: the circle is wide enough for the
+    longest name ("KV12", "Q16") in the font, and at most 85 % of the gap between two query heads (then, and
+    never below 9 px, the font shrinks to fit); never larger than 44 px."""
+    chars = max(len(f"Q{num_heads}"), len(f"KV{num_groups}"))
+    gap = width / (max(num_heads - 1, 1) + 1.2)  # the x scale runs from -0.6 to h - 1 + 0.6
+    room = min(44.0, 0.85 * gap)
+    name_size = float(max(9, font_size - 3))
+    if chars * NAME_CHAR_EM * name_size + NODE_PAD_PX > room:
+        name_size = max(9.0, (room - NODE_PAD_PX) / (chars * NAME_CHAR_EM))
+    diameter = max(chars * NAME_CHAR_EM * name_size + NODE_PAD_PX, min(room, 30.0))
+    return diameter, name_size
+
+
 def sharing_diagram(num_heads: int, groups: list[int], *, title: str = "", width: int = 260, font_size: int = 13):
     """Query heads (blue, top) joined to the key/value head they read (orange, bottom)."""
     nodes, edges = sharing_frames(num_heads, groups)
@@ -59,13 +79,14 @@ def sharing_diagram(num_heads: int, groups: list[int], *, title: str = "", width
         x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden), x2=alt.X2("x2:Q"),
         y2=alt.Y2("y2:Q"),
         tooltip=[alt.Tooltip("query:N", title="query head"), alt.Tooltip("group:N", title="reads")])
-    dots = alt.Chart(nodes).mark_circle(size=min(900, 7000 // max(num_heads, 1)), opacity=1).encode(
+    diameter, name_size = node_size(num_heads, max(groups) + 1, width=width, font_size=font_size)
+    dots = alt.Chart(nodes).mark_circle(size=diameter ** 2, opacity=1).encode(
         x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden),
         color=alt.Color("kind:N", scale=alt.Scale(domain=["query head", "key/value head"],
                                                   range=[QUERY_COLOR, KV_COLOR]),
                         legend=alt.Legend(orient="bottom", title=None, labelFontSize=font_size - 1)),
         tooltip=[alt.Tooltip("name:N", title="head"), alt.Tooltip("kind:N", title="kind")])
-    names = alt.Chart(nodes).mark_text(fontSize=max(9, font_size - 3), fontWeight="bold", color="white").encode(
+    names = alt.Chart(nodes).mark_text(fontSize=name_size, fontWeight="bold", color="white").encode(
         x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden), text=alt.Text("name:N"))
     return alt.layer(lines, dots, names, width=width, height=150, title=charts.chart_title(title, font_size - 1),
                      config=alt.Config(view=alt.ViewConfig(stroke=None)))

@@ -8,8 +8,8 @@ from attention_core import (MAX_CONTEXT_LENGTH, MAX_LAYERS, MAX_WINDOW, Attentio
 from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram, sharing_takeaway
-from attention_ui.render import cached_chart, cached_matrix_chart
-from attention_ui.views import mask_chart, show_chart
+from attention_ui.render import cached_chart
+from attention_ui.views import StageView, mask_chart, show_chart, token_heatmap
 
 BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
 CONTEXT_LENGTHS = [2**n for n in range(8, MAX_CONTEXT_LENGTH.bit_length())]  # 256 … 1,048,576 tokens
@@ -140,14 +140,16 @@ except AttentionInputError as err:
     st.stop()
 
 cell = max(8, min(settings.cell_size - 6, (640 if settings.presenter else 330) // T))  # two charts side by side
+# The weights are drawn as on every other page (token_heatmap): keys outside the window grey with ×, not a dark 0.
+view = StageView(windowed, list(labels), settings.follow, settings.head, cell, settings.font_size,
+                 colour=settings.colour)
 left, right = st.columns(2)
 with left:
-    show_chart(mask_chart(mask, labels, labels, title=f"window w = {int(window)}", cell_size=cell,
-                          font_size=settings.font_size))
+    show_chart(mask_chart(mask, labels, labels, title=f"window w = {int(window)}",
+                          cell_size=view.fit_cell(T + 3, 0.5), font_size=settings.font_size))
 with right:
-    show_chart(cached_matrix_chart(charts.heatmap, windowed.weights[settings.head], labels, labels,
-                                   title=f"weights of head {settings.head + 1}", domain=(0, 1), value_title="weight",
-                                   cell_size=cell, font_size=settings.font_size, show_values=T <= 10 and cell >= 30))
+    show_chart(token_heatmap(view, windowed.weights[settings.head], f"weights of head {settings.head + 1}",
+                             weights=True, share=0.5))
 layer_labels = [f"after layer {i + 1}" for i in range(int(layers))]
 reach_cell = max(8, min(settings.cell_size - 6, (1000 if settings.presenter else 640) // T))  # one chart, full width
 reach_title = f"which tokens can reach the last token, {labels[-1]}"
