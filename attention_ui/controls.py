@@ -185,7 +185,11 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 [data-testid='stMain'] button p, [data-testid='stMain'] input[role='combobox'],
 [data-testid='stMain'] label p, [data-testid='stCaptionContainer'],
 [data-testid='stMetricValue'] {font-size: 1.3rem !important;}
-[data-testid='stDataFrame'] {zoom: 1.3;}
+[data-testid='stMain'] :is([data-testid='stExpander'] summary p, [data-testid='stTab'] p,
+  [data-testid='stSliderThumbValue'] p, [data-testid='stSliderTickBar'] p, [data-testid='stAlertContainer'] p,
+  [data-testid='stAlertContainer'] li), [data-testid='stMain'] :is(input, textarea) {font-size: 1.3rem !important;}
+[data-baseweb='popover'] [role='option'] {font-size: 1.3rem !important;}
+[data-testid='stMain'] [data-testid='stSliderThumbValue'] {margin-top: -0.55rem;}
 .st-key-slide [data-testid='stVegaLiteChart'] {height: calc(100vh - 395px) !important; min-height: 260px;}
 [data-testid='stMain']:has(.st-key-link_notes) .st-key-slide [data-testid='stVegaLiteChart'] {
   height: calc(100vh - 477px) !important;}
@@ -195,8 +199,10 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 [data-testid='stMain'] .stProgress {margin-top: -0.6rem;}
 [data-testid='stMain']:focus, [data-testid='stMain'] *:focus:not(input):not(button) {outline: none;}
 </style>"""
-"""Presenter mode: no sidebar, large text and tables, and the slide's charts as tall as the window allows while
-the stage's words (up to three lines) still fit under them."""
+"""Presenter mode: no sidebar, large text (also in expander and tab labels, slider values, inputs, select options
+and message boxes) and tables, and the slide's charts as tall as the window allows while the stage's words (up to
+three lines) still fit under them. Dataframes keep their size: Streamlit draws them on a canvas sized for the
+unzoomed page, so a CSS zoom pushed their columns past the window and their rows under the next element."""
 
 SLIDE_ROW_PX = 24
 """Smallest row of a slide's chart, in pixels: a token label in the slide's font (PRESENTER_FONT) fits in it.

@@ -35,9 +35,11 @@ labels = frames.AxisLabels(all_labels[i] for i in keep)
 attentions = run.attentions[:, :, keep][:, :, :, keep]  # (L, h, T', T'): the shown tokens only
 
 st.subheader(f"2 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
-# 12 panels fit the screen: a panel is 56 px wide (110 on a slide), so a long sentence gets cells under 2 px.
-# The browser draws a grid this large on a canvas, which does not shrink to the page as an SVG does.
-cell = min(12, (110 if settings.presenter else 56) / max(len(keep), 1))
+# 12 panels fit the screen: a panel is 56 px wide (84 on a slide), so a long sentence gets cells under 2 px.
+# The browser draws a grid this large on a canvas, which does not shrink to the page as an SVG does: on a slide
+# at 1280 × 800 the main column is 1232 px wide, and 12 panels of 84 px, their gaps, the row title and the colour
+# bar take about 1190 px (panels of 108 px ran 250 px past the window).
+cell = min(12, (84 if settings.presenter else 56) / max(len(keep), 1))
 per_layer = pick.model.num_heads
 selected = pick.layer * per_layer + pick.head
 head_labels = [f"L{i // per_layer + 1} H{i % per_layer + 1}" for i in range(pick.model.num_layers * per_layer)]

@@ -1,0 +1,253 @@
+"""Presenter mode (``?presenter=true``) on the pages beyond the step-through slides, at 1280×800.
+
+What the page sends (AppTest):
+- Modern attention's sliding-window weights draw keys outside the window as blocked (grey with ×), as the
+  Step through, Masking and Cross-attention pages do, instead of as a dark weight 0.
+- The sharing diagrams' circles are wide enough for their names ("KV1", "Q16") at the page's and the slide's
+  font size, and never wider than the gap between two heads.
+
+In a real browser (headless Chromium driving ``streamlit run``; skipped without Playwright or Chromium):
+- Real model: the layers × heads grid lies inside the main column; no dataframe runs past the column or needs a
+  horizontal scroll bar, and nothing below a dataframe is drawn over its rows (the per-head table).
+- Modern attention: the same for its tables (the KV-cache table), and each diagram's names lie inside their circles.
+- Labels that Streamlit draws at 14–16 px (expander and tab labels, slider values, inputs, select boxes, message
+  boxes) are enlarged with the rest of the slide's text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+try:
+    from tests import browser_support as bs
+except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import browser_support as bs
+
+from apptest_support import open_page
+from attention_core import sliding_window_mask
+from attention_ui.modern import NAME_CHAR_EM, node_size, sharing_diagram
+from attention_ui.views import PAGE_FONT, PRESENTER_FONT
+
+MODERN = "pages/modern_attention.py"
+VIEWPORT = {"width": 1280, "height": 800}
+TOLERANCE_PX = 1
+LOAD_MS = 120_000  # a first run imports torch and loads the real model
+PRESENTER_SMALLEST_PX = 18  # the slide's other labels are 1.3rem = 20.8 px; Streamlit's own are 14-16 px
+
+
+# ------------------------------------------------------------------------------------------ AppTest
+
+
+def _chart_data(at, title_part: str) -> pd.DataFrame:
+    for chart in at.get("vega_lite_chart"):
+        if title_part in json.dumps(json.loads(chart.proto.spec).get("title", ""), ensure_ascii=False):
+            frames = [pa.ipc.open_stream(d.data.data).read_pandas() for d in chart.proto.datasets]
+            return pd.concat(frames, ignore_index=True)
+    raise AssertionError(f"no chart titled like {title_part!r}")
+
+
+@pytest.mark.parametrize("window", [2, 3])
+def test_sliding_window_weights_show_blocked_keys_as_blocked(window):
+    at = open_page(MODERN)
+    at.number_input(key="window").set_value(window).run()
+    data = _chart_data(at, "weights of head")
+    assert "masked" in data.columns, list(data.columns)
+    tokens = int(data["row_index"].max()) + 1
+    allowed = sliding_window_mask(tokens, window)
+    expected = [not bool(allowed[r, c]) for r, c in zip(data["row_index"], data["col_index"])]
+    assert data["masked"].tolist() == expected
+    assert (data[data["masked"]]["label"] == "×").all(), data[data["masked"]]["label"].unique()
+
+
+@pytest.mark.parametrize("font_size", [PAGE_FONT, PRESENTER_FONT], ids=["lesson", "presenter"])
+@pytest.mark.parametrize("heads, groups, width", [(1, 1, 260), (2, 2, 260), (4, 2, 260), (4, 4, 260), (8, 8, 560),
+                                                  (16, 16, 1120), (16, 1, 1120)])
+def test_sharing_diagram_names_fit_their_circles(font_size, heads, groups, width):
+    diameter, name_size = node_size(heads, groups, width=width, font_size=font_size)
+    longest = max(len(f"Q{heads}"), len(f"KV{groups}"))
+    assert longest * NAME_CHAR_EM * name_size + 6 <= diameter, (diameter, name_size)
+    assert name_size >= 9
+    gap = width / (max(heads - 1, 1) + 1.2)
+    assert diameter <= gap, f"circles of {diameter:.0f} px overlap at {gap:.0f} px apart"
+    spec = sharing_diagram(heads, [i * groups // heads for i in range(heads)], width=width,
+                           font_size=font_size).to_dict()
+    marks = {layer["mark"]["type"]: layer["mark"] for layer in spec["layer"]}
+    assert math.isclose(math.sqrt(marks["circle"]["size"]), diameter)
+    assert marks["text"]["fontSize"] == name_size
+
+
+# ------------------------------------------------------------------------------------------ browser
+
+_MAIN_COLUMN_JS = """() => {
+    const b = document.querySelector('[data-testid=stMainBlockContainer], .stMainBlockContainer');
+    const r = b.getBoundingClientRect(), s = getComputedStyle(b);
+    return {left: r.left + parseFloat(s.paddingLeft), right: r.right - parseFloat(s.paddingRight)};
+}"""
+
+_DATAFRAMES_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stDataFrame]'), d => {
+    const canvas = d.querySelector('canvas');
+    const boxes = [d, canvas].filter(e => e).map(e => e.getBoundingClientRect());
+    const right = Math.max(...boxes.map(r => r.right)), bottom = Math.max(...boxes.map(r => r.bottom));
+    const scroller = d.querySelector('.dvn-scroller');
+    const container = d.closest('[data-testid=stElementContainer]');
+    let next = container && container.nextElementSibling;
+    while (next && next.getBoundingClientRect().height === 0) next = next.nextElementSibling;
+    const header = Array.from(d.querySelectorAll('th'), th => th.textContent.trim()).slice(0, 3).join(' | ');
+    return {name: header, right, bottom,
+            hidden_width: scroller ? scroller.scrollWidth - scroller.clientWidth : 0,
+            next_top: next ? next.getBoundingClientRect().top : null};
+})"""
+
+_CHART_RIGHTS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'), c => {
+    const parts = [c, ...c.querySelectorAll('svg, canvas')].map(e => e.getBoundingClientRect()).filter(r => r.width > 0);
+    const t = c.querySelector('.role-title-text, text.role-title-text');
+    return {title: t ? t.textContent : '', right: Math.max(...parts.map(r => r.right))};
+})"""
+
+_NAMES_IN_CIRCLES_JS = """() => {
+    const out = [];
+    for (const chart of document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]')) {
+        const circles = Array.from(chart.querySelectorAll('.mark-symbol path'), p => p.getBoundingClientRect());
+        const names = Array.from(chart.querySelectorAll('.mark-text text'))
+            .filter(t => /^(Q|KV)\\d+$/.test(t.textContent));
+        for (const name of names) {
+            const n = name.getBoundingClientRect(), x = (n.left + n.right) / 2, y = (n.top + n.bottom) / 2;
+            const c = circles.find(c => c.left <= x && x <= c.right && c.top <= y && y <= c.bottom);
+            out.push({name: name.textContent, name_width: n.width, circle_width: c ? c.width : null});
+        }
+    }
+    return out;
+}"""
+
+_FONT_SIZES_JS = """(selectors) => Object.fromEntries(Object.entries(selectors).map(([what, sel]) =>
+    [what, Array.from(document.querySelectorAll(sel), e => parseFloat(getComputedStyle(e).fontSize))]))"""
+
+
+def _browser_available():
+    if bs.find_chromium() is None:
+        return False
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+needs_browser = pytest.mark.skipif(not _browser_available(),
+                                   reason="needs Playwright and a Chromium (set CHROMIUM_PATH or put chromium on PATH)")
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = os.environ.get("PRESENTER_LAYOUT_PORT")  # a fixed port where several servers share a machine
+    with bs.streamlit_server(port=int(port) if port and port.isdigit() else None, timeout=60) as base_url:
+        yield base_url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = bs.launch_chromium(p)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def slide(server, browser):
+    """Open ``path`` in presenter mode at 1280×800 and return the page (closed after the test)."""
+    contexts = []
+
+    def open_slide(path: str):
+        context = browser.new_context(viewport=VIEWPORT)
+        context.set_default_timeout(LOAD_MS)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(bs.with_query(server + path, "presenter=true"), wait_until="domcontentloaded", timeout=LOAD_MS)
+        bs.wait_for_app_idle(page, timeout=LOAD_MS)
+        bs.wait_for_all_charts(page, timeout=15_000)
+        assert not page.locator(bs.EXCEPTION).count(), page.locator(bs.EXCEPTION).first.inner_text()
+        return page
+
+    yield open_slide
+    for context in contexts:
+        context.close()
+
+
+def _layout_problems(page) -> list[str]:
+    column = page.evaluate(_MAIN_COLUMN_JS)
+    limit = min(column["right"], VIEWPORT["width"]) + TOLERANCE_PX
+    problems = [f"chart {c['title']!r} ends at {c['right']:.0f} px, past the main column's {column['right']:.0f}"
+                for c in page.evaluate(_CHART_RIGHTS_JS) if c["right"] > limit]
+    frames = page.evaluate(_DATAFRAMES_JS)
+    assert frames, "no dataframe on the page"
+    for f in frames:
+        if f["right"] > limit:
+            problems.append(f"table {f['name']!r} ends at {f['right']:.0f} px, past the main column's "
+                            f"{column['right']:.0f}")
+        if f["hidden_width"] > TOLERANCE_PX:
+            problems.append(f"table {f['name']!r} hides {f['hidden_width']:.0f} px of columns behind a scroll bar")
+        if f["next_top"] is not None and f["next_top"] < f["bottom"] - TOLERANCE_PX:
+            problems.append(f"the element after table {f['name']!r} starts at {f['next_top']:.0f} px, over the "
+                            f"table's rows (which end at {f['bottom']:.0f} px)")
+    return problems
+
+
+def _too_small(sizes: dict[str, list[float]]) -> list[str]:
+    missing = [what for what, found in sizes.items() if not found]
+    assert not missing, f"not on the page: {missing}"
+    return [f"{what}: {min(found):.1f} px" for what, found in sizes.items() if min(found) < PRESENTER_SMALLEST_PX]
+
+
+@needs_browser
+def test_real_model_slide_fits_its_grid_and_tables_in_the_window(slide):
+    page = slide("/real-model")
+    problems = _layout_problems(page)
+    small = _too_small(page.evaluate(_FONT_SIZES_JS, {
+        "expander label": "[data-testid=stMain] [data-testid=stExpander] summary p",
+        "select box value": "[data-testid=stMain] [data-testid=stSelectbox] input",
+    }))
+    assert not problems, "\n  ".join(problems)
+    assert not small, f"labels left small on a slide: {small}"
+
+
+@needs_browser
+def test_modern_attention_slide_fits_its_tables_and_names(slide):
+    page = slide("/modern-attention?heads=4")
+    problems = _layout_problems(page)
+    names = page.evaluate(_NAMES_IN_CIRCLES_JS)
+    assert {n["name"] for n in names} >= {"Q1", "Q4", "KV1", "KV2"}, names
+    problems += [f"{n['name']} is {n['name_width']:.0f} px wide in a circle of {n['circle_width']} px"
+                 for n in names if n["circle_width"] is None or n["name_width"] > n["circle_width"] - 2]
+    small = _too_small(page.evaluate(_FONT_SIZES_JS, {
+        "slider value": "[data-testid=stMain] [data-testid=stSliderThumbValue] p",
+        "slider ends": "[data-testid=stMain] [data-testid=stSliderTickBar] p",
+        "number input": "[data-testid=stMain] [data-testid=stNumberInputField]",
+        "select box value": "[data-testid=stMain] [data-testid=stSelectbox] input",
+        "message box": "[data-testid=stMain] [data-testid=stAlertContainer] p",
+    }))
+    assert not problems, "\n  ".join(problems)
+    assert not small, f"labels left small on a slide: {small}"
+
+
+@needs_browser
+def test_by_hand_slide_enlarges_tab_and_expander_labels(slide):
+    page = slide("/by-hand")
+    small = _too_small(page.evaluate(_FONT_SIZES_JS, {
+        "tab label": "[data-testid=stMain] [data-testid=stTab] p",
+        "expander label": "[data-testid=stMain] [data-testid=stExpander] summary p",
+    }))
+    assert not small, f"labels left small on a slide: {small}"
+
