@@ -287,9 +287,9 @@ def _caption_cut(*widths: tuple[str, int], table: str = "“All the numbers” b
 
 
 def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], title: str, prefix: str = "d",
-                    share: float = 1.0, row_name: str = "token", col_labels=None):
-    """A rows × features heatmap (diverging colours around 0), capped at MAX_FEATURES_SHOWN columns and
-    sized to fit ``share`` of the page width. Returns (chart, note)."""
+                    share: float = 1.0, row_name: str = "token", col_labels=None, domain=None):
+    """A rows × features heatmap (diverging colours around 0; ``domain`` fixes the colour scale), capped at
+    MAX_FEATURES_SHOWN columns and sized to fit ``share`` of the page width. Returns (chart, note)."""
     shown, note = shown_features(values)
     cols = frames.feature_labels(shown.shape[-1], prefix) if col_labels is None else frames.AxisLabels(
         col_labels[:shown.shape[-1]])
@@ -299,7 +299,7 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
     chart = cached_matrix_chart(charts.matrix_heatmap, shown, rows, cols, row_name=row_name, col_name="feature",
                                 title=title, cell_size=SLIDE_CELL if view.fit else cell, font_size=view.font_size,
                                 row=row_name, show_values=shown.shape[-1] <= 12 and values_fit,
-                                value_title="feature value", follow_row=follow, fit=view.fit)
+                                value_title="feature value", follow_row=follow, fit=view.fit, domain=domain)
     return chart, note
 
 
@@ -362,11 +362,15 @@ def _embed_worked(view: StageView) -> worked.Worked:
 
 def _qkv_charts(view: StageView) -> list:
     t, h = view.trace, view.head
+    matrices = (("Q", t.q[h]), ("K", t.k[h]), ("V", t.v[h]))
+    # one colour scale for the three, so the same colour is the same number side by side
+    largest = max(float(shown_features(values)[0].abs().max()) if values.numel() else 0.0 for _, values in matrices)
+    domain = (-largest, largest) if largest > 0 else None
     out = []
-    for name, values in (("Q", t.q[h]), ("K", t.k[h]), ("V", t.v[h])):
+    for name, values in matrices:
         rows = view.labels if name == "Q" else view.keys
         chart, _ = feature_heatmap(view, values, rows, f"{name}{_head_title(view)}", prefix=name.lower(),
-                                   share=1 / 3)
+                                   share=1 / 3, domain=domain)
         out.append(chart)
     return out
 

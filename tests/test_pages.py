@@ -284,6 +284,24 @@ def test_d_k_and_d_v_change_the_width_of_q_k_and_v():
     assert any("d_k = 6, d_v = 3" in m for m in texts(at, "markdown"))
 
 
+def _colour_domain(spec: dict) -> list:
+    for layer in spec.get("layer", [spec]):
+        scale = layer.get("encoding", {}).get("color", {}).get("scale", {})
+        if "domain" in scale:
+            return scale["domain"]
+    raise AssertionError("no colour scale with a domain")
+
+
+def test_q_k_and_v_share_one_colour_scale():
+    """Each had its own scale, so one colour meant different numbers in the three charts side by side."""
+    at = go_to_stage(open_page("pages/step_through.py"), "qkv")
+    q, k, v = (next(c for c in charts(at) if c.title.startswith(name)) for name in ("Q", "K", "V"))
+    domains = [_colour_domain(c.spec) for c in (q, k, v)]
+    assert domains[0] == domains[1] == domains[2], domains
+    largest = max(abs(float(x)) for c in (q, k, v) for x in c.matrix().to_numpy().ravel())
+    assert domains[0] == pytest.approx([-largest, largest], rel=1e-5)
+
+
 @pytest.mark.parametrize("stage, expected", [
     ("qkv", "the first 32 of 64 features of Q and K and the first 32 of 40 features of V"),
     ("context", "the first 32 of 40 features of the context"),
