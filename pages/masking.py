@@ -89,7 +89,10 @@ else:
     trace = settings.lesson.trace
     blocked_rows = [labels[i] for i in range(T) if not bool(trace.mask[settings.head, i].any())]
     if blocked_rows:
-        st.warning(f"{len(blocked_rows)} row(s) are fully blocked. Their weights are all zero and their context "
-                   "vector is zero: the token takes in nothing from the others.")
+        one = len(blocked_rows) == 1
+        st.warning(f"{len(blocked_rows)} {'row is' if one else 'rows are'} fully blocked. "
+                   f"{'Its' if one else 'Their'} weights are all zero and {'its' if one else 'their'} context "
+                   f"{'vector is' if one else 'vectors are'} zero: the token{'' if one else 's'} "
+                   f"take{'s' if one else ''} in nothing from the others.")
     view = StageView(trace, labels, settings.follow, settings.head, settings.cell_size, settings.font_size)
     show_chart(token_heatmap(view, trace.weights[settings.head], "weights with your mask", weights=True))

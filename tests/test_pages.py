@@ -417,7 +417,7 @@ def test_custom_grid_in_the_session_decides_the_weights():
     assert (matrix[2] == 0).all()
 
     switch_to(at, "pages/masking.py")
-    assert any("1 row(s) are fully blocked" in w for w in texts(at, "warning")), texts(at, "warning")
+    assert any("1 row is fully blocked" in w for w in texts(at, "warning")), texts(at, "warning")
     mine = chart(at, "weights with your mask").matrix().to_numpy()
     assert (mine == matrix).all()
 
@@ -458,7 +458,7 @@ def test_masking_page_buttons_edit_the_grid():
     set_widget(at, "selectbox", "token", 3)
     next(b for b in at.button if "Block" in b.label).click().run()
     assert_ok(at)
-    assert any("1 row(s) are fully blocked" in w and "takes in nothing" in w for w in texts(at, "warning")), \
+    assert any("1 row is fully blocked" in w and "takes in nothing" in w for w in texts(at, "warning")), \
         texts(at, "warning")
     matrix = chart(at, "weights with your mask").matrix().to_numpy()
     assert (matrix[3] == 0).all()

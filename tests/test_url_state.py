@@ -155,7 +155,7 @@ def test_round_trip_restores_a_custom_grid():
     restored = open_page("pages/masking.py", url)
     assert restored.radio(key="mask").value == "custom"
     assert restored.session_state["custom_grid"] == at.session_state["custom_grid"]
-    assert any("1 row(s) are fully blocked" in w.value for w in restored.warning)
+    assert any("1 row is fully blocked" in w.value for w in restored.warning)
     mine = weights_of(restored, "weights with your mask")
     assert (mine == weights_of(at, "weights with your mask")).all()
     assert (mine[4] == 0).all() and mine[3, :4].min() > 0 and mine[3, 4:].max() == 0
