@@ -18,7 +18,7 @@ LESSONS = {
         ("pages/step_through.py", "Step through", ":material/footprint:", "step-through"),
         ("pages/by_hand.py", "Work it by hand", ":material/edit_note:", "by-hand"),
         ("pages/multi_head.py", "Multi-head", ":material/view_module:", "multi-head"),
-        ("pages/masking.py", "Masking", ":material/grid_on:", "masks"),
+        ("pages/masking.py", "Masking", ":material/visibility_off:", "masks"),
     ],
     "Why it is built this way": [
         ("pages/why_scaling.py", "Why √d_k", ":material/functions:", "why-scaling"),

@@ -109,7 +109,7 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
     LinkParam("device", lambda raw: raw if raw in available_devices() else None,
               "one of " + ", ".join(available_devices())),
     LinkParam("colour", one_of("fixed", "row"), "fixed or row"),
-    LinkParam("token", token_number, "a token's position, from 1"),
+    LinkParam("token", token_number, "a token's position, from 1 to the number of tokens"),
     LinkParam("head", head_label,
               f"a head of the toy layer, from 1 to {MAX_HEADS}; a real model's head is model_head"),
     LinkParam("step", stage_key, f"a stage from 1 to {len(STAGE_KEYS)} or its short name"),
