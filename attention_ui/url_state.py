@@ -201,10 +201,11 @@ def note_ignored(key: str, raw: str, why: str) -> None:
     st.session_state.setdefault(NOTES_KEY, []).append(f"{key} = “{_shown(raw)}” ({why})")
 
 
-def show_link_notes() -> None:
+def show_link_notes(key: str = "link_notes") -> None:
+    """The notes on link values that could not be used, in a box (its container ``key`` unique on the page)."""
     notes = st.session_state.get(NOTES_KEY) or []
     if notes:
-        with st.container(key="link_notes"):  # presenter mode makes the slide's charts shorter by its height
+        with st.container(key=key):  # presenter mode makes the slide's charts shorter by its height
             st.info("Some values in the link could not be used, so defaults are shown instead: " + "; ".join(notes)
                     + ".", icon="🔗")
         st.session_state[NOTES_KEY] = []

@@ -269,3 +269,30 @@ def test_wrong_size_grid_in_a_link_is_not_blamed_on_a_sentence_change():
     at = open_page("pages/masking.py", {"mask": "custom", "grid": "10.01"})
     assert (weights_of(at, "weights with your mask") > 0).all()
     assert not any("sentence changed length" in i.value for i in at.info), [i.value for i in at.info]
+
+
+@pytest.mark.parametrize("page", ["pages/real_model.py", "pages/inside_real_head.py"])
+@pytest.mark.parametrize("params, says", [
+    ({"layer": "9"}, "layer = “9” (all-MiniLM-L6-v2 has layers 1 to 6)"),
+    ({"model_head": "13"}, "model_head = “13” (all-MiniLM-L6-v2 has heads 1 to 12)"),
+    ({"layer": "9", "model_head": "13"}, "model_head = “13”"),
+])
+def test_a_real_models_layer_or_head_beyond_it_is_dropped_with_a_note(page, params, says):
+    """The layer and head boxes fell back to 1 without a word when a link named a layer or head the model has
+    not got."""
+    at = open_page(page, params)
+    if not at.get("vega_lite_chart"):
+        pytest.skip("the real model is not available here; the page says so")
+    notes = [i.value for i in at.info]
+    assert any(says in n for n in notes), notes
+    assert at.selectbox(key="layer").value == 1 and at.selectbox(key="model_head").value == 1
+    assert not set(params) & set(at.query_params)
+
+
+def test_a_model_not_offered_here_is_dropped_with_a_note():
+    at = open_page("pages/real_model.py", {"model": "distilgpt2"})
+    if any(label.startswith("distilgpt2") for label in at.selectbox(key="model").options):  # formatted labels
+        pytest.skip("distilgpt2 is offered on this machine")
+    notes = [i.value for i in at.info]
+    assert any("model = “distilgpt2” (one of the models offered here: all-MiniLM-L6-v2)" in n for n in notes), notes
+    assert "model" not in at.query_params
