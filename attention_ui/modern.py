@@ -2,8 +2,7 @@
 
 ``sharing_diagram`` draws which query heads read which key/value head; ``cache_bars`` the KV-cache
 size of published models; ``timing_chart`` one generation step with and without the cache;
-``step_weights_frame`` the rows a KV cache has produced so far; ``sharing_takeaway`` what g key/value
-heads save.
+``sharing_takeaway`` what g key/value heads save.
 """
 
 from __future__ import annotations
@@ -137,18 +136,6 @@ def timing_chart(df: pd.DataFrame, *, font_size: int = 13, width: int = 460):
                         legend=alt.Legend(orient="bottom", title=None, labelFontSize=font_size - 1, labelLimit=300)),
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip("tokens so far:Q"), alt.Tooltip("ms per step:Q", format=".3f")],
     ).properties(width=width, height=220)
-
-
-def step_weights_frame(step_rows: list, labels: list[str]) -> pd.DataFrame:
-    """A (t, T) weights matrix frame from the cache steps so far: row r holds step r's weights over its
-    r + 1 cached keys; keys not yet generated are left empty (NaN, drawn grey)."""
-    T = len(labels)
-    matrix = np.full((len(step_rows), T), np.nan)
-    for r, row in enumerate(step_rows):
-        values = frames.to_numpy(row)
-        matrix[r, :len(values)] = values
-    df = frames.matrix_frame(matrix, frames.AxisLabels(labels[:len(step_rows)]), frames.AxisLabels(labels))
-    return df.assign(label=np.where(np.isnan(df["value"]), "", df["label"]), masked=False)
 
 
 REACHES, OUT_OF_REACH = "can reach", "out of reach"
