@@ -4,6 +4,11 @@
 ``Question`` records whose right answers are the trace's own numbers, so they change with the
 sentence, sizes and seed. ``grade`` marks a response. ``show_check_yourself(settings, stage)``
 draws them and keeps every answer for the session under ``ANSWERS_KEY``.
+
+Tries: a first wrong answer gets the question's ``hint`` (what to look at, never the number); the right
+answer and its reason (``why``) come after a second wrong try, or at once when the student presses
+"Show the answer". The score is fair to that: a question counts as right only when it is answered right
+before its answer was shown (the hint is free); once the answer is shown, later answers do not change it.
 """
 
 from __future__ import annotations
@@ -22,14 +27,20 @@ NUMBER_TOLERANCE = 0.01
 """A numeric answer within this distance of the true value is right (the charts show 3 decimals)."""
 
 ANSWERS_KEY = "check_yourself"
-"""Session key: question id -> {"stage": key, "correct": bool, "response": str}."""
+"""Session key: question id -> {"stage": key, "correct": bool, "response": str, "wrong": int, "shown": bool}.
+``correct`` is what the score counts (the latest answer given before the answer was shown), ``wrong`` the
+number of wrong tries, ``shown`` whether the right answer has been shown (after two wrong tries or on request)."""
+
+WRONG_TRIES_BEFORE_ANSWER = 2
+"""The right answer is shown with the feedback on this wrong try (the tries before it get a hint)."""
 
 
 @dataclass(frozen=True)
 class Question:
     """One question. Numeric: ``answer`` within ``tolerance``. Multiple choice: ``choices`` and the index
-    ``correct``. ``why`` is the reason shown with the feedback. ``prompt`` and ``why`` are markdown with
-    user text already escaped."""
+    ``correct``. ``why`` is the reason shown with the right answer; ``hint`` what to look at after a first
+    wrong try (it never gives the answer away). ``prompt``, ``why`` and ``hint`` are markdown with user text
+    already escaped."""
 
     id: str
     stage: str
@@ -39,6 +50,7 @@ class Question:
     tolerance: float = NUMBER_TOLERANCE
     choices: tuple[str, ...] = ()
     correct: int | None = None
+    hint: str = ""
 
     @property
     def is_choice(self) -> bool:
@@ -51,10 +63,12 @@ class Question:
 
 @dataclass(frozen=True)
 class Feedback:
-    """``correct`` is None when the response could not be read (nothing chosen, not a number)."""
+    """``correct`` is None when the response could not be read (nothing chosen, not a number) or when no
+    response was graded (the answer shown on request); ``shown`` is True when ``message`` gives the right answer."""
 
     correct: bool | None
     message: str
+    shown: bool = False
 
 
 def _number(value: float) -> str:
@@ -67,13 +81,15 @@ def _id(stage: str, slug: str, *facts) -> str:
     return f"{stage}-{slug}-{digest}"
 
 
-def _numeric(stage: str, slug: str, prompt: str, answer: float, why: str, tolerance: float = NUMBER_TOLERANCE):
+def _numeric(stage: str, slug: str, prompt: str, answer: float, why: str, tolerance: float = NUMBER_TOLERANCE, *,
+             hint: str):
     return Question(_id(stage, slug, prompt, round(float(answer), 6)), stage, prompt, why, answer=float(answer),
-                    tolerance=tolerance)
+                    tolerance=tolerance, hint=hint)
 
 
-def _choice(stage: str, slug: str, prompt: str, choices: tuple[str, ...], correct: int, why: str):
-    return Question(_id(stage, slug, prompt, choices, correct), stage, prompt, why, choices=choices, correct=correct)
+def _choice(stage: str, slug: str, prompt: str, choices: tuple[str, ...], correct: int, why: str, *, hint: str):
+    return Question(_id(stage, slug, prompt, choices, correct), stage, prompt, why, choices=choices, correct=correct,
+                    hint=hint)
 
 
 def _other_key(trace: AttentionTrace, head: int, follow: int) -> int:
@@ -107,127 +123,202 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
         if d_model is not None:
             found.append(_numeric(stage, "x-size", f"How many numbers does X hold for this sentence ({T} tokens, "
                                   f"d_model = {d_model})?", T * d_model, f"X has one row of d_model numbers per "
-                                  f"token: {T} × {d_model} = {T * d_model}.", tolerance=0))
+                                  f"token: {T} × {d_model} = {T * d_model}.", tolerance=0,
+                                  hint="X has one row per token and d_model numbers in each row: multiply the "
+                                       "two sizes given in the question."))
         found.append(_choice(stage, "order", "The same word appears twice in a sentence. Before attention, how do "
                              "its two rows of X compare?",
                              ("They are identical: X does not yet say where a word stands",
                               "They differ, because the second one comes later",
                               "The second one is all zeros"), 0,
                              "Each row depends only on the word, so nothing yet tells the positions apart "
-                             "(that is what position encodings add)."))
+                             "(that is what position encodings add).",
+                             hint="A row of X is looked up from the word alone. Does that lookup know at which "
+                                  "position the word is?"))
         return found
     if stage == "qkv":
         return [
             _numeric(stage, "q-value", f"What is the first number of the query of {me}{head_words} "
                      f"(Q row {i + 1}, column 1)?", trace.q[h, i, 0],
-                     "q = x · W_Q, using this head's columns of W_Q."),
+                     "q = x · W_Q, using this head's columns of W_Q.",
+                     hint="Multiply this token's row of X by the first of this head's columns of W_Q, number by "
+                          "number, and add the products."),
             _numeric(stage, "q-width", "How many numbers does each query of one head have (its width)?", d_k,
-                     f"A head's query and key vectors have d_k = {d_k} numbers.", tolerance=0),
+                     f"A head's query and key vectors have d_k = {d_k} numbers.", tolerance=0,
+                     hint="Count the columns of one head's Q in the chart: that width has a name in the formula, "
+                          "and the sidebar sets it."),
             _choice(stage, "role", "Which vector decides what a token passes on when another token attends to it?",
                     ("its query", "its key", "its value"), 2,
-                    "Queries and keys only decide the weights; the values are what get averaged."),
+                    "Queries and keys only decide the weights; the values are what get averaged.",
+                    hint="Queries and keys are only compared with each other to make the weights. Which vectors "
+                         "are then averaged with those weights?"),
         ]
     if stage == "scores":
         return [
             _numeric(stage, "score", f"What is the raw score QKᵀ from {me} to {other}{head_words}?",
-                     trace.scores[h, i, j], f"q · k = Σ_d q_d k_d over this head's d_k = {d_k} numbers."),
+                     trace.scores[h, i, j], f"q · k = Σ_d q_d k_d over this head's d_k = {d_k} numbers.",
+                     hint="Take the first token's query row and the second token's key row, multiply them number "
+                          "by number and add up: a raw score is not divided by anything yet."),
             _choice(stage, "meaning", "A query–key pair has a large positive score. What does that mean?",
                     ("The key matches what the query looks for, so it will get more weight",
                      "The two tokens are next to each other", "The key is blocked"), 0,
-                    "The dot product is large when the two vectors point the same way."),
+                    "The dot product is large when the two vectors point the same way.",
+                    hint="When is a dot product large? And what does softmax later do with a larger score?"),
         ]
     if stage == "scaled":
         return [
             _numeric(stage, "sqrt-dk", "What is √d_k here (the number every score is divided by)?", math.sqrt(d_k),
-                     f"d_k = {d_k}, so √d_k = {math.sqrt(d_k):.3f}."),
+                     f"d_k = {d_k}, so √d_k = {math.sqrt(d_k):.3f}.",
+                     hint="d_k is the width of one head's query (the columns of its Q): take its square root."),
             _numeric(stage, "scaled", f"What is the scaled score from {me} to {other}{head_words}?",
                      trace.scaled[h, i, j], f"{float(trace.scores[h, i, j]):.3f} / {math.sqrt(d_k):.3f} = "
-                     f"{float(trace.scaled[h, i, j]):.3f}."),
+                     f"{float(trace.scaled[h, i, j]):.3f}.",
+                     hint="Take this pair's raw score QKᵀ from the stage before and divide it by √d_k."),
             _choice(stage, "why", "Why divide by √d_k?",
                     ("To make the scores add up to 1",
                      "Dot products grow with d_k; scaling keeps softmax from saturating on one key",
                      "To remove negative scores"), 1,
                     "With more features a dot product of random vectors spreads out more (variance ∝ d_k); "
-                    "dividing by √d_k undoes that."),
+                    "dividing by √d_k undoes that.",
+                    hint="Think of what happens to a dot product as vectors get more numbers, and of what softmax "
+                         "does when one score is far above the others."),
         ]
     if stage == "masked":
         blocked = int((~trace.mask[h]).sum())
         return [
             _numeric(stage, "blocked", f"How many query–key pairs are blocked{head_words}?", blocked,
-                     f"The mask blocks {blocked} of {T * S} pairs.", tolerance=0),
+                     f"The mask blocks {blocked} of {T * S} pairs.", tolerance=0,
+                     hint="Count the grey cells marked −∞ in this head's chart: each one is a blocked query–key "
+                          "pair."),
             _choice(stage, "all-blocked", "What happens to a row if every key is blocked?",
                     ("Its weights are spread evenly, 1/S each", "Its weights are all zero and its context is zero",
                      "It becomes NaN and the model breaks"), 1,
-                    "Here a fully blocked row gets zero weights, so the token takes in nothing (never NaN)."),
+                    "Here a fully blocked row gets zero weights, so the token takes in nothing (never NaN).",
+                    hint="A blocked score is −∞ and e^(−∞) is nothing at all. What is left in such a row to "
+                         "share out, and what does this lesson do then?"),
         ]
     if stage == "softmax":
         row_total = float(trace.weights[h, i].sum())
         return [
             _numeric(stage, "weight", f"What is the attention weight from {me} to {other}{head_words}?",
                      trace.weights[h, i, j],
-                     "Softmax: e^(its scaled score) divided by the sum of e^(·) over the whole row."),
+                     "Softmax: e^(its scaled score) divided by the sum of e^(·) over the whole row.",
+                     hint="Take e to the power of every scaled score in this token's row (a blocked key adds "
+                          "nothing), then divide this key's term by the row's sum."),
             _numeric(stage, "row-sum", f"What do the weights in the row of {me} add up to?", round(row_total),
                      "Softmax rows add up to 1" + (", except a fully blocked row, which is all zero."
-                                                   if round(row_total) == 0 else "."), tolerance=NUMBER_TOLERANCE),
+                                                   if round(row_total) == 0 else "."), tolerance=NUMBER_TOLERANCE,
+                     hint="Softmax divides every term by the row's own sum: what do all the shares of a whole add "
+                          "up to? Mind a row whose keys are all blocked."),
             _choice(stage, "blocked-weight", "What weight does softmax give a blocked (−∞) score?",
                     ("Exactly 0", "A small positive number", "It depends on the other scores"), 0,
-                    "e^(−∞) = 0, so a blocked key gets no weight at all."),
+                    "e^(−∞) = 0, so a blocked key gets no weight at all.",
+                    hint="A blocked score is −∞ before softmax. What is e to the power of −∞?"),
         ]
     if stage == "context":
         return [
             _numeric(stage, "context", f"What is the first number of the context vector of {me}{head_words}?",
                      trace.context[h, i, 0],
-                     "c = Σ_j a_j v_j: the value rows weighted by this token's row of attention weights."),
+                     "c = Σ_j a_j v_j: the value rows weighted by this token's row of attention weights.",
+                     hint="Multiply the first number of each value row by this token's weight for that key, and "
+                          "add the products."),
             _choice(stage, "average", "A token's context vector is …",
                     ("the sum of all keys", "a weighted average of the value vectors",
                      "the query with the highest score"), 1,
-                    "c_i = Σ_j A_ij v_j with weights that add up to 1: a weighted average of values."),
+                    "c_i = Σ_j A_ij v_j with weights that add up to 1: a weighted average of values.",
+                    hint="Look at the formula c_i = Σ_j A_ij v_j, and at what one row's weights add up to."),
         ]
     if stage == "concat":
         return [
             _numeric(stage, "width", "How many columns does the concatenation of all heads have?",
                      trace.concat.shape[1], f"{trace.num_heads} heads × d_v = {d_v} → {trace.concat.shape[1]}.",
-                     tolerance=0),
+                     tolerance=0, hint="Each head gives d_v numbers per token, and the heads are placed side by "
+                                       "side."),
             _choice(stage, "order", "Where do head 1's context numbers go in the concatenation?",
                     ("In the first d_v columns", "In the last d_v columns", "Added to the other heads' numbers"), 0,
-                    "The heads' columns are placed side by side, head 1 first: nothing is added up."),
+                    "The heads' columns are placed side by side, head 1 first: nothing is added up.",
+                    hint="Concatenating means placing the heads' columns next to each other. In which order do "
+                         "the heads come?"),
         ]
     if stage == "output":
         return [
             _numeric(stage, "width", "How many numbers per token does the output have?", trace.output.shape[1],
-                     f"Concat · W_O gives {trace.output.shape[1]} numbers per token.", tolerance=0),
+                     f"Concat · W_O gives {trace.output.shape[1]} numbers per token.", tolerance=0,
+                     hint="Concat · W_O has as many numbers per token as W_O has columns: look at W_O's shape."),
             _choice(stage, "why-width", "Why does the output have the same width as X?",
                     ("So it can be added back to X and the next layer can take it",
                      "Because softmax keeps the width", "It is a coincidence of these settings"), 0,
-                    "The output is added to X (the residual connection) and layers are stacked."),
+                    "The output is added to X (the residual connection) and layers are stacked.",
+                    hint="What happens to the output next? Think of what it is added to, and of the layer that "
+                         "follows."),
         ]
     return []
 
 
-def grade(question: Question, response) -> Feedback:
-    """Mark a response: the chosen option (for multiple choice) or the typed text (for numbers)."""
+def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = False) -> Feedback:
+    """Mark a response: the chosen option (for multiple choice) or the typed text (for numbers).
+
+    ``wrong_before`` is the number of wrong tries already made and ``shown`` whether the answer was already
+    shown: a wrong try before the ``WRONG_TRIES_BEFORE_ANSWER``-th gets the hint and not the answer."""
     if question.is_choice:
         if response not in question.choices:
             return Feedback(None, "Pick one of the options first.")
         right = question.choices.index(response) == question.correct
-        return Feedback(right, ("Right. " if right else f"Not quite: it is “{question.right_answer}”. ")
-                        + question.why)
-    try:
-        value = read_number(response)
-    except AttentionInputError as err:
-        return Feedback(None, f"Type a number (like 0.25 or 1/2): your answer {plain(str(err))}.")
-    right = abs(value - question.answer) <= question.tolerance
-    tolerance = f" (within ±{question.tolerance:g})" if question.tolerance else ""
-    return Feedback(right, (f"Right{tolerance}. " if right else f"Not quite: it is {question.right_answer}. ")
-                    + question.why)
+        tolerance = ""
+    else:
+        try:
+            value = read_number(response)
+        except AttentionInputError as err:
+            return Feedback(None, f"Type a number (like 0.25 or 1/2): your answer {plain(str(err))}.")
+        right = abs(value - question.answer) <= question.tolerance
+        tolerance = f" (within ±{question.tolerance:g})" if question.tolerance else ""
+    if right:
+        late = " The answer had been shown, so this one does not add to your score." if shown else ""
+        return Feedback(True, f"Right{tolerance}.{late} " + question.why, shown=True)
+    if not shown and wrong_before + 1 < WRONG_TRIES_BEFORE_ANSWER:
+        return Feedback(False, f"Not quite. **Hint:** {question.hint or 'look at the formula of this stage.'} "
+                               "Try again, or press “Show the answer”.")
+    return Feedback(False, f"Not quite: it is {_answer_text(question)}. " + question.why, shown=True)
+
+
+def _answer_text(question: Question) -> str:
+    return f"“{question.right_answer}”" if question.is_choice else question.right_answer
+
+
+def answer_feedback(question: Question) -> Feedback:
+    """The right answer and its reason, shown when the student asks for it."""
+    return Feedback(None, f"The answer is {_answer_text(question)}. " + question.why, shown=True)
+
+
+def attempt(question: Question) -> dict:
+    """What this session has done with ``question`` so far (its ``ANSWERS_KEY`` entry, or {})."""
+    return st.session_state.get(ANSWERS_KEY, {}).get(question.id, {})
 
 
 def record(question: Question, response, feedback: Feedback) -> None:
-    """Keep the latest graded answer to ``question`` for the session (unreadable responses are not kept)."""
+    """Keep a graded answer to ``question`` for the session (unreadable responses are not kept).
+
+    Until the answer has been shown the latest answer is what counts; once it has been shown (after two
+    wrong tries or on request) later answers are kept as the response but do not change the score."""
     if feedback.correct is None:
         return
     answers = st.session_state.setdefault(ANSWERS_KEY, {})
-    answers[question.id] = {"stage": question.stage, "correct": feedback.correct, "response": str(response)}
+    entry = answers.get(question.id)
+    if entry is not None and entry.get("shown"):
+        entry["response"] = str(response)
+        return
+    wrong = (entry or {}).get("wrong", 0) + (not feedback.correct)
+    answers[question.id] = {"stage": question.stage, "correct": feedback.correct, "response": str(response),
+                            "wrong": wrong, "shown": feedback.shown and not feedback.correct}
+
+
+def reveal(question: Question) -> None:
+    """The student asked for the answer: from now on the question's score stays as it is (not right if it was
+    not answered right before; a question revealed before any answer counts as answered, not right)."""
+    answers = st.session_state.setdefault(ANSWERS_KEY, {})
+    entry = answers.setdefault(question.id, {"stage": question.stage, "correct": False, "response": "",
+                                             "wrong": 0})
+    entry["shown"] = True
 
 
 def session_score() -> tuple[int, int]:
@@ -259,22 +350,62 @@ def show_check_yourself(settings, stage_key: str) -> None:
             _show_questions(found)
 
 
+SCORE_RULE = ("A question counts as right when you answer it right before its answer is shown; a first "
+              "wrong try gets a hint and costs nothing.")
+
+
+def _feedback_key(question: Question) -> str:
+    return f"cy-feedback-{question.id}"
+
+
+def _on_check(question: Question) -> None:
+    """The Check button: grade the response (read from its widget) against the tries made so far."""
+    response = st.session_state.get(f"cy-{question.id}")
+    before = attempt(question)
+    feedback = grade(question, response, wrong_before=before.get("wrong", 0), shown=bool(before.get("shown")))
+    record(question, response, feedback)
+    st.session_state[_feedback_key(question)] = feedback
+
+
+def _on_show(question: Question) -> None:
+    """The "Show the answer" button."""
+    reveal(question)
+    st.session_state[_feedback_key(question)] = answer_feedback(question)
+
+
+def _show_feedback(feedback: Feedback) -> None:
+    if feedback.correct is True:
+        st.success(feedback.message, icon=":material/check_circle:")
+    elif feedback.correct is False:
+        if feedback.shown:
+            st.error(feedback.message, icon=":material/cancel:")
+        else:
+            st.info(feedback.message, icon=":material/lightbulb:")
+    elif feedback.shown:
+        st.info(feedback.message, icon=":material/visibility:")
+    else:
+        st.warning(feedback.message)
+
+
 def _show_questions(found: list) -> None:
+    # The buttons act in callbacks, before the run: the run then draws the state after the click (for
+    # instance no "Show the answer" button once the answer is shown).
     for number, question in enumerate(found, start=1):
         with st.form(f"cy-form-{question.id}", border=True):
             st.markdown(f"**{number}.** {question.prompt}")
             if question.is_choice:
-                response = st.radio("Your answer", question.choices, index=None, key=f"cy-{question.id}",
-                                    label_visibility="collapsed")
+                st.radio("Your answer", question.choices, index=None, key=f"cy-{question.id}",
+                         label_visibility="collapsed")
             else:
-                response = st.text_input("Your answer", key=f"cy-{question.id}", placeholder="a number, e.g. 0.25")
-            if st.form_submit_button("Check"):
-                feedback = grade(question, response)
-                record(question, response, feedback)
-                st.session_state[f"cy-feedback-{question.id}"] = feedback
-            feedback = st.session_state.get(f"cy-feedback-{question.id}")
+                st.text_input("Your answer", key=f"cy-{question.id}", placeholder="a number, e.g. 0.25")
+            with st.container(horizontal=True, vertical_alignment="center"):
+                st.form_submit_button("Check", on_click=_on_check, args=(question,))
+                done = attempt(question)
+                if not (done.get("shown") or done.get("correct")):
+                    st.form_submit_button("Show the answer", key=f"cy-show-{question.id}", type="tertiary",
+                                          on_click=_on_show, args=(question,), icon=":material/visibility:")
+            feedback = st.session_state.get(_feedback_key(question))
             if feedback is not None:
-                show = {True: st.success, False: st.error, None: st.warning}[feedback.correct]
-                show(feedback.message)
+                _show_feedback(feedback)
     right, answered = session_score()
-    st.caption(f"Your score this session: {right} right of {answered} answered.")
+    st.caption(f"Your score this session: {right} right of {answered} answered. {SCORE_RULE}")

@@ -4,13 +4,14 @@ and the Start here path that shows what has been visited and answered."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
 from apptest_support import open_page, switch_to
 from attention_core import LessonConfig, run_lesson
 from attention_ui.frames import token_labels
-from attention_ui.questions import CHECK_KEY, CHECK_LABEL, grade, questions_for
+from attention_ui.questions import CHECK_KEY, CHECK_LABEL, SCORE_RULE, grade, questions_for
 from attention_ui.text import STAGE_KEYS
 
 DONE, NOT_YET = "### :green[:material/check_circle:]", "### :gray[:material/radio_button_unchecked:]"
@@ -92,12 +93,41 @@ def test_grading_explains_unreadable_answers(response):
 def test_grading_uses_the_tolerance_and_gives_the_reason():
     q = by_slug("softmax", "weight")
     assert grade(q, f"{q.answer + 0.009:.6f}").correct is True
-    wrong = grade(q, f"{q.answer + 0.05:.6f}")
-    assert wrong.correct is False and q.right_answer in wrong.message and q.why in wrong.message
+    wrong = grade(q, f"{q.answer + 0.05:.6f}", wrong_before=1)
+    assert wrong.correct is False and wrong.shown and q.right_answer in wrong.message and q.why in wrong.message
     choice = by_slug("masked", "all-blocked")
     assert grade(choice, None).correct is None
     assert grade(choice, choice.choices[0]).correct is False
     assert "zero" in grade(choice, choice.choices[choice.correct]).message
+
+
+def _gives_away(question, text: str) -> bool:
+    """Whether ``text`` holds the question's right answer (a choice's text, or the number standing alone)."""
+    if question.is_choice:
+        return question.right_answer.lower() in text.lower()
+    return re.search(rf"(?<![\d.]){re.escape(question.right_answer)}(?![\d]|\.\d)", text) is not None
+
+
+@pytest.mark.parametrize("stage", STAGE_KEYS)
+@pytest.mark.parametrize("lesson", [CAUSAL, DEFAULT], ids=["causal", "default"])
+def test_a_first_wrong_try_gets_a_hint_not_the_answer(stage, lesson):
+    for q in questions_for(lesson.trace, token_labels(lesson.tokens), stage, follow=1, head=0, x=lesson.x):
+        assert q.hint and not _gives_away(q, q.hint), (q.id, q.hint)
+        wrong = next(c for c in q.choices if c != q.right_answer) if q.is_choice else str(q.answer + 7)
+        first = grade(q, wrong)
+        assert first.correct is False and not first.shown
+        assert q.hint in first.message and "Show the answer" in first.message
+        assert not _gives_away(q, first.message) and q.why not in first.message, first.message
+        second = grade(q, wrong, wrong_before=1)
+        assert second.correct is False and second.shown and q.why in second.message
+        assert _gives_away(q, second.message)
+        assert grade(q, wrong, shown=True).shown, "after the answer was shown, a wrong try repeats it"
+
+
+def test_a_right_answer_after_the_answer_was_shown_says_it_does_not_count():
+    q = by_slug("scaled", "sqrt-dk")
+    assert "does not add to your score" in grade(q, q.right_answer, shown=True).message
+    assert "does not add" not in grade(q, q.right_answer, wrong_before=1).message
 
 
 # ------------------------------------------------------------------------------------------- pages
@@ -112,11 +142,14 @@ def test_step_through_asks_questions_and_keeps_the_score():
     q = default_question("scaled", "sqrt-dk")
     at.text_input(key=f"cy-{q.id}").input("3")
     at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
-    assert any("Not quite: it is 2" in e.value for e in at.error)
+    assert not at.error and [i.value for i in at.info if q.hint in i.value], "a first wrong try: the hint"
+    assert not any("it is 2" in i.value for i in at.info)
+    assert any("0 right of 1 answered" in c.value for c in at.caption)
     at.text_input(key=f"cy-{q.id}").input("2")
     at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
     assert any(s.value.startswith("Right") for s in at.success)
-    assert any("1 right of 1 answered" in c.value for c in at.caption)
+    assert any("1 right of 1 answered" in c.value for c in at.caption), "right after a hint counts as right"
+    assert any(SCORE_RULE in c.value for c in at.caption)
     at.selectbox(key="step").set_value("softmax").run()  # it stays open on the next stage
     weight = default_question("softmax", "-weight-")
     at.text_input(key=f"cy-{weight.id}").input("not a number")
@@ -155,3 +188,45 @@ def test_start_here_keeps_the_by_hand_progress_after_a_reset():
     at = switch_to(at, "pages/start_here.py")
     captions = " ".join(c.value for c in at.caption)
     assert "1 of 4 stages checked" in captions, captions
+
+
+def _check(at, q, response):
+    (at.radio if q.is_choice else at.text_input)(key=f"cy-{q.id}").set_value(response)
+    at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _open_questions(stage: str):
+    at = open_page("pages/step_through.py")
+    at.session_state[CHECK_KEY] = True
+    at.selectbox(key="step").set_value(stage).run()
+    return at
+
+
+def test_the_answer_comes_after_a_second_wrong_try_and_then_a_right_one_does_not_count():
+    at = _open_questions("scaled")
+    q = default_question("scaled", "sqrt-dk")
+    _check(at, q, "3")
+    assert not any("it is 2" in e.value for e in [*at.error, *at.info])
+    _check(at, q, "4")
+    assert any(e.value.startswith("Not quite: it is 2.") and q.why in e.value for e in at.error)
+    assert not [b for b in at.button if b.key == f"cy-show-{q.id}"], "the answer is shown: no button for it"
+    _check(at, q, "2")
+    assert any("does not add to your score" in s.value for s in at.success)
+    assert any("0 right of 1 answered" in c.value for c in at.caption)
+
+
+def test_show_the_answer_gives_it_at_once_and_scores_the_question_as_not_right():
+    at = _open_questions("softmax")
+    q = default_question("softmax", "blocked-weight")
+    at.button(key=f"cy-show-{q.id}").click().run()
+    assert not at.exception
+    assert any(i.value.startswith(f"The answer is “{q.right_answer}”.") and q.why in i.value for i in at.info)
+    assert any("0 right of 1 answered" in c.value for c in at.caption), "revealed before any answer: not right"
+    _check(at, q, q.right_answer)
+    assert any("0 right of 1 answered" in c.value for c in at.caption)
+    other = default_question("softmax", "-weight-")
+    _check(at, other, f"{other.answer:.3f}")
+    assert not [b for b in at.button if b.key == f"cy-show-{other.id}"]
+    assert any("1 right of 2 answered" in c.value for c in at.caption), "answered right before it was shown"
