@@ -8,10 +8,13 @@ changed store (reset, resize, or a test setting it) starts a fresh editor from i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 import streamlit as st
+import torch
 
-from attention_core import EXAMPLE, AnswerCheck, format_cell, resize_grid
+from attention_core import EXAMPLE, AnswerCheck, AttentionTrace, format_cell, resize_grid
 from attention_core.by_hand import EMPTY, INVALID, RIGHT, WRONG
 
 from .frames import format_value
@@ -146,3 +149,63 @@ def marks_table(check: AnswerCheck, typed: list[list], row_labels: list[str], co
     colours = pd.DataFrame([[MARK_COLOURS[m] for m in marks] for marks in check.marks], index=row_labels,
                            columns=col_labels)
     return table.style.apply(lambda _: colours, axis=None)
+
+
+# ------------------------------------------------------------------------------- starting points
+
+
+@dataclass(frozen=True)
+class StartingPoint:
+    """The right values of the stage before ``stage``, which a student starts from: ``values`` (T, T) with
+    ``blocked`` (bool (T, T), True = blocked by the mask, drawn "×") or None; a blocked scaled score is −∞ in
+    ``values`` itself. ``label`` (markdown) says what they are; ``title`` is the chart's; ``kind`` picks its
+    colours ("scores" signed, "weights" 0 to 1)."""
+
+    stage: str
+    label: str
+    title: str
+    values: torch.Tensor
+    kind: str
+    blocked: torch.Tensor | None = None
+    note: str = ""
+
+
+def starting_point(trace: AttentionTrace, stage: str) -> StartingPoint | None:
+    """What the student starts from at ``stage`` (a HAND_STAGES name): the previous stage's right values, for
+    the trace's first head. None for the first stage (Q and K are shown above the stages)."""
+    causal = not bool(trace.mask[0].all())
+    if stage == "scaled":
+        note = ("The mask comes in at step 3: here every pair has a score, blocked or not." if causal else "")
+        return StartingPoint(stage, "**Start from the raw scores S** (the right values of step 1):",
+                             "Raw scores S = QKᵀ (step 1)", trace.scores[0], "scores", note=note)
+    if stage == "weights":
+        note = ("−∞: a key the causal mask blocks. e^(−∞) = 0, so its weight is 0." if causal else "")
+        return StartingPoint(stage, "**Start from the scaled scores S̃** (the right values of step 2):",
+                             "Scaled scores S / √d_k (step 2)", trace.masked[0], "scores", note=note)
+    if stage == "context":
+        blocked = ~trace.mask[0] if causal else None
+        note = "×: a key the causal mask blocks (weight 0, so its value row adds nothing)." if causal else ""
+        return StartingPoint(stage, "**Start from the weights A** (the right values of step 3) and V, which is "
+                             "shown above under “Q, K and V from your numbers”:",
+                             "Weights A (step 3)", trace.weights[0], "weights", blocked=blocked, note=note)
+    return None
+
+
+PAGE_CHART = {"cell_size": 52, "font_size": 14}
+"""Q, K, V and the stages' charts on the page: numbers at 14 px."""
+PRESENTER_FONT = 22
+PRESENTER_MAX_CELL = 84
+PRESENTER_COLUMN_PX = 390
+"""Width of one of three side-by-side columns in presenter mode at 1280 px (no sidebar)."""
+PRESENTER_FRAME_PX = 205
+"""What a chart needs besides its cells in presenter mode: the token labels, the axis title and the legend."""
+
+
+def chart_sizes(presenter: bool, widest: int) -> dict:
+    """``cell_size`` and ``font_size`` of the by-hand charts. In presenter mode numbers are large (22 px in
+    84 px cells) and the cells shrink for a wide matrix (``widest`` columns) so that three charts still fit
+    side by side at 1280 px; never below the page's own size."""
+    if not presenter:
+        return dict(PAGE_CHART)
+    room = (PRESENTER_COLUMN_PX - PRESENTER_FRAME_PX) // max(widest, 1)
+    return {"cell_size": max(PAGE_CHART["cell_size"], min(PRESENTER_MAX_CELL, room)), "font_size": PRESENTER_FONT}

@@ -23,8 +23,21 @@ HAND_STAGE_TEXT = {
                 "Row i of the context is the sum of V's rows, each multiplied by its weight in row i of A."),
 }
 
+
+
+def start_chart(start: hand.StartingPoint, tokens: list[str]) -> dict:
+    """The previous stage's right values as a heatmap with the answer grid's labels (queries × keys)."""
+    if start.kind == "weights":
+        return cached_matrix_chart(charts.heatmap, start.values, tokens, tokens, blocked=start.blocked,
+                                   title=start.title, scheme="viridis", domain=(0, 1), value_title="weight",
+                                   **HAND_CHART)
+    return cached_matrix_chart(charts.heatmap, start.values, tokens, tokens, blocked=start.blocked,
+                               title=start.title, diverging=True, scheme="blueorange", value_title="score",
+                               **HAND_CHART)
+
+
 st.session_state.setdefault("pages_visited", set()).add("by-hand")
-page_start("Work it by hand")
+presenter = page_start("Work it by hand")
 st.markdown(
     "Attention is a handful of small sums. **Work them out yourself** on a tiny example (at first three tokens with "
     "two numbers each). Change any number in X or the weights and every stage below is recomputed. Then type "
@@ -83,7 +96,7 @@ trace = hand_trace(readings["X"].values, readings["W_Q"].values, readings["W_K"]
 # ----------------------------------------------------------------------------- Q, K, V (given)
 st.subheader("Q, K and V from your numbers")
 st.markdown("These are given, so you can start from them: each row of X times each W.")
-HAND_CHART = {"cell_size": 52, "font_size": 14}
+HAND_CHART = hand.chart_sizes(presenter, max(sizes["d_k"], sizes["d_v"]))  # Q, K and V side by side
 for col, name, values, prefix in zip(st.columns(3), "QKV", (trace.q[0], trace.k[0], trace.v[0]), "qkv"):
     features = frames.feature_labels(values.shape[1], prefix)
     with col:
@@ -100,10 +113,22 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
     title, formula, how = HAND_STAGE_TEXT[stage]
     truth = stage_truth(trace, stage)  # (T, T) or (T, d_v)
     answer_cols = tokens if stage != "context" else frames.feature_labels(truth.shape[1], "c")
+    start = hand.starting_point(trace, stage)
     with tab:
         st.markdown(how)
         st.latex(formula)
-        answer = hand.grid_editor(f"answer_{stage}", tuple(truth.shape), tokens, answer_cols)
+        if start is None:  # the first stage starts from Q and K, shown above
+            answer = hand.grid_editor(f"answer_{stage}", tuple(truth.shape), tokens, answer_cols)
+        else:
+            given, yours = st.columns(2, gap="medium")
+            with given:
+                st.markdown(start.label)
+                show_chart(start_chart(start, tokens))
+                if start.note:
+                    st.caption(start.note)
+            with yours:
+                st.markdown("**Your answer:**")
+                answer = hand.grid_editor(f"answer_{stage}", tuple(truth.shape), tokens, answer_cols)
         left, right = st.columns([1, 3], vertical_alignment="center")
         if left.button("Check", key=f"hand-check-{stage}", type="primary", icon=":material/check:"):
             checked.add(stage)

@@ -274,3 +274,101 @@ def test_the_true_stages_rounded_to_3_decimals_are_always_right(x_rows):
         assert check_answer(typed, truth).all_right
         typed[0][0] = f"{float(truth[0, 0]) + 2 * ANSWER_TOLERANCE:.3f}"
         assert check_answer(typed, truth).marks[0][0] == WRONG
+
+
+# --------------------------------------------------------------------- starting points, presenter
+
+from attention_ui import hand  # noqa: E402
+
+START_TITLES = {"scaled": "Raw scores S = QKᵀ (step 1)", "weights": "Scaled scores S / √d_k (step 2)",
+                "context": "Weights A (step 3)"}
+
+
+def chart_data(at: AppTest, title: str) -> pd.DataFrame:
+    return page_charts(at)[title]
+
+
+def labels_of(data: pd.DataFrame) -> list[list[str]]:
+    return data.sort_values(["row_index", "col_index"]).groupby("row_index")["label"].apply(list).tolist()
+
+
+def test_each_stage_after_the_first_starts_from_the_previous_right_values():
+    trace = hand_trace(*example_tensors())
+    assert hand.starting_point(trace, "scores") is None
+    scaled = hand.starting_point(trace, "scaled")
+    assert scaled.values.tolist() == EXAMPLE_SCORES and "raw scores S" in scaled.label and "step 1" in scaled.label
+    assert torch.equal(hand.starting_point(trace, "weights").values, stage_truth(trace, "scaled"))
+    context = hand.starting_point(trace, "context")
+    assert torch.equal(context.values, stage_truth(trace, "weights")) and context.blocked is None
+    assert "V, which is shown above" in context.label and not context.note
+
+
+def test_a_causal_start_shows_blocked_keys_as_blocked():
+    trace = hand_trace(*example_tensors(), causal=True)
+    weights_start = hand.starting_point(trace, "weights").values
+    assert torch.isneginf(weights_start.triu(1)[torch.ones(3, 3, dtype=torch.bool).triu(1)]).all()
+    assert torch.equal(hand.starting_point(trace, "context").blocked, torch.ones(3, 3, dtype=torch.bool).triu(1))
+    assert "mask" in hand.starting_point(trace, "scaled").note  # every score is still asked for at step 2
+
+
+def test_the_page_shows_the_starting_values_in_each_later_tab():
+    at = run_page(typed_example())
+    for index, stage in enumerate(HAND_STAGES):
+        words = " ".join(m.value for m in at.tabs[index].markdown)
+        assert ("Start from" in words) == (index > 0), (stage, words)
+    assert "Start from the raw scores S" in " ".join(m.value for m in at.tabs[1].markdown)
+    assert "V, which is shown above" in " ".join(m.value for m in at.tabs[3].markdown)
+    assert matrix_of(chart_data(at, START_TITLES["scaled"])) == EXAMPLE_SCORES
+    scaled = chart_data(at, START_TITLES["weights"])
+    assert sum(matrix_of(scaled), []) == pytest.approx([v / math.sqrt(2) for row in EXAMPLE_SCORES for v in row])
+    assert labels_of(scaled)[2] == ["0.707", "1.414", "2.121"]
+    weights = chart_data(at, START_TITLES["context"])
+    assert labels_of(weights)[0] == ["0.198", "0.401", "0.401"]
+    assert set(weights["query"]) == {"1·I", "2·like", "3·tea"}
+    assert set(weights["key"]) == {"1·I", "2·like", "3·tea"}  # the answer grid's labels
+
+
+def test_a_causal_page_marks_blocked_keys_in_the_starting_values():
+    at = run_page(typed_example())
+    at.checkbox(key="hand-size-causal").check().run()
+    scaled = labels_of(chart_data(at, START_TITLES["weights"]))
+    assert scaled[0][1:] == ["−∞", "−∞"] and scaled[1][2] == "−∞" and scaled[2][2] == "2.121"
+    weights = labels_of(chart_data(at, START_TITLES["context"]))
+    assert weights[0] == ["1.000", "×", "×"] and weights[1][2] == "×"
+    assert any("×: a key the causal mask blocks" in c.value for c in at.tabs[3].caption)
+    assert any("−∞" in c.value for c in at.tabs[2].caption)
+    assert labels_of(chart_data(at, START_TITLES["scaled"]))[0] == ["0.000", "1.000", "1.000"]
+
+
+def chart_sizes_of(at: AppTest, title: str) -> tuple[int, int]:
+    """(width of the cells, font size of the printed numbers) of a chart on the page."""
+    for element in at.get("vega_lite_chart"):
+        spec = json.loads(element.proto.spec)
+        text = spec.get("title", {})
+        if (text.get("text") if isinstance(text, dict) else text) == title:
+            fonts = [layer["mark"].get("fontSize") for layer in spec["layer"]
+                     if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"]
+            return spec["width"], fonts[0]
+    raise KeyError(title)
+
+
+def test_presenter_mode_draws_q_k_v_larger():
+    at = run_page(typed_example())
+    width, font = chart_sizes_of(at, "Q = X·W_Q")
+    presenting = AppTest.from_file(str(ROOT / PAGE), default_timeout=TIMEOUT)
+    presenting.query_params["presenter"] = "true"
+    presenting.session_state["hand_grids"] = typed_example()
+    presenting.run()
+    assert not presenting.exception
+    big_width, big_font = chart_sizes_of(presenting, "Q = X·W_Q")
+    assert font == 14 and big_font >= 20 and big_width >= 1.5 * width
+    assert chart_sizes_of(presenting, START_TITLES["scaled"])[1] >= 20
+
+
+@pytest.mark.parametrize("widest", [1, 2, 3, 4])
+def test_presenter_charts_fit_three_across_at_1280(widest):
+    sizes = hand.chart_sizes(True, widest)
+    assert sizes["font_size"] >= 20 and sizes["cell_size"] >= hand.PAGE_CHART["cell_size"]
+    if widest <= 3:
+        assert sizes["cell_size"] * widest + hand.PRESENTER_FRAME_PX <= hand.PRESENTER_COLUMN_PX
+    assert hand.chart_sizes(False, widest) == hand.PAGE_CHART
