@@ -24,7 +24,6 @@ HAND_STAGE_TEXT = {
 }
 
 
-
 def start_chart(start: hand.StartingPoint, tokens: list[str]) -> dict:
     """The previous stage's right values as a heatmap with the answer grid's labels (queries × keys)."""
     if start.kind == "weights":
