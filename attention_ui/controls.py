@@ -202,7 +202,14 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 """Presenter mode: no sidebar, large text (also in expander and tab labels, slider values, inputs, select options
 and message boxes) and tables, and the slide's charts as tall as the window allows while the stage's words (up to
 three lines) still fit under them. Dataframes keep their size: Streamlit draws them on a canvas sized for the
-unzoomed page, so a CSS zoom pushed their columns past the window and their rows under the next element."""
+unzoomed page, so a CSS zoom pushed their columns past the window and their rows under the next element. Pages
+draw their tables with st.table in presenter mode instead (HTML, enlarged here)."""
+
+PRESENTER_COLUMN_PX = 1232
+"""The main column's width in presenter mode on a 1280-px-wide window (PRESENTER_STYLE's 1.5rem padding on each
+side, no sidebar): what a chart drawn at its own size may take before the page shrinks it (and its text) to fit."""
+PRESENTER_GAP_PX = 16
+"""The gap between two of ``st.columns`` (Streamlit's default "small" gap, 1rem)."""
 
 SLIDE_ROW_PX = 24
 """Smallest row of a slide's chart, in pixels: a token label in the slide's font (PRESENTER_FONT) fits in it.

@@ -9,12 +9,13 @@ from attention_core import AttentionInputError, MAX_REAL_MODEL_TOKENS, check_cac
 from attention_core.generation import MAX_NEW_TOKENS
 from attention_core.real_models import MODEL_ALLOWLIST
 from attention_ui import charts, frames
-from attention_ui.controls import BOUND, lesson_settings
+from attention_ui.controls import BOUND, PRESENTER_COLUMN_PX, PRESENTER_GAP_PX, lesson_settings
 from attention_ui.modern import timing_chart, timing_frame
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import plain
 from attention_ui.url_state import keep_in_link, note_ignored, show_link_notes
-from attention_ui.views import MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, StageView, feature_heatmap, show_chart
+from attention_ui.views import (MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, SLIDE_CELL, StageView, feature_heatmap,
+                                 show_chart, shown_features)
 
 STEP_KEY = "generation_step"
 DECODERS = [name for name, spec in MODEL_ALLOWLIST.items() if spec.kind == "decoder"]
@@ -66,6 +67,18 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+# Width of one of two columns in presenter mode: a chart wider than this is shrunk, and its text with it.
+HALF_SLIDE_PX = (PRESENTER_COLUMN_PX - PRESENTER_GAP_PX) // 2
+
+
+def slide_cell(columns: int, rows: list[str], value_title: str, width: int = HALF_SLIDE_PX) -> int:
+    """Presenter mode: the cell size at which a heatmap of ``columns`` cells beside its ``rows`` labels and its colour
+    bar titled ``value_title`` (at the slide's font) fits ``width`` pixels, at most the slide's cell size."""
+    longest = max((len(label) for label in rows), default=1)
+    room = 50 + int(0.55 * settings.font_size * (longest + len(value_title)))  # measured: 151 px for "1·The", "weight"
+    return max(8, min(settings.cell_size, (width - room) // max(columns, 1)))
+
+
 def move(delta: int) -> None:
     st.session_state[STEP_KEY] = min(max(st.session_state[STEP_KEY] + delta, 1), T)
 
@@ -87,15 +100,29 @@ view = StageView(step, labels[t - 1:t], 0, head, settings.cell_size, settings.fo
 features = min(max(step.d_k, step.d_v), MAX_FEATURES_SHOWN)
 if not settings.presenter and view.fit_cell(features + 3, 1 / 3) < MIN_SIDE_BY_SIDE_CELL:
     view = replace(view, stacked=True)  # wide heads: one under another, each full width
-cols = [st.container() for _ in range(3)] if view.stacked else st.columns(3)
-for col, (values, rows, title, prefix) in zip(cols, (
-        (step.q[head], labels[t - 1:t], "new query q_t", "q"),
-        (step.k[head], labels[:t], f"K cache ({counted(t, 'row')})", "k"),
-        (step.v[head], labels[:t], f"V cache ({counted(t, 'row')})", "v"))):
-    with col:
-        chart, note = feature_heatmap(view, values, rows, title + (f", head {head + 1}" if h > 1 else ""),
-                                      prefix=prefix, share=1 / 3)
-        show_chart(chart)
+matrices = ((step.q[head], labels[t - 1:t], "new query q_t", "q"),
+            (step.k[head], labels[:t], f"K cache ({counted(t, 'row')})", "k"),
+            (step.v[head], labels[:t], f"V cache ({counted(t, 'row')})", "v"))
+if settings.presenter:
+    # Three charts at the slide's size do not fit side by side: the page shrank them and their text. The new query
+    # goes on top and the caches side by side, all at one cell size that fits half the window, at the slide's font.
+    cell = slide_cell(features, labels[:t], "feature value")
+    cols = [st.container(), *st.columns(2)]
+    for col, (values, rows, title, prefix) in zip(cols, matrices):
+        shown, _ = shown_features(values)
+        with col:
+            show_chart(cached_matrix_chart(
+                charts.matrix_heatmap, shown, rows, frames.feature_labels(shown.shape[-1], prefix), row_name="token",
+                col_name="feature", title=title + (f", head {head + 1}" if h > 1 else ""), cell_size=cell,
+                font_size=settings.font_size, show_values=shown.shape[-1] <= 12 and cell >= SLIDE_CELL,
+                value_title="feature value", follow_row=0 if len(rows) == 1 else None))
+else:
+    cols = [st.container() for _ in range(3)] if view.stacked else st.columns(3)
+    for col, (values, rows, title, prefix) in zip(cols, matrices):
+        with col:
+            chart, note = feature_heatmap(view, values, rows, title + (f", head {head + 1}" if h > 1 else ""),
+                                          prefix=prefix, share=1 / 3)
+            show_chart(chart)
 st.caption(f"The bottom row of K and V is new: {plain(labels[t - 1])} was projected once and appended. "
            + (f"With g = {g}, head {head + 1} reads key/value head {step.kv_group(head) + 1}." if g < h else ""))
 
@@ -111,9 +138,10 @@ so_far, not_cached = np.zeros((t, T)), np.ones((t, T), dtype=bool)
 for r, cached_step in enumerate(check.steps[:t]):
     cached_row = frames.to_numpy(cached_step.weights[head, 0])
     so_far[r, :len(cached_row)], not_cached[r, :len(cached_row)] = cached_row, False
-cell = max(8, min(settings.cell_size - 6, (640 if settings.presenter else 330) // T))  # two charts side by side
+# two charts side by side (on a slide, each fits half the window at the slide's font)
+cell = slide_cell(T, labels, "weight") if settings.presenter else max(8, min(settings.cell_size - 6, 330 // T))
 weights_options = {"domain": (0, 1), "value_title": "weight", "cell_size": cell, "font_size": settings.font_size,
-                   "show_values": T <= 8 and cell >= 30}
+                   "show_values": T <= 8 and cell >= (SLIDE_CELL if settings.presenter else 30)}
 left, right = st.columns(2)
 with left:
     show_chart(cached_matrix_chart(charts.heatmap, so_far, labels[:t], labels, blocked=not_cached,
