@@ -12,6 +12,7 @@ from attention_core import attention_rollout, head_roles, head_stats, mean_over_
 from attention_core.summaries import ROLE_THRESHOLD
 
 from . import charts, frames
+from .controls import PRESENTER_COLUMN_PX
 from .text import plain
 from .render import cached_head_grid, cached_spec
 from .views import show_chart
@@ -50,7 +51,28 @@ def head_table_columns(table: pd.DataFrame) -> dict:
             "looks like": st.column_config.TextColumn(width=math.ceil(TABLE_CHAR_PX * longest) + 24)}
 
 
+def presenter_head_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The per-head table as text for ``st.table`` (presenter mode: HTML, which the slide's style enlarges), with the
+    numbers as the dataframe shows them (whole layer and head numbers, two decimals) and the names escaped (every
+    cell is read as Markdown)."""
+    out = table.copy()
+    for column in out.columns:
+        if column in ("layer", "head"):
+            out[column] = out[column].map(str)
+        elif column == "looks like":
+            out[column] = out[column].map(lambda name: plain(str(name)))
+        else:
+            out[column] = out[column].map(lambda v: f"{v:.2f}")
+    return out
+
+
+PRESENTER_TABLE_PX = 460
+"""Height of a long table in presenter mode: it scrolls under its header instead of running screens down."""
+
 LAYER_COLUMNS = 3
+LAYER_GRID_ROOM = 140
+"""Presenter mode: pixels of a layer grid besides its cells, at the slide's font: the token labels, the gaps between
+panels and the colour bar."""
 
 
 def _layer_grid(values, labels, *, title: str, cell: int, font_size: int) -> dict:
@@ -78,15 +100,22 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
     all_labels = frames.token_labels(run.tokens)
     labels = frames.AxisLabels(all_labels[i] for i in keep)
     T = len(keep)
-    axes_room = 90 if T <= 12 else 0  # token labels beside each panel
-    cell = max(4, min(26, ((1500 if settings.presenter else 720) // LAYER_COLUMNS - axes_room) // max(T, 1)))
+    if settings.presenter:  # the slide's font, and cells as large as fit the window's width beside it
+        grid_font = settings.font_size
+        room = LAYER_GRID_ROOM + (int(0.6 * grid_font * max(len(label) for label in labels)) if T <= 12 else 0)
+        cell = max(4, min(40, (PRESENTER_COLUMN_PX - room) // (LAYER_COLUMNS * max(T, 1))))
+    else:
+        grid_font = 11
+        axes_room = 90 if T <= 12 else 0  # token labels beside each panel
+        cell = max(4, min(26, (720 // LAYER_COLUMNS - axes_room) // max(T, 1)))
     n = first_section
 
     st.subheader(f"{n} · Mean over heads, layer by layer")
     st.markdown("Averaging a layer's heads shows what the layer does as a whole (the rows still add up to 1).")
     st.latex(r"\bar A^{(l)} = \frac{1}{h} \sum_{i=1}^{h} A^{(l)}_i")
     mean = mean_over_heads(attentions)[:, keep][:, :, keep]  # (L, T', T'): the shown tokens only
-    show_chart(_layer_grid(mean, labels, title="mean of the heads, one square per layer", cell=cell, font_size=11))
+    show_chart(_layer_grid(mean, labels, title="mean of the heads, one square per layer", cell=cell,
+                           font_size=grid_font))
 
     st.subheader(f"{n + 1} · Attention rollout: where each token's information came from")
     st.markdown("Attention of attention: layer 2 mixes vectors that layer 1 already mixed. **Rollout** (Abnar & "
@@ -96,7 +125,7 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
              r"R^{(l)} = \hat A^{(l)} R^{(l-1)},\quad R^{(0)} = I")
     rollout = attention_rollout(attentions)[:, keep][:, :, keep]  # (L, T', T'), computed over every token
     show_chart(_layer_grid(rollout, labels, title="rollout after each layer (rows sum to 1 over all tokens)",
-                           cell=cell, font_size=11))
+                           cell=cell, font_size=grid_font))
     if pick.follow in keep:
         row = frames.row_frame(rollout[-1, keep.index(pick.follow)], labels)
         show_chart(cached_spec(charts.row_bars, row, title=f"after the last layer, {run.tokens[pick.follow]} is made "
@@ -106,12 +135,17 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
     st.subheader(f"{n + 2} · Every head in numbers")
     st.markdown("Per head, averaged over the query tokens: the **entropy** of its weights (0 bits = all on one token; "
                 f"log₂ {run.num_tokens} = {math.log2(run.num_tokens):.2f} bits = spread evenly), and the share it "
-                "gives to the **previous token**, to the **first token** and to **special tokens**. Sort a column "
-                "to find the heads that do one thing.")
+                "gives to the **previous token**, to the **first token** and to **special tokens**. "
+                + ("The strongest heads are named below the table." if settings.presenter else
+                   "Sort a column to find the heads that do one thing."))
     stats = head_stats(attentions, run.is_special)
     table = head_table(stats, head_roles(stats))
-    st.dataframe(table, hide_index=True, width="stretch", height=min(420, 36 + 35 * len(table)),
-                 column_config=head_table_columns(table))
+    if settings.presenter:  # a dataframe's canvas keeps the page's small text; HTML takes the slide's
+        st.table(presenter_head_table(table), hide_index=True,
+                 height=PRESENTER_TABLE_PX if len(table) > 10 else "content")
+    else:
+        st.dataframe(table, hide_index=True, width="stretch", height=min(420, 36 + 35 * len(table)),
+                     column_config=head_table_columns(table))
     sinks = table.assign(sink=table[["to first token", "to special tokens"]].max(axis=1))
     st.success(f"In {plain(model.name)}, for this sentence, the strongest previous-token heads are "
                f"{strongest(table, 'to previous token')}; the strongest sinks (weight parked on the first or a "

@@ -259,14 +259,23 @@ def lazy_expander(label: str, key: str):
 
 def numbers_table(values, rows: list[str], cols: list[str], *, key: str, caption: str = "All the numbers") -> None:
     """The exact numbers of a matrix in an expander (user text is shown as plain table text); ``key`` names
-    the expander (unique on the page)."""
+    the expander (unique on the page).
+
+    In presenter mode the table is HTML (``st.table``), which the slide's style enlarges: a dataframe is painted on
+    a canvas at the page's small size. Its token labels are escaped (st.table reads every cell as Markdown); a wide
+    table scrolls sideways inside the column with the token labels kept in view."""
     with lazy_expander(caption, key) as box:
         if not box.open:
             return
         array = frames.to_numpy(values)
         table = pd.DataFrame([[worked.number(v) for v in row] for row in array.tolist()], index=list(rows),
                              columns=list(cols))
-        st.dataframe(table, width="stretch")
+        from .controls import PRESENTER_COLUMN_PX, presenting  # controls imports this module
+
+        if presenting():  # a width in pixels (at most the column's) keeps the labels in view as the table scrolls
+            st.table(table.rename(index=plain, columns=plain), hide_index=False, width=PRESENTER_COLUMN_PX)
+        else:
+            st.dataframe(table, width="stretch")
 
 
 def shown_features(values: torch.Tensor) -> tuple[torch.Tensor, str]:

@@ -7,8 +7,12 @@ What the page sends (AppTest):
   font size, and never wider than the gap between two heads.
 
 In a real browser (headless Chromium driving ``streamlit run``; skipped without Playwright or Chromium):
-- Real model: the layers × heads grid lies inside the main column; no dataframe runs past the column or needs a
-  horizontal scroll bar, and nothing below a dataframe is drawn over its rows (the per-head table).
+- Real model: the layers × heads grid lies inside the main column; no table runs past the column or needs a
+  horizontal scroll bar, and nothing below a table is drawn over its rows (the per-head table). Its tables are HTML
+  with the slide's text size, and the mean-over-heads and rollout grids are drawn at their own size (not shrunk
+  to the column), with labels of at least 18 px.
+- Generation: the new query, K and V cache charts and the two weights charts likewise.
+- Step through: "All the numbers" on a slide is an enlarged HTML table inside the column.
 - Modern attention: the same for its tables (the KV-cache table), and each diagram's names lie inside their circles.
 - Labels that Streamlit draws at 14–16 px (expander and tab labels, slider values, inputs, select boxes, message
   boxes) are enlarged with the rest of the slide's text.
@@ -42,6 +46,7 @@ VIEWPORT = {"width": 1280, "height": 800}
 TOLERANCE_PX = 1
 LOAD_MS = 120_000  # a first run imports torch and loads the real model
 PRESENTER_SMALLEST_PX = 18  # the slide's other labels are 1.3rem = 20.8 px; Streamlit's own are 14-16 px
+SLIDE_VALUE_PX = 16  # the numbers inside a slide's cells (SLIDE_CELL 60 px wide)
 
 
 # ------------------------------------------------------------------------------------------ AppTest
@@ -93,16 +98,19 @@ _MAIN_COLUMN_JS = """() => {
     return {left: r.left + parseFloat(s.paddingLeft), right: r.right - parseFloat(s.paddingRight)};
 }"""
 
-_DATAFRAMES_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stDataFrame]'), d => {
+_DATAFRAMES_JS = """() => Array.from(document.querySelectorAll(
+        '[data-testid=stMain] [data-testid=stDataFrame], [data-testid=stMain] [data-testid=stTable]'), d => {
     const canvas = d.querySelector('canvas');
     const boxes = [d, canvas].filter(e => e).map(e => e.getBoundingClientRect());
     const right = Math.max(...boxes.map(r => r.right)), bottom = Math.max(...boxes.map(r => r.bottom));
-    const scroller = d.querySelector('.dvn-scroller');
+    const scroller = d.querySelector('.dvn-scroller') || [d, ...d.querySelectorAll('div')].find(
+        e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX));
     const container = d.closest('[data-testid=stElementContainer]');
     let next = container && container.nextElementSibling;
     while (next && next.getBoundingClientRect().height === 0) next = next.nextElementSibling;
     const header = Array.from(d.querySelectorAll('th'), th => th.textContent.trim()).slice(0, 3).join(' | ');
-    return {name: header, right, bottom,
+    const cells = Array.from(d.querySelectorAll('td, th'), c => parseFloat(getComputedStyle(c).fontSize));
+    return {name: header, right, bottom, kind: d.dataset.testid, smallest_text: cells.length ? Math.min(...cells) : null,
             hidden_width: scroller ? scroller.scrollWidth - scroller.clientWidth : 0,
             next_top: next ? next.getBoundingClientRect().top : null};
 })"""
@@ -127,6 +135,23 @@ _NAMES_IN_CIRCLES_JS = """() => {
     }
     return out;
 }"""
+
+_CHART_TEXT_JS = """(titles) => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'))
+    .map(c => {
+        const svg = c.querySelector('svg.marks, .vega-embed > svg, svg');
+        const title = Array.from(c.querySelectorAll('.role-title-text'), e => e.textContent).join(' ');
+        if (!svg || !titles.some(part => title.includes(part))) return null;
+        const box = svg.getBoundingClientRect(), scale = box.width / parseFloat(svg.getAttribute('width'));
+        const px = e => parseFloat(e.getAttribute('font-size') || getComputedStyle(e).fontSize) * scale;
+        const texts = Array.from(svg.querySelectorAll('text')).filter(e => e.textContent.trim());
+        const labels = texts.filter(e => !e.closest('.role-mark')).map(px);  // axes, colour bar, titles
+        const values = texts.filter(e => e.closest('.role-mark') && !/^[×✓]$/.test(e.textContent.trim())).map(px);
+        const container = c.closest('[data-testid=stElementContainer]');
+        let next = container && container.nextElementSibling;
+        while (next && next.getBoundingClientRect().height === 0) next = next.nextElementSibling;
+        return {title, scale, right: box.right, bottom: box.bottom, next_top: next ? next.getBoundingClientRect().top : null,
+                smallest_label: Math.min(...labels), smallest_value: values.length ? Math.min(...values) : null};
+    }).filter(c => c)"""
 
 _FONT_SIZES_JS = """(selectors) => Object.fromEntries(Object.entries(selectors).map(([what, sel]) =>
     [what, Array.from(document.querySelectorAll(sel), e => parseFloat(getComputedStyle(e).fontSize))]))"""
@@ -192,7 +217,7 @@ def _layout_problems(page) -> list[str]:
     problems = [f"chart {c['title']!r} ends at {c['right']:.0f} px, past the main column's {column['right']:.0f}"
                 for c in page.evaluate(_CHART_RIGHTS_JS) if c["right"] > limit]
     frames = page.evaluate(_DATAFRAMES_JS)
-    assert frames, "no dataframe on the page"
+    assert frames, "no table on the page"
     for f in frames:
         if f["right"] > limit:
             problems.append(f"table {f['name']!r} ends at {f['right']:.0f} px, past the main column's "
@@ -202,6 +227,35 @@ def _layout_problems(page) -> list[str]:
         if f["next_top"] is not None and f["next_top"] < f["bottom"] - TOLERANCE_PX:
             problems.append(f"the element after table {f['name']!r} starts at {f['next_top']:.0f} px, over the "
                             f"table's rows (which end at {f['bottom']:.0f} px)")
+    return problems
+
+
+def _small_tables(page) -> list[str]:
+    """HTML tables (``st.table``) whose text is smaller than the slide's (a dataframe's canvas is not measured)."""
+    return [f"table {f['name']!r}: {f['smallest_text']:.1f} px" for f in page.evaluate(_DATAFRAMES_JS)
+            if f["kind"] == "stTable" and f["smallest_text"] is not None and f["smallest_text"] < PRESENTER_SMALLEST_PX]
+
+
+def _chart_text_problems(page, titles: list[str], count: int) -> list[str]:
+    """The charts titled like one of ``titles``: drawn at their own size (not shrunk to the column, which shrinks
+    their text), labels at least PRESENTER_SMALLEST_PX and numbers in the cells at least a slide's (16 px), inside
+    the main column and above the next element."""
+    column = page.evaluate(_MAIN_COLUMN_JS)
+    charts = page.evaluate(_CHART_TEXT_JS, titles)
+    assert len(charts) == count, [c["title"] for c in charts]
+    problems = []
+    for c in charts:
+        name = c["title"]
+        if c["scale"] < 0.99:
+            problems.append(f"chart {name!r} is shrunk to {c['scale']:.2f} of its size")
+        if c["smallest_label"] < PRESENTER_SMALLEST_PX:
+            problems.append(f"chart {name!r} has labels of {c['smallest_label']:.1f} px")
+        if c["smallest_value"] is not None and c["smallest_value"] < SLIDE_VALUE_PX:
+            problems.append(f"chart {name!r} has numbers of {c['smallest_value']:.1f} px")
+        if c["right"] > column["right"] + TOLERANCE_PX:
+            problems.append(f"chart {name!r} ends at {c['right']:.0f} px, past the column's {column['right']:.0f}")
+        if c["next_top"] is not None and c["next_top"] < c["bottom"] - TOLERANCE_PX:
+            problems.append(f"the element after chart {name!r} starts over it")
     return problems
 
 
@@ -219,8 +273,30 @@ def test_real_model_slide_fits_its_grid_and_tables_in_the_window(slide):
         "expander label": "[data-testid=stMain] [data-testid=stExpander] summary p",
         "select box value": "[data-testid=stMain] [data-testid=stSelectbox] input",
     }))
+    problems += _chart_text_problems(page, ["mean of the heads", "rollout after each layer"], count=2)
+    small += _small_tables(page)
     assert not problems, "\n  ".join(problems)
     assert not small, f"labels left small on a slide: {small}"
+
+
+@needs_browser
+def test_generation_slide_draws_its_cache_charts_at_the_slide_size(slide):
+    page = slide("/generation?generation_step=4")
+    problems = _chart_text_problems(page, ["new query", "K cache", "V cache", "rows made by", "full causal"], count=5)
+    assert not problems, "\n  ".join(problems)
+
+
+@needs_browser
+def test_numbers_on_a_slide_are_an_enlarged_table_inside_the_column(slide):
+    page = slide("/step-through?step=scores")
+    page.locator("[data-testid=stMain] [data-testid=stExpander] summary").filter(has_text="All the numbers").click()
+    bs.wait_for_app_idle(page, timeout=LOAD_MS)
+    problems = _layout_problems(page)
+    tables = page.evaluate(_DATAFRAMES_JS)
+    assert not [t for t in tables if t["kind"] == "stDataFrame"], tables
+    small = _small_tables(page)
+    assert not problems, "\n  ".join(problems)
+    assert not small, f"tables left small on a slide: {small}"
 
 
 @needs_browser
