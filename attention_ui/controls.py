@@ -189,6 +189,7 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
   [data-testid='stSliderThumbValue'] p, [data-testid='stSliderTickBar'] p, [data-testid='stAlertContainer'] p,
   [data-testid='stAlertContainer'] li), [data-testid='stMain'] :is(input, textarea) {font-size: 1.3rem !important;}
 [data-baseweb='popover'] [role='option'] {font-size: 1.3rem !important;}
+[data-testid='stMain'] .st-key-link_notes [data-testid='stAlertContainer'] p {font-size: 1rem !important;}
 [data-testid='stMain'] [data-testid='stSliderThumbValue'] {margin-top: -0.55rem;}
 .st-key-slide [data-testid='stVegaLiteChart'] {height: calc(100vh - 395px) !important; min-height: 260px;}
 [data-testid='stMain']:has(.st-key-link_notes) .st-key-slide [data-testid='stVegaLiteChart'] {
@@ -203,7 +204,8 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 and message boxes) and tables, and the slide's charts as tall as the window allows while the stage's words (up to
 three lines) still fit under them. Dataframes keep their size: Streamlit draws them on a canvas sized for the
 unzoomed page, so a CSS zoom pushed their columns past the window and their rows under the next element. Pages
-draw their tables with st.table in presenter mode instead (HTML, enlarged here)."""
+draw their tables with st.table in presenter mode instead (HTML, enlarged here). A note on a link's unusable
+values keeps the page's size: the slide's charts leave room for it at that size."""
 
 PRESENTER_COLUMN_PX = 1232
 """The main column's width in presenter mode on a 1280-px-wide window (PRESENTER_STYLE's 1.5rem padding on each
