@@ -31,7 +31,7 @@ MAX_SPEC_BYTES = 48 * 2**20
 """Bounds of the shared spec cache (entries; bytes of Arrow data and spec text)."""
 
 _lock = threading.Lock()
-_specs: OrderedDict[str, tuple[dict, int]] = OrderedDict()
+_specs: OrderedDict[str, tuple[object, int]] = OrderedDict()  # specs, and values kept by cached_value
 _bytes = 0
 _building = threading.local()  # .frames: the DataFrames met while this thread prepares a spec
 
@@ -347,14 +347,31 @@ def _categories(labels: list[str], index: np.ndarray) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, categories=pd.Index(ordered))
 
 
+def cached_value(inputs: tuple, build: Callable[[], object], size: Callable[[object], int]):
+    """``build()``, kept in the shared cache (with the specs, under the same bounds) under ``inputs``, which must
+    hold everything it depends on; ``size(value)`` is its weight in bytes. The value is shared by every session:
+    it must never be changed after it is made."""
+    key = _fingerprint(("value", *inputs))
+    hit = _cached(key)
+    if hit is not None:
+        return hit
+    value = build()
+    _store(key, value, size(value))
+    return value
+
+
 def _remember(key: str, spec: dict) -> None:
-    global _bytes
     size = sum(len(b) for b in spec["datasets"].values()) + len(repr({k: v for k, v in spec.items()
                                                                        if k != "datasets"}))
+    _store(key, spec, size)
+
+
+def _store(key: str, value, size: int) -> None:
+    global _bytes
     with _lock:
         if key in _specs:
             return
-        _specs[key] = (spec, size)
+        _specs[key] = (value, size)
         _bytes += size
         while _specs and (len(_specs) > MAX_SPECS or _bytes > MAX_SPEC_BYTES):
             _, (_, dropped) = _specs.popitem(last=False)

@@ -10,17 +10,18 @@ extra material below them, and the followed token's worked numbers (``worked``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Callable
 
 import pandas as pd
 import streamlit as st
 import torch
+from streamlit import dataframe_util
 
 from attention_core import AttentionTrace, Projections
 
 from . import charts, frames, worked
-from .render import cached_chart, cached_matrix_chart, cached_spec, show_chart
+from .render import cached_chart, cached_matrix_chart, cached_spec, cached_value, show_chart
 from .text import EMBED_WORDS_REAL, STAGES, Stage, plain
 
 PAGE_CELL, PAGE_FONT = 34, 13
@@ -233,14 +234,53 @@ def on_pick(chart_key: str, field: str, changes: Callable[[int], dict]) -> Calla
 
 
 def show_worked(view: StageView, rec: StageRecord) -> None:
-    numbers = rec.worked(view)
+    numbers = _shown_worked(view, rec)
     st.markdown(f"#### Worked numbers for {plain(view.follow_label)}")
     st.markdown(plain(numbers.intro))
     if numbers.latex:
         st.latex(numbers.latex)
-    st.table(_literal_keys(numbers.table), hide_index=True)
+    st.table(numbers.table, hide_index=True)
     if numbers.sums is not None:
         st.table(numbers.sums, hide_index=True)
+
+
+@dataclass(frozen=True)
+class _ShownWorked:
+    """A stage's worked numbers as the page sends them: the tables already in Arrow form (pyarrow.Table), the
+    token labels escaped. Shared by every session that shows the same numbers."""
+
+    intro: str
+    latex: str | None
+    table: object
+    sums: object | None
+
+
+def _shown_worked(view: StageView, rec: StageRecord) -> _ShownWorked:
+    """``rec.worked(view)`` ready to send, from the shared cache when another run showed the same numbers (a
+    lecture hall's students all reach the same stages): the terms and their tables are not made again."""
+    def build() -> _ShownWorked:
+        numbers = rec.worked(view)
+        sums = None if numbers.sums is None else dataframe_util.convert_pandas_df_to_arrow_table(numbers.sums)
+        return _ShownWorked(numbers.intro, numbers.latex,
+                            dataframe_util.convert_pandas_df_to_arrow_table(_literal_keys(numbers.table)), sums)
+
+    def size(shown: _ShownWorked) -> int:
+        return shown.table.nbytes + (0 if shown.sums is None else shown.sums.nbytes) + len(shown.intro)
+
+    return cached_value(("worked numbers", rec.key, *_view_inputs(view)), build, size)
+
+
+def _view_inputs(view: StageView) -> list:
+    """Every field of ``view`` as parts of a cache key: tensors whole (the trace's and projections' one by one),
+    the rest as they are."""
+    parts = []
+    for field in fields(view):
+        value = getattr(view, field.name)
+        if is_dataclass(value):
+            parts += [field.name, *(getattr(value, f.name) for f in fields(value))]
+        else:
+            parts += [field.name, list(value) if isinstance(value, frames.AxisLabels) else value]
+    return parts
 
 
 def _literal_keys(table: pd.DataFrame) -> pd.DataFrame:
