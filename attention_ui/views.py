@@ -42,7 +42,7 @@ FOLLOW_KEY = "token"
 
 __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS",
            "feature_heatmap", "follow_token", "lesson_view", "lines_spec", "mask_chart", "numbers_table", "on_pick",
-           "only_tokens", "prebuild_charts", "show_chart", "show_lines", "show_slide", "show_stage", "shown_features",
+           "only_tokens", "prebuild_stages", "show_chart", "show_lines", "show_slide", "show_stage", "shown_features",
            "softmax_row_spec", "stage_header", "token_heatmap"]
 
 
@@ -650,10 +650,11 @@ def lesson_view(lesson, labels: list[str], follow: int, head: int, *, cell_size:
                      colour=colour, pick=True, seeded=seeded, unscaled=unscaled, mask_choice=lesson.config.mask)
 
 
-def prebuild_charts(view: StageView) -> None:
-    """Make every stage's charts for ``view`` into the shared spec cache (what the first visitor of each stage
-    would otherwise wait for)."""
+def prebuild_stages(view: StageView) -> None:
+    """Make every stage's charts and worked numbers for ``view`` into the shared cache (what the first visitor of
+    each stage would otherwise wait for)."""
     for rec in STAGE_RECORDS:
         rec.charts(view)
+        _shown_worked(view, rec)
         for spec in _EXTRA_SPECS.get(rec.key, ()):
             spec(view)

@@ -1,5 +1,5 @@
 """Warm the server up before it takes its first visitor: load the lessons' libraries, run the default lesson and
-make its charts.
+make its charts and worked numbers.
 
 ``streamlit run app.py`` imports the entry point once at server start, to find its ``st.App``, before
 the server answers its health check; that import calls ``warm_up()``. Without it the first visitors of
@@ -29,10 +29,11 @@ def warm_up() -> float:
         from . import frames, views
 
         lesson = run_lesson(LessonConfig())  # torch's first kernels
-        # Altair's, narwhals' and Arrow's first use (lazy imports, compiled patterns), and the charts of every
-        # stage of the default lesson, as a fresh session follows it: what a class opening a shared link sees
+        # Altair's, narwhals' and Arrow's first use (lazy imports, compiled patterns), and the charts and worked
+        # numbers of every stage of the default lesson, as a fresh session follows it: what a class opening a
+        # shared link sees
         labels = frames.token_labels(lesson.tokens)
-        views.prebuild_charts(views.lesson_view(lesson, labels, 0, 0, cell_size=views.PAGE_CELL,
+        views.prebuild_stages(views.lesson_view(lesson, labels, 0, 0, cell_size=views.PAGE_CELL,
                                                 font_size=views.PAGE_FONT))
         import streamlit.emojis  # noqa: F401  (read by the first st.set_page_config)
     except Exception:  # noqa: BLE001  (a warm-up must never stop the server from starting)

@@ -81,8 +81,8 @@ def test_the_server_import_warms_up_before_any_visitor(monkeypatch, caplog):
 
 
 def test_the_warm_up_makes_every_chart_a_fresh_step_through_draws():
-    """The first students of a class to reach each stage of the shared link find its charts made: a fresh
-    session stepping through every stage at the defaults makes no chart the warm-up did not."""
+    """The first students of a class to reach each stage of the shared link find its charts and worked numbers
+    made: a fresh session stepping through every stage at the defaults makes nothing the warm-up did not."""
     from apptest_support import open_page
 
     from attention_ui import render, warm_up
