@@ -568,7 +568,8 @@ def _context_charts(view: StageView) -> list:
     t = view.trace
     chart, _ = feature_heatmap(view, t.context[view.head], view.labels, f"context = A·V{_head_title(view)}",
                                prefix="c", share=1 / 3)
-    return [token_heatmap(view, t.weights[view.head], "weights A", weights=True, blocked=True, share=2 / 3), chart]
+    return [token_heatmap(view, t.weights[view.head], f"weights A{_head_title(view)}", weights=True, blocked=True,
+                          share=2 / 3), chart]
 
 
 def _context_extra(view: StageView) -> None:
