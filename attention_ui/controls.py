@@ -226,9 +226,11 @@ SLIDE_ROWS_STYLE = "<style>" + "".join(
 PAGE_STYLE = """<style>
 [data-testid='stVegaLiteChart'] svg {max-width: 100%; height: auto;}
 .st-key-clicker_keys {position: absolute; left: -10000px; height: 1px; overflow: hidden; visibility: hidden;}
+[class*='st-key-path_card_'] [data-testid='stPageLink'] p {font-size: 1.2rem !important; font-weight: 600;}
 </style>"""
 """Every page: charts shrink to a narrow screen (a phone) instead of running past it; the buttons that take
-a presentation clicker's Page Up / Page Down keys stay out of sight."""
+a presentation clicker's Page Up / Page Down keys stay out of sight; a Start here card's title (its page link)
+is larger than the text under it."""
 
 
 def presenting() -> bool:

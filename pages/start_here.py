@@ -60,7 +60,7 @@ done_count = 0
 for number, (page, paths, title, teaches) in enumerate(PATH, start=1):
     done = bool(visited & set(paths)) or (page == "pages/step_through.py" and bool(stages_seen))
     done_count += done
-    with st.container(border=True):
+    with st.container(border=True, key=f"path_card_{number}"):  # PAGE_STYLE sets its title above its text
         mark, body = st.columns([1, 12], vertical_alignment="center")
         mark.markdown(DONE if done else NOT_YET)
         body.page_link(page, label=f"{number}. {title}")
