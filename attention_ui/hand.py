@@ -195,8 +195,9 @@ PAGE_CHART = {"cell_size": 52, "font_size": 14}
 """Q, K, V and the stages' charts on the page: numbers at 14 px."""
 PRESENTER_FONT = 22
 PRESENTER_MAX_CELL = 84
-PRESENTER_COLUMN_PX = 390
-"""Width of one of three side-by-side columns in presenter mode at 1280 px (no sidebar)."""
+PRESENTER_THIRD_PX = 390
+"""Width of one of three side-by-side columns in presenter mode at 1280 px (no sidebar): about a third of
+``controls.PRESENTER_COLUMN_PX``, less the gaps between the columns."""
 PRESENTER_FRAME_PX = 205
 """What a chart needs besides its cells in presenter mode: the token labels, the axis title and the legend."""
 
@@ -207,5 +208,5 @@ def chart_sizes(presenter: bool, widest: int) -> dict:
     side by side at 1280 px; never below the page's own size."""
     if not presenter:
         return dict(PAGE_CHART)
-    room = (PRESENTER_COLUMN_PX - PRESENTER_FRAME_PX) // max(widest, 1)
+    room = (PRESENTER_THIRD_PX - PRESENTER_FRAME_PX) // max(widest, 1)
     return {"cell_size": max(PAGE_CHART["cell_size"], min(PRESENTER_MAX_CELL, room)), "font_size": PRESENTER_FONT}

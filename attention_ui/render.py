@@ -123,8 +123,8 @@ def cached_chart(inputs: tuple, build: Callable[[], alt.TopLevelMixin]) -> dict:
     return spec
 
 
-def _cached(key: str) -> dict | None:
-    """The spec cached under ``key`` (now the most recently used), or None."""
+def _cached(key: str) -> object | None:
+    """The spec (or ``cached_value``'s value) cached under ``key``, now the most recently used; or None."""
     with _lock:
         hit = _specs.get(key)
         if hit is None:

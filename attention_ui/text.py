@@ -79,6 +79,13 @@ STAGE_KEYS = tuple(s.key for s in STAGES)
 EMBED_WORDS_REAL = ("The sentence is split into tokens and each token becomes the real model's word vector (its "
                     "input embedding, averaged over a word's pieces): words with related meanings get similar "
                     "vectors. No position information is added, so the order of the words is still unknown.")
+
+
+def counted(n: int, noun: str) -> str:
+    """"1 row", "2 rows": a count with its noun in the singular or plural."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def layer_input_words(layer: int) -> str:
     """What X is at a real model's layer ``layer`` (0-based): the words of the step-through's first stage."""
     if layer == 0:
@@ -89,7 +96,8 @@ def layer_input_words(layer: int) -> str:
     below = "the layer below" if layer == 1 else f"the {layer} layers below"
     return (f"Here X is what enters this layer's attention: the model's hidden state for each token after {below} "
             "(GPT-style models apply a LayerNorm first). Unlike the toy lesson's vectors, these already carry "
-            f"position and context: every token has mixed in the others {layer} time{'s' if layer > 1 else ''}.")
+            f"position and context: every token has mixed in the others {counted(layer, 'time')}.")
+
 
 TOY_NOTE = ("**This is a toy layer.** Its W_Q, W_K and W_V are random numbers (from the seed), not trained, so "
             "which word attends to which means nothing yet: a word may put most of its weight on a word that has "

@@ -14,6 +14,8 @@ import torch
 
 from attention_core import AttentionTrace, Projections, linear_terms, row_arithmetic
 
+from .frames import MINUS
+
 DIGITS = 4
 MAX_TERMS = 64
 """Sums of up to this many products are written out whole (every toy lesson's); a longer sum (a real model's)
@@ -22,7 +24,6 @@ SHORT_TERMS = 8
 
 MAX_ROWS = 32
 """Longest list of a vector's numbers in a worked table (a real model's X row has hundreds)."""
-MINUS = "−"
 KEEP_TOGETHER = "\u2060"
 """A word joiner between the two factors of a product: a browser may break a line between ")" and "(", which
 left a lone factor at the start of a line in a long sum."""
@@ -54,7 +55,8 @@ def product_sum(left, right, rest_label: str = "the other terms") -> str:
     """'(a₁)(b₁) + (a₂)(b₂) + …' for two equal-length 1-D tensors; past MAX_TERMS, the first SHORT_TERMS
     products and the rest as one term."""
     shown = len(left) if len(left) <= MAX_TERMS else SHORT_TERMS
-    pairs = [f"({number(a)}){KEEP_TOGETHER}({number(b)})" for a, b in zip(left[:shown].tolist(), right[:shown].tolist())]
+    pairs = [f"({number(a)}){KEEP_TOGETHER}({number(b)})"
+             for a, b in zip(left[:shown].tolist(), right[:shown].tolist())]
     if len(left) > shown:
         rest = float((left[shown:] * right[shown:]).sum())
         pairs.append(f"[the other {len(left) - shown} products: {number(rest)}]")

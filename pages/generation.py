@@ -12,7 +12,7 @@ from attention_ui import charts, frames
 from attention_ui.controls import BOUND, PRESENTER_COLUMN_PX, PRESENTER_GAP_PX, lesson_settings
 from attention_ui.modern import timing_chart, timing_frame
 from attention_ui.render import cached_matrix_chart, cached_spec
-from attention_ui.text import plain
+from attention_ui.text import counted, plain
 from attention_ui.url_state import keep_in_link, note_ignored, show_link_notes
 from attention_ui.views import (MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, SLIDE_CELL, StageView, feature_heatmap,
                                  show_chart, shown_features)
@@ -60,11 +60,6 @@ if STEP_KEY not in st.session_state and (linked := st.query_params.get(STEP_KEY)
         show_link_notes()
 if not isinstance(st.session_state.get(STEP_KEY), int) or not 1 <= st.session_state[STEP_KEY] <= T:
     st.session_state[STEP_KEY] = 1
-
-
-def counted(n: int, noun: str) -> str:
-    """"1 row", "2 rows": a count with its noun in the singular or plural."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 # Width of one of two columns in presenter mode: a chart wider than this is shrunk, and its text with it.

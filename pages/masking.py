@@ -9,6 +9,7 @@ from attention_core import AttentionInputError, MASK_KINDS, causal_mask, lesson_
 from attention_ui import frames
 from attention_ui.controls import (DEFAULT_PAD_TO, cached_lesson, kept_grid, lesson_settings, real_word_vectors,
                                    set_custom_grid)
+from attention_ui.text import counted
 from attention_ui.views import StageView, mask_chart, show_chart, token_heatmap
 
 settings = lesson_settings("Masking: who may look at whom")
@@ -90,7 +91,7 @@ else:
     blocked_rows = [labels[i] for i in range(T) if not bool(trace.mask[settings.head, i].any())]
     if blocked_rows:
         one = len(blocked_rows) == 1
-        st.warning(f"{len(blocked_rows)} {'row is' if one else 'rows are'} fully blocked. "
+        st.warning(f"{counted(len(blocked_rows), 'row')} {'is' if one else 'are'} fully blocked. "
                    f"{'Its' if one else 'Their'} weights are all zero and {'its' if one else 'their'} context "
                    f"{'vector is' if one else 'vectors are'} zero: the token{'' if one else 's'} "
                    f"take{'s' if one else ''} in nothing from the others.")

@@ -370,5 +370,5 @@ def test_presenter_charts_fit_three_across_at_1280(widest):
     sizes = hand.chart_sizes(True, widest)
     assert sizes["font_size"] >= 20 and sizes["cell_size"] >= hand.PAGE_CHART["cell_size"]
     if widest <= 3:
-        assert sizes["cell_size"] * widest + hand.PRESENTER_FRAME_PX <= hand.PRESENTER_COLUMN_PX
+        assert sizes["cell_size"] * widest + hand.PRESENTER_FRAME_PX <= hand.PRESENTER_THIRD_PX
     assert hand.chart_sizes(False, widest) == hand.PAGE_CHART
