@@ -304,3 +304,23 @@ def test_sentence_markup_is_shown_as_text_not_html(site, page, server):
         "show user text with st.text/st.code or escape it (never unsafe_allow_html with user input)"
     )
     assert not errors, f"{report.label}: uncaught JavaScript error(s) after entering markup: {errors}"
+
+
+CARD_FONTS_JS = """() => [...document.querySelectorAll('[class*="st-key-path_card_"]')].map(card => {
+  const size = el => el ? parseFloat(getComputedStyle(el).fontSize) : null;
+  const title = card.querySelector('[data-testid="stPageLink"] p');
+  const text = [...card.querySelectorAll('[data-testid="stMarkdownContainer"] p')]
+      .find(p => !p.closest('[data-testid="stPageLink"]') && !p.closest('[data-testid="stCaptionContainer"]'));
+  return {title: title && title.innerText, titlePx: size(title), textPx: size(text),
+          weight: title ? parseInt(getComputedStyle(title).fontWeight) : null};
+})"""
+
+
+def test_every_start_here_card_title_is_larger_and_bolder_than_its_text(page, server):
+    """The titles ("1. Overview") were smaller than the sentence under them."""
+    _load(page, f"{server}/start-here")
+    cards = page.evaluate(CARD_FONTS_JS)
+    assert len(cards) >= 10, cards
+    assert cards[0]["title"].startswith("1. ")
+    for card in cards:
+        assert card["titlePx"] > card["textPx"] and card["weight"] >= 600, card
