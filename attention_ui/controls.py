@@ -342,8 +342,7 @@ def _follow_controls(labels: list[str], num_heads: int) -> tuple[int, int]:
     keep_in_link("token", str(follow + 1), "1")
     head = 1
     if num_heads > 1:
-        head = st.selectbox("Head to show", range(1, num_heads + 1), format_func=lambda h: f"head {h}",
-                            key="head", **BOUND)
+        head = st.selectbox("Head to show", range(1, num_heads + 1), key="head", **BOUND)  # a link says head=3
     return int(follow), int(head) - 1
 
 

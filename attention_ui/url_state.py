@@ -6,10 +6,10 @@ empty value, a key given twice) must open the page with a fallback and a short n
 
 Most settings are widgets bound to the URL (``bind="query-params"``): Streamlit seeds them from the link
 and writes their changes back. Streamlit seeds a widget from the query string the run *started* with, so
-a bad value is removed there too, not only from ``st.query_params``. Short forms are rewritten to the
-canonical form a widget understands (``?head=3`` → ``head 3``). The stage and the followed token are kept
-by this module itself, in their short forms (``?step=softmax``, ``?token=2``), because their select boxes
-show long labels.
+a bad value is removed there too, not only from ``st.query_params``. Other spellings are rewritten to the
+canonical form a widget understands (``?head=head 3``, as earlier links wrote it, → ``?head=3``). The stage
+and the followed token are kept by this module itself, in their short forms (``?step=softmax``,
+``?token=2``), because their select boxes show long labels.
 """
 
 from __future__ import annotations
@@ -67,10 +67,10 @@ def sentence(raw: str) -> str | None:
     return raw
 
 
-def head_label(raw: str) -> str | None:
-    """'3' or 'head 3' -> 'head 3' (the select box's label); the upper bound is checked against the heads."""
+def head_number(raw: str) -> str | None:
+    """'3' or 'head 3' (how earlier links wrote it) -> '3'; the upper bound is checked against the heads."""
     number = raw.removeprefix("head").strip()
-    return f"head {int(number)}" if _WHOLE.fullmatch(number) and 1 <= int(number) <= MAX_HEADS else None
+    return str(int(number)) if _WHOLE.fullmatch(number) and 1 <= int(number) <= MAX_HEADS else None
 
 
 def stage_key(raw: str) -> str | None:
@@ -110,7 +110,7 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
               "one of " + ", ".join(available_devices())),
     LinkParam("colour", one_of("fixed", "row"), "fixed or row"),
     LinkParam("token", token_number, "a token's position, from 1 to the number of tokens"),
-    LinkParam("head", head_label,
+    LinkParam("head", head_number,
               f"a head of the toy layer, from 1 to {MAX_HEADS}; a real model's head is model_head"),
     LinkParam("step", stage_key, f"a stage from 1 to {len(STAGE_KEYS)} or its short name"),
     LinkParam("grid", lambda raw: raw if re.fullmatch(r"[01]{1,64}(\.[01]{1,64}){0,63}", raw) else None,

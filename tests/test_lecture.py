@@ -202,8 +202,8 @@ def test_canonical_forms():
     assert url_state.stage_key("6 · Softmax: attention weights") == "softmax"
     assert url_state.stage_key("10") is None and url_state.stage_key("٣") is None
     assert url_state.token_number("2·cat") == url_state.token_number("2") == "2"
-    assert url_state.head_label("3") == url_state.head_label("head 3") == "head 3"
-    assert url_state.head_label("head 99") is None
+    assert url_state.head_number("3") == url_state.head_number("head 3") == url_state.head_number("03") == "3"
+    assert url_state.head_number("head 99") is None and url_state.head_number("0") is None
     assert url_state.whole(0, 10)("²") is None and url_state.whole(0, 10)("1e3") is None
 
 

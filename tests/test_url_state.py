@@ -125,6 +125,7 @@ def test_round_trip_restores_every_setting_and_the_same_numbers():
     for key in ("sentence", "d_model", "heads", "d_k", "d_v", "mask", "seed", "token", "head", "step", "presenter"):
         assert key in url, f"{key} is not in the URL: {url}"
     assert url["sentence"] == "Hello brave new world" and url["d_model"] == "12" and url["mask"] == "causal"
+    assert url["head"] == "3", "a link names the head by its number, not by a label (head=head+3)"
 
     restored = open_page("pages/step_through.py", url)
     expected = settings(at)
