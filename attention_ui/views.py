@@ -397,9 +397,7 @@ def _embed_extra(view: StageView) -> None:
     if view.x is None:
         st.info("This view starts from a layer's input vectors; see the next stages.")
         return
-    _, note = shown_features(view.x)
-    if note:
-        st.caption(note)
+    _caption_cut(("X", view.x.shape[1]))
     numbers_table(view.x, view.labels, frames.feature_labels(view.x.shape[1], "x"), key="embed")
 
 
@@ -592,9 +590,7 @@ def _concat_extra(view: StageView) -> None:
     else:
         st.markdown(f"{h} heads × d_v = {d_v} → {h * d_v} columns. Head i fills columns "
                     f"(i−1)·{d_v} + 1 to i·{d_v}; the column “h2·c3” is feature 3 of head 2's context.")
-    _, note = shown_features(t.concat)
-    if note:
-        st.caption(note)
+    _caption_cut(("the concat", h * d_v))
     numbers_table(t.concat, view.labels, frames.head_column_labels(t.num_heads, t.d_v), key="concat")
 
 

@@ -303,13 +303,16 @@ def test_q_k_and_v_share_one_colour_scale():
 
 
 @pytest.mark.parametrize("stage, expected", [
+    ("embed", "the first 32 of 64 features of X"),
     ("qkv", "the first 32 of 64 features of Q and K and the first 32 of 40 features of V"),
     ("context", "the first 32 of 40 features of the context"),
     ("output", "the first 32 of 64 features of the output"),
+    ("concat", "the first 32 of 80 features of the concat"),
 ])
 def test_every_stage_says_when_its_charts_leave_features_out(stage, expected):
-    """Q/K/V, the context and the output stopped at 32 features while the words said d_k = 64, with no note."""
-    at = open_page("pages/step_through.py", {"d_model": "64", "d_k": "64", "d_v": "40", "step": stage})
+    """Q/K/V, the context and the output stopped at 32 features while the words said d_k = 64, with no note;
+    X and the concat said it in other words."""
+    at = open_page("pages/step_through.py", {"d_model": "64", "d_k": "64", "d_v": "40", "heads": "2", "step": stage})
     assert any(expected in c for c in texts(at, "caption")), texts(at, "caption")
 
 
