@@ -22,7 +22,7 @@ from .pickling import TensorsAsArrays
 from .text import EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, plain
 from .url_state import (LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored,
                         set_link_value, show_link_notes)
-from .views import PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT
+from .views import PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_COLUMN_PX, PRESENTER_FONT, presenting
 
 # Many visitors share a small CPU: one thread per computation keeps every rerun responsive.
 torch.set_num_threads(int(os.environ.get("ATTENTION_TORCH_THREADS", "1")))
@@ -207,9 +207,6 @@ unzoomed page, so a CSS zoom pushed their columns past the window and their rows
 draw their tables with st.table in presenter mode instead (HTML, enlarged here). A note on a link's unusable
 values keeps the page's size: the slide's charts leave room for it at that size."""
 
-PRESENTER_COLUMN_PX = 1232
-"""The main column's width in presenter mode on a 1280-px-wide window (PRESENTER_STYLE's 1.5rem padding on each
-side, no sidebar): what a chart drawn at its own size may take before the page shrinks it (and its text) to fit."""
 PRESENTER_GAP_PX = 16
 """The gap between two of ``st.columns`` (Streamlit's default "small" gap, 1rem)."""
 
@@ -231,13 +228,6 @@ PAGE_STYLE = """<style>
 """Every page: charts shrink to a narrow screen (a phone) instead of running past it; the buttons that take
 a presentation clicker's Page Up / Page Down keys stay out of sight; a Start here card's title (its page link)
 is larger than the text under it."""
-
-
-def presenting() -> bool:
-    """Whether presenter mode is on (also on the first run of a link that asks for it)."""
-    if "presenter" in st.session_state:
-        return bool(st.session_state["presenter"])
-    return st.query_params.get("presenter", "").lower() == "true"
 
 
 def _presenter_toggle() -> bool:

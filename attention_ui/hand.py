@@ -197,7 +197,7 @@ PRESENTER_FONT = 22
 PRESENTER_MAX_CELL = 84
 PRESENTER_THIRD_PX = 390
 """Width of one of three side-by-side columns in presenter mode at 1280 px (no sidebar): about a third of
-``controls.PRESENTER_COLUMN_PX``, less the gaps between the columns."""
+``views.PRESENTER_COLUMN_PX``, less the gaps between the columns."""
 PRESENTER_FRAME_PX = 205
 """What a chart needs besides its cells in presenter mode: the token labels, the axis title and the legend."""
 

@@ -27,6 +27,18 @@ from .text import EMBED_WORDS_REAL, STAGES, Stage, plain
 PAGE_CELL, PAGE_FONT = 34, 13
 PRESENTER_CELL, PRESENTER_FONT = 64, 20
 """A lesson's cell size and font size in pixels: on a page beside the sidebar, and in presenter mode."""
+PRESENTER_COLUMN_PX = 1232
+"""The main column's width in presenter mode on a 1280-px-wide window (``controls.PRESENTER_STYLE``'s 1.5rem
+padding on each side, no sidebar): what a chart drawn at its own size may take before the page shrinks it (and
+its text) to fit."""
+
+
+def presenting() -> bool:
+    """Whether presenter mode is on (also on the first run of a link that asks for it)."""
+    if "presenter" in st.session_state:
+        return bool(st.session_state["presenter"])
+    return st.query_params.get("presenter", "").lower() == "true"
+
 
 SLIDE_CELL = 60
 """The nominal cell size of a slide's charts (they stretch to the window; this sets label angles and fonts)."""
@@ -310,8 +322,6 @@ def numbers_table(values, rows: list[str], cols: list[str], *, key: str, caption
         array = frames.to_numpy(values)
         table = pd.DataFrame([[worked.number(v) for v in row] for row in array.tolist()], index=list(rows),
                              columns=list(cols))
-        from .controls import PRESENTER_COLUMN_PX, presenting  # controls imports this module
-
         if presenting():  # a width in pixels (at most the column's) keeps the labels in view as the table scrolls
             st.table(table.rename(index=plain, columns=plain), hide_index=False, width=PRESENTER_COLUMN_PX)
         else:
