@@ -362,6 +362,22 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
     return chart, note
 
 
+SLIDE_VALUE_PX = 52
+"""Narrowest cell of a slide's chart that holds its printed number ("−0.390" in the slide's 16-px value font);
+narrower cells show colours only (the numbers ran into each other: "−0.3900.165")."""
+
+
+def slide_cell_px(view: StageView, columns: int, share: float) -> float:
+    """How wide a cell of a slide's chart is drawn at 1280 px: ``share`` of the presenter column, less the row
+    labels, the axis title and the colour bar, over ``columns`` cells (a slide's chart fills its column)."""
+    labels_px = 0.6 * view.font_size * max((len(label) for label in view.labels), default=1)
+    return (PRESENTER_COLUMN_PX * share - labels_px - SLIDE_AXIS_AND_LEGEND_PX) / max(columns, 1)
+
+
+SLIDE_AXIS_AND_LEGEND_PX = 90
+"""Width of a slide chart's row-axis title and colour bar (measured at 1280 px: about 85)."""
+
+
 def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,
                   share: float = 1.0, blocked: bool | None = None, value_title: str | None = None):
     """A queries × keys heatmap: weights on a 0..1 sequential scale (or per row), scores diverging around 0.
@@ -370,7 +386,10 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
     matrix = (values, view.labels, view.keys)
     cut = view.blocked if (weights if blocked is None else blocked) else None
     cell = SLIDE_CELL if view.fit else view.fit_cell(len(view.keys) + 3, share)
-    many = len(view.keys) > 14 or cell < 30
+    if view.fit:  # a slide's charts share its width equally: at most two token charts side by side
+        many = slide_cell_px(view, len(view.keys), 1.0 if share >= 1 else 0.5) < SLIDE_VALUE_PX
+    else:
+        many = len(view.keys) > 14 or cell < 30
     common = {"title": title, "cell_size": cell, "font_size": view.font_size, "show_values": not many,
               "follow_row": view.follow, "pick": view.pick, "fit": view.fit}
     if weights:

@@ -200,6 +200,39 @@ def test_a_slide_of_many_tokens_keeps_its_row_labels_apart(server, browser, step
         assert not cramped, f"{len(cramped)} of 31 row labels run into the next one: {cramped[:3]}"
 
 
+CELL_NUMBERS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] [data-testid="stVegaLiteChart"]'),
+    chart => Array.from(chart.querySelectorAll('g.mark-text.role-mark text'), text => text.getBoundingClientRect())
+        .filter(r => r.width > 0).map(r => [Math.round(r.top), r.left, r.right]))"""
+"""Per slide chart, the box of each number (or ×) printed in its cells: [top, left, right]."""
+TWELVE_TOKENS = "one two three four five six seven eight nine ten eleven twelve"
+
+
+@pytest.mark.parametrize("step, tokens", [("scaled", 10), ("scaled", 12), ("masked", 12), ("context", 12),
+                                          ("scaled", 6), ("scores", 12)])
+def test_numbers_in_a_slides_cells_never_run_into_each_other(server, browser, step, tokens):
+    """Two charts side by side on a slide of 10-14 tokens printed 16-px numbers into 35-px cells
+    ("-0.3900.165"); such cells now show colours only, and cells wide enough still show their numbers."""
+    context, page = _new_page(browser, PROJECTORS[0])
+    try:
+        sentence = " ".join(TWELVE_TOKENS.split()[:tokens])
+        _open(page, bs.with_query(server + "/step-through", f"presenter=true&mask=causal&step={step}&sentence="
+                                  f"{quote(sentence)}"), FIRST_LOAD_MS)
+        page.wait_for_timeout(500)
+        charts = page.evaluate(CELL_NUMBERS_JS)
+    finally:
+        context.close()
+    assert charts, "no chart on the slide"
+    for numbers in charts:
+        rows: dict[int, list] = {}
+        for top, left, right in numbers:
+            rows.setdefault(top, []).append((left, right))
+        touching = [(a, b) for row in rows.values() for a, b in zip(sorted(row), sorted(row)[1:]) if b[0] < a[1] + 2]
+        assert not touching, f"{len(touching)} numbers run into the next one in their row: {touching[:3]}"
+    printed = max(len(numbers) for numbers in charts)
+    if tokens <= 6 or step == "scores":  # cells wide enough for their numbers keep them
+        assert printed >= tokens * tokens // 2, f"only {printed} numbers printed on a slide of {tokens} tokens"
+
+
 @pytest.mark.parametrize("presenter, smallest_px", [(True, 18), (False, 13)], ids=["presenter", "lesson"])
 def test_worked_numbers_are_large_enough_to_read_from_the_back(server, browser, presenter, smallest_px):
     """Presenter mode enlarges the worked-numbers table with the rest of the text (Streamlit draws it at 14 px)."""
