@@ -392,6 +392,27 @@ def decode_grid(text: str) -> tuple[tuple[bool, ...], ...] | None:
     return tuple(tuple(c == "1" for c in r) for r in rows)
 
 
+CLICKER_KEYS_JS = """<script>
+if (!window.clickerKeysAfterUse) {
+  window.clickerKeysAfterUse = true;
+  const moves = {ArrowRight: "next", PageDown: "next", ArrowLeft: "back", PageUp: "back"};
+  document.addEventListener("keydown", (event) => {
+    const active = document.activeElement;
+    if (!(event.key in moves) || !active || !active.closest(".st-key-presenter, .st-key-step")
+        || active.getAttribute("aria-expanded") === "true") return;
+    event.preventDefault();
+    event.stopPropagation();
+    active.blur();
+    document.querySelector(".st-key-" + moves[event.key] + " button")?.click();
+  }, true);
+}
+</script>"""
+"""The page's keys (← → Page Up / Page Down) move the stage only while no input has the focus, and the presenter
+switch and the stage menu keep it after being used: a lecturer who switched presenter mode on, or picked a
+stage, found the clicker dead until a click on Next. With the focus on either (the menu closed), these keys
+press Back or Next and give the focus back to the page. A text box, or the menu while open, keeps its keys."""
+
+
 def stage_picker(presenter: bool = False) -> int:
     """Back/Next buttons (also on the arrow and page keys a presentation clicker sends) and a stage selector;
     returns the stage index. The URL holds the stage's short name, e.g. ``?step=softmax``."""
@@ -415,6 +436,7 @@ def stage_picker(presenter: bool = False) -> int:
     with st.container(key="clicker_keys", height=1, border=False):
         st.button("back", on_click=move, args=(-1,), key="back_page_key", shortcut="PageUp")
         st.button("next", on_click=move, args=(1,), key="next_page_key", shortcut="PageDown")
+        st.html(CLICKER_KEYS_JS, unsafe_allow_javascript=True)  # fixed code, no user text
     key = pick.selectbox("Stage", STAGE_KEYS, format_func=titles.get, key="step",
                          label_visibility="collapsed")
     index = STAGE_KEYS.index(key)

@@ -267,6 +267,37 @@ def test_arrow_and_page_keys_move_between_stages(server, browser, presenter):
         context.close()
 
 
+def _press_as_is(page, key: str) -> str:
+    """Press ``key`` wherever the focus is (unlike ``bs.press_key``, which first gives it to the page); the stage
+    title once the stage has changed (a timeout if it does not)."""
+    before = bs.stage_title(page)
+    page.keyboard.press(key)
+    page.wait_for_function(f"() => document.querySelector({bs.STAGE_SELECT!r}).value !== {before!r}", timeout=10_000)
+    bs.wait_for_app_idle(page)
+    return bs.stage_title(page)
+
+
+def test_the_clicker_keys_work_right_after_the_presenter_switch_and_the_stage_menu(server, browser):
+    """The switch and the stage menu kept the focus after being used, and the page ignores keys while an input
+    has it: a lecturer who switched presenter mode on, or picked a stage, found the clicker dead."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/step-through", FIRST_LOAD_MS)
+        page.locator(".st-key-presenter label").first.click()
+        bs.wait_for_app_idle(page)
+        assert _press_as_is(page, "ArrowRight") == STAGES[1].title, "→ right after the presenter switch"
+        assert _press_as_is(page, "PageDown") == STAGES[2].title
+        page.locator(".st-key-step").click()
+        page.locator('[role="option"]').nth(5).click()
+        bs.wait_for_app_idle(page)
+        assert bs.stage_title(page) == STAGES[5].title
+        assert _press_as_is(page, "PageDown") == STAGES[6].title, "Page Down right after picking a stage"
+        assert _press_as_is(page, "ArrowLeft") == STAGES[5].title
+        assert not _exceptions(page), _exceptions(page)
+    finally:
+        context.close()
+
+
 def test_keys_typed_into_an_input_do_not_change_the_stage(server, browser):
     context, page = _new_page(browser)
     try:
