@@ -6,8 +6,8 @@ sentence, sizes and seed. ``grade`` marks a response. ``show_check_yourself(sett
 draws them and keeps every answer for the session under ``ANSWERS_KEY``.
 
 Tries: a first wrong answer gets the question's ``hint`` (what to look at, never the number); the right
-answer and its reason (``why``) come after a second wrong try, or at once when the student presses
-"Show the answer". The score is fair to that: a question counts as right only when it is answered right
+answer and its reason (``why``) come after a second, different wrong try (the same answer checked again is not
+a new try), or at once when the student presses "Show the answer". The score is fair to that: a question counts as right only when it is answered right
 before its answer was shown (the hint is free); once the answer is shown, later answers do not change it.
 """
 
@@ -362,6 +362,8 @@ def _on_check(question: Question) -> None:
     """The Check button: grade the response (read from its widget) against the tries made so far."""
     response = st.session_state.get(f"cy-{question.id}")
     before = attempt(question)
+    if before and not before.get("shown") and before.get("response") == str(response):
+        return  # the same answer checked again (Enter, then Check): not a new try; its feedback stays
     feedback = grade(question, response, wrong_before=before.get("wrong", 0), shown=bool(before.get("shown")))
     record(question, response, feedback)
     st.session_state[_feedback_key(question)] = feedback

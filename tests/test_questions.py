@@ -11,7 +11,7 @@ import pytest
 from apptest_support import open_page, switch_to
 from attention_core import LessonConfig, run_lesson
 from attention_ui.frames import token_labels
-from attention_ui.questions import CHECK_KEY, CHECK_LABEL, SCORE_RULE, grade, questions_for
+from attention_ui.questions import ANSWERS_KEY, CHECK_KEY, CHECK_LABEL, SCORE_RULE, grade, questions_for
 from attention_ui.text import STAGE_KEYS
 
 DONE, NOT_YET = "### :green[:material/check_circle:]", "### :gray[:material/radio_button_unchecked:]"
@@ -215,6 +215,24 @@ def test_the_answer_comes_after_a_second_wrong_try_and_then_a_right_one_does_not
     _check(at, q, "2")
     assert any("does not add to your score" in s.value for s in at.success)
     assert any("0 right of 1 answered" in c.value for c in at.caption)
+
+
+def test_the_same_answer_checked_twice_is_one_try():
+    """Enter in the answer box, then Check: the one answer counted as two wrong tries and gave the answer away
+    where a hint was promised."""
+    at = _open_questions("scaled")
+    q = default_question("scaled", "sqrt-dk")
+    _check(at, q, "3")
+    _check(at, q, "3")
+    assert [i.value for i in at.info if q.hint in i.value], "still the hint of a first wrong try"
+    assert not any("it is 2" in e.value for e in [*at.error, *at.info])
+    assert attempt_of(at, q)["wrong"] == 1
+    _check(at, q, "4")
+    assert any(e.value.startswith("Not quite: it is 2.") for e in at.error), "a second, different wrong answer"
+
+
+def attempt_of(at, question) -> dict:
+    return at.session_state[ANSWERS_KEY][question.id]
 
 
 def test_show_the_answer_gives_it_at_once_and_scores_the_question_as_not_right():
