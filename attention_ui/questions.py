@@ -7,8 +7,9 @@ draws them and keeps every answer for the session under ``ANSWERS_KEY``.
 
 Tries: a first wrong answer gets the question's ``hint`` (what to look at, never the number); the right
 answer and its reason (``why``) come after a second, different wrong try (the same answer checked again is not
-a new try), or at once when the student presses "Show the answer". The score is fair to that: a question counts as right only when it is answered right
-before its answer was shown (the hint is free); once the answer is shown, later answers do not change it.
+a new try), or at once when the student presses "Show the answer". The score is fair to that: a question counts
+as right only when it is answered right before its answer was shown (the hint is free); once the answer is
+shown, later answers do not change it.
 """
 
 from __future__ import annotations

@@ -40,6 +40,11 @@ def presenting() -> bool:
     return st.query_params.get("presenter", "").lower() == "true"
 
 
+def in_the_sidebar() -> str:
+    """Where the page sends a person to change a setting (presenter mode hides the sidebar)."""
+    return "in the sidebar (switch presenter mode off to show it)" if presenting() else "in the sidebar"
+
+
 SLIDE_CELL = 60
 """The nominal cell size of a slide's charts (they stretch to the window; this sets label angles and fonts)."""
 
@@ -53,9 +58,9 @@ FOLLOW_KEY = "token"
 """Session key of the followed query token (0-based); clicking a chart's row sets it."""
 
 __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS",
-           "feature_heatmap", "follow_token", "lesson_view", "lines_spec", "mask_chart", "numbers_table", "on_pick",
-           "only_tokens", "prebuild_stages", "show_chart", "show_lines", "show_slide", "show_stage", "shown_features",
-           "softmax_row_spec", "stage_header", "token_heatmap"]
+           "feature_heatmap", "follow_token", "in_the_sidebar", "lesson_view", "lines_spec", "mask_chart",
+           "numbers_table", "on_pick", "only_tokens", "prebuild_stages", "show_chart", "show_lines", "show_slide",
+           "show_stage", "shown_features", "softmax_row_spec", "stage_header", "token_heatmap"]
 
 
 @dataclass(frozen=True)
@@ -507,7 +512,7 @@ def _scaled_extra(view: StageView) -> None:
                     "ones (right). Unscaled scores spread out more the larger d_k is (their spread grows like "
                     "√d_k), so the softmax leans harder on the largest score. At a small d_k such as 4 the "
                     "difference is mild; at d_k = 64 many rows put almost all their weight on one key (the softmax "
-                    "saturates) and the softmax's gradient all but vanishes. Raise d_k in the sidebar to see it.")
+                    f"saturates) and the softmax's gradient all but vanishes. Raise d_k {in_the_sidebar()} to see it.")
         left, right = st.columns(2)
         with left:
             show_chart(token_heatmap(replace(view, fit=False, pick=False), view.unscaled[view.head],
@@ -528,7 +533,7 @@ def _masked_extra(view: StageView) -> None:
     mask = view.trace.mask[view.head]
     blocked = int((~mask).sum())
     if blocked == 0:
-        st.info(_NOTHING_BLOCKED[view.mask_choice].format(tokens=len(view.labels)))
+        st.info(_NOTHING_BLOCKED[view.mask_choice].format(tokens=len(view.labels), sidebar=in_the_sidebar()))
     else:
         st.markdown(f"{blocked} of {mask.numel()} query–key pairs are blocked (grey, −∞).")
     numbers_table(view.trace.masked[view.head], view.labels, view.keys, key="masked")
@@ -536,10 +541,10 @@ def _masked_extra(view: StageView) -> None:
 
 _NOTHING_BLOCKED = {
     None: "Nothing is blocked in this head: the model lets every token attend to every token here.",
-    "none": "No mask is set, so nothing is blocked at this stage. Pick a mask in the sidebar to see it act.",
+    "none": "No mask is set, so nothing is blocked at this stage. Pick a mask {sidebar} to see it act.",
     "causal": "The causal mask blocks nothing here: a single token may attend to itself.",
     "padding": "The padding mask blocks nothing here: the sentence already has {tokens} tokens, so no [PAD] token "
-               "was added. Pad it to more tokens in the sidebar to see the [PAD] keys blocked.",
+               "was added. Pad it to more tokens {sidebar} to see the [PAD] keys blocked.",
     "custom": "The custom mask allows every pair. Untick cells of the grid on the Masking page to block them.",
 }
 """What the masking stage says when nothing is blocked, by the lesson's mask (None: a model's own mask)."""

@@ -9,7 +9,7 @@ from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram, sharing_takeaway
 from attention_ui.render import cached_chart
-from attention_ui.views import StageView, mask_chart, show_chart, token_heatmap
+from attention_ui.views import StageView, in_the_sidebar, mask_chart, show_chart, token_heatmap
 
 BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
 CONTEXT_LENGTHS = [2**n for n in range(8, MAX_CONTEXT_LENGTH.bit_length())]  # 256 … 1,048,576 tokens
@@ -32,7 +32,7 @@ st.markdown("With **g** key/value heads for **h** query heads, query head i read
 st.latex(r"\mathrm{head}_i = \mathrm{Attention}\big(X W_Q^{(i)},\; X W_K^{(\lfloor i/(h/g) \rfloor)},\; "
          r"X W_V^{(\lfloor i/(h/g) \rfloor)}\big),\qquad i = 0,\dots,h-1")
 if h == 1:
-    st.info("There is only one head, so there is nothing to share. Raise “Number of heads” in the sidebar "
+    st.info(f"There is only one head, so there is nothing to share. Raise “Number of heads” {in_the_sidebar()} "
             "(4 or 8 show it best).")
 else:
     default_g = max(d for d in divisors(h) if d < h)
@@ -42,7 +42,7 @@ else:
         help=f"Must divide the number of heads h = {h}: {', '.join(map(str, divisors(h)))}.", **BOUND)
     if len(divisors(h)) == 2:
         st.info(f"With h = {h} heads the only groupings are g = 1 (the same as multi-query) and g = {h} (the same "
-                "as multi-head), so two of the three diagrams below match. Set “Number of heads” in the sidebar "
+                f"as multi-head), so two of the three diagrams below match. Set “Number of heads” {in_the_sidebar()} "
                 "to 4 or 8 to see grouped-query attention between them.")
     try:
         traces = compare_kv_sharing(lesson.x, lesson.projections, int(g), mask=lesson.mask)

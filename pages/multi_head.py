@@ -7,7 +7,7 @@ from attention_ui import charts, frames
 from attention_ui.controls import lesson_settings
 from attention_ui.text import plain
 from attention_ui.render import cached_chart
-from attention_ui.views import StageView, on_pick, show_chart, show_lines, show_stage, shown_features
+from attention_ui.views import StageView, in_the_sidebar, on_pick, show_chart, show_lines, show_stage, shown_features
 
 settings = lesson_settings("Multi-head attention")
 trace = settings.lesson.trace
@@ -22,7 +22,7 @@ st.markdown(
 st.latex(r"\mathrm{head}_i = \mathrm{Attention}(X W_Q^{(i)}, X W_K^{(i)}, X W_V^{(i)}),\qquad "
          r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O")
 if h == 1:
-    st.info("There is only one head now. Raise “Number of heads” in the sidebar to compare heads.")
+    st.info(f"There is only one head now. Raise “Number of heads” {in_the_sidebar()} to compare heads.")
 
 st.subheader("1 · The split: head i owns a block of columns")
 st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has h·d_v = {h * d_v}. "
@@ -61,7 +61,7 @@ grid = cached_chart(("head grid", trace.weights, trace.mask, tuple(labels), sort
                                              **grid_options))
 show_chart(grid, key="pick_head", on_select=on_pick("pick_head", "head_index", lambda i: {"head": i + 1}))
 st.caption("Same colour = same weight in every head, so the panels can be compared directly. "
-           + ("Click a head to look at it closely (outlined: the head chosen in the sidebar)." if h > 1 else ""))
+           + ("Click a head to look at it closely (outlined: the head shown below)." if h > 1 else ""))
 view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,
                  x=settings.lesson.x, projections=settings.lesson.projections, colour=settings.colour, pick=True)
 show_lines(view, title=f"head {settings.head + 1} as lines: each query (left) to each key (right), thicker = more "

@@ -10,7 +10,7 @@ from attention_core import (AttentionInputError, MAX_SCALING_D_K, MAX_SCALING_KE
                             unscaled_weights)
 from attention_ui.controls import lesson_settings
 from attention_ui.render import cached_chart, cached_spec
-from attention_ui.views import StageView, show_chart, token_heatmap
+from attention_ui.views import StageView, in_the_sidebar, show_chart, token_heatmap
 from attention_ui.why import (SCALING_D_KS, half_share, keep_page_settings, line_chart, page_slider,
                               row_stats_frame, saturation_table, show_row_stats, variance_table)
 
@@ -111,7 +111,7 @@ with st.expander("The numbers, row by row"):
     st.caption("A blocked key has weight 0 and adds 0 · log 0 = 0 to the entropy −Σ a log a; a row with "
                "one allowed key has weight 1 on it and entropy 0.")
 if trace.d_k < 16:
-    st.caption(f"With d_k = {trace.d_k} the difference is mild; raise d_k in the sidebar (up to 64) and the "
+    st.caption(f"With d_k = {trace.d_k} the difference is mild; raise d_k {in_the_sidebar()} (up to 64) and the "
                "unscaled rows turn into near one-hot rows.")
 
 st.markdown("**Takeaway:** dividing by √d_k keeps the scores' variance at 1 whatever the width, so the softmax "

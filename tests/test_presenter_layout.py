@@ -327,3 +327,24 @@ def test_by_hand_slide_enlarges_tab_and_expander_labels(slide):
     }))
     assert not small, f"labels left small on a slide: {small}"
 
+
+
+# ------------------------------------------------------------------------------ words on a slide
+
+
+@pytest.mark.parametrize("page, query, where", [
+    ("pages/step_through.py", {"step": "masked"}, "info"),
+    ("pages/multi_head.py", {"heads": "1"}, "info"),
+    ("pages/modern_attention.py", {"heads": "1"}, "info"),
+    ("pages/why_scaling.py", {}, "caption"),
+])
+def test_a_slide_that_points_to_the_sidebar_says_how_to_show_it(page, query, where):
+    """Presenter mode hides the sidebar, but the slides said "Pick a mask in the sidebar" as if it were there."""
+    lesson = open_page(page, query)
+    slide = open_page(page, {**query, "presenter": "true"})
+    for at in (lesson, slide):
+        assert not at.exception, [e.value for e in at.exception]
+    said = [e.value for e in getattr(lesson, where) if "in the sidebar" in e.value]
+    on_slide = [e.value for e in getattr(slide, where) if "in the sidebar" in e.value]
+    assert said and not any("presenter mode" in text for text in said), said
+    assert on_slide and all("switch presenter mode off to show it" in text for text in on_slide), on_slide
