@@ -201,7 +201,8 @@ def test_a_slide_of_many_tokens_keeps_its_row_labels_apart(server, browser, step
 
 
 CELL_NUMBERS_JS = """() => Array.from(
-    document.querySelectorAll('[data-testid="stMain"] [data-testid="stVegaLiteChart"]'), chart => Array.from(chart.querySelectorAll('g.mark-text.role-mark text'), text => text.getBoundingClientRect())
+    document.querySelectorAll('[data-testid="stMain"] [data-testid="stVegaLiteChart"]'),
+    chart => Array.from(chart.querySelectorAll('g.mark-text.role-mark text'), text => text.getBoundingClientRect())
         .filter(r => r.width > 0).map(r => [Math.round(r.top), r.left, r.right]))"""
 """Per slide chart, the box of each number (or ×) printed in its cells: [top, left, right]."""
 TWELVE_TOKENS = "one two three four five six seven eight nine ten eleven twelve"
