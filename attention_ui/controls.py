@@ -72,20 +72,22 @@ def keep_settings_across_pages() -> None:
             st.session_state[key] = st.session_state[key]
 
 
-def page_start(title: str) -> bool:
+def page_start(title: str, *, slides: bool = False) -> bool:
     """What every page does first: check the link, keep settings across pages, draw the presenter switch and
-    (outside presenter mode) the title. Returns whether presenter mode is on."""
+    the title. A page of ``slides`` has no title in presenter mode: its stage picker names each slide, and the
+    slide's charts take the room. Returns whether presenter mode is on."""
     check_link()
     keep_settings_across_pages()
     presenter = _presenter_toggle()
-    if not presenter:
+    if not (presenter and slides):
         st.title(title)
     return presenter
 
 
-def lesson_settings(title: str) -> Settings:
-    """Draw the page title and the sidebar; return the settings, or show what is wrong and stop the page."""
-    presenter = page_start(title)
+def lesson_settings(title: str, *, slides: bool = False) -> Settings:
+    """Draw the page title and the sidebar; return the settings, or show what is wrong and stop the page.
+    ``slides``: as in ``page_start``."""
+    presenter = page_start(title, slides=slides)
     with st.sidebar:
         config = _config_controls()
     config = _fit_custom_grid(config)
@@ -116,10 +118,10 @@ class SentenceSettings:
     font_size = Settings.font_size
 
 
-def sentence_settings(title: str) -> SentenceSettings:
+def sentence_settings(title: str, *, slides: bool = False) -> SentenceSettings:
     """Like ``lesson_settings``, for pages that read only the sentence (a real model brings its own sizes,
     weights and mask): the sidebar shows the sentence alone."""
-    presenter = page_start(title)
+    presenter = page_start(title, slides=slides)
     with st.sidebar:
         sentence = _sentence_control()
         st.caption("The model brings its own sizes, weights and mask; the toy lesson's settings are kept for the "

@@ -11,7 +11,7 @@ from attention_ui.models import cached_reproduction, real_model_controls
 from attention_ui.text import STAGES, agreement_in_words, layer_input_words, plain
 from attention_ui.views import StageView, only_tokens, show_slide, show_stage
 
-settings = sentence_settings("Inside one real head")
+settings = sentence_settings("Inside one real head", slides=True)
 if settings.presenter:
     # A slide first; the model, layer and head pickers and the check against the model below it.
     slide = st.container()

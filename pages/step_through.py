@@ -9,7 +9,7 @@ from attention_ui.controls import Settings, lesson_settings, real_vectors_captio
 from attention_ui.text import STAGES, TOY_CAPTION
 from attention_ui.views import UNSCALED_KEY, lesson_view, show_slide, show_stage
 
-settings = lesson_settings("Step through attention")
+settings = lesson_settings("Step through attention", slides=True)
 if not settings.presenter:
     st.caption(f"Following the query token {token_caption(settings, settings.follow)} (click a row of a chart to "
                "follow another). Change it, the sentence or any size in the sidebar: every stage updates.")

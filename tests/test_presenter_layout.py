@@ -348,3 +348,14 @@ def test_a_slide_that_points_to_the_sidebar_says_how_to_show_it(page, query, whe
     on_slide = [e.value for e in getattr(slide, where) if "in the sidebar" in e.value]
     assert said and not any("presenter mode" in text for text in said), said
     assert on_slide and all("switch presenter mode off to show it" in text for text in on_slide), on_slide
+
+
+def test_presenter_pages_keep_their_title_except_the_slides():
+    """In presenter mode every page dropped its title, so a lesson began mid-paragraph and the hall could not
+    tell which lesson it was. Pages of slides keep it off: the stage picker names each slide."""
+    for page in ("pages/multi_head.py", "pages/overview.py", "pages/real_model.py", "pages/start_here.py"):
+        at = open_page(page, {"presenter": "true"})
+        assert not at.exception and len(at.title) == 1, (page, [t.value for t in at.title])
+    for page in ("pages/step_through.py", "pages/inside_real_head.py"):
+        assert not open_page(page, {"presenter": "true"}).title, page
+        assert len(open_page(page).title) == 1, page
