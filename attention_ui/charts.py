@@ -73,7 +73,14 @@ def _axis(title: str, font_size: int, angle: int = 0) -> alt.Axis:
 # walks a list item by item each time (a tuple it shares); the spec gets a list all the same.
 
 
-def _x(field: str, order: list[str], font_size: int, step: int) -> alt.X:
+def _x(field: str, order: list[str], font_size: int, step: int, *, thin: bool = False) -> alt.X:
+    """A band x axis with ``order``'s labels, slanted when they do not fit upright. ``thin``: upright, and the
+    browser leaves out every other label until the rest do not overlap (for a chart that stretches to its
+    container, whose cell width only the browser knows)."""
+    if thin:
+        axis = alt.Axis(title=field, labelAngle=0, labelFontSize=font_size, titleFontSize=font_size,
+                        labelLimit=LABEL_LIMIT_PX, labelOverlap="parity", labelSeparation=4, ticks=False, domain=False)
+        return alt.X(f"{field}:N", scale=_in_order(order), axis=axis)
     angle = label_angle(order, font_size=font_size, step=step)
     return alt.X(f"{field}:N", scale=_in_order(order), axis=_axis(field, font_size, angle))
 
@@ -201,6 +208,7 @@ def _heatmap_layers(
     title=alt.Undefined,
     aria: bool = True,
     panel_fields: tuple[str, ...] = (),
+    thin_col_labels: bool = False,
 ) -> alt.LayerChart:
     df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
     rows = _ordered(df, row, "row_index")
@@ -208,7 +216,7 @@ def _heatmap_layers(
     domain = tuple(float(v) for v in domain) if domain is not None else color_domain(df["value"], diverging=diverging)
     scale = alt.Scale(scheme=scheme, domain=list(domain), domainMid=0 if diverging else alt.Undefined)
 
-    base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size), y=_y(row, rows, font_size))
+    base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size, thin=thin_col_labels), y=_y(row, rows, font_size))
     # An overview without axes (``aria`` False): no white lines between its small cells and no spoken
     # description of each cell; each costs the browser a pass over tens of thousands of cells.
     cell = {"stroke": "white", "strokeWidth": 0.5} if aria else {"aria": False}
@@ -304,6 +312,7 @@ def heatmap(
     follow_row: int | None = None,
     pick: bool = False,
     fit: bool = False,
+    thin_col_labels: bool = False,
 ) -> alt.LayerChart:
     """A heatmap of a matrix frame (columns ``row``, ``col``, ``value``, ``row_index``,
     ``col_index``; optional ``label`` and ``masked`` as made by ``matrix_frame``).
@@ -313,7 +322,8 @@ def heatmap(
     "redblue" with it). ``show_values`` prints ``label`` in each cell.
     ``color_field="row_scaled"`` colours each row on its own 0..1 range (the tooltip keeps the value);
     ``follow_row`` outlines that row; ``pick`` adds a click selection on the row (named ``PICK``);
-    ``fit`` sizes the chart to its container instead of ``cell_size`` per cell.
+    ``fit`` sizes the chart to its container instead of ``cell_size`` per cell; ``thin_col_labels`` then
+    draws the column labels upright and leaves out every other one while they would overlap.
     """
     return _heatmap_layers(
         df,
@@ -330,6 +340,7 @@ def heatmap(
         follow_row=follow_row,
         pick=pick,
         fit=fit,
+        thin_col_labels=thin_col_labels,
         title=chart_title(title, font_size),
     )
 
@@ -346,8 +357,10 @@ def matrix_heatmap(
     """:func:`heatmap` with defaults for signed tokens × features matrices (Q, K, V, context);
     other keyword options as for :func:`heatmap`.
 
-    Expects ``matrix_frame(q, tokens, None, row_name="token", col_name="feature")``.
+    Expects ``matrix_frame(q, tokens, None, row_name="token", col_name="feature")``. Stretched to its container
+    (``fit``), its feature labels thin out rather than overlap (q1, q3, q5, … in a third of a slide).
     """
+    options.setdefault("thin_col_labels", options.get("fit", False))
     return heatmap(df, row=row, col=col, scheme=scheme, diverging=diverging, **options)
 
 

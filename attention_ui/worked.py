@@ -1,6 +1,7 @@
 """The worked numbers of every stage for the followed query token, as tables a person can check by hand.
 
-Every sum is written out term by term. Operands are shown with ``DIGITS`` decimals and each result with
+Every sum is written out term by term: in a table of many long sums (d_model, d_k or the sentence past
+LONG_SUM), the first WHOLE_ROWS rows are written whole and later rows shortened. Operands are shown with ``DIGITS`` decimals and each result with
 the same, so the shown terms add up to the shown result up to the rounding of what is shown (at most half
 a unit in the last place per term). Tokens, features and heads are counted from 1, as on the charts.
 """
@@ -21,6 +22,12 @@ MAX_TERMS = 64
 """Sums of up to this many products are written out whole (every toy lesson's); a longer sum (a real model's)
 shows its first SHORT_TERMS products and one more term holding the sum of the rest."""
 SHORT_TERMS = 8
+
+LONG_SUM = 16
+WHOLE_ROWS = 2
+"""In a table of sums of more than LONG_SUM products (d_k = 64: 64 rows of 64 products, tens of thousands of
+pixels tall), only the first WHOLE_ROWS rows are written whole; later rows show their first SHORT_TERMS products
+and the rest as one term. Vectors in such rows list their first LONG_SUM numbers."""
 
 MAX_ROWS = 32
 """Longest list of a vector's numbers in a worked table (a real model's X row has hundreds)."""
@@ -51,16 +58,26 @@ def number(value: float, digits: int = DIGITS) -> str:
     return text.replace("-", MINUS)
 
 
-def product_sum(left, right, rest_label: str = "the other terms") -> str:
-    """'(a₁)(b₁) + (a₂)(b₂) + …' for two equal-length 1-D tensors; past MAX_TERMS, the first SHORT_TERMS
-    products and the rest as one term."""
-    shown = len(left) if len(left) <= MAX_TERMS else SHORT_TERMS
+def product_sum(left, right, *, longest: int = MAX_TERMS) -> str:
+    """'(a₁)(b₁) + (a₂)(b₂) + …' for two equal-length 1-D tensors; past ``longest`` products, the first
+    SHORT_TERMS products and the rest as one term."""
+    shown = len(left) if len(left) <= longest else SHORT_TERMS
     pairs = [f"({number(a)}){KEEP_TOGETHER}({number(b)})"
              for a, b in zip(left[:shown].tolist(), right[:shown].tolist())]
     if len(left) > shown:
         rest = float((left[shown:] * right[shown:]).sum())
         pairs.append(f"[the other {len(left) - shown} products: {number(rest)}]")
     return " + ".join(pairs)
+
+
+def longest_in_row(row: int) -> int:
+    """How many products row ``row`` (from 0) of a worked table writes out whole (see WHOLE_ROWS)."""
+    return MAX_TERMS if row < WHOLE_ROWS else LONG_SUM
+
+
+SHORTENED = (f"Rows after the first {WHOLE_ROWS} are shortened: a sum of more than {LONG_SUM} products shows its "
+             f"first {SHORT_TERMS} and one term for the rest, a vector its first {LONG_SUM} numbers.")
+"""Said under a worked table whose later rows are shortened."""
 
 
 def vector(values, limit: int = 16) -> str:
@@ -91,14 +108,14 @@ def projection(x: torch.Tensor, projections: Projections, labels: list[str], fol
     terms = linear_terms(x[follow], projections.w_q[:, columns], b)
     rows = []
     for c in range(terms.result.shape[0]):
-        text = product_sum(x[follow], projections.w_q[:, head * d_k + c])
+        text = product_sum(x[follow], projections.w_q[:, head * d_k + c], longest=longest_in_row(c))
         if b is not None:
             text += f" + bias b{c + 1} ({number(b[c])})"
         rows.append({"feature of q": f"q{c + 1}", "x · column of W_Q (x_d · W_Q[d, c])": text,
                      "= q": number(terms.result[c])})
     intro = (f"q for {labels[follow]} is its row x times W_Q's columns {head * d_k + 1}–{(head + 1) * d_k} "
              "(this head's slice): each feature of q is a sum over x's features. k and v are made the same way "
-             "with W_K and W_V.")
+             "with W_K and W_V." + (f" {SHORTENED}" if _shortened(len(rows), x.shape[1]) else ""))
     return Worked(intro, pd.DataFrame(rows), r"q_c = \sum_{d=1}^{d_{model}} x_d\, W_Q[d, c]"
                   + (r" + b_c" if b is not None else ""))
 
@@ -107,9 +124,11 @@ def scores(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> Wo
     """Stage 3: q · k_j for every key, all d_k products."""
     r = row_arithmetic(trace, head, follow)
     table = pd.DataFrame({"key": keys,
-                          "q · k = Σ q_d k_d": [product_sum(r.q, r.k[j]) for j in range(len(keys))],
+                          "q · k = Σ q_d k_d": [product_sum(r.q, r.k[j], longest=longest_in_row(j))
+                                                for j in range(len(keys))],
                           "= score": [number(s) for s in r.scores.tolist()]})
-    return Worked(f"Each score is a dot product of d_k = {trace.d_k} pairs.", table,
+    shortened = f" {SHORTENED}" if _shortened(len(keys), trace.d_k) else ""
+    return Worked(f"Each score is a dot product of d_k = {trace.d_k} pairs.{shortened}", table,
                   rf"q \cdot k_j = \sum_{{d=1}}^{{{trace.d_k}}} q_d\,k_{{j,d}}")
 
 
@@ -163,14 +182,16 @@ def context(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> W
     r = row_arithmetic(trace, head, follow)
     d_v = r.v.shape[1]
     table = pd.DataFrame({"key": keys, "weight a_j": [number(w) for w in r.weights.tolist()],
-                          "v_j": [vector(r.v[j], d_v) for j in range(len(keys))],
-                          "a_j · v_j": [vector(r.weighted_values[j], d_v) for j in range(len(keys))]})
+                          "v_j": [vector(r.v[j], longest_in_row(j)) for j in range(len(keys))],
+                          "a_j · v_j": [vector(r.weighted_values[j], longest_in_row(j)) for j in range(len(keys))]})
     sums = pd.DataFrame({"feature of c": [f"c{c + 1}" for c in range(d_v)],
-                         "Σ_j a_j v_j,c": [product_sum(r.weights, r.v[:, c]) for c in range(d_v)],
+                         "Σ_j a_j v_j,c": [product_sum(r.weights, r.v[:, c], longest=longest_in_row(c))
+                                           for c in range(d_v)],
                          "= c": [number(v) for v in r.context.tolist()]})
+    shortened = _shortened(len(keys), d_v) or _shortened(d_v, len(keys))
     return Worked("The context vector is the weighted sum of the value vectors: each key's value vector is "
                   "scaled by its weight (first table), then each feature of c adds those up over the keys (second "
-                  "table).", table, r"c = \sum_j a_j\, v_j = " + vector(r.context, d_v).replace("−", "-"), sums)
+                  "table)." + (f" {SHORTENED}" if shortened else ""), table, r"c = \sum_j a_j\, v_j = " + vector(r.context, d_v).replace("−", "-"), sums)
 
 
 def concat(trace: AttentionTrace, labels: list[str], follow: int) -> Worked:
@@ -194,11 +215,18 @@ def output(trace: AttentionTrace, projections: Projections | None, labels: list[
     terms = linear_terms(row, w_o, b)
     rows = []
     for c in range(terms.result.shape[0]):
-        text = product_sum(row, w_o[:, c])
+        text = product_sum(row, w_o[:, c], longest=longest_in_row(c))
         if b is not None:
             text += f" + bias b{c + 1} ({number(b[c])})"
         rows.append({"feature of the output": f"o{c + 1}", "concat · column of W_O": text,
                      "= output": number(terms.result[c])})
+    shortened = f" {SHORTENED}" if _shortened(len(rows), row.shape[0]) else ""
     return Worked(f"The output row of {labels[follow]} is its concatenated row times W_O: every head's numbers "
-                  "mix into every output feature.", pd.DataFrame(rows),
+                  f"mix into every output feature.{shortened}", pd.DataFrame(rows),
                   r"o_c = \sum_{m=1}^{h\,d_v} \mathrm{concat}_m\, W_O[m, c]" + (r" + b_c" if b is not None else ""))
+
+
+def _shortened(rows: int, terms: int) -> bool:
+    """Whether a table of ``rows`` sums (or vectors) of ``terms`` numbers each has rows that ``longest_in_row``
+    shortens."""
+    return rows > WHOLE_ROWS and terms > LONG_SUM

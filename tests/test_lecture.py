@@ -15,6 +15,7 @@ import torch
 from apptest_support import ROOT, open_page
 from attention_core import LessonConfig, MODEL_ALLOWLIST, row_arithmetic, run_lesson
 from attention_ui import url_state, views, worked
+from attention_ui.frames import token_labels
 from attention_ui.text import STAGE_KEYS
 
 LESSON_PAGES = ("pages/overview.py", "pages/step_through.py", "pages/multi_head.py", "pages/masking.py")
@@ -113,6 +114,28 @@ def test_product_sums_collapse_long_tails_without_changing_the_total():
     whole = worked.product_sum(left[:worked.MAX_TERMS], right[:worked.MAX_TERMS])  # a toy lesson's: every product
     assert whole.count("(") == 2 * worked.MAX_TERMS and "other" not in whole
     assert sum(products(text)) == pytest.approx(float(left.sum()), abs=1e-3)
+
+
+def test_a_table_of_long_sums_writes_its_first_rows_whole_and_shortens_the_rest():
+    """At d_model = d_k = 64 the Q/K/V table wrote 64 rows of 64 products (over 30,000 pixels tall)."""
+    lesson = run_lesson(LessonConfig(d_model=64, d_k=64, d_v=64, num_heads=1,
+                                     sentence=" ".join(f"w{i}" for i in range(20))))
+    labels = token_labels(lesson.tokens)
+    made = {"projection": worked.projection(lesson.x, lesson.projections, labels, 0, 0, 64),
+            "scores": worked.scores(lesson.trace, labels, 0, 0),
+            "output": worked.output(lesson.trace, lesson.projections, labels, 0)}
+    pairs = lambda text: text.count(")\u2060(")  # noqa: E731  (the products written out)
+    for name, numbers in made.items():
+        column = numbers.table[next(c for c in numbers.table.columns if "·" in c or "Σ" in c)].tolist()
+        assert all(pairs(text) == 64 for text in column[:worked.WHOLE_ROWS]), name
+        assert all(pairs(text) == worked.SHORT_TERMS and "[the other 56 products:" in text
+                   for text in column[worked.WHOLE_ROWS:]), name
+        assert worked.SHORTENED in numbers.intro, name
+    context = worked.context(lesson.trace, labels, 5, 0)
+    assert all(pairs(text) == worked.SHORT_TERMS for text in context.sums["Σ_j a_j v_j,c"][2:])
+    assert context.table["v_j"][0].count(",") == 63 and context.table["v_j"][2].endswith(", …)")
+    small = worked.scores(run_lesson(LessonConfig()).trace, token_labels(run_lesson(LessonConfig()).tokens), 0, 0)
+    assert worked.SHORTENED not in small.intro and "other" not in "".join(small.table["q · k = Σ q_d k_d"])
 
 
 def test_a_product_is_never_split_across_two_lines():
