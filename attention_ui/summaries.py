@@ -40,7 +40,8 @@ def head_table_columns(table: pd.DataFrame) -> dict:
     """The per-head table's columns, each with a width in pixels: the numbers take what they need and "looks like"
     gets room for its longest name (Streamlit's default width clipped "special-token sink" at 1280 × 800, where
     the main column is about 820 px wide)."""
-    share = {"format": "%.2f", "min_value": 0.0, "max_value": 1.0, "width": 115}
+    # Shares to three decimals: the roles' threshold is 0.5, and at two a 0.497 with no role read "0.50".
+    share = {"format": "%.3f", "min_value": 0.0, "max_value": 1.0, "width": 115}
     longest = max((len(str(name)) for name in [*table["looks like"], "looks like"]), default=0)
     return {"layer": st.column_config.NumberColumn(width=48),
             "head": st.column_config.NumberColumn(width=48),
@@ -53,16 +54,18 @@ def head_table_columns(table: pd.DataFrame) -> dict:
 
 def presenter_head_table(table: pd.DataFrame) -> pd.DataFrame:
     """The per-head table as text for ``st.table`` (presenter mode: HTML, which the slide's style enlarges), with the
-    numbers as the dataframe shows them (whole layer and head numbers, two decimals) and the names escaped (every
-    cell is read as Markdown)."""
+    numbers as the dataframe shows them (whole layer and head numbers, entropy to two decimals and shares to three)
+    and the names escaped (every cell is read as Markdown)."""
     out = table.copy()
     for column in out.columns:
         if column in ("layer", "head"):
             out[column] = out[column].map(str)
         elif column == "looks like":
             out[column] = out[column].map(lambda name: plain(str(name)))
-        else:
+        elif column == "entropy (bits)":
             out[column] = out[column].map(lambda v: f"{v:.2f}")
+        else:
+            out[column] = out[column].map(lambda v: f"{v:.3f}")
     return out
 
 

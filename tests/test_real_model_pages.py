@@ -155,6 +155,18 @@ def _column_widths(config: dict) -> dict:
     return {name: column.get("width") for name, column in config.items() if not column.get("hidden")}
 
 
+def test_a_share_just_under_the_roles_threshold_does_not_read_as_the_threshold():
+    """Two heads showed 0.50 "to special tokens" and only one was named a sink: 0.497 was rounded to 0.50."""
+    from attention_ui.summaries import head_table_columns, presenter_head_table
+
+    table = pd.DataFrame({"layer": [1, 1], "head": [7, 8], "entropy (bits)": [1.234, 2.0],
+                          "to previous token": [0.1, 0.1], "to first token": [0.2, 0.2],
+                          "to special tokens": [0.497, 0.503], "looks like": ["", "special-token sink"]})
+    assert presenter_head_table(table)["to special tokens"].tolist() == ["0.497", "0.503"]
+    assert presenter_head_table(table)["entropy (bits)"].tolist() == ["1.23", "2.00"]
+    assert head_table_columns(table)["to special tokens"]["type_config"]["format"] == "%.3f"
+
+
 def test_every_head_table_fits_its_longest_name_in_the_main_column():
     """The last column ("looks like") was clipped at 1280 × 800 ("special-token si…"): every column now has a
     width in pixels, the last one wide enough for its longest name, and all of them fit the main column."""
