@@ -51,7 +51,8 @@ per_layer = pick.model.num_heads
 selected = pick.layer * per_layer + pick.head
 head_labels = [f"L{i // per_layer + 1} H{i % per_layer + 1}" for i in range(pick.model.num_layers * per_layer)]
 spec = cached_head_grid(attentions.reshape(-1, len(keep), len(keep)), labels, head_labels,
-                        columns=per_layer, domain=(0, 1), cell_size=cell, font_size=11, axes=False, spacing=6,
+                        columns=per_layer, domain=(0, 1), cell_size=cell, font_size=16 if settings.presenter else 11,
+                        axes=False, spacing=6,
                         title="layer (row) × head (column), one colour scale; click a head to look at it",
                         selected=selected, pick=True)
 show_chart(spec, key="pick_model_head",

@@ -132,6 +132,11 @@ def test_real_model_grids_and_tables_are_slide_sized_in_presenter_mode():
     for grid in grids:
         sizes = _axis_and_legend_px(grid)
         assert min(sizes) >= SMALLEST_PRESENTER_PX, sorted(set(sizes))
+    # The 6 x 12 heads grid names its panels ("L1 H1") at 16 px and its legend's numbers at 14: at 11 px they could
+    # not be read in a hall, and the slide's 20 px would not fit twelve panel names in a row.
+    heads_grid = next(s for s in _specs(at) if "layer (row) × head (column)" in _title(s))
+    sizes = _axis_and_legend_px(heads_grid) + _font_sizes(heads_grid, "fontSize")
+    assert min(sizes) >= 14 and max(sizes) >= 16, sorted(set(sizes))
     assert not at.dataframe, "presenter mode should draw its tables as HTML"
     pieces = next(t.value for t in at.table if "piece" in t.value.columns)
     assert list(pieces["piece"]) == ["\\[CLS\\]", "a", "\\*", "\\*", "b", "\\$", "\\$", "c", "\\[SEP\\]"]
