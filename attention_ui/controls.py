@@ -232,10 +232,33 @@ a presentation clicker's Page Up / Page Down keys stay out of sight; a Start her
 is larger than the text under it."""
 
 
+CLICKER_KEYS_JS = """<script>
+if (!window.clickerKeysAfterUse) {
+  window.clickerKeysAfterUse = true;
+  const moves = {ArrowRight: "next", PageDown: "next", ArrowLeft: "back", PageUp: "back"};
+  document.addEventListener("keydown", (event) => {
+    const active = document.activeElement;
+    if (!(event.key in moves) || !active || !active.closest(".st-key-presenter, .st-key-step")
+        || active.getAttribute("aria-expanded") === "true") return;
+    event.preventDefault();
+    event.stopPropagation();
+    active.blur();
+    document.querySelector(".st-key-" + moves[event.key] + " button")?.click();
+  }, true);
+}
+</script>"""
+"""The page's keys (← → Page Up / Page Down) move the stage only while no input has the focus, and the presenter
+switch and the stage menu keep it after being used: a lecturer who switched presenter mode on, or picked a
+stage, found the clicker dead until a click on Next. With the focus on either (the menu closed), these keys
+press Back or Next and give the focus back to the page. A text box, or the menu while open, keeps its keys."""
+
+
 def _presenter_toggle() -> bool:
     presenter = st.toggle("Presenter mode", key="presenter", help="One slide per stage: large charts and text, "
                           "controls hidden, pages at the top; ←/→ or a clicker move between stages.", **BOUND)
-    st.html(PAGE_STYLE + (PRESENTER_STYLE + SLIDE_ROWS_STYLE if presenter else ""))
+    # Fixed code, no user text; one element drawn with the page, so a Back/Next (a fragment's rerun) sends none.
+    st.html(PAGE_STYLE + CLICKER_KEYS_JS + (PRESENTER_STYLE + SLIDE_ROWS_STYLE if presenter else ""),
+            unsafe_allow_javascript=True)
     if presenter and st.query_params.get("presenter") != "true":
         set_link_value("presenter", "true")  # after a page change from the top menus the address drops it
     return presenter
@@ -394,27 +417,6 @@ def decode_grid(text: str) -> tuple[tuple[bool, ...], ...] | None:
     return tuple(tuple(c == "1" for c in r) for r in rows)
 
 
-CLICKER_KEYS_JS = """<script>
-if (!window.clickerKeysAfterUse) {
-  window.clickerKeysAfterUse = true;
-  const moves = {ArrowRight: "next", PageDown: "next", ArrowLeft: "back", PageUp: "back"};
-  document.addEventListener("keydown", (event) => {
-    const active = document.activeElement;
-    if (!(event.key in moves) || !active || !active.closest(".st-key-presenter, .st-key-step")
-        || active.getAttribute("aria-expanded") === "true") return;
-    event.preventDefault();
-    event.stopPropagation();
-    active.blur();
-    document.querySelector(".st-key-" + moves[event.key] + " button")?.click();
-  }, true);
-}
-</script>"""
-"""The page's keys (← → Page Up / Page Down) move the stage only while no input has the focus, and the presenter
-switch and the stage menu keep it after being used: a lecturer who switched presenter mode on, or picked a
-stage, found the clicker dead until a click on Next. With the focus on either (the menu closed), these keys
-press Back or Next and give the focus back to the page. A text box, or the menu while open, keeps its keys."""
-
-
 def stage_picker(presenter: bool = False) -> int:
     """Back/Next buttons (also on the arrow and page keys a presentation clicker sends) and a stage selector;
     returns the stage index. The URL holds the stage's short name, e.g. ``?step=softmax``."""
@@ -438,7 +440,6 @@ def stage_picker(presenter: bool = False) -> int:
     with st.container(key="clicker_keys", height=1, border=False):
         st.button("back", on_click=move, args=(-1,), key="back_page_key", shortcut="PageUp")
         st.button("next", on_click=move, args=(1,), key="next_page_key", shortcut="PageDown")
-        st.html(CLICKER_KEYS_JS, unsafe_allow_javascript=True)  # fixed code, no user text
     key = pick.selectbox("Stage", STAGE_KEYS, format_func=titles.get, key="step",
                          label_visibility="collapsed")
     index = STAGE_KEYS.index(key)
