@@ -367,9 +367,13 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
     return chart, note
 
 
-SLIDE_VALUE_PX = 52
+SLIDE_NUMBER_CELL_PX = 52
 """Narrowest cell of a slide's chart that holds its printed number ("−0.390" in the slide's 16-px value font);
 narrower cells show colours only (the numbers ran into each other: "−0.3900.165")."""
+
+
+SLIDE_AXIS_AND_LEGEND_PX = 90
+"""Width of a slide chart's row-axis title and colour bar (measured at 1280 px: about 85)."""
 
 
 def slide_cell_px(view: StageView, columns: int, share: float) -> float:
@@ -377,10 +381,6 @@ def slide_cell_px(view: StageView, columns: int, share: float) -> float:
     labels, the axis title and the colour bar, over ``columns`` cells (a slide's chart fills its column)."""
     labels_px = 0.6 * view.font_size * max((len(label) for label in view.labels), default=1)
     return (PRESENTER_COLUMN_PX * share - labels_px - SLIDE_AXIS_AND_LEGEND_PX) / max(columns, 1)
-
-
-SLIDE_AXIS_AND_LEGEND_PX = 90
-"""Width of a slide chart's row-axis title and colour bar (measured at 1280 px: about 85)."""
 
 
 def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,
@@ -392,7 +392,7 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
     cut = view.blocked if (weights if blocked is None else blocked) else None
     cell = SLIDE_CELL if view.fit else view.fit_cell(len(view.keys) + 3, share)
     if view.fit:  # a slide's charts share its width equally: at most two token charts side by side
-        many = slide_cell_px(view, len(view.keys), 1.0 if share >= 1 else 0.5) < SLIDE_VALUE_PX
+        many = slide_cell_px(view, len(view.keys), 1.0 if share >= 1 else 0.5) < SLIDE_NUMBER_CELL_PX
     else:
         many = len(view.keys) > 14 or cell < 30
     common = {"title": title, "cell_size": cell, "font_size": view.font_size, "show_values": not many,
