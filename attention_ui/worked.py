@@ -1,9 +1,10 @@
 """The worked numbers of every stage for the followed query token, as tables a person can check by hand.
 
 Every sum is written out term by term: in a table of many long sums (d_model, d_k or the sentence past
-LONG_SUM), the first WHOLE_ROWS rows are written whole and later rows shortened. Operands are shown with ``DIGITS`` decimals and each result with
-the same, so the shown terms add up to the shown result up to the rounding of what is shown (at most half
-a unit in the last place per term). Tokens, features and heads are counted from 1, as on the charts.
+LONG_SUM), the first WHOLE_ROWS rows are written whole and later rows shortened. Operands are shown with
+``DIGITS`` decimals and each result with the same, so the shown terms add up to the shown result up to the
+rounding of what is shown (at most half a unit in the last place per term). Tokens, features and heads are
+counted from 1, as on the charts.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def projection(x: torch.Tensor, projections: Projections, labels: list[str], fol
                      "= q": number(terms.result[c])})
     intro = (f"q for {labels[follow]} is its row x times W_Q's columns {head * d_k + 1}–{(head + 1) * d_k} "
              "(this head's slice): each feature of q is a sum over x's features. k and v are made the same way "
-             "with W_K and W_V." + (f" {SHORTENED}" if _shortened(len(rows), x.shape[1]) else ""))
+             "with W_K and W_V." + _shortening(len(rows), x.shape[1]))
     return Worked(intro, pd.DataFrame(rows), r"q_c = \sum_{d=1}^{d_{model}} x_d\, W_Q[d, c]"
                   + (r" + b_c" if b is not None else ""))
 
@@ -127,8 +128,7 @@ def scores(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> Wo
                           "q · k = Σ q_d k_d": [product_sum(r.q, r.k[j], longest=longest_in_row(j))
                                                 for j in range(len(keys))],
                           "= score": [number(s) for s in r.scores.tolist()]})
-    shortened = f" {SHORTENED}" if _shortened(len(keys), trace.d_k) else ""
-    return Worked(f"Each score is a dot product of d_k = {trace.d_k} pairs.{shortened}", table,
+    return Worked(f"Each score is a dot product of d_k = {trace.d_k} pairs.{_shortening(len(keys), trace.d_k)}", table,
                   rf"q \cdot k_j = \sum_{{d=1}}^{{{trace.d_k}}} q_d\,k_{{j,d}}")
 
 
@@ -188,10 +188,11 @@ def context(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> W
                          "Σ_j a_j v_j,c": [product_sum(r.weights, r.v[:, c], longest=longest_in_row(c))
                                            for c in range(d_v)],
                          "= c": [number(v) for v in r.context.tolist()]})
-    shortened = _shortened(len(keys), d_v) or _shortened(d_v, len(keys))
+    shortened = _shortening(len(keys), d_v) or _shortening(d_v, len(keys))
     return Worked("The context vector is the weighted sum of the value vectors: each key's value vector is "
                   "scaled by its weight (first table), then each feature of c adds those up over the keys (second "
-                  "table)." + (f" {SHORTENED}" if shortened else ""), table, r"c = \sum_j a_j\, v_j = " + vector(r.context, d_v).replace("−", "-"), sums)
+                  "table)." + shortened, table, r"c = \sum_j a_j\, v_j = " + vector(r.context, d_v).replace("−", "-"),
+                  sums)
 
 
 def concat(trace: AttentionTrace, labels: list[str], follow: int) -> Worked:
@@ -220,13 +221,14 @@ def output(trace: AttentionTrace, projections: Projections | None, labels: list[
             text += f" + bias b{c + 1} ({number(b[c])})"
         rows.append({"feature of the output": f"o{c + 1}", "concat · column of W_O": text,
                      "= output": number(terms.result[c])})
-    shortened = f" {SHORTENED}" if _shortened(len(rows), row.shape[0]) else ""
     return Worked(f"The output row of {labels[follow]} is its concatenated row times W_O: every head's numbers "
-                  f"mix into every output feature.{shortened}", pd.DataFrame(rows),
+                  f"mix into every output feature.{_shortening(len(rows), row.shape[0])}", pd.DataFrame(rows),
                   r"o_c = \sum_{m=1}^{h\,d_v} \mathrm{concat}_m\, W_O[m, c]" + (r" + b_c" if b is not None else ""))
 
 
-def _shortened(rows: int, terms: int) -> bool:
-    """Whether a table of ``rows`` sums (or vectors) of ``terms`` numbers each has rows that ``longest_in_row``
-    shortens."""
-    return rows > WHOLE_ROWS and terms > LONG_SUM
+def _shortening(rows: int, terms: int) -> str:
+    """What to say (with a leading space) about a table of ``rows`` sums (or vectors) of ``terms`` numbers each
+    that ``longest_in_row`` shortens; "" when every row is whole."""
+    if terms > MAX_TERMS:  # a real model's width: every row is shortened
+        return f" Each sum of {terms} products shows its first {SHORT_TERMS} and one term for the rest."
+    return f" {SHORTENED}" if rows > WHOLE_ROWS and terms > LONG_SUM else ""

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from apptest_support import ROOT, open_page
-from attention_core import LessonConfig, MODEL_ALLOWLIST, row_arithmetic, run_lesson
+from attention_core import LessonConfig, MODEL_ALLOWLIST, Projections, row_arithmetic, run_lesson
 from attention_ui import url_state, views, worked
 from attention_ui.frames import token_labels
 from attention_ui.text import STAGE_KEYS
@@ -134,6 +134,9 @@ def test_a_table_of_long_sums_writes_its_first_rows_whole_and_shortens_the_rest(
     context = worked.context(lesson.trace, labels, 5, 0)
     assert all(pairs(text) == worked.SHORT_TERMS for text in context.sums["Σ_j a_j v_j,c"][2:])
     assert context.table["v_j"][0].count(",") == 63 and context.table["v_j"][2].endswith(", …)")
+    real_width = worked.projection(torch.ones(3, 100), Projections(torch.ones(100, 4), torch.ones(100, 4),
+                                                                    torch.ones(100, 4)), ["a", "b", "c"], 0, 0, 4)
+    assert "Each sum of 100 products" in real_width.intro and worked.SHORTENED not in real_width.intro
     small = worked.scores(run_lesson(LessonConfig()).trace, token_labels(run_lesson(LessonConfig()).tokens), 0, 0)
     assert worked.SHORTENED not in small.intro and "other" not in "".join(small.table["q · k = Σ q_d k_d"])
 
