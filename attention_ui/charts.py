@@ -56,7 +56,7 @@ def label_angle(labels: list[str], *, font_size: int = 14, step: int = 36) -> in
     return 0 if len(labels) <= MAX_UPRIGHT_LABELS and fits else -45
 
 
-def _axis(title: str, font_size: int, angle: int = 0) -> alt.Axis:
+def _axis(title: str, font_size: int, angle: int = 0, min_extent: int | None = None) -> alt.Axis:
     return alt.Axis(
         title=title,
         labelAngle=angle,
@@ -66,6 +66,7 @@ def _axis(title: str, font_size: int, angle: int = 0) -> alt.Axis:
         labelOverlap=False,
         ticks=False,
         domain=False,
+        minExtent=alt.Undefined if min_extent is None else min_extent,
     )
 
 
@@ -73,16 +74,19 @@ def _axis(title: str, font_size: int, angle: int = 0) -> alt.Axis:
 # walks a list item by item each time (a tuple it shares); the spec gets a list all the same.
 
 
-def _x(field: str, order: list[str], font_size: int, step: int, *, thin: bool = False) -> alt.X:
+def _x(field: str, order: list[str], font_size: int, step: int, *, thin: bool = False,
+       min_extent: int | None = None) -> alt.X:
     """A band x axis with ``order``'s labels, slanted when they do not fit upright. ``thin``: upright, and the
     browser leaves out every other label until the rest do not overlap (for a chart that stretches to its
-    container, whose cell width only the browser knows)."""
+    container, whose cell width only the browser knows). ``min_extent``: pixels the labels take at least, so
+    that charts side by side start their cells at the same height."""
     if thin:
         axis = alt.Axis(title=field, labelAngle=0, labelFontSize=font_size, titleFontSize=font_size,
-                        labelLimit=LABEL_LIMIT_PX, labelOverlap="parity", labelSeparation=4, ticks=False, domain=False)
+                        labelLimit=LABEL_LIMIT_PX, labelOverlap="parity", labelSeparation=4, ticks=False, domain=False,
+                        minExtent=alt.Undefined if min_extent is None else min_extent)
         return alt.X(f"{field}:N", scale=_in_order(order), axis=axis)
     angle = label_angle(order, font_size=font_size, step=step)
-    return alt.X(f"{field}:N", scale=_in_order(order), axis=_axis(field, font_size, angle))
+    return alt.X(f"{field}:N", scale=_in_order(order), axis=_axis(field, font_size, angle, min_extent))
 
 
 def _y(field: str, order: list[str], font_size: int) -> alt.Y:
@@ -209,6 +213,7 @@ def _heatmap_layers(
     aria: bool = True,
     panel_fields: tuple[str, ...] = (),
     thin_col_labels: bool = False,
+    col_labels_px: int | None = None,
 ) -> alt.LayerChart:
     df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
     rows = _ordered(df, row, "row_index")
@@ -216,7 +221,8 @@ def _heatmap_layers(
     domain = tuple(float(v) for v in domain) if domain is not None else color_domain(df["value"], diverging=diverging)
     scale = alt.Scale(scheme=scheme, domain=list(domain), domainMid=0 if diverging else alt.Undefined)
 
-    base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size, thin=thin_col_labels), y=_y(row, rows, font_size))
+    base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size, thin=thin_col_labels, min_extent=col_labels_px),
+                              y=_y(row, rows, font_size))
     # An overview without axes (``aria`` False): no white lines between its small cells and no spoken
     # description of each cell; each costs the browser a pass over tens of thousands of cells.
     cell = {"stroke": "white", "strokeWidth": 0.5} if aria else {"aria": False}
@@ -313,6 +319,7 @@ def heatmap(
     pick: bool = False,
     fit: bool = False,
     thin_col_labels: bool = False,
+    col_labels_px: int | None = None,
 ) -> alt.LayerChart:
     """A heatmap of a matrix frame (columns ``row``, ``col``, ``value``, ``row_index``,
     ``col_index``; optional ``label`` and ``masked`` as made by ``matrix_frame``).
@@ -323,7 +330,8 @@ def heatmap(
     ``color_field="row_scaled"`` colours each row on its own 0..1 range (the tooltip keeps the value);
     ``follow_row`` outlines that row; ``pick`` adds a click selection on the row (named ``PICK``);
     ``fit`` sizes the chart to its container instead of ``cell_size`` per cell; ``thin_col_labels`` then
-    draws the column labels upright and leaves out every other one while they would overlap.
+    draws the column labels upright and leaves out every other one while they would overlap; ``col_labels_px``
+    is the least height the column labels take (charts side by side given the same start their rows level).
     """
     return _heatmap_layers(
         df,
@@ -341,6 +349,7 @@ def heatmap(
         pick=pick,
         fit=fit,
         thin_col_labels=thin_col_labels,
+        col_labels_px=col_labels_px,
         title=chart_title(title, font_size),
     )
 

@@ -363,7 +363,8 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
     chart = cached_matrix_chart(charts.matrix_heatmap, shown, rows, cols, row_name=row_name, col_name="feature",
                                 title=title, cell_size=SLIDE_CELL if view.fit else cell, font_size=view.font_size,
                                 row=row_name, show_values=shown.shape[-1] <= 12 and values_fit,
-                                value_title="feature value", follow_row=follow, fit=view.fit, domain=domain)
+                                value_title="feature value", follow_row=follow, fit=view.fit, domain=domain,
+                                col_labels_px=slide_key_labels_px(view) if view.fit else None)
     return chart, note
 
 
@@ -383,6 +384,17 @@ def slide_cell_px(view: StageView, columns: int, share: float) -> float:
     return (PRESENTER_COLUMN_PX * share - labels_px - SLIDE_AXIS_AND_LEGEND_PX) / max(columns, 1)
 
 
+def slide_key_labels_px(view: StageView) -> int:
+    """Height the key labels of a slide's token chart take (slanted when long or many), a little more than
+    measured: every chart on a slide leaves at least this much under its cells, so charts side by side (the
+    weights A beside the context C) keep their rows level."""
+    keys = list(view.keys)
+    longest = 0.6 * view.font_size * max((len(label) for label in keys), default=1)
+    if charts.label_angle(keys, font_size=view.font_size, step=SLIDE_CELL) == 0:
+        return view.font_size + 8
+    return int(0.71 * (longest + view.font_size)) + 8
+
+
 def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,
                   share: float = 1.0, blocked: bool | None = None, value_title: str | None = None):
     """A queries × keys heatmap: weights on a 0..1 sequential scale (or per row), scores diverging around 0.
@@ -396,7 +408,8 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
     else:
         many = len(view.keys) > 14 or cell < 30
     common = {"title": title, "cell_size": cell, "font_size": view.font_size, "show_values": not many,
-              "follow_row": view.follow, "pick": view.pick, "fit": view.fit}
+              "follow_row": view.follow, "pick": view.pick, "fit": view.fit,
+              "col_labels_px": slide_key_labels_px(view) if view.fit else None}
     if weights:
         color_field = "row_scaled" if view.colour == "row" else "value"
         return cached_matrix_chart(charts.heatmap, *matrix, blocked=cut, domain=domain or (0, 1), scheme="viridis",

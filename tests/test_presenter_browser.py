@@ -234,6 +234,33 @@ def test_numbers_in_a_slides_cells_never_run_into_each_other(server, browser, st
         assert printed >= tokens * tokens // 2, f"only {printed} numbers printed on a slide of {tokens} tokens"
 
 
+CELL_AREAS_JS = """() => Array.from(
+    document.querySelectorAll('[data-testid="stMain"] .st-key-slide [data-testid="stVegaLiteChart"]'), chart => {
+        const boxes = Array.from(chart.querySelectorAll('g.mark-rect.role-mark'), g => g.getBoundingClientRect())
+            .filter(r => r.height > 0);
+        return [Math.min(...boxes.map(r => r.top)), Math.max(...boxes.map(r => r.bottom))];
+    })"""
+"""Per slide chart, the top and bottom of its cells."""
+
+
+@pytest.mark.parametrize("tokens", [7, 12])
+def test_the_weights_and_the_context_keep_their_rows_level(server, browser, tokens):
+    """Stage 7 shows A beside C = A·V so that row i of one is row i of the other; the weights' slanted key labels
+    took more room than the context's feature labels, so at 12 tokens the rows no longer lined up."""
+    context, page = _new_page(browser, PROJECTORS[0])
+    try:
+        sentence = " ".join(TWELVE_TOKENS.split()[:tokens])
+        _open(page, bs.with_query(server + "/step-through", f"presenter=true&mask=causal&step=context&sentence="
+                                  f"{quote(sentence)}"), FIRST_LOAD_MS)
+        page.wait_for_timeout(500)
+        areas = page.evaluate(CELL_AREAS_JS)
+    finally:
+        context.close()
+    assert len(areas) == 2, areas
+    (top_a, bottom_a), (top_c, bottom_c) = areas
+    assert abs(top_a - top_c) <= 2 and abs(bottom_a - bottom_c) <= 2, areas
+
+
 @pytest.mark.parametrize("presenter, smallest_px", [(True, 18), (False, 13)], ids=["presenter", "lesson"])
 def test_worked_numbers_are_large_enough_to_read_from_the_back(server, browser, presenter, smallest_px):
     """Presenter mode enlarges the worked-numbers table with the rest of the text (Streamlit draws it at 14 px)."""
