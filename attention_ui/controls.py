@@ -224,12 +224,14 @@ SLIDE_ROWS_STYLE = "<style>" + "".join(
 
 PAGE_STYLE = """<style>
 [data-testid='stVegaLiteChart'] svg {max-width: 100%; height: auto;}
-.st-key-clicker_keys {position: absolute; left: -10000px; height: 1px; overflow: hidden; visibility: hidden;}
+.st-key-clicker_keys, .st-key-page_keys {position: absolute; left: -10000px; height: 1px; overflow: hidden;
+  visibility: hidden;}
+[data-testid='stLayoutWrapper']:has(> .st-key-page_keys) {position: absolute;}
 [class*='st-key-path_card_'] [data-testid='stPageLink'] p {font-size: 1.2rem !important; font-weight: 600;}
 </style>"""
 """Every page: charts shrink to a narrow screen (a phone) instead of running past it; the buttons that take
-a presentation clicker's Page Up / Page Down keys stay out of sight; a Start here card's title (its page link)
-is larger than the text under it."""
+a presentation clicker's Page Up / Page Down keys, and the script that keeps those keys working, stay out of
+sight; a Start here card's title (its page link) is larger than the text under it."""
 
 
 CLICKER_KEYS_JS = """<script>
@@ -256,9 +258,11 @@ press Back or Next and give the focus back to the page. A text box, or the menu 
 def _presenter_toggle() -> bool:
     presenter = st.toggle("Presenter mode", key="presenter", help="One slide per stage: large charts and text, "
                           "controls hidden, pages at the top; ←/→ or a clicker move between stages.", **BOUND)
-    # Fixed code, no user text; one element drawn with the page, so a Back/Next (a fragment's rerun) sends none.
-    st.html(PAGE_STYLE + CLICKER_KEYS_JS + (PRESENTER_STYLE + SLIDE_ROWS_STYLE if presenter else ""),
-            unsafe_allow_javascript=True)
+    st.html(PAGE_STYLE + (PRESENTER_STYLE + SLIDE_ROWS_STYLE if presenter else ""))
+    # Drawn with the page, so a Back/Next (a fragment's rerun) sends nothing more; out of the page's flow (an
+    # element that is not only a style takes a row's gap). Fixed code, no user text.
+    with st.container(key="page_keys", height=1, border=False):
+        st.html(CLICKER_KEYS_JS, unsafe_allow_javascript=True)
     if presenter and st.query_params.get("presenter") != "true":
         set_link_value("presenter", "true")  # after a page change from the top menus the address drops it
     return presenter
