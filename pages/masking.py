@@ -9,7 +9,7 @@ from attention_core import AttentionInputError, MASK_KINDS, causal_mask, lesson_
 from attention_ui import frames
 from attention_ui.controls import (DEFAULT_PAD_TO, cached_lesson, kept_grid, lesson_settings, real_word_vectors,
                                    set_custom_grid)
-from attention_ui.text import counted
+from attention_ui.text import counted, plain
 from attention_ui.views import StageView, mask_chart, show_chart, token_heatmap
 
 settings = lesson_settings("Masking: who may look at whom")
@@ -82,16 +82,23 @@ elif not edited.equals(table):
     set_custom_grid(edited.astype(bool).to_numpy().tolist())
     st.rerun()
 
+def use_custom_mask() -> None:
+    st.session_state["mask"] = "custom"  # the sidebar's mask (read on the run this click starts)
+
+
 if config.mask != "custom":
     if grid is not None:
-        st.info("Your grid is kept, but the sidebar's mask is not “custom”: choose it there to use this grid "
-                "on every page.")
+        st.info(f"Your grid is kept, but the lesson's mask is “{config.mask}”, so no chart uses the grid yet. "
+                "Use it as the mask (the sidebar's mask becomes “custom”) to see its weights here, its "
+                "fully blocked rows and every page with it.")
+        st.button("Use my grid as the mask", on_click=use_custom_mask, icon=":material/grid_on:")
 else:
     trace = settings.lesson.trace
     blocked_rows = [labels[i] for i in range(T) if not bool(trace.mask[settings.head, i].any())]
     if blocked_rows:
         one = len(blocked_rows) == 1
-        st.warning(f"{counted(len(blocked_rows), 'row')} {'is' if one else 'are'} fully blocked. "
+        st.warning(f"{counted(len(blocked_rows), 'row')} {'is' if one else 'are'} fully blocked "
+                   f"({', '.join(plain(label) for label in blocked_rows)}). "
                    f"{'Its' if one else 'Their'} weights are all zero and {'its' if one else 'their'} context "
                    f"{'vector is' if one else 'vectors are'} zero: the token{'' if one else 's'} "
                    f"take{'s' if one else ''} in nothing from the others.")

@@ -420,7 +420,7 @@ def test_custom_grid_in_the_session_decides_the_weights():
     assert (matrix[2] == 0).all()
 
     switch_to(at, "pages/masking.py")
-    assert any("1 row is fully blocked" in w for w in texts(at, "warning")), texts(at, "warning")
+    assert any("1 row is fully blocked (3·sat)" in w for w in texts(at, "warning")), texts(at, "warning")
     mine = chart(at, "weights with your mask").matrix().to_numpy()
     assert (mine == matrix).all()
 
@@ -435,6 +435,13 @@ def test_masking_buttons_edit_the_kept_grid_while_the_sidebar_mask_is_none():
     assert at.session_state["custom_grid"][0] == (True,) + (False,) * 6
     at.run()  # no edit is pending: a further run keeps the grid (no rerun loop, no reset)
     assert at.session_state["custom_grid"][0] == (True,) + (False,) * 6
+    # The grid's effect is one click away: the charts under the grid appeared only with the sidebar's mask "custom"
+    assert not [c for c in charts(at) if "weights with your mask" in c.title]
+    next(b for b in at.button if b.label == "Use my grid as the mask").click().run()
+    assert_ok(at)
+    assert at.radio(key="mask").value == "custom" and at.query_params.get("mask") == "custom"
+    mine = chart(at, "weights with your mask").matrix().to_numpy()
+    assert (mine[0, 1:] == 0).all() and (mine[-1] > 0).all()
 
 
 @pytest.mark.parametrize("kind", ["none", "causal", "padding", "custom"])
