@@ -197,7 +197,8 @@ def _median_ms(fn, repeats: int) -> float:
 
 @dataclass(frozen=True)
 class ModelShape:
-    """The attention shape of a published model (from its released config)."""
+    """The attention shape of a published model (from its released config); ``longest_context``: the most
+    tokens it was made to read (its position limit)."""
 
     name: str
     layers: int
@@ -205,6 +206,7 @@ class ModelShape:
     kv_heads: int
     head_dim: int
     window: int | None = None
+    longest_context: int | None = None
 
     @property
     def kind(self) -> str:
@@ -222,20 +224,21 @@ class ModelShape:
 
 
 PUBLISHED_SHAPES = (
-    ModelShape("GPT-2 small", layers=12, heads=12, kv_heads=12, head_dim=64),
-    ModelShape("Llama 2 7B", layers=32, heads=32, kv_heads=32, head_dim=128),
-    ModelShape("Llama 2 70B", layers=80, heads=64, kv_heads=8, head_dim=128),
-    ModelShape("Llama 3 8B", layers=32, heads=32, kv_heads=8, head_dim=128),
-    ModelShape("Mistral 7B v0.1", layers=32, heads=32, kv_heads=8, head_dim=128, window=4096),
-    ModelShape("Falcon 7B", layers=32, heads=71, kv_heads=1, head_dim=64),
-    ModelShape("Gemma 2B", layers=18, heads=8, kv_heads=1, head_dim=256),
+    ModelShape("GPT-2 small", layers=12, heads=12, kv_heads=12, head_dim=64, longest_context=1024),
+    ModelShape("Llama 2 7B", layers=32, heads=32, kv_heads=32, head_dim=128, longest_context=4096),
+    ModelShape("Llama 2 70B", layers=80, heads=64, kv_heads=8, head_dim=128, longest_context=4096),
+    ModelShape("Llama 3 8B", layers=32, heads=32, kv_heads=8, head_dim=128, longest_context=8192),
+    ModelShape("Mistral 7B v0.1", layers=32, heads=32, kv_heads=8, head_dim=128, window=4096, longest_context=32768),
+    ModelShape("Falcon 7B", layers=32, heads=71, kv_heads=1, head_dim=64, longest_context=2048),
+    ModelShape("Gemma 2B", layers=18, heads=8, kv_heads=1, head_dim=256, longest_context=8192),
 )
-"""Layer and head counts from each model's published configuration file."""
+"""Layer and head counts, windows and position limits from each model's published configuration file."""
 
 
 def kv_cache_table(context_length: int, bytes_per_value: int = 2, shapes=PUBLISHED_SHAPES) -> list[dict]:
     """One row per model: its shape, bytes per token, and the cache size for ``context_length`` tokens
-    (and what it would be with one key/value head per query head)."""
+    (and what it would be with one key/value head per query head). Past a model's longest context the size is
+    what its cache would need; the model itself reads no more than that."""
     whole = isinstance(context_length, int) and not isinstance(context_length, bool)
     if not whole or not 1 <= context_length <= MAX_CONTEXT_LENGTH:
         raise AttentionInputError(f"The context length must be a whole number from 1 to {MAX_CONTEXT_LENGTH:,} tokens.")
@@ -247,8 +250,9 @@ def kv_cache_table(context_length: int, bytes_per_value: int = 2, shapes=PUBLISH
         as_multi_head = shape.layers * shape.heads * shape.head_dim * 2 * bytes_per_value
         tokens = shape.cached_tokens(context_length)
         rows.append({"model": shape.name, "attention": shape.kind, "layers": shape.layers, "heads": shape.heads,
-                     "kv heads": shape.kv_heads, "head size": shape.head_dim,
-                     "window": shape.window, "KiB per token": per_token / 1024, "cached tokens": tokens,
+                     "kv heads": shape.kv_heads, "head size": shape.head_dim, "window": shape.window,
+                     "longest context": shape.longest_context, "KiB per token": per_token / 1024,
+                     "cached tokens": tokens,
                      "cache MiB": per_token * tokens / 2**20,
                      "cache MiB if multi-head": as_multi_head * tokens / 2**20})
     return rows

@@ -6,6 +6,7 @@ import streamlit as st
 from attention_core import (MAX_CONTEXT_LENGTH, MAX_LAYERS, MAX_WINDOW, AttentionInputError, compare_kv_sharing,
                             divisors, kv_cache_table, reach_span, sliding_window_mask, sliding_window_reach, trace_attention)
 from attention_ui import charts, frames
+from attention_ui.text import counted
 from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram, sharing_takeaway
 from attention_ui.render import cached_chart
@@ -106,6 +107,7 @@ if rows is not None:
                  column_config={"attention": None, "layers": number("L", width="small"),
                                 "heads": number("h", width="small"), "kv heads": number("g", width="small"),
                                 "head size": number("d_head", width="small"), "window": "window",
+                                "longest context": number("longest context", format="%,d"),
                                 "KiB per token": number("KiB / token", format="%.0f"),
                                 "cached tokens": number("cached tokens", format="%,d"),
                                 "cache MiB": number("cache MiB", format="%,.0f"),
@@ -115,6 +117,10 @@ if rows is not None:
                             lambda: cache_bars(rows, font_size=settings.font_size, width=bars_width)))
     st.caption("Shapes from each model's published configuration. Mistral 7B keeps only its last 4,096 tokens "
                "(a rolling buffer), so its cache stops growing.")
+    beyond = [r["model"] for r in rows if r["longest context"] and int(context) > r["longest context"]]
+    if beyond:
+        st.caption(f"{int(context):,} tokens is more than {', '.join(beyond)} can read (its longest context): "
+                   "for such a model the row shows what its cache would need, as a what-if.")
     st.success("Takeaway: sharing key/value heads (g < h) divides the cache by h / g; that is why long contexts "
                "fit in memory at all.")
 
@@ -157,7 +163,7 @@ show_chart(cached_chart(("reach", reach, tuple(labels), reach_cell, settings.fon
                         lambda: reach_grid(reach[:, -1], layer_labels, labels, cell_size=reach_cell,
                                            font_size=settings.font_size, title=reach_title)))
 span = reach_span(int(window), int(layers))
-st.markdown(f"After {int(layers)} layer(s) the last token can draw on **{min(span, T)} of {T}** tokens "
+st.markdown(f"After {counted(int(layers), 'layer')} the last token can draw on **{min(span, T)} of {T}** tokens "
             f"(L·(w − 1) + 1 = {span}).")
 st.success("Takeaway: a window keeps each layer's cost and cache fixed, and stacking layers still lets "
            "information travel far: Mistral 7B's 32 layers × 4,096 reach about 131,000 tokens.")

@@ -145,6 +145,12 @@ def test_kv_cache_table_follows_context_length_and_precision():
     table = at.dataframe[1].value.set_index("model")
     assert table.loc["Mistral 7B v0.1", "cached tokens"] == 4096  # its window caps the cache
     assert table.loc["Llama 3 8B", "cache MiB"] == 2**20 * 128 * 2 / 1024  # 1M tokens × 256 KiB (32-bit)
+    # GPT-2 reads at most 1,024 tokens: the table says so, and the page calls a longer context a what-if
+    assert table.loc["GPT-2 small", "longest context"] == 1024
+    what_if = [c.value for c in at.caption if "can read (its longest context)" in c.value]
+    assert what_if and "GPT-2 small" in what_if[0] and "Mistral 7B v0.1" in what_if[0], what_if
+    at.select_slider(key="context_length").set_value(1024).run()
+    assert not [c.value for c in at.caption if "can read (its longest context)" in c.value]
 
 
 def test_sliding_window_controls_and_reach():
@@ -152,7 +158,7 @@ def test_sliding_window_controls_and_reach():
     at.number_input(key="window").set_value(2).run()
     at.slider(key="window_layers").set_value(4).run()
     assert "window w = 2" in chart_titles(at)
-    assert "After 4 layer(s) the last token can draw on **5 of 7** tokens (L·(w − 1) + 1 = 5)" in texts(at)
+    assert "After 4 layers the last token can draw on **5 of 7** tokens (L·(w − 1) + 1 = 5)" in texts(at)
     cells = chart_data(at, "can reach")
     last_layer = cells[cells["depth"] == "after layer 4"]["state"].tolist()
     assert last_layer == ["out of reach"] * 2 + ["can reach"] * 5
@@ -320,7 +326,7 @@ def test_a_link_restores_the_modern_settings():
     assert at.selectbox(key="kv_heads").value == 1
     assert "grouped-query: g = 1" in chart_titles(at)
     assert at.dataframe[1].value.set_index("model").loc["Llama 2 7B", "cache MiB"] == 2048  # 8,192 × 256 KiB
-    assert "After 2 layer(s)" in texts(at)
+    assert "After 2 layers" in texts(at)
     for widget in (at.selectbox(key="kv_heads"), at.slider(key="window_layers"), at.selectbox(key="cache_precision"),
                    at.select_slider(key="context_length")):
         assert widget.proto.query_param_key == widget.key  # the browser writes these back into the address bar
