@@ -26,7 +26,7 @@ from .frames import token_labels
 from .pickling import TensorsAsArrays
 from .serving import long_lived_objects
 from .text import plain
-from .url_state import note_ignored, show_link_notes
+from .url_state import check_linked_choice, show_link_notes
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 ALLOW_HUB_ENV = "ATTENTION_ALLOW_HUB"
@@ -163,7 +163,7 @@ class RealSelection:
 def real_model_controls(sentence: str) -> RealSelection | None:
     """Model picker, spinner, the run, and layer/head/token pickers; None (with a message) on failure."""
     names = model_names()
-    _check_linked_choice("model", names, "one of the models offered here: " + ", ".join(names))
+    check_linked_choice("model", names, "one of the models offered here: " + ", ".join(names))
     name = st.selectbox("Model", names, key="model", format_func=_model_label,
                         help="A short allowlist of small models; no code is ever loaded from a model hub.",
                         **BOUND)
@@ -187,8 +187,8 @@ def real_model_controls(sentence: str) -> RealSelection | None:
         note = unavailable_note()
         if note:
             st.caption(plain(note))
-    _check_linked_choice("layer", range(1, loaded.num_layers + 1), f"{name} has layers 1 to {loaded.num_layers}")
-    _check_linked_choice("model_head", range(1, loaded.num_heads + 1), f"{name} has heads 1 to {loaded.num_heads}")
+    check_linked_choice("layer", range(1, loaded.num_layers + 1), f"{name} has layers 1 to {loaded.num_layers}")
+    check_linked_choice("model_head", range(1, loaded.num_heads + 1), f"{name} has heads 1 to {loaded.num_heads}")
     show_link_notes(key="model_link_notes")
     cols = st.columns(4)
     layer = cols[0].selectbox("Layer", range(1, loaded.num_layers + 1), key="layer", **BOUND)
@@ -200,14 +200,6 @@ def real_model_controls(sentence: str) -> RealSelection | None:
     hide_special = cols[3].toggle("Hide special tokens", key="hide_special",
                                   help="Hide [CLS]/[SEP]-style tokens in the charts.", **BOUND)
     return RealSelection(name, loaded, run, int(layer) - 1, int(head) - 1, int(follow), bool(hide_special))
-
-
-def _check_linked_choice(key: str, options, why: str) -> None:
-    """A link's value for the select box ``key`` that is not one of its ``options`` is dropped with a note (the
-    box would otherwise show its first option without a word)."""
-    raw = st.query_params.get(key)
-    if raw is not None and key not in st.session_state and raw not in {str(option) for option in options}:
-        note_ignored(key, raw, why)
 
 
 def _model_label(name: str) -> str:

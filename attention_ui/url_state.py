@@ -59,6 +59,15 @@ def flag(raw: str) -> str | None:
     return raw.lower() if raw.lower() in ("true", "false") else None
 
 
+def grouped_whole(low: int, high: int) -> Callable[[str], str | None]:
+    """A whole number written with or without thousands commas ("8192", "8,192") -> "8,192", as a select slider
+    that shows "{:,}"-formatted options writes it in the address."""
+    def canonical(raw: str) -> str | None:
+        text = raw.strip().replace(",", "")
+        return f"{int(text):,}" if _WHOLE.fullmatch(text) and low <= int(text) <= high else None
+    return canonical
+
+
 def sentence(raw: str) -> str | None:
     try:
         tokenize(raw)
@@ -123,7 +132,7 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
     LinkParam("kv_heads", whole(1, MAX_HEADS), f"a whole number from 1 to {MAX_HEADS}"),
     LinkParam("generation_kv_heads", whole(1, MAX_HEADS), f"a whole number from 1 to {MAX_HEADS}"),
     LinkParam("generation_step", whole(1, MAX_TOKENS), f"a whole number from 1 to {MAX_TOKENS}"),
-    LinkParam("context_length", whole(1, MAX_CONTEXT_LENGTH), f"a whole number from 1 to {MAX_CONTEXT_LENGTH}"),
+    LinkParam("context_length", grouped_whole(1, MAX_CONTEXT_LENGTH), f"a whole number from 1 to {MAX_CONTEXT_LENGTH:,}"),
     LinkParam("cache_precision", lambda raw: raw if len(raw) <= 40 and "bit" in raw else None, "a number format"),
     LinkParam("window_layers", whole(1, MAX_LAYERS), f"a whole number from 1 to {MAX_LAYERS}"),
     LinkParam("why_dk", whole(1, MAX_SCALING_D_K), f"a whole number from 1 to {MAX_SCALING_D_K}"),
@@ -193,6 +202,15 @@ def check_link() -> list[str]:
             set_link_value(key, value)
     st.session_state[NOTES_KEY] = notes
     return notes
+
+
+def check_linked_choice(key: str, options, why: str) -> None:
+    """A link's value for the select box (or select slider) ``key`` that is not one of its ``options`` (as the
+    widget writes them in the address) is dropped with a note: the widget would otherwise show its default
+    without a word."""
+    raw = st.query_params.get(key)
+    if raw is not None and key not in st.session_state and raw not in {str(option) for option in options}:
+        note_ignored(key, raw, why)
 
 
 def note_ignored(key: str, raw: str, why: str) -> None:

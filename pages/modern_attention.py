@@ -8,6 +8,7 @@ from attention_core import (MAX_CONTEXT_LENGTH, MAX_LAYERS, MAX_WINDOW, Attentio
 from attention_ui import charts, frames
 from attention_ui.text import counted
 from attention_ui.controls import BOUND, lesson_settings
+from attention_ui.url_state import check_linked_choice, show_link_notes
 from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram, sharing_takeaway
 from attention_ui.render import cached_chart
 from attention_ui.views import StageView, in_the_sidebar, mask_chart, show_chart, token_heatmap
@@ -37,9 +38,10 @@ if h == 1:
             "(4 or 8 show it best).")
 else:
     default_g = max(d for d in divisors(h) if d < h)
-    g = st.columns(3)[0].selectbox(
+    check_linked_choice("kv_heads", range(1, h + 1), f"there are {h} heads")
+    show_link_notes(key="kv_heads_link_notes")
+    g = st.columns(3)[0].selectbox(  # any g up to h may be tried; one that does not divide h gets a message
         "Key/value heads g", range(1, h + 1), index=default_g - 1, key="kv_heads",
-        format_func=lambda n: str(n) if h % n == 0 else f"{n} (does not divide h = {h}: try it)",
         help=f"Must divide the number of heads h = {h}: {', '.join(map(str, divisors(h)))}.", **BOUND)
     if len(divisors(h)) == 2:
         st.info(f"With h = {h} heads the only groupings are g = 1 (the same as multi-query) and g = {h} (the same "
@@ -91,6 +93,9 @@ st.subheader("2 · How big the KV cache gets")
 st.markdown("While generating, every layer keeps the key and value of every earlier token. Per token that is")
 st.latex(r"\text{bytes per token} = 2_{(K,V)} \times \text{layers} \times g \times d_{head} \times "
          r"\text{bytes per number}")
+check_linked_choice("context_length", [f"{n:,}" for n in CONTEXT_LENGTHS],
+                    f"a power of 2 from {CONTEXT_LENGTHS[0]:,} to {CONTEXT_LENGTHS[-1]:,}")
+show_link_notes(key="context_link_notes")
 left, right, _ = st.columns(3)
 context = left.select_slider("Context length (tokens)", CONTEXT_LENGTHS, value=8192, format_func="{:,}".format,
                             key="context_length", **BOUND)

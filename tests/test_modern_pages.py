@@ -83,7 +83,7 @@ def test_modern_page_shows_the_three_sharing_schemes_and_their_table():
 
 def test_grouping_the_heads_changes_the_diagram_and_bad_groups_get_a_message():
     at = open_page(MODERN, {"heads": "4"})
-    assert at.selectbox(key="kv_heads").options == ["1", "2", "3 (does not divide h = 4: try it)", "4"]
+    assert at.selectbox(key="kv_heads").options == ["1", "2", "3", "4"]  # any may be tried
     at.selectbox(key="kv_heads").set_value(1).run()
     assert "grouped-query: g = 1" in chart_titles(at)
     at.selectbox(key="kv_heads").set_value(3).run()
@@ -91,6 +91,24 @@ def test_grouping_the_heads_changes_the_diagram_and_bad_groups_get_a_message():
     assert any("cannot be shared evenly by 4 query heads" in w and "1, 2, 4" in w for w in warnings(at))
     assert len(at.dataframe) >= 1 and "grouped-query: g = 3" not in chart_titles(at)
     assert at.subheader[2].value == "3 · Sliding-window attention"  # the rest of the page still draws
+
+
+@pytest.mark.parametrize("query, context, g, note", [
+    ({"context_length": "1024", "kv_heads": "3"}, 1024, 3, None),
+    ({"context_length": "1,024", "kv_heads": "1"}, 1024, 1, None),
+    ({"context_length": "1000"}, 8192, 2, "context_length = “1,000” (a power of 2 from 256 to 1,048,576)"),
+    ({"kv_heads": "5"}, 8192, 2, "kv_heads = “5” (there are 4 heads)"),
+])
+def test_a_link_restores_the_context_length_and_g_or_says_why_not(query, context, g, note):
+    """The page wrote context_length=1,024 into its own links and then refused it (and "1024" too), and a g that
+    does not divide h (or a g past h) fell back to the default without a word."""
+    at = open_page(MODERN, {"heads": "4", **query})
+    assert not at.exception
+    assert at.select_slider(key="context_length").value == context and at.selectbox(key="kv_heads").value == g
+    notes = [i.value for i in at.info if i.value.startswith("Some values in the link")]
+    assert (note in notes[0]) if note else not notes, notes
+    if context != 8192:
+        assert at.query_params.get("context_length") == f"{context:,}", "the form the slider writes itself"
 
 
 def takeaway(at) -> str:
