@@ -116,10 +116,23 @@ REAL_VECTORS_CAPTION = (
 """The step-through's note when the lesson uses a real model's word vectors: why its weights look flat."""
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def size_in_words(value: float) -> str:
+    """A non-negative size as a person reads it: 0, 0.67, 0.0012, or 1.5 × 10⁻⁷ below 0.001 (never "6.7e-01")."""
+    if value == 0:
+        return "0"
+    if 1e-3 <= value < 1e4:
+        return f"{value:.3g}"
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
 def agreement_in_words(difference: float) -> str:
-    """1.5e-07 -> 'they agree to 6 decimal places (the largest difference is 0.00000015)'."""
+    """1.5e-07 -> 'they agree to 6 decimal places (the largest difference is 0.00000015, written 1.5 × 10⁻⁷)'."""
     if difference == 0:
         return "they agree exactly"
     places = max(0, int(-math.floor(math.log10(difference))) - 1)
     return (f"they agree to {places} decimal places (the largest difference is {difference:.{places + 2}f}, "
-            f"written {difference:.1e})")
+            f"written {size_in_words(difference)})")

@@ -157,9 +157,10 @@ def fused_in_words(timings: pd.DataFrame) -> str:
 
 
 def encoding_lines(encodings: torch.Tensor, columns: list[int]) -> pd.DataFrame:
-    """Long frame of some columns of positional encodings (length, d_model): position, column, value."""
+    """Long frame of some columns (0-based indices) of positional encodings (length, d_model): position, column
+    (named from d1, as the heatmap's columns), value."""
     values = encodings.detach().cpu().double()
-    names = {c: f"column {c} ({'sin' if c % 2 == 0 else 'cos'}, i = {c // 2})" for c in columns}
+    names = {c: f"d{c + 1} ({'sin' if c % 2 == 0 else 'cos'}, i = {c // 2})" for c in columns}  # as the heatmap
     return pd.DataFrame([{"position": p, "column": names[c], "value": float(values[p, c])}
                          for c in columns for p in range(values.shape[0])])
 

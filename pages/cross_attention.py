@@ -6,7 +6,7 @@ from attention_core import (AttentionInputError, MAX_SENTENCE_CHARS, MAX_TOKENS,
 from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.render import cached_spec
-from attention_ui.text import plain
+from attention_ui.text import plain, size_in_words
 from attention_ui.views import StageView, numbers_table, show_chart, token_heatmap
 from attention_ui.why import half_share, keep_page_settings, page_slider, source_word_vectors
 
@@ -82,7 +82,7 @@ with right:
 cols = st.columns(3)
 cols[0].metric("queries T (rows)", T)
 cols[1].metric("keys S (columns)", S)
-cols[2].metric("largest |row sum − 1|", f"{cross.row_sum_error:.1e}")
+cols[2].metric("largest |row sum − 1|", size_in_words(cross.row_sum_error))
 st.markdown("Left, the target sentence attends to itself (T × T, with the sidebar's mask). Right, the same queries "
             "attend to the source (T × S): every row is still a set of weights that adds up to 1, now spread over "
             "the other sentence. The same weights W_Q, W_K, W_V are used for both here; a real model learns "

@@ -12,7 +12,7 @@ from attention_ui import charts, frames
 from attention_ui.controls import BOUND, PRESENTER_COLUMN_PX, PRESENTER_GAP_PX, lesson_settings
 from attention_ui.modern import timing_chart, timing_frame
 from attention_ui.render import cached_matrix_chart, cached_spec
-from attention_ui.text import counted, plain
+from attention_ui.text import counted, plain, size_in_words
 from attention_ui.url_state import keep_in_link, note_ignored, show_link_notes
 from attention_ui.views import (MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, SLIDE_CELL, StageView, feature_heatmap,
                                  show_chart, shown_features)
@@ -149,7 +149,7 @@ with right:
 st.caption("Grey cells with ×: keys that did not exist yet at that step (left), blocked by the causal mask "
            "(right). Every row matches the same row on the right.")
 left, right = st.columns([1, 2])
-left.metric("Largest |cached − full causal|", f"{check.max_abs_diff:.1e}",
+left.metric("Largest |cached − full causal|", size_in_words(check.max_abs_diff),
             help="Over every output number of every step: the stacked step outputs against full causal attention.")
 right.success("The same numbers: a token's attention row only uses keys and values of tokens at or before it, "
               "and those never change, so caching them loses nothing.")
@@ -211,7 +211,7 @@ show_chart(cached_matrix_chart(charts.heatmap, weights, heads, keys, row_name="h
                                font_size=settings.font_size, show_values=False,
                                title=f"{all_labels[gen.prompt_length + pick]} read into the cache: layer "
                                      f"{int(layer)}, every head"))
-st.metric("Largest |step-by-step − one full pass|", f"{gen.max_abs_diff:.1e}",
+st.metric("Largest |step-by-step − one full pass|", size_in_words(gen.max_abs_diff),
           help="Every generated token's attention row, in every layer and head, against the same row of one causal "
                "pass over the whole text.")
 st.success("Takeaway: a real decoder does exactly this: one new row of K and V per token, one new query row, and "

@@ -8,7 +8,7 @@ import streamlit as st
 from attention_ui import frames
 from attention_ui.controls import sentence_settings, stage_picker
 from attention_ui.models import cached_reproduction, real_model_controls
-from attention_ui.text import STAGES, agreement_in_words, layer_input_words, plain
+from attention_ui.text import STAGES, agreement_in_words, layer_input_words, plain, size_in_words
 from attention_ui.views import StageView, only_tokens, show_slide, show_stage
 
 settings = sentence_settings("Inside one real head", slides=True)
@@ -29,7 +29,7 @@ with details:
         st.stop()
     rep = cached_reproduction(pick.name, pick.run.sentence, pick.layer)
     left, right = st.columns([1, 2])
-    left.metric("Largest |our weights − model's|", f"{rep.max_abs_diff:.1e}",
+    left.metric("Largest |our weights − model's|", size_in_words(rep.max_abs_diff),
                 help="Over every head of this layer and every query–key pair.")
     with right:
         if rep.max_abs_diff < 1e-4:
@@ -43,7 +43,7 @@ with details:
                    "W_Q, W_K, W_V are column blocks of the fused c_attn matrix. ")
     with st.expander("Difference per head"):
         st.dataframe(pd.DataFrame({"head": range(1, len(rep.per_head_max_abs_diff) + 1),
-                                   "largest |difference|": [f"{d:.2e}" for d in rep.per_head_max_abs_diff]}),
+                                   "largest |difference|": [size_in_words(d) for d in rep.per_head_max_abs_diff]}),
                      hide_index=True)
 
 

@@ -9,7 +9,7 @@ from attention_core import (AttentionInputError, MAX_POSITION, equivariance_chec
 from attention_ui import frames
 from attention_ui.controls import lesson_settings
 from attention_ui.render import cached_spec
-from attention_ui.text import plain
+from attention_ui.text import plain, size_in_words
 from attention_ui.views import StageView, feature_heatmap, show_chart, token_heatmap
 from attention_ui.why import encoding_lines, half_share, keep_page_settings, line_chart, page_slider
 
@@ -35,7 +35,7 @@ st.latex(r"\mathrm{Attn}(P X) = P\, \mathrm{Attn}(X) \quad \text{for every permu
 def show_gap(check, label: str) -> None:
     """The largest difference between the shuffled run and the reordered original run, and its verdict."""
     left, right = st.columns([1, 2], vertical_alignment="center")
-    left.metric(label, f"{check.gap:.1e}")
+    left.metric(label, size_in_words(check.gap))
     if check.gap < EQUIVARIANT:
         right.markdown("**Equivariant:** the shuffled sentence gives exactly the same output rows, reordered "
                        "(the difference is rounding).")
@@ -96,6 +96,9 @@ long_range = sinusoidal_positions(LINE_POSITIONS, d_model)  # (64, d_model)
 show_chart(cached_spec(line_chart, encoding_lines(long_range, columns), x="position", y="value", series="column",
                        title=f"some sin columns over positions 0–{LINE_POSITIONS - 1}: the frequency falls with i",
                        font_size=settings.font_size, width=900 if settings.presenter else 560, height=220))
+st.caption("Positions count from p = 0 as in the formula (the first token, 1·…, sits at p = 0), and column d1 is "
+           "2i = 0. It turns by one radian per position, so at whole positions it jumps about; each later column "
+           "pair turns more slowly and draws a smoother, longer wave.")
 if positioned is not None:
     show_gap(positioned, "largest difference, with PE")
 
@@ -130,7 +133,7 @@ with right:
     show_chart(token_heatmap(view, rope.shifted_scores, f"positions {shift}…{shift + T - 1}",
                              domain=(-bound, bound), share=half))
 left, right = st.columns([1, 2], vertical_alignment="center")
-left.metric("largest score difference after the shift", f"{rope.gap:.1e}")
+left.metric("largest score difference after the shift", size_in_words(rope.gap))
 right.markdown("The two grids are the same: a RoPE score sees how far apart two tokens are, not where they are. "
                "(Values, V, are not rotated.)")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -31,3 +32,14 @@ def switch_to(at: AppTest, page: str) -> AppTest:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+_POWER = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+
+
+def shown_number(text: str) -> float:
+    """A number as a page shows it: "0.67", or "1.5 × 10⁻⁷" (``text.size_in_words``)."""
+    written = re.fullmatch(r"(\S+) × 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)", text.strip())
+    if written:
+        return float(written.group(1)) * 10 ** int(written.group(2).translate(_POWER))
+    return float(text)

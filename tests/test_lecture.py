@@ -12,7 +12,7 @@ import re
 import pytest
 import torch
 
-from apptest_support import ROOT, open_page
+from apptest_support import ROOT, open_page, shown_number
 from attention_core import LessonConfig, MODEL_ALLOWLIST, Projections, row_arithmetic, run_lesson
 from attention_ui import url_state, views, worked
 from attention_ui.frames import token_labels
@@ -139,6 +139,16 @@ def test_a_table_of_long_sums_writes_its_first_rows_whole_and_shortens_the_rest(
     assert "Each sum of 100 products" in real_width.intro and worked.SHORTENED not in real_width.intro
     small = worked.scores(run_lesson(LessonConfig()).trace, token_labels(run_lesson(LessonConfig()).tokens), 0, 0)
     assert worked.SHORTENED not in small.intro and "other" not in "".join(small.table["q · k = Σ q_d k_d"])
+
+
+@pytest.mark.parametrize("value, shown", [(0, "0"), (0.67, "0.67"), (0.0012, "0.0012"), (1.5e-7, "1.5 × 10⁻⁷"),
+                                          (3.3e-16, "3.3 × 10⁻¹⁶")])
+def test_differences_are_written_as_people_read_them(value, shown):
+    """The pages showed "6.7e-01" for 0.67 and "1.5e-07" for a rounding difference."""
+    from attention_ui.text import size_in_words
+
+    assert size_in_words(value) == shown
+    assert shown_number(shown) == pytest.approx(value)
 
 
 def test_a_product_is_never_split_across_two_lines():

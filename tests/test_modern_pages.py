@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 import torch
 
-from apptest_support import open_page, switch_to
+from apptest_support import open_page, shown_number, switch_to
 from attention_core import MODEL_DIR_ENV, attention_rollout, head_roles, head_stats
 from attention_ui import models
 from attention_ui.summaries import head_table
@@ -206,7 +206,7 @@ def test_next_back_and_start_again_move_through_the_tokens():
     assert _step_text(at).startswith("Step 1 of 7")
     assert at.button(key="generation_back").disabled
     metric = next(m for m in at.metric if "cached" in m.label)
-    assert float(metric.value) < 1e-5
+    assert shown_number(metric.value) < 1e-5
     assert not at.exception
 
 
@@ -245,7 +245,7 @@ def test_shared_key_value_heads_in_generation():
     at.selectbox(key="generation_kv_heads").set_value(1).run()
     at.button(key="generation_next").click().run()
     assert "head 1 reads key/value head 1" in texts(at)
-    assert float(next(m for m in at.metric if "cached" in m.label).value) < 1e-5
+    assert shown_number(next(m for m in at.metric if "cached" in m.label).value) < 1e-5
 
 
 def test_timing_chart_has_both_methods():
@@ -281,7 +281,7 @@ def test_real_model_generates_and_shows_each_tokens_attention(tiny_gpt2_as_disti
     title = next(t for t in chart_titles(at) if t and "read into the cache" in t)
     assert "layer 2, every head" in title
     metric = next(m for m in at.metric if "full pass" in m.label)
-    assert float(metric.value) < 1e-4
+    assert shown_number(metric.value) < 1e-4
 
 
 # ---------------------------------------------------------------- real-model summaries

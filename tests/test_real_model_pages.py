@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_support import shown_number
 from attention_core.real_models import ModelLoadError, SourceAttempt
 from attention_ui import models
 
@@ -127,7 +128,7 @@ def test_long_input_is_truncated_with_a_notice():
 def test_inside_real_head_reproduces_the_model():
     at = open_page("inside_real_head", sentence="The keys to the cabinet are on the table.")
     assert not at.exception and not at.error
-    difference = float(at.metric[0].value)
+    difference = shown_number(at.metric[0].value)
     assert difference < 1e-5
     assert "reproduces the model's attention" in at.success[0].value
     at.selectbox(key="step").set_value("softmax").run()

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import ROOT, open_page, switch_to
+from apptest_support import ROOT, open_page, shown_number, switch_to
 
 WHY_PAGES = {
     "pages/why_scaling.py": "Why divide by √d_k?",
@@ -39,7 +39,7 @@ def metrics(at: AppTest) -> dict[str, str]:
 
 
 def metric(at: AppTest, label_part: str) -> float:
-    found = [float(v) for label, v in metrics(at).items() if label_part in label]
+    found = [shown_number(v) for label, v in metrics(at).items() if label_part in label]
     assert found, f"no metric like {label_part!r}: {metrics(at)}"
     return found[0]
 
@@ -254,6 +254,8 @@ def test_sinusoidal_heatmap_shows_the_formula(pages):
     assert pe.shape == (7, 8)
     assert pe.iloc[1, 0] == pytest.approx(math.sin(1), abs=1e-6)
     assert pe.iloc[3, 3] == pytest.approx(math.cos(3 / 10000 ** (2 / 8)), abs=1e-6)
+    lines = chart_data(at, "some sin columns")  # named as the heatmap's columns (d1 …), not from 0
+    assert sorted(set(lines["column"]))[0] == "d1 (sin, i = 0)" and not lines["column"].str.startswith("column").any()
 
 
 @pytest.mark.parametrize("shift", [0, 1, 100, 1000])
