@@ -69,9 +69,11 @@ cols[1].metric("theory: d_k", f"{d_k}")
 cols[2].metric("Var(q·k / √d_k), sampled", f"{here['scaled']:.3f}")
 tolerance = TOLERANCE_SE * here["standard_error"]
 verdict = "within" if abs(here["sampled"] - d_k) <= tolerance else "outside"
-st.markdown(f"The sampled variance is {off:+.1f} standard errors from d_k: **{verdict}** the tolerance of "
-            f"±{tolerance:.2f} (±{100 * tolerance / d_k:.1f} %, {TOLERANCE_SE} standard errors for {samples} "
-            f"samples). After dividing by √d_k the variance is about 1 for every d_k.")
+side = "above" if off > 0 else "below"
+share = f", {100 * tolerance / d_k:.0f} % of d_k" if tolerance < d_k else ""
+st.markdown(f"The sampled variance, {here['sampled']:.2f}, is {abs(off):.1f} standard errors {side} d_k = {d_k}: "
+            f"**{verdict}** the tolerance of ±{tolerance:.2f} ({TOLERANCE_SE} standard errors of a mean over "
+            f"{samples} samples{share}). After dividing by √d_k the variance is about 1 for every d_k.")
 
 # ------------------------------------------------------------------------------------------ saturation
 st.subheader("2 · Unscaled scores saturate the softmax")

@@ -130,6 +130,9 @@ def test_sampled_variance_is_within_the_stated_tolerance_of_d_k(pages, d_k, samp
     assert math.isclose(tolerance, 4 * expected_se, rel_tol=0.01, abs_tol=0.01)
     assert abs(sampled - d_k) <= tolerance
     assert abs(metric(at, "Var(q·k / √d_k)") - 1) <= tolerance / d_k
+    words = next(t for t in texts(at, "markdown") if "standard errors" in t)
+    assert re.search(r"is \d+\.\d standard errors (above|below) d_k = \d+: \*\*within\*\*", words), words
+    assert "-" not in words.split("d_k =")[0] and ("% of d_k" in words) == (tolerance < d_k), words
     assert any("**within**" in t for t in texts(at, "markdown"))
     lines = chart_data(at, "variance of q·k").dropna(subset=["series"])
     theory = lines[lines["series"].str.startswith("theory")]
