@@ -153,7 +153,8 @@ def fused_in_words(timings: pd.DataFrame) -> str:
         lengths = [str(n) for n, v in verdicts.items() if v == verdict]
         listed = lengths[0] if len(lengths) == 1 else f"{', '.join(lengths[:-1])} and {lengths[-1]}"
         parts.append(f"**{verdict}** at T = {listed}")
-    return f"Against attend, in this measurement the fused kernel was {', '.join(parts)} ({example})."
+    extra = ": less memory traffic does not always mean less time" if verdicts[longest] == "slower" else ""
+    return f"Against attend, in this measurement the fused kernel was {', '.join(parts)} ({example}){extra}."
 
 
 def encoding_lines(encodings: torch.Tensor, columns: list[int]) -> pd.DataFrame:

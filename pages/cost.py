@@ -127,4 +127,5 @@ st.markdown(
 )
 st.markdown(fused_in_words(timings))
 st.markdown("**Takeaway:** attention's cost grows with the square of the length — in time and in the memory of its "
-            "weights — which is why long contexts need fused kernels, windows or other tricks.")
+            "weights. Long contexts need kernels that never store the T × T weights (fused attention: the memory "
+            "stays linear, whatever the time does on this device), windows or other tricks.")
