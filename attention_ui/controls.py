@@ -224,17 +224,17 @@ SLIDE_ROWS_STYLE = "<style>" + "".join(
 
 PAGE_STYLE = """<style>
 [data-testid='stVegaLiteChart'] svg {max-width: 100%; height: auto;}
-.st-key-clicker_keys, .st-key-page_keys {position: absolute; left: -10000px; height: 1px; overflow: hidden;
-  visibility: hidden;}
-[data-testid='stLayoutWrapper']:has(> .st-key-page_keys) {position: absolute;}
+.st-key-clicker_keys {position: absolute; left: -10000px; height: 1px; overflow: hidden; visibility: hidden;}
+[data-testid='stElementContainer']:has(#page-keys) {position: absolute;}
 [class*='st-key-path_card_'] [data-testid='stPageLink'] p {font-size: 1.2rem !important; font-weight: 600;}
 </style>"""
 """Every page: charts shrink to a narrow screen (a phone) instead of running past it; the buttons that take
-a presentation clicker's Page Up / Page Down keys, and the script that keeps those keys working, stay out of
-sight; a Start here card's title (its page link) is larger than the text under it."""
+a presentation clicker's Page Up / Page Down keys stay out of sight, and the element that holds this style and
+the clicker keys' script (``#page-keys``) out of the page's flow (an element that is more than a style would
+take a row and its gap); a Start here card's title (its page link) is larger than the text under it."""
 
 
-CLICKER_KEYS_JS = """<script>
+CLICKER_KEYS_JS = """<span id="page-keys"></span><script>
 if (!window.clickerKeysAfterUse) {
   window.clickerKeysAfterUse = true;
   const moves = {ArrowRight: "next", PageDown: "next", ArrowLeft: "back", PageUp: "back"};
@@ -258,11 +258,10 @@ press Back or Next and give the focus back to the page. A text box, or the menu 
 def _presenter_toggle() -> bool:
     presenter = st.toggle("Presenter mode", key="presenter", help="One slide per stage: large charts and text, "
                           "controls hidden, pages at the top; ←/→ or a clicker move between stages.", **BOUND)
-    st.html(PAGE_STYLE + (PRESENTER_STYLE + SLIDE_ROWS_STYLE if presenter else ""))
-    # Drawn with the page, so a Back/Next (a fragment's rerun) sends nothing more; out of the page's flow (an
-    # element that is not only a style takes a row's gap). Fixed code, no user text.
-    with st.container(key="page_keys", height=1, border=False):
-        st.html(CLICKER_KEYS_JS, unsafe_allow_javascript=True)
+    # One element with the page's style and the clicker keys' script, drawn with the page (a Back/Next, a
+    # fragment's rerun, sends nothing more). Fixed code, no user text.
+    st.html(PAGE_STYLE + (PRESENTER_STYLE + SLIDE_ROWS_STYLE if presenter else "") + CLICKER_KEYS_JS,
+            unsafe_allow_javascript=True)
     if presenter and st.query_params.get("presenter") != "true":
         set_link_value("presenter", "true")  # after a page change from the top menus the address drops it
     return presenter
