@@ -351,9 +351,12 @@ def _caption_cut(*widths: tuple[str, int], table: str = "“All the numbers” b
 
 
 def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], title: str, prefix: str = "d",
-                    share: float = 1.0, row_name: str = "token", col_labels=None, domain=None):
+                    share: float = 1.0, row_name: str = "token", col_labels=None, domain=None,
+                    level_with_keys: bool = False):
     """A rows × features heatmap (diverging colours around 0; ``domain`` fixes the colour scale), capped at
-    MAX_FEATURES_SHOWN columns and sized to fit ``share`` of the page width. Returns (chart, note)."""
+    MAX_FEATURES_SHOWN columns and sized to fit ``share`` of the page width. ``level_with_keys``: on a slide,
+    beside a token chart, its rows stay level with that chart's (see ``slide_key_labels_px``). Returns (chart,
+    note)."""
     shown, note = shown_features(values)
     cols = frames.feature_labels(shown.shape[-1], prefix) if col_labels is None else frames.AxisLabels(
         col_labels[:shown.shape[-1]])
@@ -364,7 +367,7 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
                                 title=title, cell_size=SLIDE_CELL if view.fit else cell, font_size=view.font_size,
                                 row=row_name, show_values=shown.shape[-1] <= 12 and values_fit,
                                 value_title="feature value", follow_row=follow, fit=view.fit, domain=domain,
-                                col_labels_px=slide_key_labels_px(view) if view.fit else None)
+                                col_labels_px=slide_key_labels_px(view) if view.fit and level_with_keys else None)
     return chart, note
 
 
@@ -386,8 +389,9 @@ def slide_cell_px(view: StageView, columns: int, share: float) -> float:
 
 def slide_key_labels_px(view: StageView) -> int:
     """Height the key labels of a slide's token chart take (slanted when long or many), a little more than
-    measured: every chart on a slide leaves at least this much under its cells, so charts side by side (the
-    weights A beside the context C) keep their rows level."""
+    measured: a token chart and a feature chart side by side on a slide (the weights A beside the context C)
+    both leave this much under their cells, so their rows stay level. (Given to every slide chart, it left an
+    empty band under the short feature labels of a chart on its own.)"""
     keys = list(view.keys)
     longest = 0.6 * view.font_size * max((len(label) for label in keys), default=1)
     if charts.label_angle(keys, font_size=view.font_size, step=SLIDE_CELL) == 0:
@@ -396,7 +400,8 @@ def slide_key_labels_px(view: StageView) -> int:
 
 
 def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,
-                  share: float = 1.0, blocked: bool | None = None, value_title: str | None = None):
+                  share: float = 1.0, blocked: bool | None = None, value_title: str | None = None,
+                  level_with_features: bool = False):
     """A queries × keys heatmap: weights on a 0..1 sequential scale (or per row), scores diverging around 0.
     ``blocked`` draws the mask's blocked cells grey with "×" (by default for weights, on every page alike: a
     blocked key's weight 0 would otherwise look like a small weight)."""
@@ -409,7 +414,7 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
         many = len(view.keys) > 14 or cell < 30
     common = {"title": title, "cell_size": cell, "font_size": view.font_size, "show_values": not many,
               "follow_row": view.follow, "pick": view.pick, "fit": view.fit,
-              "col_labels_px": slide_key_labels_px(view) if view.fit else None}
+              "col_labels_px": slide_key_labels_px(view) if view.fit and level_with_features else None}
     if weights:
         color_field = "row_scaled" if view.colour == "row" else "value"
         return cached_matrix_chart(charts.heatmap, *matrix, blocked=cut, domain=domain or (0, 1), scheme="viridis",
@@ -572,8 +577,9 @@ def _softmax_charts(view: StageView) -> list:
 def _softmax_extra(view: StageView) -> None:
     t = view.trace
     show_lines(view)
-    st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax (orange bars: negative scores, "
-                "which softmax turns into small weights).")
+    st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax (orange bars: negative scores). "
+                "Softmax compares the scores of one row: the lower a score, the smaller its share of the weight, "
+                "whatever its sign; a key alone in its row gets all of it.")
     show_chart(softmax_row_spec(view))
     numbers_table(t.weights[view.head], view.labels, view.keys, key="softmax")
 
@@ -612,9 +618,9 @@ def show_lines(view: StageView, head: int | None = None, title: str | None = Non
 def _context_charts(view: StageView) -> list:
     t = view.trace
     chart, _ = feature_heatmap(view, t.context[view.head], view.labels, f"context = A·V{_head_title(view)}",
-                               prefix="c", share=1 / 3)
+                               prefix="c", share=1 / 3, level_with_keys=True)
     return [token_heatmap(view, t.weights[view.head], f"weights A{_head_title(view)}", weights=True, blocked=True,
-                          share=2 / 3), chart]
+                          share=2 / 3, level_with_features=True), chart]
 
 
 def _context_extra(view: StageView) -> None:

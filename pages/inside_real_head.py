@@ -48,6 +48,11 @@ with details:
 
 
 with slide:
+    if settings.presenter:  # the slide has no title: say whose head this is and that it is the model's own
+        agreement = ("agrees with the model's own attention" if rep.max_abs_diff < 1e-4
+                     else "differs from the model's own attention")
+        st.caption(f"**{pick.name} · layer {pick.layer + 1} · head {pick.head + 1}**: this head, computed by the "
+                   f"lesson's code, {agreement} (largest difference {size_in_words(rep.max_abs_diff)}).")
     step = stage_picker(settings.presenter)
     run = pick.run
     labels = frames.token_labels(run.tokens)

@@ -6,7 +6,7 @@ from attention_ui import charts
 from attention_ui.controls import lesson_settings
 from attention_ui.text import TOY_NOTE
 from attention_ui.render import cached_matrix_chart
-from attention_ui.views import show_chart
+from attention_ui.views import in_the_sidebar, show_chart
 
 settings = lesson_settings("Attention, step by step")
 st.markdown(
@@ -47,7 +47,8 @@ if settings.config.seeded_embeddings and settings.config.init == "random":
 
 st.subheader("How to use this app")
 st.markdown(
-    "1. Type a sentence or pick an example in the sidebar; set d_model, d_k, d_v, the number of heads and a mask.\n"
+    f"1. Type a sentence or pick an example {in_the_sidebar()}; set d_model, d_k, d_v, the number of heads and a "
+    "mask.\n"
     "2. Walk through the stages with **Next ▶** and **◀ Back**; the followed token's numbers are worked out.\n"
     "3. The address bar always holds the exact view: copy it to share a state with a class.\n"
     "4. **Presenter mode** (top of every page) enlarges everything and hides the controls."

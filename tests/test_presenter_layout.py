@@ -337,6 +337,7 @@ def test_by_hand_slide_enlarges_tab_and_expander_labels(slide):
     ("pages/multi_head.py", {"heads": "1"}, "info"),
     ("pages/modern_attention.py", {"heads": "1"}, "info"),
     ("pages/why_scaling.py", {}, "caption"),
+    ("pages/overview.py", {}, "markdown"),
 ])
 def test_a_slide_that_points_to_the_sidebar_says_how_to_show_it(page, query, where):
     """Presenter mode hides the sidebar, but the slides said "Pick a mask in the sidebar" as if it were there."""
@@ -359,3 +360,27 @@ def test_presenter_pages_keep_their_title_except_the_slides():
     for page in ("pages/step_through.py", "pages/inside_real_head.py"):
         assert not open_page(page, {"presenter": "true"}).title, page
         assert len(open_page(page).title) == 1, page
+
+
+def _min_extents(spec) -> list:
+    found = []
+    if isinstance(spec, dict):
+        for name, value in spec.items():
+            found += [value] if name == "minExtent" else _min_extents(value)
+    elif isinstance(spec, list):
+        for item in spec:
+            found += _min_extents(item)
+    return found
+
+
+@pytest.mark.parametrize("step, levelled", [("embed", 0), ("qkv", 0), ("scores", 0), ("context", 2)])
+def test_only_charts_side_by_side_keep_room_for_each_others_labels(step, levelled):
+    """Every slide chart left room under its cells for slanted key labels, so a feature chart on its own (X, Q/K/V)
+    had an empty band there and smaller rows; only stage 7's A and C, side by side, need it."""
+    sentence = "the students asked why the teacher drew attention maps"
+    at = open_page("pages/step_through.py", {"presenter": "true", "step": step, "sentence": sentence})
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    with_room = [s for s in specs if _min_extents(s)]
+    assert len(with_room) == levelled, [s.get("title") for s in with_room]
+    if levelled:
+        assert len({tuple(_min_extents(s)) for s in with_room}) == 1, "both charts leave the same room"

@@ -125,6 +125,17 @@ def test_long_input_is_truncated_with_a_notice():
 
 
 @needs_model
+def test_inside_real_heads_slide_names_the_head_and_the_check():
+    """In presenter mode the page has no title and the check sits in a closed box: the slide looked like the toy
+    lesson's stage 1 with a [CLS] row."""
+    at = open_page("inside_real_head", presenter=True)
+    assert not at.exception
+    said = [c.value for c in at.caption if "all-MiniLM-L6-v2 · layer 1 · head 1" in c.value]
+    assert said and "agrees with the model's own attention" in said[0], [c.value for c in at.caption]
+    assert not [c.value for c in open_page("inside_real_head").caption if "· layer 1 · head 1**" in c.value]
+
+
+@needs_model
 def test_inside_real_head_reproduces_the_model():
     at = open_page("inside_real_head", sentence="The keys to the cabinet are on the table.")
     assert not at.exception and not at.error
