@@ -208,20 +208,26 @@ CELL_NUMBERS_JS = """() => Array.from(
 TWELVE_TOKENS = "one two three four five six seven eight nine ten eleven twelve"
 
 
-@pytest.mark.parametrize("step, tokens", [("scaled", 10), ("scaled", 12), ("masked", 12), ("context", 12),
-                                          ("scaled", 6), ("scores", 12)])
-def test_numbers_in_a_slides_cells_never_run_into_each_other(server, browser, step, tokens):
-    """Two charts side by side on a slide of 10-14 tokens printed 16-px numbers into 35-px cells
-    ("-0.3900.165"); such cells now show colours only, and cells wide enough still show their numbers."""
+def _on_a_slide(server, browser, step: str, tokens: int, script: str):
+    """``script``'s answer on the slide of ``step`` at 1280x800, for the first ``tokens`` words of TWELVE_TOKENS
+    with a causal mask."""
     context, page = _new_page(browser, PROJECTORS[0])
     try:
         sentence = " ".join(TWELVE_TOKENS.split()[:tokens])
         _open(page, bs.with_query(server + "/step-through", f"presenter=true&mask=causal&step={step}&sentence="
                                   f"{quote(sentence)}"), FIRST_LOAD_MS)
         page.wait_for_timeout(500)
-        charts = page.evaluate(CELL_NUMBERS_JS)
+        return page.evaluate(script)
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("step, tokens", [("scaled", 10), ("scaled", 12), ("masked", 12), ("context", 12),
+                                          ("scaled", 6), ("scores", 12)])
+def test_numbers_in_a_slides_cells_never_run_into_each_other(server, browser, step, tokens):
+    """Two charts side by side on a slide of 10-14 tokens printed 16-px numbers into 35-px cells
+    ("-0.3900.165"); such cells now show colours only, and cells wide enough still show their numbers."""
+    charts = _on_a_slide(server, browser, step, tokens, CELL_NUMBERS_JS)
     assert charts, "no chart on the slide"
     for numbers in charts:
         rows: dict[int, list] = {}
@@ -247,15 +253,7 @@ CELL_AREAS_JS = """() => Array.from(
 def test_the_weights_and_the_context_keep_their_rows_level(server, browser, tokens):
     """Stage 7 shows A beside C = A·V so that row i of one is row i of the other; the weights' slanted key labels
     took more room than the context's feature labels, so at 12 tokens the rows no longer lined up."""
-    context, page = _new_page(browser, PROJECTORS[0])
-    try:
-        sentence = " ".join(TWELVE_TOKENS.split()[:tokens])
-        _open(page, bs.with_query(server + "/step-through", f"presenter=true&mask=causal&step=context&sentence="
-                                  f"{quote(sentence)}"), FIRST_LOAD_MS)
-        page.wait_for_timeout(500)
-        areas = page.evaluate(CELL_AREAS_JS)
-    finally:
-        context.close()
+    areas = _on_a_slide(server, browser, "context", tokens, CELL_AREAS_JS)
     assert len(areas) == 2, areas
     (top_a, bottom_a), (top_c, bottom_c) = areas
     assert abs(top_a - top_c) <= 2 and abs(bottom_a - bottom_c) <= 2, areas
