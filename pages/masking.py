@@ -82,6 +82,7 @@ elif not edited.equals(table):
     set_custom_grid(edited.astype(bool).to_numpy().tolist())
     st.rerun()
 
+
 def use_custom_mask() -> None:
     st.session_state["mask"] = "custom"  # the sidebar's mask (read on the run this click starts)
 

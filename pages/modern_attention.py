@@ -6,11 +6,11 @@ import streamlit as st
 from attention_core import (MAX_CONTEXT_LENGTH, MAX_LAYERS, MAX_WINDOW, AttentionInputError, compare_kv_sharing,
                             divisors, kv_cache_table, reach_span, sliding_window_mask, sliding_window_reach, trace_attention)
 from attention_ui import charts, frames
-from attention_ui.text import counted
 from attention_ui.controls import BOUND, lesson_settings
-from attention_ui.url_state import check_linked_choice, show_link_notes
 from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram, sharing_takeaway
 from attention_ui.render import cached_chart
+from attention_ui.text import counted
+from attention_ui.url_state import check_linked_choice, show_link_notes
 from attention_ui.views import StageView, in_the_sidebar, mask_chart, show_chart, token_heatmap
 
 BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
