@@ -56,14 +56,16 @@ def label_angle(labels: list[str], *, font_size: int = 14, step: int = 36) -> in
     return 0 if len(labels) <= MAX_UPRIGHT_LABELS and fits else -45
 
 
-def _axis(title: str, font_size: int, angle: int = 0, min_extent: int | None = None) -> alt.Axis:
+def _axis(title: str, font_size: int, angle: int = 0, min_extent: int | None = None, thin: bool = False) -> alt.Axis:
+    """``thin``: the browser leaves out every other label until the rest do not overlap."""
     return alt.Axis(
         title=title,
         labelAngle=angle,
         labelFontSize=font_size,
         titleFontSize=font_size,
         labelLimit=LABEL_LIMIT_PX,
-        labelOverlap=False,
+        labelOverlap="parity" if thin else False,
+        labelSeparation=4 if thin else alt.Undefined,
         ticks=False,
         domain=False,
         minExtent=alt.Undefined if min_extent is None else min_extent,
@@ -80,13 +82,8 @@ def _x(field: str, order: list[str], font_size: int, step: int, *, thin: bool = 
     browser leaves out every other label until the rest do not overlap (for a chart that stretches to its
     container, whose cell width only the browser knows). ``min_extent``: pixels the labels take at least, so
     that charts side by side start their cells at the same height."""
-    if thin:
-        axis = alt.Axis(title=field, labelAngle=0, labelFontSize=font_size, titleFontSize=font_size,
-                        labelLimit=LABEL_LIMIT_PX, labelOverlap="parity", labelSeparation=4, ticks=False, domain=False,
-                        minExtent=alt.Undefined if min_extent is None else min_extent)
-        return alt.X(f"{field}:N", scale=_in_order(order), axis=axis)
-    angle = label_angle(order, font_size=font_size, step=step)
-    return alt.X(f"{field}:N", scale=_in_order(order), axis=_axis(field, font_size, angle, min_extent))
+    angle = 0 if thin else label_angle(order, font_size=font_size, step=step)
+    return alt.X(f"{field}:N", scale=_in_order(order), axis=_axis(field, font_size, angle, min_extent, thin))
 
 
 def _y(field: str, order: list[str], font_size: int) -> alt.Y:
