@@ -49,10 +49,14 @@ def _ordered(df: pd.DataFrame, field: str, index_field: str) -> list[str]:
     return list(dict.fromkeys(df[field].iloc[first].tolist()))
 
 
+def label_px(labels, font_size: int) -> float:
+    """About how wide the longest of ``labels`` is drawn at ``font_size`` pixels (a character is about 0.6 em)."""
+    return 0.6 * font_size * max((len(label) for label in labels), default=0)
+
+
 def label_angle(labels: list[str], *, font_size: int = 14, step: int = 36) -> int:
     """0 (upright) for up to 10 labels that fit their column, else -45."""
-    longest = max((len(label) for label in labels), default=0)
-    fits = longest * font_size * 0.6 <= step * 1.25
+    fits = label_px(labels, font_size) <= step * 1.25
     return 0 if len(labels) <= MAX_UPRIGHT_LABELS and fits else -45
 
 

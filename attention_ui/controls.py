@@ -22,7 +22,7 @@ from .pickling import TensorsAsArrays
 from .text import EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, plain
 from .url_state import (LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored,
                         set_link_value, show_link_notes)
-from .views import PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_COLUMN_PX, PRESENTER_FONT, presenting
+from .views import PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT
 
 # Many visitors share a small CPU: one thread per computation keeps every rerun responsive.
 torch.set_num_threads(int(os.environ.get("ATTENTION_TORCH_THREADS", "1")))

@@ -12,10 +12,9 @@ from attention_core import attention_rollout, head_roles, head_stats, mean_over_
 from attention_core.summaries import ROLE_THRESHOLD
 
 from . import charts, frames
-from .controls import PRESENTER_COLUMN_PX
 from .text import plain
 from .render import cached_head_grid, cached_spec
-from .views import show_chart
+from .views import PRESENTER_COLUMN_PX, show_chart
 
 
 def head_table(stats, roles) -> pd.DataFrame:
@@ -105,7 +104,7 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
     T = len(keep)
     if settings.presenter:  # the slide's font, and cells as large as fit the window's width beside it
         grid_font = settings.font_size
-        room = LAYER_GRID_ROOM + (int(0.6 * grid_font * max(len(label) for label in labels)) if T <= 12 else 0)
+        room = LAYER_GRID_ROOM + (int(charts.label_px(labels, grid_font)) if T <= 12 else 0)
         cell = max(4, min(40, (PRESENTER_COLUMN_PX - room) // (LAYER_COLUMNS * max(T, 1))))
     else:
         grid_font = 11

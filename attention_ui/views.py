@@ -383,7 +383,7 @@ SLIDE_AXIS_AND_LEGEND_PX = 90
 def slide_cell_px(view: StageView, columns: int, share: float) -> float:
     """How wide a cell of a slide's chart is drawn at 1280 px: ``share`` of the presenter column, less the row
     labels, the axis title and the colour bar, over ``columns`` cells (a slide's chart fills its column)."""
-    labels_px = 0.6 * view.font_size * max((len(label) for label in view.labels), default=1)
+    labels_px = charts.label_px(view.labels, view.font_size)
     return (PRESENTER_COLUMN_PX * share - labels_px - SLIDE_AXIS_AND_LEGEND_PX) / max(columns, 1)
 
 
@@ -393,10 +393,9 @@ def slide_key_labels_px(view: StageView) -> int:
     both leave this much under their cells, so their rows stay level. (Given to every slide chart, it left an
     empty band under the short feature labels of a chart on its own.)"""
     keys = list(view.keys)
-    longest = 0.6 * view.font_size * max((len(label) for label in keys), default=1)
     if charts.label_angle(keys, font_size=view.font_size, step=SLIDE_CELL) == 0:
         return view.font_size + 8
-    return int(0.71 * (longest + view.font_size)) + 8
+    return int(0.71 * (charts.label_px(keys, view.font_size) + view.font_size)) + 8
 
 
 def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,

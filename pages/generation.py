@@ -9,13 +9,13 @@ from attention_core import AttentionInputError, MAX_REAL_MODEL_TOKENS, check_cac
 from attention_core.generation import MAX_NEW_TOKENS
 from attention_core.real_models import MODEL_ALLOWLIST
 from attention_ui import charts, frames
-from attention_ui.controls import BOUND, PRESENTER_COLUMN_PX, PRESENTER_GAP_PX, lesson_settings
+from attention_ui.controls import BOUND, PRESENTER_GAP_PX, lesson_settings
 from attention_ui.modern import timing_chart, timing_frame
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import counted, plain, size_in_words
 from attention_ui.url_state import keep_in_link, note_ignored, show_link_notes
-from attention_ui.views import (MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, SLIDE_CELL, StageView, feature_heatmap,
-                                 show_chart, shown_features)
+from attention_ui.views import (MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, PRESENTER_COLUMN_PX, SLIDE_CELL, StageView,
+                                 feature_heatmap, show_chart, shown_features)
 
 STEP_KEY = "generation_step"
 DECODERS = [name for name, spec in MODEL_ALLOWLIST.items() if spec.kind == "decoder"]
