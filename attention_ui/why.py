@@ -128,6 +128,10 @@ def measure_costs(device: str, lengths: list[int], width: int, on_progress: Call
     return pd.DataFrame(rows), [n for n in lengths if n not in kept]
 
 
+SLOWER_NOTE = ": less memory traffic does not always mean less time"
+"""Added where the fused kernel measured slower (at every length, or at the longest)."""
+
+
 def fused_in_words(timings: pd.DataFrame) -> str:
     """What a measurement (rows T, layer, seconds) found for the fused kernel against ``attend``, in one
     sentence built from the times as the page shows them (a length where both show the same time is a tie)."""
@@ -146,14 +150,14 @@ def fused_in_words(timings: pd.DataFrame) -> str:
         where = "at every length" if len(verdicts) > 1 else f"at T = {longest}"
         if verdict == "about as fast":
             return f"In this measurement the fused kernel was about as fast as attend {where} ({example})."
-        extra = "" if verdict == "faster" else ": less memory traffic does not always mean less time"
+        extra = "" if verdict == "faster" else SLOWER_NOTE
         return f"In this measurement the fused kernel was **{verdict}** than attend {where} ({example}){extra}."
     parts = []
     for verdict in dict.fromkeys(verdicts.values()):  # in the order of the first length with each verdict
         lengths = [str(n) for n, v in verdicts.items() if v == verdict]
         listed = lengths[0] if len(lengths) == 1 else f"{', '.join(lengths[:-1])} and {lengths[-1]}"
         parts.append(f"**{verdict}** at T = {listed}")
-    extra = ": less memory traffic does not always mean less time" if verdicts[longest] == "slower" else ""
+    extra = SLOWER_NOTE if verdicts[longest] == "slower" else ""
     return f"Against attend, in this measurement the fused kernel was {', '.join(parts)} ({example}){extra}."
 
 
