@@ -85,11 +85,11 @@ def page_start(title: str, *, slides: bool = False) -> bool:
 
 
 def lesson_settings(title: str, *, slides: bool = False) -> Settings:
-    """Draw the page title and the sidebar; return the settings, or show what is wrong and stop the page.
-    ``slides``: as in ``page_start``."""
+    """Draw the page title and the settings (the sidebar, or a slide's Settings menu); return the settings, or show
+    what is wrong and stop the page. ``slides``: as in ``page_start``."""
     presenter = page_start(title, slides=slides)
-    with st.sidebar:
-        config = _config_controls()
+    places = _control_places(presenter)
+    config = _config_controls(places)
     config = _fit_custom_grid(config)
     try:
         lesson = cached_lesson(config, real_word_vectors(config))
@@ -98,9 +98,10 @@ def lesson_settings(title: str, *, slides: bool = False) -> Settings:
         st.error(f"**Please adjust the settings.** {err}", icon="⚠️")
         st.stop()
     labels = token_labels(lesson.tokens)
-    with st.sidebar:
+    with places.follow:
         follow, head = _follow_controls(labels, config.num_heads)
         colour = _colour_control()
+    with places.sizes:
         _limits_note()
     show_link_notes()
     return Settings(config, lesson, labels, follow, head, presenter, colour)
@@ -108,7 +109,7 @@ def lesson_settings(title: str, *, slides: bool = False) -> Settings:
 
 @dataclass(frozen=True)
 class SentenceSettings:
-    """What a real-model page needs from the sidebar: the sentence and the view options."""
+    """What a real-model page needs from the settings: the sentence and the view options."""
 
     sentence: str
     presenter: bool
@@ -120,15 +121,44 @@ class SentenceSettings:
 
 def sentence_settings(title: str, *, slides: bool = False) -> SentenceSettings:
     """Like ``lesson_settings``, for pages that read only the sentence (a real model brings its own sizes,
-    weights and mask): the sidebar shows the sentence alone."""
+    weights and mask): the settings are the sentence alone."""
     presenter = page_start(title, slides=slides)
-    with st.sidebar:
+    with _control_places(presenter, columns=1).sentence:
         sentence = _sentence_control()
         st.caption("The model brings its own sizes, weights and mask; the toy lesson's settings are kept for the "
                    "other pages.")
         colour = _colour_control()
     show_link_notes()
     return SentenceSettings(sentence, presenter, colour)
+
+
+SETTINGS_MENU_KEY = "slide_settings"
+"""The Settings menu that holds the sidebar's controls on a slide (presenter mode hides the sidebar)."""
+
+
+@dataclass(frozen=True)
+class ControlPlaces:
+    """Where each group of settings is drawn: all in the sidebar, or on a slide in a Settings menu's columns."""
+
+    sentence: object
+    sizes: object
+    mask: object
+    follow: object
+
+
+def _control_places(presenter: bool, columns: int = 3) -> ControlPlaces:
+    """The sidebar; in presenter mode a Settings menu at the top right, so a lecturer can change the sentence, a
+    size, the mask, the head or the followed token without leaving the slide. The widgets keep their keys, so
+    their values are the same wherever they are drawn."""
+    if not presenter:
+        return ControlPlaces(st.sidebar, st.sidebar, st.sidebar, st.sidebar)
+    menu = st.popover("Settings", icon=":material/tune:", key=SETTINGS_MENU_KEY)
+    if columns == 1:
+        return ControlPlaces(menu, menu, menu, menu)
+    with menu, st.container(key="settings_columns"):
+        words, sizes, mask = st.columns(3, gap="medium")
+    follow = words.container()  # first: the head and the token are what a lecturer changes most
+    return ControlPlaces(sentence=words.container(), sizes=sizes, mask=mask, follow=follow)
 
 
 def cached_lesson(config: LessonConfig, x=None) -> Lesson:
@@ -199,6 +229,11 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 .st-key-step input[role='combobox'] {font-size: 1.7rem !important; font-weight: 600; height: 2.6rem;}
 .st-key-presenter {position: fixed; top: 0.7rem; right: 4rem; z-index: 999990; background: white;
   padding: 0 0.5rem; border-radius: 0.5rem;}
+.st-key-slide_settings {position: fixed; top: 0.55rem; right: 19rem; z-index: 999990; width: auto !important;}
+[data-testid='stPopoverBody']:has(.st-key-settings_columns) {min-width: min(1100px, 94vw);}
+[data-testid='stPopoverBody'] h2 {font-size: 1.4rem !important; padding-top: 0.2rem;}
+[data-testid='stPopoverBody'] :is([data-testid='stCaptionContainer'], .stMarkdown p) {font-size: 1rem !important;}
+@media (max-width: 1180px) {.st-key-slide_settings [data-testid='stMarkdownContainer'] {display: none;}}
 [data-testid='stMain'] .stProgress {margin-top: -0.6rem;}
 [data-testid='stMain']:focus, [data-testid='stMain'] *:focus:not(input):not(button) {outline: none;}
 </style>"""
@@ -207,7 +242,8 @@ and message boxes) and tables, and the slide's charts as tall as the window allo
 three lines) still fit under them. Dataframes keep their size: Streamlit draws them on a canvas sized for the
 unzoomed page, so a CSS zoom pushed their columns past the window and their rows under the next element. Pages
 draw their tables with st.table in presenter mode instead (HTML, enlarged here). A note on a link's unusable
-values keeps the page's size: the slide's charts leave room for it at that size."""
+values keeps the page's size: the slide's charts leave room for it at that size. The Settings menu (the sidebar's
+controls) sits beside the presenter switch, in its usual small text; on a narrow window it shows its icon only."""
 
 PRESENTER_GAP_PX = 16
 """The gap between two of ``st.columns`` (Streamlit's default "small" gap, 1rem)."""
@@ -240,7 +276,7 @@ if (!window.clickerKeysAfterUse) {
   const moves = {ArrowRight: "next", PageDown: "next", ArrowLeft: "back", PageUp: "back"};
   document.addEventListener("keydown", (event) => {
     const active = document.activeElement;
-    if (!(event.key in moves) || !active || !active.closest(".st-key-presenter, .st-key-step")
+    if (!(event.key in moves) || !active || !active.closest(".st-key-presenter, .st-key-step, .st-key-slide_settings")
         || active.getAttribute("aria-expanded") === "true") return;
     event.preventDefault();
     event.stopPropagation();
@@ -257,7 +293,8 @@ press Back or Next and give the focus back to the page. A text box, or the menu 
 
 def _presenter_toggle() -> bool:
     presenter = st.toggle("Presenter mode", key="presenter", help="One slide per stage: large charts and text, "
-                          "controls hidden, pages at the top; ←/→ or a clicker move between stages.", **BOUND)
+                          "the sidebar's controls under Settings at the top, pages at the top; ←/→ or a clicker move "
+                          "between stages.", **BOUND)
     # One element with the page's style and the clicker keys' script, drawn with the page (a Back/Next, a
     # fragment's rerun, sends nothing more). Fixed code, no user text.
     st.html(PAGE_STYLE + (PRESENTER_STYLE + SLIDE_ROWS_STYLE if presenter else "") + CLICKER_KEYS_JS,
@@ -283,10 +320,22 @@ def _sentence_control() -> str:
     return sentence
 
 
-def _config_controls() -> LessonConfig:
-    sentence = _sentence_control()
+def _config_controls(places: ControlPlaces) -> LessonConfig:
+    with places.sentence:
+        sentence = _sentence_control()
+        embeddings, real_width = _embeddings_control()
+    with places.sizes:
+        d_model, num_heads, init, d_k, d_v = _size_controls(real_width)
+    with places.mask:
+        mask, pad_to = _mask_controls()
+        seed, device = _number_controls()
+    return LessonConfig(sentence=sentence, d_model=int(d_model), d_k=int(d_k), d_v=int(d_v),
+                        num_heads=int(num_heads), mask=mask, pad_to=int(pad_to),
+                        custom_mask=custom_grid() if mask == "custom" else None, init=init, seed=int(seed),
+                        device=device, embeddings=embeddings)
 
-    embeddings, real_width = _embeddings_control()
+
+def _size_controls(real_width: int | None):
     st.header("Sizes")
     if real_width is None:
         d_model = st.slider("d_model (embedding width)", 2, MAX_D_MODEL, DEFAULTS.d_model, key="d_model", **BOUND)
@@ -303,24 +352,27 @@ def _config_controls() -> LessonConfig:
     else:
         d_k = st.slider("d_k (query/key width per head)", 1, MAX_D_K, DEFAULTS.d_k, key="d_k", **BOUND)
         d_v = st.slider("d_v (value width per head)", 1, MAX_D_V, DEFAULTS.d_v, key="d_v", **BOUND)
+    return d_model, num_heads, init, d_k, d_v
 
+
+def _mask_controls() -> tuple[str, int]:
     st.header("Mask")
     mask = st.radio("Mask", list(MASK_LABELS), captions=list(MASK_LABELS.values()), key="mask",
                     label_visibility="collapsed", **BOUND)
     pad_to = 0
     if mask == "padding":
         pad_to = st.slider("Pad the sentence to … tokens", 1, MAX_TOKENS, DEFAULT_PAD_TO, key="pad_to", **BOUND)
+    return mask, pad_to
 
+
+def _number_controls() -> tuple[int, str]:
     st.header("Numbers")
     seed = st.number_input("Seed", 0, MAX_SEED, DEFAULTS.seed, step=1, key="seed",
                            help="Same seed, same numbers: on every machine.", **BOUND)
     devices = available_devices()
     device = st.selectbox("Device", devices, key="device", help="Only devices present on this machine are listed.",
                           **BOUND)
-    return LessonConfig(sentence=sentence, d_model=int(d_model), d_k=int(d_k), d_v=int(d_v),
-                        num_heads=int(num_heads), mask=mask, pad_to=int(pad_to),
-                        custom_mask=custom_grid() if mask == "custom" else None, init=init, seed=int(seed),
-                        device=device, embeddings=embeddings)
+    return int(seed), device
 
 
 def _embeddings_control() -> tuple[str, int | None]:

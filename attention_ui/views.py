@@ -41,8 +41,9 @@ def presenting() -> bool:
 
 
 def in_the_sidebar() -> str:
-    """Where the page sends a person to change a setting (presenter mode hides the sidebar)."""
-    return "in the sidebar (switch presenter mode off to show it)" if presenting() else "in the sidebar"
+    """Where the page sends a person to change a setting (presenter mode hides the sidebar: its controls are under
+    the Settings menu at the top)."""
+    return "under Settings at the top" if presenting() else "in the sidebar"
 
 
 SLIDE_CELL = 60
@@ -234,6 +235,26 @@ def follow_token(row) -> dict:
     return {FOLLOW_KEY: int(row), "_follow_clicked": True}
 
 
+LONE_KEY_STAGES = ("masked", "softmax", "context")
+"""Stages whose worked numbers say nothing when the followed query may attend to one key only."""
+
+
+def _lone_key_note(view: StageView, key: str) -> None:
+    """When the mask leaves the followed query one key (token 1 under the causal mask), its weight is 1 and its
+    context is that key's value: nothing is mixed. Say so, and offer the query that attends to the most keys."""
+    allowed = view.trace.mask[view.head]  # (T, S) bool
+    counts = allowed.sum(dim=-1)  # (T,) keys each query may attend to
+    if int(counts[view.follow]) != 1 or int(counts.max()) < 2:
+        return
+    only = int(allowed[view.follow].nonzero()[0, 0])
+    richest = int(counts.argmax())
+    st.info(f"The mask leaves {plain(view.follow_label)} one key, {plain(view.keys[only])}: its weight is 1 and its "
+            f"context is that key's value vector, so nothing is mixed. {plain(view.labels[richest])} may attend to "
+            f"{int(counts[richest])} keys.", icon=":material/info:")
+    st.button(f"Follow {plain(view.labels[richest])}", key=f"follow_richest_{key}", on_click=st.session_state.update,
+              args=(follow_token(richest),))
+
+
 def on_pick(chart_key: str, field: str, changes: Callable[[int], dict]) -> Callable[[], None]:
     """A chart's click callback: the clicked point's ``field`` goes through ``changes`` into session state.
     It runs before the next run, so it may change the value of a widget drawn earlier on the page."""
@@ -253,6 +274,8 @@ def on_pick(chart_key: str, field: str, changes: Callable[[int], dict]) -> Calla
 def show_worked(view: StageView, rec: StageRecord) -> None:
     numbers = _shown_worked(view, rec)
     st.markdown(f"#### Worked numbers for {plain(view.follow_label)}")
+    if rec.key in LONE_KEY_STAGES:
+        _lone_key_note(view, rec.key)
     st.markdown(plain(numbers.intro))
     if numbers.latex:
         st.latex(numbers.latex)

@@ -340,6 +340,34 @@ def test_keys_typed_into_an_input_do_not_change_the_stage(server, browser):
         context.close()
 
 
+def test_the_settings_menu_on_a_slide_changes_the_slide_and_leaves_the_clicker_working(server, browser):
+    """A lecturer changes the mask and the followed token from the slide's Settings menu: the menu opens inside
+    the window without covering Back/Next's row for good, the slide follows, and after Escape the clicker moves
+    the stage again."""
+    viewport = PROJECTORS[0]
+    context, page = _new_page(browser, viewport)
+    try:
+        _open(page, server + "/step-through?presenter=true&step=softmax", FIRST_LOAD_MS)
+        assert not page.locator(bs.SIDEBAR).is_visible(), "the sidebar stays hidden on a slide"
+        page.locator(".st-key-slide_settings button").first.click()
+        body = '[data-testid="stPopoverBody"]'
+        page.wait_for_selector(body)
+        assert _outside("the open Settings menu", bs.box(page, body), viewport) is None, bs.box(page, body)
+        for label in ("Query token to follow", "Head to show", "Sentence"):
+            page.locator(f'{body} label:has-text("{label}")').first.wait_for(state="visible", timeout=5_000)
+        page.locator(f'{body} label:has-text("causal")').first.click()
+        bs.wait_for_app_idle(page)
+        assert _query(page).get("mask") == ["causal"]
+        assert page.locator(body).is_visible(), "the menu stays open while the lecturer changes settings"
+        page.keyboard.press("Escape")
+        page.wait_for_selector(body, state="hidden")
+        assert _press_as_is(page, "ArrowRight") == STAGES[6].title, "→ after closing the menu"
+        assert _query(page).get("mask") == ["causal"] and _query(page).get("presenter") == ["true"]
+        assert not _exceptions(page), _exceptions(page)
+    finally:
+        context.close()
+
+
 def _visit(page, url: str) -> None:
     """Start loading ``url`` without waiting for it (many visits at once)."""
     page.goto(url, wait_until="commit", timeout=FIRST_LOAD_MS)

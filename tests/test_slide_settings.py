@@ -1,0 +1,85 @@
+"""Presenter mode hides the sidebar; its controls move to a Settings menu at the top of the slide.
+
+A lecturer could not change the followed token, the head, the mask or the sentence without leaving presenter
+mode. The menu holds the very same widgets (same keys), so a value set on a slide stays when presenter mode is
+switched off, and the other way round.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from apptest_support import open_page
+from test_generation_why_fixes import spec_title
+
+SETTINGS_KEYS = {"sentence", "token", "head", "mask", "heads", "d_model", "d_k", "d_v", "seed", "colour"}
+
+
+def settings_menu(at):
+    menus = [block for block in at.main.children.values() if getattr(block, "type", None) == "popover"]
+    assert len(menus) == 1, "one Settings menu on a slide"
+    assert menus[0].proto.popover.label == "Settings"
+    return menus[0]
+
+
+def keys_in(block) -> set[str]:
+    kinds = ("selectbox", "radio", "slider", "text_input", "number_input", "toggle")
+    return {widget.key for kind in kinds for widget in getattr(block, kind)}
+
+
+def chart_titles(at) -> list[str]:
+    return [spec_title(json.loads(chart.proto.spec)) for chart in at.get("vega_lite_chart")]
+
+
+def test_a_slide_has_the_sidebars_controls_in_its_settings_menu():
+    slide = open_page("pages/step_through.py", {"presenter": "true", "heads": "3"})
+    assert SETTINGS_KEYS <= keys_in(settings_menu(slide))
+    assert not keys_in(slide.sidebar), "nothing is drawn in the hidden sidebar"
+    page = open_page("pages/step_through.py", {"heads": "3"})
+    assert SETTINGS_KEYS <= keys_in(page.sidebar)
+    assert not [b for b in page.main.children.values() if getattr(b, "type", None) == "popover"], \
+        "with the sidebar shown there is no Settings menu"
+
+
+def test_the_head_and_the_mask_picked_on_a_slide_change_the_slide():
+    slide = open_page("pages/step_through.py", {"presenter": "true", "heads": "3", "step": "softmax"})
+    assert any(title.endswith("head 1") for title in chart_titles(slide)), chart_titles(slide)
+    menu = settings_menu(slide)
+    menu.selectbox(key="head").set_value(3)
+    menu.radio(key="mask").set_value("causal")
+    slide.run()
+    assert not slide.exception, [e.value for e in slide.exception]
+    assert any(title.endswith("head 3") for title in chart_titles(slide)), chart_titles(slide)
+    assert (slide.query_params["head"], slide.query_params["mask"]) == ("3", "causal"), "the link keeps them"
+    blocked = [info.value for info in open_page("pages/step_through.py", {
+        "presenter": "true", "step": "masked"}).info if "Pick a mask" in info.value]
+    slide.selectbox(key="step").set_value("masked").run()
+    assert blocked and not [info.value for info in slide.info if "Pick a mask" in info.value], \
+        "with the causal mask picked on the slide, stage 5 has something blocked to show"
+
+
+def test_a_value_set_on_a_slide_stays_when_presenter_mode_is_switched_off():
+    slide = open_page("pages/step_through.py", {"presenter": "true", "heads": "3"})
+    settings_menu(slide).selectbox(key="head").set_value(2)
+    settings_menu(slide).text_input(key="sentence").input("Dogs chase cats")
+    slide.run()
+    slide.toggle(key="presenter").set_value(False).run()
+    assert not slide.exception, [e.value for e in slide.exception]
+    assert slide.sidebar.selectbox(key="head").value == 2
+    assert slide.sidebar.text_input(key="sentence").value == "Dogs chase cats"
+    assert [o for o in slide.sidebar.selectbox(key="token").options] == ["1·Dogs", "2·chase", "3·cats"]
+
+
+@pytest.mark.parametrize("page", ["pages/real_model.py", "pages/inside_real_head.py"])
+def test_a_real_model_slide_offers_its_sentence(page):
+    slide = open_page(page, {"presenter": "true"})
+    assert {"sentence", "colour"} <= keys_in(settings_menu(slide))
+    assert not keys_in(slide.sidebar)
+
+
+def test_the_slide_names_the_settings_menu_where_the_sidebar_is_hidden():
+    slide = open_page("pages/step_through.py", {"presenter": "true", "step": "masked"})
+    pointers = [info.value for info in slide.info if "Pick a mask" in info.value]
+    assert pointers and all("under Settings at the top" in text for text in pointers), pointers
