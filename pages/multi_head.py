@@ -24,15 +24,31 @@ st.latex(r"\mathrm{head}_i = \mathrm{Attention}(X W_Q^{(i)}, X W_K^{(i)}, X W_V^
 if h == 1:
     st.info(f"There is only one head now. Raise “Number of heads” {in_the_sidebar()} to compare heads.")
 
-st.subheader("1 · The split: head i owns a block of columns")
-st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has h·d_v = {h * d_v}. "
-            f"Head i takes columns (i−1)·d_k + 1 to i·d_k: its own queries, keys and values.")
 # Pixels the panels of one row of a head grid are sized to; wide panels wrap to fewer per row, so that at
 # least GRID_CELL pixels per cell fit in 4/3 of it (the chart then shrinks to the page by at most that).
 # (A string here would be drawn on the page: Streamlit shows a bare expression of a page script.)
 GRID_WIDTH = 1500 if settings.presenter else 680
 GRID_CELL = 12
 ROW_ROOM = GRID_WIDTH * 4 // 3
+st.subheader("1 · Each head's attention weights (one shared colour scale)")
+panels_per_row = max(1, min(h, 4, ROW_ROOM // (GRID_CELL * len(labels))))
+grid_cell = max(GRID_CELL, min(settings.cell_size - 8, GRID_WIDTH // (panels_per_row * len(labels))))
+grid_options = {"columns": panels_per_row, "domain": (0, 1), "cell_size": grid_cell, "font_size": settings.font_size,
+                "selected": settings.head if h > 1 else None, "pick": h > 1}
+grid = cached_chart(("head grid", trace.weights, trace.mask, tuple(labels), sorted(grid_options.items())),
+                    lambda: charts.head_grid(frames.heads_frame(trace.weights, labels, labels, blocked=~trace.mask),
+                                             **grid_options))
+show_chart(grid, key="pick_head", on_select=on_pick("pick_head", "head_index", lambda i: {"head": i + 1}))
+st.caption("Same colour = same weight in every head, so the panels can be compared directly. "
+           + ("Click a head to look at it closely (outlined: the head shown below)." if h > 1 else ""))
+view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,
+                 x=settings.lesson.x, projections=settings.lesson.projections, colour=settings.colour, pick=True)
+show_lines(view, title=f"head {settings.head + 1} as lines: each query (left) to each key (right), thicker = more "
+           "weight")
+
+st.subheader("2 · Where the heads differ: each owns a block of columns")
+st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has h·d_v = {h * d_v}. "
+            f"Head i takes columns (i−1)·d_k + 1 to i·d_k: its own queries, keys and values.")
 q_shown, q_note = shown_features(trace.q)  # (h, T, d_k), at most MAX_FEATURES_SHOWN features drawn
 per_row = max(1, min(h, 4, ROW_ROOM // (GRID_CELL * (q_shown.shape[-1] + 2))))
 q_cell = max(GRID_CELL, min(settings.cell_size - 8, GRID_WIDTH // (per_row * (q_shown.shape[-1] + 2))))
@@ -50,22 +66,6 @@ def q_grid():
 show_chart(cached_chart(("q by head", q_shown, tuple(labels), d_k, per_row, q_cell, settings.font_size), q_grid))
 if q_note:
     st.caption(q_note)
-
-st.subheader("2 · Each head's attention weights (one shared colour scale)")
-panels_per_row = max(1, min(h, 4, ROW_ROOM // (GRID_CELL * len(labels))))
-grid_cell = max(GRID_CELL, min(settings.cell_size - 8, GRID_WIDTH // (panels_per_row * len(labels))))
-grid_options = {"columns": panels_per_row, "domain": (0, 1), "cell_size": grid_cell, "font_size": settings.font_size,
-                "selected": settings.head if h > 1 else None, "pick": h > 1}
-grid = cached_chart(("head grid", trace.weights, trace.mask, tuple(labels), sorted(grid_options.items())),
-                    lambda: charts.head_grid(frames.heads_frame(trace.weights, labels, labels, blocked=~trace.mask),
-                                             **grid_options))
-show_chart(grid, key="pick_head", on_select=on_pick("pick_head", "head_index", lambda i: {"head": i + 1}))
-st.caption("Same colour = same weight in every head, so the panels can be compared directly. "
-           + ("Click a head to look at it closely (outlined: the head shown below)." if h > 1 else ""))
-view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,
-                 x=settings.lesson.x, projections=settings.lesson.projections, colour=settings.colour, pick=True)
-show_lines(view, title=f"head {settings.head + 1} as lines: each query (left) to each key (right), thicker = more "
-           "weight")
 
 st.subheader(f"3 · What {plain(settings.labels[settings.follow])} attends to, head by head")
 bars_cell = max(min(settings.cell_size, 340 // len(labels)), 18)

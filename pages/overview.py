@@ -9,13 +9,26 @@ from attention_ui.render import cached_matrix_chart
 from attention_ui.views import in_the_sidebar, show_chart
 
 settings = lesson_settings("Attention, step by step")
-st.markdown(
+lesson = settings.lesson
+# The definition and, beside it, what it does to the sidebar's sentence: both on the first screen.
+words, live = st.columns([5, 4], gap="large")
+words.markdown(
     "**Attention is a weighted average of values, with the weights computed from how well a query "
     "matches each key.** Every token asks a question (its *query*), every token offers an answer "
     "(its *key*) and some content (its *value*). A token's new vector is the average of all values, "
     "weighted by how well its query matches each key."
 )
-st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
+words.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
+with live:
+    st.markdown("**Your sentence right now**")
+    show_chart(cached_matrix_chart(charts.heatmap, lesson.trace.weights[settings.head], settings.labels,
+                                   settings.labels, title=f"attention weights (head {settings.head + 1})",
+                                   value_title="weight", domain=(0, 1), cell_size=settings.cell_size,
+                                   font_size=settings.font_size, show_values=len(settings.labels) <= 14))
+    st.caption("Row = the token that is looking (query), column = the token it looks at (key). "
+               "Each row adds up to 1.")
+if settings.config.seeded_embeddings and settings.config.init == "random":
+    st.info(TOY_NOTE, icon=":material/casino:")
 
 st.subheader("The pipeline")
 st.graphviz_chart(  # tight spacing, stretched: the nine boxes fill the width with legible text, also on a projector
@@ -34,24 +47,13 @@ st.graphviz_chart(  # tight spacing, stretched: the nine boxes fill the width wi
     width="stretch",
 )
 
-st.subheader("Your sentence right now")
-lesson = settings.lesson
-show_chart(cached_matrix_chart(charts.heatmap, lesson.trace.weights[settings.head], settings.labels, settings.labels,
-                               title=f"attention weights (head {settings.head + 1})", value_title="weight",
-                               domain=(0, 1), cell_size=settings.cell_size, font_size=settings.font_size,
-                               show_values=len(settings.labels) <= 14))
-st.caption("Row = the token that is looking (query), column = the token it looks at (key). "
-           "Each row adds up to 1.")
-if settings.config.seeded_embeddings and settings.config.init == "random":
-    st.info(TOY_NOTE, icon=":material/casino:")
-
 st.subheader("How to use this app")
 st.markdown(
     f"1. Type a sentence or pick an example {in_the_sidebar()}; set d_model, d_k, d_v, the number of heads and a "
     "mask.\n"
     "2. Walk through the stages with **Next ▶** and **◀ Back**; the followed token's numbers are worked out.\n"
     "3. The address bar always holds the exact view: copy it to share a state with a class.\n"
-    "4. **Presenter mode** (top of every page) enlarges everything and hides the controls."
+    "4. **Presenter mode** (top of every page) enlarges everything and moves the controls under **Settings**."
 )
 cols = st.columns(3)
 cols[0].page_link("pages/step_through.py", label="Step through the stages", icon="👣")

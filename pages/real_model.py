@@ -1,12 +1,12 @@
 """A real pretrained model's attention: its tokens, a layer × head overview, one head up close."""
 
+import pandas as pd
 import streamlit as st
 
 from attention_ui import charts, frames
 from attention_ui.controls import sentence_settings
 from attention_ui.models import real_model_controls
 from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
-from attention_ui.summaries import PRESENTER_TABLE_PX
 from attention_ui.text import plain
 from attention_ui.views import on_pick, show_chart
 
@@ -25,13 +25,14 @@ run = pick.run
 st.subheader("1 · The sentence as the model's tokenizer sees it")
 st.markdown("Real tokenizers split rare words into **sub-word pieces** (BERT marks a continuation with “##”, "
             "GPT-2 shows a leading space as “␣”) and add **special tokens** such as [CLS] and [SEP].")
-pieces = {"position": list(range(1, run.num_tokens + 1)), "piece": run.tokens,
-          "special token": ["yes" if s else "" for s in run.is_special]}
+# One column per token (position 1, 2, …), so the table is two rows tall and the heads grid stays near the top.
+shown_pieces = [plain(p) for p in run.tokens] if settings.presenter else list(run.tokens)
+pieces = pd.DataFrame([shown_pieces, ["yes" if s else "" for s in run.is_special]], index=["piece", "special token"],
+                      columns=[str(p) for p in range(1, run.num_tokens + 1)])
 if settings.presenter:  # HTML, which the slide's style enlarges (a dataframe's canvas keeps the page's small text)
-    st.table({**pieces, "position": [str(p) for p in pieces["position"]], "piece": [plain(p) for p in run.tokens]},
-             hide_index=True, width="content", height=PRESENTER_TABLE_PX if run.num_tokens > 10 else "content")
+    st.table(pieces, width="content")
 else:
-    st.dataframe(pieces, hide_index=True, width="content")
+    st.dataframe(pieces, width="content")
 
 keep = [i for i in range(run.num_tokens) if not (pick.hide_special and run.is_special[i])]
 if len(keep) < run.num_tokens:

@@ -138,8 +138,8 @@ def test_real_model_grids_and_tables_are_slide_sized_in_presenter_mode():
     sizes = _axis_and_legend_px(heads_grid) + _font_sizes(heads_grid, "fontSize")
     assert min(sizes) >= 14 and max(sizes) >= 16, sorted(set(sizes))
     assert not at.dataframe, "presenter mode should draw its tables as HTML"
-    pieces = next(t.value for t in at.table if "piece" in t.value.columns)
-    assert list(pieces["piece"]) == ["\\[CLS\\]", "a", "\\*", "\\*", "b", "\\$", "\\$", "c", "\\[SEP\\]"]
+    pieces = next(t.value for t in at.table if "piece" in t.value.index)
+    assert list(pieces.loc["piece"]) == ["\\[CLS\\]", "a", "\\*", "\\*", "b", "\\$", "\\$", "c", "\\[SEP\\]"]
     heads = next(t.value for t in at.table if "looks like" in t.value.columns)
     assert len(heads) == 6 * 12
     assert heads["entropy (bits)"].str.fullmatch(r"\d+\.\d\d").all(), heads["entropy (bits)"].head()

@@ -86,9 +86,11 @@ def test_real_word_vectors_fall_back_to_seeded_when_no_model(no_model_anywhere):
 def test_real_model_page_shows_pieces_grid_and_chosen_head():
     at = open_page("real_model", sentence="Transformers tokenize unbelievable words.")
     assert not at.exception and not at.error
-    pieces = at.dataframe[0].value
-    assert pieces["piece"].iloc[0] == "[CLS]" and pieces["piece"].iloc[-1] == "[SEP]"
-    assert any(p.startswith("##") for p in pieces["piece"])
+    pieces = at.dataframe[0].value  # one column per token: the table is two rows tall
+    assert list(pieces.index) == ["piece", "special token"] and pieces.columns[0] == "1"
+    assert pieces.loc["piece"].iloc[0] == "[CLS]" and pieces.loc["piece"].iloc[-1] == "[SEP]"
+    assert pieces.loc["special token"].iloc[0] == "yes" and pieces.loc["special token"].iloc[1] == ""
+    assert any(p.startswith("##") for p in pieces.loc["piece"])
     specs = chart_specs(at)
     grid = next(s for s in specs if "facet" in s)
     assert grid["columns"] == 12  # one column per head of the 6 × 12 model
