@@ -235,11 +235,14 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 [data-testid='stPopoverBody'] :is([data-testid='stCaptionContainer'], .stMarkdown p) {font-size: 1rem !important;}
 @media (max-width: 1180px) {.st-key-slide_settings [data-testid='stMarkdownContainer'] {display: none;}}
 [data-testid='stMain'] .stProgress {margin-top: -0.6rem;}
+[data-testid='stMain'] :is(.stProgress p, [data-testid='stPageLink'] p) {font-size: 1.3rem !important;}
+:is([data-testid='stTopNavSection'], [data-testid='stTopNavDropdownLink']) p {font-size: 1.05rem !important;}
 [data-testid='stMain']:focus, [data-testid='stMain'] *:focus:not(input):not(button) {outline: none;}
 </style>"""
 """Presenter mode: no sidebar, large text (also in expander and tab labels, slider values, inputs, select options
 and message boxes) and tables, and the slide's charts as tall as the window allows while the stage's words (up to
-three lines) still fit under them. Dataframes keep their size: Streamlit draws them on a canvas sized for the
+three lines) still fit under them. The page menus at the top, a progress bar's words and page links are
+enlarged too. Dataframes keep their size: Streamlit draws them on a canvas sized for the
 unzoomed page, so a CSS zoom pushed their columns past the window and their rows under the next element. Pages
 draw their tables with st.table in presenter mode instead (HTML, enlarged here). A note on a link's unusable
 values keeps the page's size: the slide's charts leave room for it at that size. The Settings menu (the sidebar's

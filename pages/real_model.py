@@ -22,18 +22,6 @@ if pick is None:
     st.stop()
 run = pick.run
 
-st.subheader("1 · The sentence as the model's tokenizer sees it")
-st.markdown("Real tokenizers split rare words into **sub-word pieces** (BERT marks a continuation with “##”, "
-            "GPT-2 shows a leading space as “␣”) and add **special tokens** such as [CLS] and [SEP].")
-# One column per token (position 1, 2, …), so the table is two rows tall and the heads grid stays near the top.
-shown_pieces = [plain(p) for p in run.tokens] if settings.presenter else list(run.tokens)
-pieces = pd.DataFrame([shown_pieces, ["yes" if s else "" for s in run.is_special]], index=["piece", "special token"],
-                      columns=[str(p) for p in range(1, run.num_tokens + 1)])
-if settings.presenter:  # HTML, which the slide's style enlarges (a dataframe's canvas keeps the page's small text)
-    st.table(pieces, width="content")
-else:
-    st.dataframe(pieces, width="content")
-
 keep = [i for i in range(run.num_tokens) if not (pick.hide_special and run.is_special[i])]
 if len(keep) < run.num_tokens:
     st.info("Special tokens are hidden from the charts, but the model still gives them weight: the visible "
@@ -42,7 +30,7 @@ all_labels = frames.token_labels(run.tokens)
 labels = frames.AxisLabels(all_labels[i] for i in keep)
 attentions = run.attentions[:, :, keep][:, :, :, keep]  # (L, h, T', T'): the shown tokens only
 
-st.subheader(f"2 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
+st.subheader(f"1 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
 # 12 panels fit the screen: a panel is 56 px wide (84 on a slide), so a long sentence gets cells under 2 px.
 # The browser draws a grid this large on a canvas, which does not shrink to the page as an SVG does: on a slide
 # at 1280 × 800 the main column is 1232 px wide, and 12 panels of 84 px, their gaps, the row title and the colour
@@ -63,7 +51,7 @@ st.caption("Each square's rows and columns are the tokens in order (hover for th
            "one is shown up close below. Look for patterns: heads that attend to the previous or next token, to "
            "[CLS]/[SEP], or to the same word.")
 
-st.subheader(f"3 · Layer {pick.layer + 1}, head {pick.head + 1} up close")
+st.subheader(f"2 · Layer {pick.layer + 1}, head {pick.head + 1} up close")
 weights = attentions[pick.layer, pick.head]
 follow_row = keep.index(pick.follow) if pick.follow in keep else None  # the followed token among the shown ones
 show_chart(cached_matrix_chart(charts.heatmap, weights, labels, labels, title=f"layer {pick.layer + 1}, head {pick.head + 1}",
@@ -76,6 +64,18 @@ if follow_row is not None:
 else:
     st.info("The followed token is a special token, which is hidden now.")
 st.page_link("pages/inside_real_head.py", label="See this head computed stage by stage", icon=":material/arrow_forward:")
+
+st.subheader("3 · The sentence as the model's tokenizer sees it")
+st.markdown("Real tokenizers split rare words into **sub-word pieces** (BERT marks a continuation with “##”, "
+            "GPT-2 shows a leading space as “␣”) and add **special tokens** such as [CLS] and [SEP].")
+# One column per token (position 1, 2, …): the table is two rows tall.
+shown_pieces = [plain(p) for p in run.tokens] if settings.presenter else list(run.tokens)
+pieces = pd.DataFrame([shown_pieces, ["yes" if s else "" for s in run.is_special]], index=["piece", "special token"],
+                      columns=[str(p) for p in range(1, run.num_tokens + 1)])
+if settings.presenter:  # HTML, which the slide's style enlarges (a dataframe's canvas keeps the page's small text)
+    st.table(pieces, width="content")
+else:
+    st.dataframe(pieces, width="content")
 
 from attention_ui.summaries import show_model_summaries  # noqa: E402
 

@@ -368,6 +368,29 @@ def test_the_settings_menu_on_a_slide_changes_the_slide_and_leaves_the_clicker_w
         context.close()
 
 
+def _font_px(page, selector: str) -> float:
+    return page.locator(selector).first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+
+
+@pytest.mark.parametrize("path, selector, smallest_px", [
+    ("/generation", "[data-testid='stTopNavSection'] p", 16),
+    ("/generation", "[data-testid='stMain'] .stProgress p", 20),
+    ("/start-here", "[data-testid='stMain'] [data-testid='stPageLink'] p", 20),
+], ids=["page menus", "generation's step", "page link"])
+def test_small_words_are_enlarged_on_a_slide(server, browser, path, selector, smallest_px):
+    """The page menus (14 px), Generation's "Step 1 of 7" and the page links kept the page's small text on a
+    projector."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + path + "?presenter=true", FIRST_LOAD_MS)
+        assert _font_px(page, selector) >= smallest_px
+        _open(page, server + path + "?presenter=false")
+        if page.locator(selector).count():  # the page menus are in the sidebar then
+            assert _font_px(page, selector) < smallest_px, "the lesson keeps its own size"
+    finally:
+        context.close()
+
+
 def _visit(page, url: str) -> None:
     """Start loading ``url`` without waiting for it (many visits at once)."""
     page.goto(url, wait_until="commit", timeout=FIRST_LOAD_MS)

@@ -1,0 +1,67 @@
+"""What a student sees first at 1280×800 beside the sidebar: each page's main chart is on the first screen.
+
+Overview put its live heatmap under the pipeline (cut off after row 3), Multi-head showed the heads' weights
+1.2 screens down and Real model its heads grid on the second screen, under a tall table of tokens. The numbers in
+a heatmap's cells were printed at 8–9 px.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    from tests import browser_support as bs
+except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import browser_support as bs
+
+from apptest_support import open_page
+
+WINDOW = {"width": 1280, "height": 800}
+
+
+def _text_sizes(spec: dict) -> list[float]:
+    layers = spec.get("layer", [spec])
+    return [layer["mark"]["fontSize"] for layer in layers
+            if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"
+            and "fontSize" in layer["mark"]]
+
+
+@pytest.mark.parametrize("step, smallest_px", [("scores", 12), ("softmax", 12), ("scaled", 10)],
+                         ids=["scores", "weights", "two side by side"])
+def test_numbers_in_a_lessons_heatmap_cells_are_large_enough(step, smallest_px):
+    at = open_page("pages/step_through.py", {"step": step})
+    sizes = [size for chart in at.get("vega_lite_chart") for size in _text_sizes(json.loads(chart.proto.spec))]
+    assert sizes and min(sizes) >= smallest_px, sizes
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("path, whole", [("/overview", True), ("/multi-head", True), ("/real-model", False)],
+                         ids=["overview heatmap", "multi-head weights", "real model heads grid"])
+def test_the_main_chart_is_on_the_first_screen(path, whole):
+    """The whole chart, or for the real model's 6 × 12 grid (taller than what is left of the screen) its top."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if bs.find_chromium() is None:
+        pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium")
+    with bs.streamlit_server(timeout=60) as server, sync_api.sync_playwright() as p:
+        browser = bs.launch_chromium(p)
+        try:
+            page = browser.new_page(viewport=WINDOW)
+            page.goto(server + path, wait_until="domcontentloaded", timeout=90_000)
+            bs.wait_for_app_idle(page, timeout=90_000)
+            bs.wait_for_all_charts(page, timeout=15_000)
+            found = page.locator("[data-testid='stVegaLiteChart']").first.bounding_box()
+            assert found is not None, "no chart drawn"
+            if whole:
+                assert found["y"] + found["height"] <= WINDOW["height"], found
+            else:
+                assert found["y"] <= WINDOW["height"] - 200, found
+            if path == "/multi-head":
+                title = page.locator("[data-testid='stVegaLiteChart']").first.inner_text()
+                assert "head 1" in title and "columns" not in title, "the weights come before the column split"
+        finally:
+            browser.close()
