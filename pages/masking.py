@@ -74,6 +74,7 @@ if start[2].button("Block the followed token's row", width="stretch"):
     st.rerun()
 
 table = pd.DataFrame([list(row) for row in current], index=labels, columns=labels)
+st.space(28)  # the editor's toolbar, shown on hover above its top right corner, stays off the buttons
 edited = st.data_editor(table, key=f"mask_editor_{T}_{hash(current)}", width="content",
                         column_config={c: st.column_config.CheckboxColumn(c, default=False) for c in labels})
 if edited.isna().to_numpy().any():

@@ -1,4 +1,4 @@
-"""What a student sees first at 1280×800 beside the sidebar: each page's main chart is on the first screen.
+"""What a student sees at 1280×800 beside the sidebar: each page's main chart is on the first screen.
 
 Overview put its live heatmap under the pipeline (cut off after row 3), Multi-head showed the heads' weights
 1.2 screens down and Real model its heads grid on the second screen, under a tall table of tokens. The numbers in
@@ -63,5 +63,33 @@ def test_the_main_chart_is_on_the_first_screen(path, whole):
             if path == "/multi-head":
                 title = page.locator("[data-testid='stVegaLiteChart']").first.inner_text()
                 assert "head 1" in title and "columns" not in title, "the weights come before the column split"
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+def test_the_mask_editors_toolbar_leaves_the_buttons_above_it_free():
+    """Hovering the mask editor shows its toolbar above the editor's top right corner: it lay over "Allow
+    everything", so a click meant for the button hit the toolbar."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if bs.find_chromium() is None:
+        pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium")
+    with bs.streamlit_server(timeout=60) as server, sync_api.sync_playwright() as p:
+        browser = bs.launch_chromium(p)
+        try:
+            page = browser.new_page(viewport=WINDOW)
+            page.goto(server + "/masks", wait_until="domcontentloaded", timeout=90_000)
+            bs.wait_for_app_idle(page, timeout=90_000)
+            bs.wait_for_all_charts(page, timeout=15_000)  # the charts above the editor have their height
+            editor = page.locator("[data-testid='stDataFrame']").first
+            editor.scroll_into_view_if_needed()
+            editor.hover()
+            toolbar = page.locator("[data-testid='stElementContainer']:has([data-testid='stDataFrame']) "
+                                   "[data-testid='stElementToolbar']").first
+            toolbar.wait_for(state="visible", timeout=5_000)
+            bar = toolbar.bounding_box()
+            for label in ("Start from causal", "Allow everything", "Block the followed token's row"):
+                button = page.get_by_role("button", name=label).bounding_box()
+                assert bar["y"] >= button["y"] + button["height"], (label, button, bar)
         finally:
             browser.close()
