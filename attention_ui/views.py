@@ -620,6 +620,10 @@ def softmax_row_spec(view: StageView) -> dict:
                        cell_size=max(min(view.cell_size, 600 // max(len(view.keys), 1)), 18), font_size=view.font_size)
 
 
+LINES_WIDTH_PX = 420
+"""Width of the lines chart at the page's font; it grows with a larger font (presenter mode), so its title fits."""
+
+
 def lines_spec(view: StageView, head: int | None = None, title: str | None = None) -> dict:
     """One head's weights as lines from each query (left) to each key (right); the followed token's in colour."""
     head = view.head if head is None else head
@@ -628,7 +632,8 @@ def lines_spec(view: StageView, head: int | None = None, title: str | None = Non
                                blocked=~view.trace.mask[head], follow_row=view.follow, font_size=view.font_size,
                                row_height=max(18, min(view.cell_size, 520 // rows)),
                                title=title or "the same weights as lines (thicker = more weight)",
-                               pick=view.pick, width=min(view.width_budget, 420))
+                               pick=view.pick,
+                               width=min(view.width_budget, LINES_WIDTH_PX * view.font_size // PAGE_FONT))
 
 
 def show_lines(view: StageView, head: int | None = None, title: str | None = None) -> None:

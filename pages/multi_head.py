@@ -43,8 +43,7 @@ st.caption("Same colour = same weight in every head, so the panels can be compar
            + ("Click a head to look at it closely (outlined: the head shown below)." if h > 1 else ""))
 view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,
                  x=settings.lesson.x, projections=settings.lesson.projections, colour=settings.colour, pick=True)
-show_lines(view, title=f"head {settings.head + 1} as lines: each query (left) to each key (right), thicker = more "
-           "weight")
+show_lines(view, title=f"head {settings.head + 1} as lines, query → key (thicker = more weight)")
 
 st.subheader("2 · Where the heads differ: each owns a block of columns")
 st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has h·d_v = {h * d_v}. "

@@ -93,3 +93,14 @@ def test_the_mask_editors_toolbar_leaves_the_buttons_above_it_free():
                 assert bar["y"] >= button["y"] + button["height"], (label, button, bar)
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize("page, query", [("pages/step_through.py", {"step": "softmax"}),
+                                         ("pages/step_through.py", {"step": "softmax", "presenter": "true"}),
+                                         ("pages/multi_head.py", {}), ("pages/multi_head.py", {"presenter": "true"})])
+def test_the_lines_charts_title_is_one_line(page, query):
+    """The lines chart's title was broken into two or three lines in the chart's left third."""
+    at = open_page(page, query)
+    titles = [json.loads(c.proto.spec).get("title", {}) for c in at.get("vega_lite_chart")]
+    lines = [t["text"] for t in titles if isinstance(t, dict) and "as lines" in str(t.get("text"))]
+    assert len(lines) == 1 and isinstance(lines[0], str), lines
