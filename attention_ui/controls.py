@@ -263,12 +263,15 @@ SLIDE_ROWS_STYLE = "<style>" + "".join(
 
 PAGE_STYLE = """<style>
 .stMainBlockContainer {padding-top: 3.6rem;}
+[data-testid='stTable'] td [data-testid='stMarkdownContainer'] {max-width: none;}
 [data-testid='stVegaLiteChart'] svg {max-width: 100%; height: auto;}
 .st-key-clicker_keys {position: absolute; left: -10000px; height: 1px; overflow: hidden; visibility: hidden;}
 [data-testid='stElementContainer']:has(#page-keys) {position: absolute;}
 [class*='st-key-path_card_'] [data-testid='stPageLink'] p {font-size: 1.2rem !important; font-weight: 600;}
 </style>"""
 """Every page: the page starts under Streamlit's header instead of 6rem down (more of it on the first screen);
+a table's cell is as wide as its
+column (Streamlit stops a cell's text at 400 px, which broke a worked sum into two lines beside empty room);
 charts shrink to a narrow screen (a phone) instead of running past it; the buttons that take
 a presentation clicker's Page Up / Page Down keys stay out of sight, and the element that holds this style and
 the clicker keys' script (``#page-keys``) out of the page's flow (an element that is more than a style would

@@ -104,3 +104,26 @@ def test_the_lines_charts_title_is_one_line(page, query):
     titles = [json.loads(c.proto.spec).get("title", {}) for c in at.get("vega_lite_chart")]
     lines = [t["text"] for t in titles if isinstance(t, dict) and "as lines" in str(t.get("text"))]
     assert len(lines) == 1 and isinstance(lines[0], str), lines
+
+
+@pytest.mark.browser
+def test_a_worked_sum_takes_its_cells_width():
+    """Streamlit stops a table cell's text at 400 px: each worked sum of 4 products broke into two lines beside
+    300 px of empty cell."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if bs.find_chromium() is None:
+        pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium")
+    with bs.streamlit_server(timeout=60) as server, sync_api.sync_playwright() as p:
+        browser = bs.launch_chromium(p)
+        try:
+            page = browser.new_page(viewport=WINDOW)
+            page.goto(server + "/step-through?step=scores", wait_until="domcontentloaded", timeout=90_000)
+            bs.wait_for_app_idle(page, timeout=90_000)
+            cell = page.locator("[data-testid='stTable'] tbody tr").first.locator("td").nth(1)
+            text = cell.locator("[data-testid='stMarkdownContainer']").first
+            cell_box, text_box = cell.bounding_box(), text.bounding_box()
+            assert text_box["width"] > 400 and cell_box["width"] > text_box["width"], (text_box, cell_box)
+            line_px = text.evaluate("e => parseFloat(getComputedStyle(e.querySelector('p') || e).lineHeight)")
+            assert text_box["height"] < 1.5 * line_px, ("the sum is one line", text_box, line_px)
+        finally:
+            browser.close()
