@@ -270,10 +270,9 @@ PAGE_STYLE = """<style>
 [class*='st-key-path_card_'] [data-testid='stPageLink'] p {font-size: 1.2rem !important; font-weight: 600;}
 </style>"""
 """Every page: the page starts under Streamlit's header instead of 6rem down (more of it on the first screen);
-a table's cell is as wide as its
-column (Streamlit stops a cell's text at 400 px, which broke a worked sum into two lines beside empty room);
-charts shrink to a narrow screen (a phone) instead of running past it; the buttons that take
-a presentation clicker's Page Up / Page Down keys stay out of sight, and the element that holds this style and
+a table cell's text may take the cell's width (Streamlit stops it at 400 px, which broke a worked sum into two
+lines beside empty room); charts shrink to a narrow screen (a phone) instead of running past it; the buttons that
+take a presentation clicker's Page Up / Page Down keys stay out of sight, and the element that holds this style and
 the clicker keys' script (``#page-keys``) out of the page's flow (an element that is more than a style would
 take a row and its gap); a Start here card's title (its page link) is larger than the text under it."""
 
