@@ -293,9 +293,10 @@ if (!window.clickerKeysAfterUse) {
 }
 </script>"""
 """The page's keys (← → Page Up / Page Down) move the stage only while no input has the focus, and the presenter
-switch and the stage menu keep it after being used: a lecturer who switched presenter mode on, or picked a
-stage, found the clicker dead until a click on Next. With the focus on either (the menu closed), these keys
-press Back or Next and give the focus back to the page. A text box, or the menu while open, keeps its keys."""
+switch, the stage menu and the Settings button keep it after being used: a lecturer who switched presenter mode
+on, or picked a stage, found the clicker dead until a click on Next. With the focus on one of them (its menu
+closed), these keys press Back or Next and give the focus back to the page. A text box, or a menu while open,
+keeps its keys."""
 
 
 def _presenter_toggle() -> bool:
