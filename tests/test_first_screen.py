@@ -24,6 +24,28 @@ from apptest_support import open_page
 WINDOW = {"width": 1280, "height": 800}
 
 
+@pytest.fixture(scope="module")
+def opened():
+    """``opened(path)``: a new 1280×800 page of one app server at ``path``, its run finished and charts drawn."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if bs.find_chromium() is None:
+        pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium")
+    with bs.streamlit_server(timeout=60) as server, sync_api.sync_playwright() as p:
+        browser = bs.launch_chromium(p)
+
+        def open_at(path: str):
+            page = browser.new_page(viewport=WINDOW)
+            page.goto(server + path, wait_until="domcontentloaded", timeout=90_000)
+            bs.wait_for_app_idle(page, timeout=90_000)
+            bs.wait_for_all_charts(page, timeout=15_000)
+            return page
+
+        try:
+            yield open_at
+        finally:
+            browser.close()
+
+
 def _text_sizes(spec: dict) -> list[float]:
     layers = spec.get("layer", [spec])
     return [layer["mark"]["fontSize"] for layer in layers
@@ -39,62 +61,6 @@ def test_numbers_in_a_lessons_heatmap_cells_are_large_enough(step, smallest_px):
     assert sizes and min(sizes) >= smallest_px, sizes
 
 
-@pytest.mark.browser
-@pytest.mark.parametrize("path, whole", [("/overview", True), ("/multi-head", True), ("/real-model", False)],
-                         ids=["overview heatmap", "multi-head weights", "real model heads grid"])
-def test_the_main_chart_is_on_the_first_screen(path, whole):
-    """The whole chart, or for the real model's 6 × 12 grid (taller than what is left of the screen) its top."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if bs.find_chromium() is None:
-        pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium")
-    with bs.streamlit_server(timeout=60) as server, sync_api.sync_playwright() as p:
-        browser = bs.launch_chromium(p)
-        try:
-            page = browser.new_page(viewport=WINDOW)
-            page.goto(server + path, wait_until="domcontentloaded", timeout=90_000)
-            bs.wait_for_app_idle(page, timeout=90_000)
-            bs.wait_for_all_charts(page, timeout=15_000)
-            found = page.locator("[data-testid='stVegaLiteChart']").first.bounding_box()
-            assert found is not None, "no chart drawn"
-            if whole:
-                assert found["y"] + found["height"] <= WINDOW["height"], found
-            else:
-                assert found["y"] <= WINDOW["height"] - 200, found
-            if path == "/multi-head":
-                title = page.locator("[data-testid='stVegaLiteChart']").first.inner_text()
-                assert "head 1" in title and "columns" not in title, "the weights come before the column split"
-        finally:
-            browser.close()
-
-
-@pytest.mark.browser
-def test_the_mask_editors_toolbar_leaves_the_buttons_above_it_free():
-    """Hovering the mask editor shows its toolbar above the editor's top right corner: it lay over "Allow
-    everything", so a click meant for the button hit the toolbar."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if bs.find_chromium() is None:
-        pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium")
-    with bs.streamlit_server(timeout=60) as server, sync_api.sync_playwright() as p:
-        browser = bs.launch_chromium(p)
-        try:
-            page = browser.new_page(viewport=WINDOW)
-            page.goto(server + "/masks", wait_until="domcontentloaded", timeout=90_000)
-            bs.wait_for_app_idle(page, timeout=90_000)
-            bs.wait_for_all_charts(page, timeout=15_000)  # the charts above the editor have their height
-            editor = page.locator("[data-testid='stDataFrame']").first
-            editor.scroll_into_view_if_needed()
-            editor.hover()
-            toolbar = page.locator("[data-testid='stElementContainer']:has([data-testid='stDataFrame']) "
-                                   "[data-testid='stElementToolbar']").first
-            toolbar.wait_for(state="visible", timeout=5_000)
-            bar = toolbar.bounding_box()
-            for label in ("Start from causal", "Allow everything", "Block the followed token's row"):
-                button = page.get_by_role("button", name=label).bounding_box()
-                assert bar["y"] >= button["y"] + button["height"], (label, button, bar)
-        finally:
-            browser.close()
-
-
 @pytest.mark.parametrize("page, query", [("pages/step_through.py", {"step": "softmax"}),
                                          ("pages/step_through.py", {"step": "softmax", "presenter": "true"}),
                                          ("pages/multi_head.py", {}), ("pages/multi_head.py", {"presenter": "true"})])
@@ -107,23 +73,47 @@ def test_the_lines_charts_title_is_one_line(page, query):
 
 
 @pytest.mark.browser
-def test_a_worked_sum_takes_its_cells_width():
+@pytest.mark.parametrize("path, whole", [("/overview", True), ("/multi-head", True), ("/real-model", False)],
+                         ids=["overview heatmap", "multi-head weights", "real model heads grid"])
+def test_the_main_chart_is_on_the_first_screen(opened, path, whole):
+    """The whole chart, or for the real model's 6 × 12 grid (taller than what is left of the screen) its top."""
+    page = opened(path)
+    found = page.locator("[data-testid='stVegaLiteChart']").first.bounding_box()
+    assert found is not None, "no chart drawn"
+    if whole:
+        assert found["y"] + found["height"] <= WINDOW["height"], found
+    else:
+        assert found["y"] <= WINDOW["height"] - 200, found
+    if path == "/multi-head":
+        title = page.locator("[data-testid='stVegaLiteChart']").first.inner_text()
+        assert "head 1" in title and "columns" not in title, "the weights come before the column split"
+
+
+@pytest.mark.browser
+def test_the_mask_editors_toolbar_leaves_the_buttons_above_it_free(opened):
+    """Hovering the mask editor shows its toolbar above the editor's top right corner: it lay over "Allow
+    everything", so a click meant for the button hit the toolbar."""
+    page = opened("/masks")
+    editor = page.locator("[data-testid='stDataFrame']").first
+    editor.scroll_into_view_if_needed()
+    editor.hover()
+    toolbar = page.locator("[data-testid='stElementContainer']:has([data-testid='stDataFrame']) "
+                           "[data-testid='stElementToolbar']").first
+    toolbar.wait_for(state="visible", timeout=5_000)
+    bar = toolbar.bounding_box()
+    for label in ("Start from causal", "Allow everything", "Block the followed token's row"):
+        button = page.get_by_role("button", name=label).bounding_box()
+        assert bar["y"] >= button["y"] + button["height"], (label, button, bar)
+
+
+@pytest.mark.browser
+def test_a_worked_sum_takes_its_cells_width(opened):
     """Streamlit stops a table cell's text at 400 px: each worked sum of 4 products broke into two lines beside
     300 px of empty cell."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if bs.find_chromium() is None:
-        pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium")
-    with bs.streamlit_server(timeout=60) as server, sync_api.sync_playwright() as p:
-        browser = bs.launch_chromium(p)
-        try:
-            page = browser.new_page(viewport=WINDOW)
-            page.goto(server + "/step-through?step=scores", wait_until="domcontentloaded", timeout=90_000)
-            bs.wait_for_app_idle(page, timeout=90_000)
-            cell = page.locator("[data-testid='stTable'] tbody tr").first.locator("td").nth(1)
-            text = cell.locator("[data-testid='stMarkdownContainer']").first
-            cell_box, text_box = cell.bounding_box(), text.bounding_box()
-            assert text_box["width"] > 400 and cell_box["width"] > text_box["width"], (text_box, cell_box)
-            line_px = text.evaluate("e => parseFloat(getComputedStyle(e.querySelector('p') || e).lineHeight)")
-            assert text_box["height"] < 1.5 * line_px, ("the sum is one line", text_box, line_px)
-        finally:
-            browser.close()
+    page = opened("/step-through?step=scores")
+    cell = page.locator("[data-testid='stTable'] tbody tr").first.locator("td").nth(1)
+    text = cell.locator("[data-testid='stMarkdownContainer']").first
+    cell_box, text_box = cell.bounding_box(), text.bounding_box()
+    assert text_box["width"] > 400 and cell_box["width"] > text_box["width"], (text_box, cell_box)
+    line_px = text.evaluate("e => parseFloat(getComputedStyle(e.querySelector('p') || e).lineHeight)")
+    assert text_box["height"] < 1.5 * line_px, ("the sum is one line", text_box, line_px)
