@@ -226,6 +226,8 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 .st-key-slide [data-testid='stVegaLiteChart'] {height: calc(100vh - 395px) !important; min-height: 260px;}
 [data-testid='stMain']:has(.st-key-link_notes) .st-key-slide [data-testid='stVegaLiteChart'] {
   height: calc(100vh - 477px) !important;}
+[data-testid='stMain']:has(.st-key-lone_key_note) .st-key-slide [data-testid='stVegaLiteChart'] {
+  height: calc(100vh - 440px) !important;}
 .st-key-step input[role='combobox'] {font-size: 1.7rem !important; font-weight: 600; height: 2.6rem;}
 .st-key-presenter {position: fixed; top: 0.7rem; right: 4rem; z-index: 999990; background: white;
   padding: 0 0.5rem; border-radius: 0.5rem;}
@@ -233,20 +235,25 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 [data-testid='stPopoverBody']:has(.st-key-settings_columns) {min-width: min(1100px, 94vw);}
 [data-testid='stPopoverBody'] h2 {font-size: 1.4rem !important; padding-top: 0.2rem;}
 [data-testid='stPopoverBody'] :is([data-testid='stCaptionContainer'], .stMarkdown p) {font-size: 1rem !important;}
-@media (max-width: 1180px) {.st-key-slide_settings [data-testid='stMarkdownContainer'] {display: none;}}
+:is([data-testid='stTopNavSection'], [data-testid='stTopNavDropdownLink']) p {font-size: 1.05rem !important;}
+@media (max-width: 1180px) {.st-key-slide_settings [data-testid='stMarkdownContainer'] {display: none;}
+  .st-key-slide_settings {right: 15.7rem;} .st-key-presenter label p {font-size: 1rem !important;}
+  :is([data-testid='stTopNavSection'], [data-testid='stTopNavDropdownLink']) p {font-size: 0.875rem !important;}}
 [data-testid='stMain'] .stProgress {margin-top: -0.6rem;}
 [data-testid='stMain'] :is(.stProgress p, [data-testid='stPageLink'] p) {font-size: 1.3rem !important;}
-:is([data-testid='stTopNavSection'], [data-testid='stTopNavDropdownLink']) p {font-size: 1.05rem !important;}
 [data-testid='stMain']:focus, [data-testid='stMain'] *:focus:not(input):not(button) {outline: none;}
+.st-key-slide [data-testid='stElementToolbar'] {display: none;}
 </style>"""
 """Presenter mode: no sidebar, large text (also in expander and tab labels, slider values, inputs, select options
 and message boxes) and tables, and the slide's charts as tall as the window allows while the stage's words (up to
 three lines) still fit under them. The page menus at the top, a progress bar's words and page links are
-enlarged too. Dataframes keep their size: Streamlit draws them on a canvas sized for the
+enlarged too; a slide's charts have no toolbar (it lay over the formula). Dataframes keep their size: Streamlit draws them on a canvas sized for the
 unzoomed page, so a CSS zoom pushed their columns past the window and their rows under the next element. Pages
 draw their tables with st.table in presenter mode instead (HTML, enlarged here). A note on a link's unusable
-values keeps the page's size: the slide's charts leave room for it at that size. The Settings menu (the sidebar's
-controls) sits beside the presenter switch, in its usual small text; on a narrow window it shows its icon only."""
+values keeps the page's size: the slide's charts leave room for it at that size, and for the line that says the
+followed token may attend to one key only. The Settings menu (the sidebar's
+controls) sits beside the presenter switch, in its usual small text. On a window narrower than 1180 px the menu
+shows its icon only, and the page menus and the switch's label keep a smaller text, so that the three fit."""
 
 PRESENTER_GAP_PX = 16
 """The gap between two of ``st.columns`` (Streamlit's default "small" gap, 1rem)."""
@@ -290,13 +297,30 @@ if (!window.clickerKeysAfterUse) {
     active.blur();
     document.querySelector(".st-key-" + moves[event.key] + " button")?.click();
   }, true);
+  document.addEventListener("keydown", (event) => {
+    const active = document.activeElement;
+    if (event.key === "Escape" && active?.matches("input, textarea")
+        && active.closest("[data-testid='stPopoverBody']")) active.blur();
+  }, true);
+  let shownStage = null;
+  new MutationObserver(() => {
+    const stage = document.querySelector(".st-key-step input")?.value;
+    if (stage === undefined || stage === shownStage) return;
+    if (shownStage !== null && document.querySelector(".st-key-slide_settings")) {
+      document.querySelector("[data-testid='stMain']")?.scrollTo(0, 0);
+    }
+    shownStage = stage;
+  }).observe(document.body, {childList: true, subtree: true});
 }
 </script>"""
 """The page's keys (← → Page Up / Page Down) move the stage only while no input has the focus, and the presenter
 switch, the stage menu and the Settings button keep it after being used: a lecturer who switched presenter mode
 on, or picked a stage, found the clicker dead until a click on Next. With the focus on one of them (its menu
 closed), these keys press Back or Next and give the focus back to the page. A text box, or a menu while open,
-keeps its keys."""
+keeps its keys. Escape in a text box of the Settings menu applies what was typed before the menu closes (Streamlit
+takes a text box's value when it loses the focus; closing the menu first dropped it). On a slide, a new stage
+starts at the top of the page: a lecturer who had scrolled down to the worked numbers got the next slide scrolled
+down as far."""
 
 
 def _presenter_toggle() -> bool:

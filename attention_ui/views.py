@@ -175,9 +175,11 @@ def show_slide(view: StageView, key: str, *, worked_view: StageView | None = Non
         _draw_charts(replace(view, fit=True), rec)
     with st.container(key="slide_words"):  # the slide's charts leave room for these on the screen
         st.markdown(stage.words)
+        if key in LONE_KEY_STAGES:
+            _lone_key_note(view, key, on_slide=True)
     if rec.extra is not None:
         rec.extra(view)
-    show_worked(worked_view or view, rec)
+    show_worked(worked_view or view, rec, lone_key_note=False)
 
 
 def only_tokens(trace: AttentionTrace, keep: list[int]) -> AttentionTrace:
@@ -244,20 +246,28 @@ LONE_KEY_STAGES = ("masked", "softmax", "context")
 """Stages whose worked numbers say nothing when the followed query may attend to one key only."""
 
 
-def _lone_key_note(view: StageView, key: str) -> None:
+def _lone_key_note(view: StageView, key: str, *, on_slide: bool = False) -> None:
     """When the mask leaves the followed query one key (token 1 under the causal mask), its weight is 1 and its
-    context is that key's value: nothing is mixed. Say so, and offer the query that attends to the most keys."""
+    context is that key's value: nothing is mixed. Say so, and offer the query that attends to the most keys.
+    ``on_slide``: one line beside the button, under the slide's words (the worked numbers are screens down)."""
     allowed = view.trace.mask[view.head]  # (T, S) bool
     counts = allowed.sum(dim=-1)  # (T,) keys each query may attend to
     if int(counts[view.follow]) != 1 or int(counts.max()) < 2:
         return
     only = int(allowed[view.follow].nonzero()[0, 0])
     richest = int(counts.argmax())
-    st.info(f"The mask leaves {plain(view.follow_label)} one key, {plain(view.keys[only])}: its weight is 1 and its "
-            f"context is that key's value vector, so nothing is mixed. {plain(view.labels[richest])} may attend to "
-            f"{int(counts[richest])} keys.", icon=":material/info:")
-    st.button(f"Follow {plain(view.labels[richest])}", key=f"follow_richest_{key}", on_click=st.session_state.update,
-              args=(follow_token(richest),))
+    follow, key_label, other = plain(view.follow_label), plain(view.keys[only]), plain(view.labels[richest])
+    button = {"key": f"follow_richest_{key}", "on_click": st.session_state.update, "args": (follow_token(richest),)}
+    if on_slide:
+        with st.container(key="lone_key_note"):
+            words, press = st.columns([5, 1], vertical_alignment="center")
+            words.markdown(f"**{follow} may attend to {key_label} only:** weight 1, nothing mixed. {other} attends "
+                           f"to {int(counts[richest])} keys.")
+            press.button(f"Follow {other}", width="stretch", **button)
+        return
+    st.info(f"The mask leaves {follow} one key, {key_label}: its weight is 1 and its context is that key's value "
+            f"vector, so nothing is mixed. {other} may attend to {int(counts[richest])} keys.", icon=":material/info:")
+    st.button(f"Follow {other}", **button)
 
 
 def on_pick(chart_key: str, field: str, changes: Callable[[int], dict]) -> Callable[[], None]:
@@ -276,10 +286,11 @@ def on_pick(chart_key: str, field: str, changes: Callable[[int], dict]) -> Calla
     return callback
 
 
-def show_worked(view: StageView, rec: StageRecord) -> None:
+def show_worked(view: StageView, rec: StageRecord, *, lone_key_note: bool = True) -> None:
+    """The followed token's worked numbers; ``lone_key_note`` False where the page says it already (a slide)."""
     numbers = _shown_worked(view, rec)
     st.markdown(f"#### Worked numbers for {plain(view.follow_label)}")
-    if rec.key in LONE_KEY_STAGES:
+    if lone_key_note and rec.key in LONE_KEY_STAGES:
         _lone_key_note(view, rec.key)
     st.markdown(plain(numbers.intro))
     if numbers.latex:
@@ -359,6 +370,34 @@ def numbers_table(values, rows: list[str], cols: list[str], *, key: str, caption
             st.table(table.rename(index=plain, columns=plain), hide_index=False, width=PRESENTER_COLUMN_PX)
         else:
             st.dataframe(table, width="stretch")
+
+
+def show_table(table: pd.DataFrame, *, hide_index: bool = True, column_config: dict | None = None,
+               **dataframe_options) -> None:
+    """A page's table: a dataframe, and on a slide HTML (``st.table``), which the slide's style enlarges (a dataframe
+    is painted on a canvas at the page's small size). On a slide a column configured None is left out, a configured
+    label names its column, a configured printf format ("%.4f", "%,d") writes its numbers, and text is escaped
+    (st.table reads cells as Markdown). ``column_config`` and ``dataframe_options`` are otherwise the dataframe's."""
+    if not presenting():
+        st.dataframe(table, hide_index=hide_index, column_config=column_config, **dataframe_options)
+        return
+    frame, labels = table.copy(), {}
+    for name, config in (column_config or {}).items():
+        if name not in frame.columns:
+            continue
+        if config is None:
+            frame = frame.drop(columns=name)
+            continue
+        config = {"label": config} if isinstance(config, str) else config
+        number_format = (config.get("type_config") or {}).get("format")
+        if isinstance(number_format, str) and number_format.startswith("%"):
+            thousands = "," in number_format
+            spec = number_format[1:].replace(",", "")
+            frame[name] = [v if pd.isna(v) else format(v, ("," if thousands else "") + spec) for v in frame[name]]
+        if config.get("label"):
+            labels[name] = config["label"]
+    frame = frame.rename(columns=labels).map(lambda v: plain(v) if isinstance(v, str) else v)
+    st.table(frame.rename(index=lambda v: plain(str(v)), columns=lambda v: plain(str(v))), hide_index=hide_index)
 
 
 def shown_features(values: torch.Tensor) -> tuple[torch.Tensor, str]:
@@ -541,8 +580,8 @@ def _scores_extra(view: StageView) -> None:
 def _scaled_charts(view: StageView) -> list:
     raw, scaled = view.trace.scores[view.head], view.trace.scaled[view.head]
     bound = float(raw.abs().max()) or 1.0
-    return [token_heatmap(view, raw, "before: QKᵀ", domain=(-bound, bound), share=0.5),
-            token_heatmap(view, scaled, "after: QKᵀ / √d_k", domain=(-bound, bound), share=0.5)]
+    return [token_heatmap(view, raw, f"before: QKᵀ{_head_title(view)}", domain=(-bound, bound), share=0.5),
+            token_heatmap(view, scaled, f"after: QKᵀ / √d_k{_head_title(view)}", domain=(-bound, bound), share=0.5)]
 
 
 def _scaled_extra(view: StageView) -> None:
@@ -569,9 +608,11 @@ def _scaled_extra(view: StageView) -> None:
 
 
 def _masked_charts(view: StageView) -> list:
-    grid = mask_chart(view.trace.mask[view.head], view.labels, view.keys, title="mask (✓ may attend)",
+    head = _head_title(view)
+    grid = mask_chart(view.trace.mask[view.head], view.labels, view.keys, title=f"mask (✓ may attend){head}",
                       cell_size=view.fit_cell(len(view.keys) + 3, 0.5), font_size=view.font_size)
-    return [grid, token_heatmap(view, view.trace.masked[view.head], "scaled scores, −∞ where blocked", share=0.5)]
+    return [grid, token_heatmap(view, view.trace.masked[view.head], f"scaled scores, −∞ where blocked{head}",
+                                share=0.5)]
 
 
 def _masked_extra(view: StageView) -> None:

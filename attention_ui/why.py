@@ -21,6 +21,7 @@ from attention_core import (LAYER_KINDS, MAX_COST_SECONDS, dot_product_variance,
 
 from .charts import chart_title
 from .controls import BOUND
+from .views import show_table
 
 SERIES_COLORS = ["#3b5bdb", "#f08c00", "#2b8a3e", "#c2255c", "#5f3dc4"]
 GUIDE_COLOR = "#868e96"
@@ -199,7 +200,7 @@ def show_row_stats(rows: pd.DataFrame) -> None:
             config[column] = st.column_config.TextColumn(alignment="right")
         elif column != "query":
             config[column] = st.column_config.NumberColumn(format="%.4f")
-    st.dataframe(shown, column_config=config, hide_index=True, width="stretch")
+    show_table(shown, column_config=config, width="stretch")
 
 
 # ------------------------------------------------------------------------------------------------ charts

@@ -8,7 +8,7 @@ from attention_core import (AttentionInputError, MAX_COST_LENGTH, MAX_COST_SECON
                             fitted_slope, operation_counts, resolve_device, weights_bytes)
 from attention_ui.controls import lesson_settings
 from attention_ui.render import cached_spec
-from attention_ui.views import show_chart
+from attention_ui.views import show_chart, show_table
 from attention_ui.why import (bytes_text, fused_in_words, keep_page_settings, line_chart, measure_costs, page_choice,
                               seconds_text)
 
@@ -117,7 +117,7 @@ st.caption(f"Slopes are fitted to log(time) against log(T) for T ≥ {SLOPE_FROM
            "two are that long): below it fixed overheads dominate. Slope 2 means ×4 time for ×2 tokens.")
 table = timings.pivot(index="T", columns="layer", values="seconds")
 table = table.map(seconds_text).assign(**{"T×T weights": [bytes_text(weights_bytes(n)) for n in table.index]})
-st.dataframe(table, width="content")
+show_table(table, hide_index=False, width="content")
 st.markdown(
     "The fused kernel does the same arithmetic but in tiles, without writing the T × T weights to memory "
     "(which kernel runs depends on the device and dtype): less memory traffic, which can make it faster (the "

@@ -9,7 +9,7 @@ from attention_ui import frames
 from attention_ui.controls import sentence_settings, stage_picker
 from attention_ui.models import cached_reproduction, real_model_controls
 from attention_ui.text import STAGES, agreement_in_words, layer_input_words, plain, size_in_words
-from attention_ui.views import StageView, only_tokens, show_slide, show_stage
+from attention_ui.views import StageView, only_tokens, show_slide, show_stage, show_table
 
 settings = sentence_settings("Inside one real head", slides=True)
 if settings.presenter:
@@ -42,9 +42,8 @@ with details:
                    "GPT-2-style (pre-LayerNorm): the input is the hidden state after the block's first LayerNorm; "
                    "W_Q, W_K, W_V are column blocks of the fused c_attn matrix. ")
     with st.expander("Difference per head"):
-        st.dataframe(pd.DataFrame({"head": range(1, len(rep.per_head_max_abs_diff) + 1),
-                                   "largest |difference|": [size_in_words(d) for d in rep.per_head_max_abs_diff]}),
-                     hide_index=True)
+        show_table(pd.DataFrame({"head": range(1, len(rep.per_head_max_abs_diff) + 1),
+                                 "largest |difference|": [size_in_words(d) for d in rep.per_head_max_abs_diff]}))
 
 
 with slide:

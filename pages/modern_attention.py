@@ -11,7 +11,7 @@ from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, shari
 from attention_ui.render import cached_chart
 from attention_ui.text import counted
 from attention_ui.url_state import check_linked_choice, show_link_notes
-from attention_ui.views import StageView, in_the_sidebar, mask_chart, show_chart, token_heatmap
+from attention_ui.views import StageView, in_the_sidebar, mask_chart, show_chart, show_table, token_heatmap
 
 BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
 CONTEXT_LENGTHS = [2**n for n in range(8, MAX_CONTEXT_LENGTH.bit_length())]  # 256 … 1,048,576 tokens
@@ -85,7 +85,7 @@ else:
             "largest weight change vs multi-head": [
                 f"{float((t.weights - base.weights).abs().max()):.3f}" for t in traces.values()],
         })
-        st.dataframe(summary, hide_index=True, width="content")
+        show_table(summary, width="content")
         st.success(sharing_takeaway(h, int(g)))
 
 # ---------------------------------------------------------------- 2. KV-cache memory
@@ -108,7 +108,7 @@ except (AttentionInputError, OverflowError) as err:
 if rows is not None:
     table = cache_table_frame(rows)
     number = st.column_config.NumberColumn
-    st.dataframe(table, hide_index=True, width="stretch",
+    show_table(table, width="stretch",
                  column_config={"attention": None, "layers": number("L", width="small"),
                                 "heads": number("h", width="small"), "kv heads": number("g", width="small"),
                                 "head size": number("d_head", width="small"), "window": "window",

@@ -10,7 +10,7 @@ from attention_core import (AttentionInputError, MAX_SCALING_D_K, MAX_SCALING_KE
                             unscaled_weights)
 from attention_ui.controls import lesson_settings
 from attention_ui.render import cached_chart, cached_spec
-from attention_ui.views import StageView, in_the_sidebar, show_chart, token_heatmap
+from attention_ui.views import StageView, in_the_sidebar, show_chart, show_table, token_heatmap
 from attention_ui.why import (SCALING_D_KS, half_share, keep_page_settings, line_chart, page_slider,
                               row_stats_frame, saturation_table, show_row_stats, variance_table)
 
@@ -92,7 +92,8 @@ show_chart(cached_chart(("saturation", saturation, sorted(panel.items())), lambd
 current = saturation[saturation["d_k"] == d_k].set_index("scores")
 table = current[["largest weight", "entropy", "gradient size"]].T
 st.markdown(f"**At d_k = {d_k}**, averaged over {samples} rows of {num_keys} keys:")
-st.dataframe(table.style.format("{:.4f}"), width="content")
+show_table(table, hide_index=False, width="content",
+           column_config={c: st.column_config.NumberColumn(format="%.4f") for c in table.columns})
 
 # ------------------------------------------------------------------------------------------- sentence
 st.subheader("3 · Your sentence, with and without the scaling")

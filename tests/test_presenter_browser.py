@@ -391,6 +391,58 @@ def test_small_words_are_enlarged_on_a_slide(server, browser, path, selector, sm
         context.close()
 
 
+def test_a_new_slide_starts_at_the_top_and_escape_keeps_a_typed_sentence(server, browser):
+    """A lecturer scrolled down to the worked numbers and pressed →: the next slide opened scrolled down as far,
+    its chart and Back/Next off the screen. Typing a sentence in the Settings menu and pressing Escape dropped it."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/step-through?presenter=true&step=scores", FIRST_LOAD_MS)
+        page.evaluate(f"document.querySelector({bs.MAIN!r}).scrollTop = 700")
+        page.mouse.click(640, 400)  # the focus on the page, as after a click on a slide
+        assert _press_as_is(page, "ArrowRight") == STAGES[3].title
+        page.wait_for_function(f"() => document.querySelector({bs.MAIN!r}).scrollTop === 0", timeout=5_000)
+        page.locator(".st-key-slide_settings button").first.click()
+        sentence = page.locator("[data-testid='stPopoverBody'] .st-key-sentence input").first
+        sentence.fill("Dogs chase the red ball")
+        page.keyboard.press("Escape")
+        page.wait_for_function("() => location.search.includes('sentence=Dogs')", timeout=10_000)
+        bs.wait_for_app_idle(page)
+        assert not _exceptions(page), _exceptions(page)
+    finally:
+        context.close()
+
+
+def test_the_lone_key_note_is_on_the_slides_first_screen(server, browser):
+    """Under the causal mask token 1 sees only itself; the slide said so 2,000 px down, under the worked numbers."""
+    viewport = PROJECTORS[0]
+    context, page = _new_page(browser, viewport)
+    try:
+        _open(page, server + "/step-through?presenter=true&step=softmax&mask=causal", FIRST_LOAD_MS)
+        note = bs.box(page, ".st-key-lone_key_note")
+        assert _outside("the one-key note", note, viewport) is None, note
+        assert not _slide_problems(page, viewport), _slide_problems(page, viewport)
+        page.locator(".st-key-lone_key_note button").first.click()
+        page.wait_for_function("() => location.search.includes('token=7')", timeout=10_000)
+        bs.wait_for_app_idle(page)
+        assert bs.box(page, ".st-key-lone_key_note") is None, "the last token attends to every key"
+    finally:
+        context.close()
+
+
+def test_the_top_controls_do_not_overlap_on_a_1024_window(server, browser):
+    viewport = {"width": 1024, "height": 768}
+    context, page = _new_page(browser, viewport)
+    try:
+        _open(page, server + "/step-through?presenter=true", FIRST_LOAD_MS)
+        menus = [bs.box(page, f"[data-testid='stTopNavSection']:nth-of-type({i})") for i in range(1, 6)]
+        settings, switch = bs.box(page, ".st-key-slide_settings button"), bs.box(page, ".st-key-presenter label")
+        last_menu = max(m["right"] for m in menus if m)
+        assert last_menu < settings["left"] and settings["right"] < switch["left"], (last_menu, settings, switch)
+        assert switch["right"] <= viewport["width"]
+    finally:
+        context.close()
+
+
 def _visit(page, url: str) -> None:
     """Start loading ``url`` without waiting for it (many visits at once)."""
     page.goto(url, wait_until="commit", timeout=FIRST_LOAD_MS)

@@ -153,3 +153,36 @@ def test_real_model_tables_stay_dataframes_outside_presenter_mode():
     at = open_page(REAL)
     assert len(at.dataframe) == 2
     assert not [t for t in at.table if "looks like" in t.value.columns]
+
+
+@pytest.mark.parametrize("page, query, column, label", [
+    ("pages/modern_attention.py", {"heads": "4", "kv_heads": "2"}, "key/value heads g", "key/value heads g"),
+    ("pages/modern_attention.py", {}, "layers", "L"),
+    ("pages/cost.py", {}, "T×T weights", "T×T weights"),
+    ("pages/why_scaling.py", {}, "q·k (unscaled)", "q·k (unscaled)"),
+    ("pages/why_scaling.py", {}, "largest weight, scaled", "largest weight, scaled"),
+], ids=["grouped-query summary", "KV-cache sizes", "measured costs", "saturation", "your sentence's rows"])
+def test_a_pages_tables_are_html_on_a_slide(page, query, column, label):
+    """Shared keys and windows, What it costs and Why √d_k drew their tables as dataframes on a slide too: a
+    dataframe is painted at the page's small size (about 13 px on a projector). On a slide the table is HTML, with
+    the dataframe's column labels (escaped: st.table reads them as Markdown)."""
+    slide = open_page(page, {**query, "presenter": "true"})
+    lesson = open_page(page, query)
+    for at in (slide, lesson):
+        if page == "pages/cost.py":  # it measures when asked
+            at.button(key="cost_measure").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+    assert [t for t in slide.table if plain(label) in t.value.columns], [list(t.value.columns) for t in slide.table]
+    assert not [d for d in slide.dataframe if column in d.value.columns], "no dataframe of it on the slide"
+    assert [d for d in lesson.dataframe if column in d.value.columns], "the lesson keeps its dataframe"
+    assert not [t for t in lesson.table if plain(label) in t.value.columns]
+
+
+def test_a_slide_table_keeps_the_dataframes_labels_formats_and_hidden_columns():
+    slide = open_page("pages/modern_attention.py", {"presenter": "true"})
+    cache = next(t.value for t in slide.table if "L" in t.value.columns)
+    assert "attention" not in cache.columns and {"h", "g", plain("d_head")} <= set(cache.columns)
+    assert all("," in str(v) for v in cache["longest context"] if int(str(v).replace(",", "")) >= 1000)
+    why = next(t.value for t in open_page("pages/why_scaling.py", {"presenter": "true"}).table
+               if plain("q·k (unscaled)") in t.value.columns)
+    assert all(len(str(v).split(".")[-1]) == 4 for v in why[plain("q·k (unscaled)")]), why
