@@ -290,7 +290,9 @@ if (!window.clickerKeysAfterUse) {
   const moves = {ArrowRight: "next", PageDown: "next", ArrowLeft: "back", PageUp: "back"};
   document.addEventListener("keydown", (event) => {
     const active = document.activeElement;
-    if (!(event.key in moves) || !active || !active.closest(".st-key-presenter, .st-key-step, .st-key-slide_settings")
+    const slide = document.querySelector(".st-key-slide_settings");
+    if (!(event.key in moves) || (event.key.startsWith("Page") && !slide) || !active
+        || !active.closest(".st-key-presenter, .st-key-step, .st-key-slide_settings")
         || active.getAttribute("aria-expanded") === "true") return;
     event.preventDefault();
     event.stopPropagation();
@@ -306,21 +308,22 @@ if (!window.clickerKeysAfterUse) {
   new MutationObserver(() => {
     const stage = document.querySelector(".st-key-step input")?.value;
     if (stage === undefined || stage === shownStage) return;
-    if (shownStage !== null && document.querySelector(".st-key-slide_settings")) {
-      document.querySelector("[data-testid='stMain']")?.scrollTo(0, 0);
-    }
+    const main = document.querySelector("[data-testid='stMain']");
+    const picker = document.querySelector(".st-key-step")?.getBoundingClientRect();
+    if (shownStage !== null && main && document.querySelector(".st-key-slide_settings")) main.scrollTo(0, 0);
+    else if (shownStage !== null && main && picker && picker.top < 0) main.scrollBy(0, picker.top - 80);
     shownStage = stage;
   }).observe(document.body, {childList: true, subtree: true});
 }
 </script>"""
-"""The page's keys (← → Page Up / Page Down) move the stage only while no input has the focus, and the presenter
+"""The page's keys (← →, and on a slide Page Up / Page Down) move the stage only while no input has the focus, and the presenter
 switch, the stage menu and the Settings button keep it after being used: a lecturer who switched presenter mode
 on, or picked a stage, found the clicker dead until a click on Next. With the focus on one of them (its menu
 closed), these keys press Back or Next and give the focus back to the page. A text box, or a menu while open,
 keeps its keys. Escape in a text box of the Settings menu applies what was typed before the menu closes (Streamlit
 takes a text box's value when it loses the focus; closing the menu first dropped it). On a slide, a new stage
 starts at the top of the page: a lecturer who had scrolled down to the worked numbers got the next slide scrolled
-down as far."""
+down as far. On a page, a stage reached from the Back/Next under it starts at the stage menu."""
 
 
 def _presenter_toggle() -> bool:
@@ -504,29 +507,31 @@ def decode_grid(text: str) -> tuple[tuple[bool, ...], ...] | None:
     return tuple(tuple(c == "1" for c in r) for r in rows)
 
 
+def _move(delta: int) -> None:
+    """Go ``delta`` stages on (a button's callback: it runs before the stage selector is drawn)."""
+    index = STAGE_KEYS.index(st.session_state.get("step", STAGE_KEYS[0])) + delta
+    st.session_state["step"] = STAGE_KEYS[min(max(index, 0), len(STAGE_KEYS) - 1)]
+
+
 def stage_picker(presenter: bool = False) -> int:
     """Back/Next buttons (also on the arrow and page keys a presentation clicker sends) and a stage selector;
     returns the stage index. The URL holds the stage's short name, e.g. ``?step=softmax``."""
     if st.session_state.get("step") not in STAGE_KEYS:
         st.session_state["step"] = linked_stage() or STAGE_KEYS[0]
-
-    def move(delta: int) -> None:
-        index = STAGE_KEYS.index(st.session_state.get("step", STAGE_KEYS[0])) + delta
-        st.session_state["step"] = STAGE_KEYS[min(max(index, 0), len(STAGE_KEYS) - 1)]
-
+    move = _move
     titles = {s.key: s.title for s in STAGES}
     index = STAGE_KEYS.index(st.session_state["step"])
     back, pick, forward = st.columns([1, 5, 1] if presenter else [1, 4, 1], vertical_alignment="bottom")
     # On a slide a tooltip left open by a mouse click would cover the presenter switch above Next: the buttons
     # show their arrow key, and the switch's own help names the clicker's keys.
     back.button("◀ Back", on_click=move, args=(-1,), disabled=index == 0, width="stretch", key="back",
-                shortcut="Left", help=None if presenter else "Keys: ← or Page Up")
+                shortcut="Left", help=None if presenter else "Key: ←")
     forward.button("Next ▶", on_click=move, args=(1,), disabled=index == len(STAGE_KEYS) - 1, width="stretch",
-                   key="next", shortcut="Right", help=None if presenter else "Keys: → or Page Down")
-    # A clicker sends Page Up / Page Down: hidden twins of Back and Next take those keys.
-    with st.container(key="clicker_keys", height=1, border=False):
-        st.button("back", on_click=move, args=(-1,), key="back_page_key", shortcut="PageUp")
-        st.button("next", on_click=move, args=(1,), key="next_page_key", shortcut="PageDown")
+                   key="next", shortcut="Right", help=None if presenter else "Key: →")
+    if presenter:  # a clicker sends Page Up / Page Down: hidden twins of Back and Next take those keys on a slide
+        with st.container(key="clicker_keys", height=1, border=False):  # (a reader's Page Down scrolls the page)
+            st.button("back", on_click=move, args=(-1,), key="back_page_key", shortcut="PageUp")
+            st.button("next", on_click=move, args=(1,), key="next_page_key", shortcut="PageDown")
     key = pick.selectbox("Stage", STAGE_KEYS, format_func=titles.get, key="step",
                          label_visibility="collapsed")
     index = STAGE_KEYS.index(key)
@@ -534,6 +539,20 @@ def stage_picker(presenter: bool = False) -> int:
     st.progress((index + 1) / len(STAGE_KEYS), text=None if presenter else f"Stage {index + 1} of {len(STAGE_KEYS)}")
     st.session_state.setdefault("stages_seen", set()).add(key)
     return index
+
+
+def stage_footer(index: int, next_page: str) -> None:
+    """Back and Next again under a stage (a reader who has scrolled down through the worked numbers and the
+    questions moves on from there); after the last stage, a link to ``next_page`` (a page script's path)."""
+    back, forward = st.columns(2)
+    if index > 0:
+        back.button(f"◀ Back: {STAGES[index - 1].title}", on_click=_move, args=(-1,), key="back_bottom",
+                    width="stretch")
+    if index < len(STAGES) - 1:
+        forward.button(f"Next: {STAGES[index + 1].title} ▶", on_click=_move, args=(1,), key="next_bottom",
+                       width="stretch", type="primary")
+    else:
+        forward.page_link(next_page, label="On to Multi-head: every head side by side", icon=":material/arrow_forward:")
 
 
 def token_caption(settings: Settings, index: int) -> str:

@@ -24,7 +24,7 @@ from attention_core import AttentionInputError, AttentionTrace, read_number
 
 from .text import plain
 
-NUMBER_TOLERANCE = 0.01
+NUMBER_TOLERANCE = 0.002
 """A numeric answer within this distance of the true value is right (the charts show 3 decimals)."""
 
 ANSWERS_KEY = "check_yourself"

@@ -24,7 +24,8 @@ st.latex(r"A = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right),\qq
 EXPLAIN = {
     "none": "Every token sees every token (an encoder such as BERT).",
     "causal": "Token i sees tokens 1…i only: no peeking at the future (a decoder such as GPT).",
-    "padding": "Sentences in a batch are padded to one length; the [PAD] keys are blocked.",
+    "padding": "Sentences in a batch are padded to one length; the [PAD] keys are blocked. The [PAD] rows still "
+               "get weights (their queries see the real tokens), but nothing reads them: a model drops their output.",
     "custom": "Any pattern you like: tick the cells below.",
 }
 
@@ -90,9 +91,9 @@ def use_custom_mask() -> None:
 
 if config.mask != "custom":
     if grid is not None:
-        st.info(f"Your grid is kept, but the lesson's mask is “{config.mask}”, so no chart uses the grid yet. "
-                "Use it as the mask (the sidebar's mask becomes “custom”) to see its weights here, its "
-                "fully blocked rows and every page with it.")
+        st.info(f"Your grid is the “custom” chart above, but the lesson's mask is “{config.mask}”, so the other "
+                "pages do not use it yet. Use it as the mask (the sidebar's mask becomes “custom”) to see its "
+                "fully blocked rows here and every page with it.")
         st.button("Use my grid as the mask", on_click=use_custom_mask, icon=":material/grid_on:")
 else:
     trace = settings.lesson.trace

@@ -5,7 +5,8 @@ import streamlit as st
 from attention_core import unscaled_weights
 
 from attention_ui import export, questions
-from attention_ui.controls import Settings, lesson_settings, real_vectors_caption, stage_picker, token_caption
+from attention_ui.controls import (Settings, lesson_settings, real_vectors_caption, stage_footer, stage_picker,
+                                  token_caption)
 from attention_ui.text import STAGES, TOY_CAPTION
 from attention_ui.views import UNSCALED_KEY, lesson_view, show_slide, show_stage
 
@@ -38,6 +39,8 @@ def stage(settings: Settings) -> None:
     st.caption(f"You have looked at {len(seen)} of {len(STAGES)} stages in this session.")
     questions.show_check_yourself(settings, key)
     export.show_downloads(settings, key)
+    if not settings.presenter:
+        stage_footer(step, "pages/multi_head.py")
 
 
 stage(settings)

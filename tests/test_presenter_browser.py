@@ -280,7 +280,9 @@ def test_arrow_and_page_keys_move_between_stages(server, browser, presenter):
     try:
         _open(page, server + f"/step-through?step=scores&presenter={str(presenter).lower()}", FIRST_LOAD_MS)
         assert bs.stage_title(page) == STAGES[2].title
-        for key, expected in (("ArrowRight", 3), ("PageDown", 4), ("ArrowLeft", 3), ("PageUp", 2)):
+        moves = (("ArrowRight", 3), ("PageDown", 4), ("ArrowLeft", 3), ("PageUp", 2)) if presenter else \
+            (("ArrowRight", 3), ("ArrowLeft", 2))
+        for key, expected in moves:
             try:
                 shown = bs.press_key(page, key)
             except sync_api.TimeoutError:
@@ -289,6 +291,12 @@ def test_arrow_and_page_keys_move_between_stages(server, browser, presenter):
             page.wait_for_function("k => new URLSearchParams(location.search).get('step') === k",
                                    arg=STAGES[expected].key, timeout=5_000)
             assert not _exceptions(page), f"{key}: {_exceptions(page)}" + _server_log(server)
+        if not presenter:  # a reader's Page Down scrolls down the stage instead of skipping to the next one
+            page.mouse.click(700, 400)
+            page.keyboard.press("PageDown")
+            page.wait_for_function(f"() => document.querySelector({bs.MAIN!r}).scrollTop > 100", timeout=5_000)
+            page.wait_for_timeout(500)
+            assert bs.stage_title(page) == STAGES[2].title
     finally:
         context.close()
 
@@ -439,6 +447,24 @@ def test_the_top_controls_do_not_overlap_on_a_1024_window(server, browser):
         last_menu = max(m["right"] for m in menus if m)
         assert last_menu < settings["left"] and settings["right"] < switch["left"], (last_menu, settings, switch)
         assert switch["right"] <= viewport["width"]
+    finally:
+        context.close()
+
+
+def test_next_under_a_stage_moves_on_and_shows_the_new_stage_from_its_top(server, browser):
+    """A reader who had scrolled through the worked numbers had to scroll back up to find Next."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/step-through?step=scores", FIRST_LOAD_MS)
+        bottom = page.locator(".st-key-next_bottom button").first
+        bottom.scroll_into_view_if_needed()
+        assert "4 · Scaling" in bottom.inner_text()
+        bottom.click()
+        page.wait_for_function("() => new URLSearchParams(location.search).get('step') === 'scaled'", timeout=10_000)
+        bs.wait_for_app_idle(page)
+        picker = bs.box(page, ".st-key-step")
+        assert picker is not None and 0 <= picker["top"] < 200, picker
+        assert not _exceptions(page), _exceptions(page)
     finally:
         context.close()
 
