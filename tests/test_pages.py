@@ -480,7 +480,8 @@ def test_masking_page_buttons_edit_the_grid():
     assert not at.warning
 
     set_widget(at, "radio", "mask", "causal")
-    assert any("no chart uses the grid yet" in i for i in texts(at, "info")), "the grid is kept while another mask is chosen"
+    assert any("the other pages do not use it yet" in i for i in texts(at, "info")), "the grid is kept while another mask is chosen"
+    assert not any("no chart uses" in i for i in texts(at, "info")), "the page's custom chart does use it"
 
 
 def test_identity_init_replaces_d_k_and_d_v_and_makes_q_equal_x():
@@ -607,9 +608,11 @@ def test_presenter_mode_makes_the_stage_a_slide_sized_to_the_window():
     assert not at.title, "a slide has no page title: the stage title is the heading"
     assert at.button(key="next") and at.button(key="back")
     assert not at.button(key="next").help, "a tooltip left open by a click would cover the presenter switch"
+    assert at.button(key="next_page_key") and at.button(key="back_page_key"), "a clicker's Page Down / Page Up"
     set_widget(at, "toggle", "presenter", False)
     assert [(c.spec["width"], c.spec["height"]) for c in charts(at)] == small
-    assert "Page Down" in at.button(key="next").help
+    assert at.button(key="next").help == "Key: →"
+    assert not [b for b in at.button if b.key and b.key.endswith("_page_key")], "a reader's Page Down scrolls"
 
 
 def test_real_word_vectors_fix_d_model_or_explain_why_not():
