@@ -104,7 +104,7 @@ def _model_names() -> tuple[str, ...]:
 
 LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
     LinkParam("presenter", flag, "true or false"),
-    LinkParam("sentence", sentence, f"a sentence of at most {MAX_TOKENS} tokens"),
+    LinkParam("sentence", sentence, f"a sentence of 1 to {MAX_TOKENS} tokens"),
     LinkParam("embeddings", lambda raw: raw if raw in ("seeded", *_model_names()) else None,
               "seeded or a model name"),
     LinkParam("d_model", whole(2, MAX_D_MODEL), f"a whole number from 2 to {MAX_D_MODEL}"),
@@ -140,7 +140,7 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
     LinkParam("why_samples", whole(100, MAX_SCALING_SAMPLES), f"a whole number from 100 to {MAX_SCALING_SAMPLES}"),
     LinkParam("pos_shuffle", whole(1, 99), "a whole number from 1 to 99"),
     LinkParam("pos_shift", whole(0, 1000), "a whole number from 0 to 1000"),
-    LinkParam("cross_source", sentence, f"a sentence of at most {MAX_TOKENS} tokens"),
+    LinkParam("cross_source", sentence, f"a sentence of 1 to {MAX_TOKENS} tokens"),
     LinkParam("cross_pad", flag, "true or false"),
     LinkParam("cross_pad_to", whole(1, MAX_TOKENS), f"a whole number from 1 to {MAX_TOKENS}"),
     LinkParam("cost_longest", whole(MIN_COST_LENGTH, MAX_COST_LENGTH),

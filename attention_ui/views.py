@@ -589,8 +589,12 @@ def _scaled_extra(view: StageView) -> None:
     if view.pick:  # the lesson's own stage (not a real model's head): offer the comparison
         st.toggle("Also show the softmax without ÷√d_k", key=UNSCALED_KEY,
                   help="The same scores through softmax without the scaling: see it saturate.")
-    st.markdown(f"Here d_k = {t.d_k}, so every score is divided by √{t.d_k} = {t.d_k ** 0.5:.4f}. "
-                "Both charts share one colour scale so the shrink is visible.")
+    if t.d_k == 1:
+        st.markdown("Here d_k = 1, so every score is divided by √1 = 1: the two charts are the same. Raise d_k "
+                    f"{in_the_sidebar()} to see the scores shrink.")
+    else:
+        st.markdown(f"Here d_k = {t.d_k}, so every score is divided by √{t.d_k} = {t.d_k ** 0.5:.4f}. "
+                    "Both charts share one colour scale so the shrink is visible.")
     if view.unscaled is not None:
         st.markdown("**Without ÷√d_k**: the softmax of the raw scores (left) against the softmax of the scaled "
                     "ones (right). Unscaled scores spread out more the larger d_k is (their spread grows like "

@@ -41,7 +41,9 @@ T, h = len(labels), config.num_heads
 st.markdown(
     "A GPT-style model writes one token at a time. Each new token needs its own query, key and value; the keys "
     "and values of all earlier tokens never change (a causal mask means no token looks ahead), so they are kept "
-    "in a **KV cache**. Each step adds one row of K and one row of V, and the new query attends to every cached row."
+    "in a **KV cache**. Each step adds one row of K and one row of V, and the new query attends to every cached row. "
+    "Here the toy layer takes your sentence's own tokens one at a time, as if it had written them (it predicts no "
+    "words; section 4 shows a real model that does)."
 )
 st.latex(r"K_{1:t} = \begin{bmatrix} K_{1:t-1} \\ x_t W_K \end{bmatrix},\quad "
          r"V_{1:t} = \begin{bmatrix} V_{1:t-1} \\ x_t W_V \end{bmatrix},\quad "
@@ -161,7 +163,8 @@ show_chart(cached_spec(timing_chart, timing_frame(timings), font_size=settings.f
 last = timings[-1]
 st.markdown(f"Measured on this server (d_model 64, 8 heads, one thread): at {last.length} tokens a step takes "
             f"**{last.cached_ms:.2f} ms** with the cache and **{last.recompute_ms:.2f} ms** recomputing every key, "
-            "value and row. With the cache a step grows linearly with the length; without it, quadratically.")
+            "value and row. With the cache a step's work grows linearly with the length (at these short lengths "
+            "fixed costs hide most of it, so its line is nearly flat); without it, quadratically.")
 
 st.subheader("4 · A real model generating")
 st.markdown("A GPT-style model continues your sentence, always taking its most likely next token, with its own KV "

@@ -55,6 +55,8 @@ st.markdown(
     "3. The address bar always holds the exact view: copy it to share a state with a class.\n"
     "4. **Presenter mode** (top of every page) enlarges everything and moves the controls under **Settings**."
 )
+st.page_link("pages/start_here.py", label="New here? Start here: a path through the pages, in order",
+             icon=":material/flag:")
 cols = st.columns(3)
 cols[0].page_link("pages/step_through.py", label="Step through the stages", icon="👣")
 cols[1].page_link("pages/multi_head.py", label="Compare the heads", icon="🧠")

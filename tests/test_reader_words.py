@@ -1,0 +1,35 @@
+"""Words a student reading alone found wrong or missing."""
+
+from __future__ import annotations
+
+from apptest_support import open_page
+
+
+def test_d_k_1_says_the_scaled_scores_are_the_same():
+    """With d_k = 1 the page said "so the shrink is visible" above two identical charts."""
+    at = open_page("pages/step_through.py", {"step": "scaled", "d_k": "1"})
+    words = " ".join(m.value for m in at.markdown)
+    assert "the two charts are the same" in words and "shrink is visible" not in words
+    assert "shrink is visible" in " ".join(m.value for m in open_page(
+        "pages/step_through.py", {"step": "scaled"}).markdown)
+
+
+def test_overview_points_a_newcomer_to_start_here():
+    at = open_page("pages/overview.py")
+    assert "start_here" in [link.proto.page for link in at.get("page_link")]
+
+
+def test_an_empty_sentence_in_a_link_is_not_called_too_long():
+    at = open_page("pages/step_through.py", {"sentence": ""})
+    notes = [i.value for i in at.info if "could not be used" in i.value]
+    assert notes and "1 to 32 tokens" in notes[0] and "at most" not in notes[0], notes
+
+
+def test_generation_says_it_replays_the_sentence():
+    at = open_page("pages/generation.py")
+    assert "your sentence's own tokens one at a time" in " ".join(m.value for m in at.markdown)
+
+
+def test_a_padding_mask_explains_the_pad_rows_weights():
+    at = open_page("pages/masking.py")
+    assert "The [PAD] rows still get weights" in " ".join(m.value for m in at.markdown)
