@@ -9,8 +9,8 @@ from attention_core import (AttentionInputError, MAX_COST_LENGTH, MAX_COST_SECON
 from attention_ui.controls import lesson_settings
 from attention_ui.render import cached_spec
 from attention_ui.views import show_chart, show_table
-from attention_ui.why import (bytes_text, fused_in_words, keep_page_settings, line_chart, measure_costs, page_choice,
-                              seconds_text)
+from attention_ui.why import (SERIES_COLORS, bytes_text, fused_in_words, keep_page_settings, line_chart, measure_costs,
+                              page_choice, seconds_text)
 
 KEYS = ("cost_longest", "cost_width")
 LONGEST_CHOICES = [n for n in (256, 512, 1024, 2048, 4096) if n <= MAX_COST_LENGTH]
@@ -20,6 +20,9 @@ RESULTS = "cost_results"  # session key: {(device, longest, width): (timings, sk
 LAYER_NAMES = {"attend": "attention (attend: keeps the T×T weights)",
                "fused": "fused scaled_dot_product_attention",
                "recurrent": "recurrent layer (torch.nn.RNN)"}
+# One colour per kind of layer in every chart of the page (the formulas' and the timings' lines).
+KIND_COLORS = {"self-attention": SERIES_COLORS[0], "attend": SERIES_COLORS[0], "recurrent": SERIES_COLORS[1],
+               "convolution": SERIES_COLORS[2], "fused": SERIES_COLORS[4]}
 
 settings = lesson_settings("What attention costs")
 keep_page_settings(KEYS)
@@ -66,7 +69,8 @@ size = {"font_size": font, "width": 500 if wide else 300, "height": 300 if wide 
 left, right = st.columns(2)
 with left:
     show_chart(cached_spec(line_chart, counts, x="T", y="operations", series="layer",
-                           title=f"multiply-adds (d = {width})", y_format=".3~s", **size))
+                           title=f"multiply-adds (d = {width})", y_format=".3~s",
+                           colors=[KIND_COLORS[k] for k in dict.fromkeys(counts["layer"])], **size))
 with right:
     show_chart(cached_spec(line_chart, memory, x="T", y="bytes", series="layer",
                            title="memory of the attention weights", y_format=".3~s", **size))
@@ -104,6 +108,7 @@ for kind, group in timings.groupby("layer", sort=False):
     slopes[kind], _ = fitted_slope(group["T"].tolist(), group["seconds"].tolist())
 named = timings.assign(layer=[f"{LAYER_NAMES[k]}: slope {slopes[k]:.2f}" for k in timings["layer"]])
 show_chart(cached_spec(line_chart, named, x="T", y="seconds", series="layer",
+                       colors=[KIND_COLORS[k] for k in dict.fromkeys(timings["layer"])],
                        title=f"time per forward pass on {device} (log–log)", y_format=".3~s", log_x=True, log_y=True,
                        font_size=font, width=900 if wide else 560, height=380 if wide else 300))
 measured_lengths = sorted(set(timings["T"]))

@@ -33,3 +33,23 @@ def test_generation_says_it_replays_the_sentence():
 def test_a_padding_mask_explains_the_pad_rows_weights():
     at = open_page("pages/masking.py")
     assert "The [PAD] rows still get weights" in " ".join(m.value for m in at.markdown)
+
+
+def test_what_it_costs_keeps_one_colour_per_kind_of_layer():
+    """Orange was the recurrent layer in the formulas' chart and the fused kernel in the timings' chart."""
+    import json
+
+    at = open_page("pages/cost.py")
+    at.button(key="cost_measure").click().run()
+    colours = {}
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        for layer in spec.get("layer", [spec]):
+            scale = layer.get("encoding", {}).get("color", {}).get("scale", {})
+            for name, colour in zip(scale.get("domain", []), scale.get("range", [])):
+                kind = next((k for k in ("recurrent", "fused", "convolution", "attention") if k in name), None)
+                if kind:  # (the memory chart's one line is the weights', not a kind of layer)
+                    colours.setdefault(kind, set()).add(colour)
+    assert {"recurrent", "fused", "attention"} <= set(colours), colours
+    assert all(len(shades) == 1 for shades in colours.values()), colours
+    assert len({next(iter(shades)) for shades in colours.values()}) == len(colours), "kinds differ in colour"
