@@ -544,12 +544,14 @@ def _qkv_extra(view: StageView) -> None:
     t, h = view.trace, view.head
     st.markdown(f"Head {h + 1} uses columns {h * t.d_k + 1}–{(h + 1) * t.d_k} of W_Q and W_K and columns "
                 f"{h * t.d_v + 1}–{(h + 1) * t.d_v} of W_V: d_k = {t.d_k}, d_v = {t.d_v}.")
-    _caption_cut(("Q and K", t.d_k), ("V", t.d_v), table="“All the numbers of Q” below has every feature of Q")
+    _caption_cut(("Q and K", t.d_k), ("V", t.d_v), table="“All the numbers” of Q, K and V below have every feature")
     if view.projections is not None:
         with lazy_expander("The weight matrices W_Q, W_K, W_V (this head's columns)", "weights_qkv") as box:
             if box.open:
                 _show_head_weights(view)
     numbers_table(t.q[h], view.labels, frames.feature_labels(t.d_k, "q"), key="qkv", caption="All the numbers of Q")
+    numbers_table(t.k[h], view.keys, frames.feature_labels(t.d_k, "k"), key="qkv_k", caption="All the numbers of K")
+    numbers_table(t.v[h], view.keys, frames.feature_labels(t.d_v, "v"), key="qkv_v", caption="All the numbers of V")
 
 
 def _show_head_weights(view: StageView) -> None:

@@ -53,3 +53,20 @@ def test_what_it_costs_keeps_one_colour_per_kind_of_layer():
     assert {"recurrent", "fused", "attention"} <= set(colours), colours
     assert all(len(shades) == 1 for shades in colours.values()), colours
     assert len({next(iter(shades)) for shades in colours.values()}) == len(colours), "kinds differ in colour"
+
+
+def test_stage_2_offers_all_the_numbers_of_k_and_v_too():
+    """Stage 2 draws Q, K and V, but "All the numbers" held Q only."""
+    from attention_core import LessonConfig, run_lesson
+
+    at = open_page("pages/step_through.py", {"step": "qkv"})
+    labels = [e.label for e in at.expander]
+    assert {"All the numbers of Q", "All the numbers of K", "All the numbers of V"} <= set(labels), labels
+    at.session_state["open_qkv_k"] = True
+    at.session_state["open_qkv_v"] = True
+    at.run()
+    trace = run_lesson(LessonConfig()).trace
+    k, v = (frame.value for frame in at.dataframe)
+    assert list(k.columns) == ["k1", "k2", "k3", "k4"] and list(v.columns) == ["v1", "v2", "v3", "v4"]
+    assert abs(float(k.iloc[1, 2].replace("−", "-")) - float(trace.k[0, 1, 2])) < 1e-3
+    assert abs(float(v.iloc[3, 0].replace("−", "-")) - float(trace.v[0, 3, 0])) < 1e-3
