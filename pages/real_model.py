@@ -76,6 +76,9 @@ if settings.presenter:  # HTML, which the slide's style enlarges (a dataframe's 
     st.table(pieces, width="content")
 else:
     st.dataframe(pieces, width="content")
+if "[UNK]" in run.tokens:
+    st.caption("[UNK] stands for a piece the tokenizer has no entry for (an emoji, say): the model sees one "
+               "“unknown” token there, whatever the character was.")
 
 from attention_ui.summaries import show_model_summaries  # noqa: E402
 

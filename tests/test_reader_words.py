@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from apptest_support import open_page
 
 
@@ -70,3 +72,12 @@ def test_stage_2_offers_all_the_numbers_of_k_and_v_too():
     assert list(k.columns) == ["k1", "k2", "k3", "k4"] and list(v.columns) == ["v1", "v2", "v3", "v4"]
     assert abs(float(k.iloc[1, 2].replace("−", "-")) - float(trace.k[0, 1, 2])) < 1e-3
     assert abs(float(v.iloc[3, 0].replace("−", "-")) - float(trace.v[0, 3, 0])) < 1e-3
+
+
+def test_real_model_says_what_unk_is():
+    at = open_page("pages/real_model.py", {"sentence": "I love 🍕 pizza"})
+    if any("not available" in w.value for w in at.warning):
+        pytest.skip("no packaged model here (the page says so; tested elsewhere)")
+    unk = [c.value for c in at.caption if "[UNK]" in c.value]
+    assert unk and "no entry" in unk[0], [c.value for c in at.caption]
+    assert not [c.value for c in open_page("pages/real_model.py").caption if "no entry" in c.value]
