@@ -31,8 +31,14 @@ def test_no_note_where_the_followed_token_mixes_several_keys(query):
     assert not lone_key_notes(open_page("pages/step_through.py", query))
 
 
+def slide_notes(at) -> list[str]:
+    return [m.value for m in at.markdown if "may attend to" in m.value and "only" in m.value]
+
+
 def test_the_note_is_on_the_slide_too():
+    """On a slide it is one line under the stage's words (the worked numbers are screens down), and only there."""
     slide = open_page("pages/step_through.py", {"mask": "causal", "step": "softmax", "presenter": "true"})
-    assert len(lone_key_notes(slide)) == 1
+    assert len(slide_notes(slide)) == 1 and "1·The may attend to 1·The only" in slide_notes(slide)[0]
+    assert not lone_key_notes(slide), "not a second time with the worked numbers"
     slide.button(key="follow_richest_softmax").click().run()
-    assert slide.query_params["token"] == "7" and not lone_key_notes(slide)
+    assert slide.query_params["token"] == "7" and not slide_notes(slide)
