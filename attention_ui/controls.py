@@ -541,9 +541,10 @@ def stage_picker(presenter: bool = False) -> int:
     return index
 
 
-def stage_footer(index: int, next_page: str) -> None:
+def stage_footer(index: int, next_page: tuple[str, str] | None) -> None:
     """Back and Next again under a stage (a reader who has scrolled down through the worked numbers and the
-    questions moves on from there); after the last stage, a link to ``next_page`` (a page script's path)."""
+    questions moves on from there); after the last stage, a link to ``next_page`` (a page script's path and the
+    link's words), if any."""
     back, forward = st.columns(2)
     if index > 0:
         back.button(f"◀ Back: {STAGES[index - 1].title}", on_click=_move, args=(-1,), key="back_bottom",
@@ -551,8 +552,8 @@ def stage_footer(index: int, next_page: str) -> None:
     if index < len(STAGES) - 1:
         forward.button(f"Next: {STAGES[index + 1].title} ▶", on_click=_move, args=(1,), key="next_bottom",
                        width="stretch", type="primary")
-    else:
-        forward.page_link(next_page, label="On to Multi-head: every head side by side", icon=":material/arrow_forward:")
+    elif next_page is not None:
+        forward.page_link(next_page[0], label=next_page[1], icon=":material/arrow_forward:")
 
 
 def token_caption(settings: Settings, index: int) -> str:

@@ -248,8 +248,9 @@ LONE_KEY_STAGES = ("masked", "softmax", "context")
 
 def _lone_key_note(view: StageView, key: str, *, on_slide: bool = False) -> None:
     """When the mask leaves the followed query one key (token 1 under the causal mask), its weight is 1 and its
-    context is that key's value: nothing is mixed. Say so, and offer the query that attends to the most keys.
-    ``on_slide``: one line beside the button, under the slide's words (the worked numbers are screens down)."""
+    context is that key's value: nothing is mixed. Say so, and on the lesson's own stages (``view.pick``: its
+    followed token is the sidebar's) offer the query that attends to the most keys. ``on_slide``: one line beside
+    the button, under the slide's words (the worked numbers are screens down)."""
     allowed = view.trace.mask[view.head]  # (T, S) bool
     counts = allowed.sum(dim=-1)  # (T,) keys each query may attend to
     if int(counts[view.follow]) != 1 or int(counts.max()) < 2:
@@ -263,11 +264,13 @@ def _lone_key_note(view: StageView, key: str, *, on_slide: bool = False) -> None
             words, press = st.columns([5, 1], vertical_alignment="center")
             words.markdown(f"**{follow} may attend to {key_label} only:** weight 1, nothing mixed. {other} attends "
                            f"to {int(counts[richest])} keys.")
-            press.button(f"Follow {other}", width="stretch", **button)
+            if view.pick:
+                press.button(f"Follow {other}", width="stretch", **button)
         return
     st.info(f"The mask leaves {follow} one key, {key_label}: its weight is 1 and its context is that key's value "
             f"vector, so nothing is mixed. {other} may attend to {int(counts[richest])} keys.", icon=":material/info:")
-    st.button(f"Follow {other}", **button)
+    if view.pick:
+        st.button(f"Follow {other}", **button)
 
 
 def on_pick(chart_key: str, field: str, changes: Callable[[int], dict]) -> Callable[[], None]:

@@ -4,7 +4,8 @@
 
 The same navigation (every section and page of the app, the other pages empty), the same sidebar
 (sentence, sizes, mask, seed, device, followed token, head, colour, limits), the same presenter switch
-and stage picker (Back/Next, the stage menu, the progress bar) as ``pages/step_through.py``, then one
+and stage picker (Back/Next, the stage menu, the progress bar) and Back/Next under the stage as
+``pages/step_through.py``, then one
 8 × 8 Vega-Lite heatmap of the lean page (``bench/lean_charts.py``): no lesson, no torch run, no worked
 numbers. Served as the app is (an ``st.App`` with ``attention_ui.serving.lifespan``), so a click is
 compared on the same server settings.
@@ -20,27 +21,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the app's packag
 
 from attention_core import tokenize  # noqa: E402
 from attention_ui.controls import (  # noqa: E402
-    _colour_control, _config_controls, _follow_controls, _limits_note, page_start, stage_picker)
+    _colour_control, _config_controls, _control_places, _follow_controls, _limits_note, page_start, stage_footer,
+    stage_picker)
 from attention_ui.url_state import show_link_notes  # noqa: E402
 from lean_charts import heatmap_spec, stage_values  # noqa: E402
 from servers import app_lessons  # noqa: E402
 
 
 def step_through() -> None:
-    page_start("Step through attention")
-    with st.sidebar:
-        config = _config_controls()
-        labels = tokenize(config.sentence) or ["(empty)"]
+    places = _control_places(page_start("Step through attention"))
+    config = _config_controls(places)
+    labels = tokenize(config.sentence) or ["(empty)"]
+    with places.follow:
         _follow_controls(labels, config.num_heads)
         _colour_control()
+    with places.sizes:
         _limits_note()
     show_link_notes()
     st.caption("Following one query token (the bare page: the app's controls and one chart).")
 
     @st.fragment
     def stage() -> None:
-        step = stage_picker(st.session_state.get("presenter", False))
+        presenter = st.session_state.get("presenter", False)
+        step = stage_picker(presenter)
         st.vega_lite_chart({**heatmap_spec(), "data": {"values": stage_values(step + 1, "after")}})
+        if not presenter:
+            stage_footer(step, None)  # (the other pages here are empty)
 
     stage()
 

@@ -40,7 +40,7 @@ def stage(settings: Settings) -> None:
     questions.show_check_yourself(settings, key)
     export.show_downloads(settings, key)
     if not settings.presenter:
-        stage_footer(step, "pages/multi_head.py")
+        stage_footer(step, ("pages/multi_head.py", "On to Multi-head: every head side by side"))
 
 
 stage(settings)

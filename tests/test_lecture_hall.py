@@ -110,3 +110,27 @@ def test_every_session_opens_and_clicks_without_error(hall):
 
 def test_no_session_is_told_page_not_found(hall):
     assert hall["page not found"] == 0
+
+
+def test_the_bare_controls_page_draws_the_step_throughs_controls():
+    """bench/controls_page.py builds the step-through's controls from the app's own functions: when their
+    signatures changed, the page failed and the click benchmark had no Next to press."""
+    from streamlit.testing.v1 import AppTest
+
+    def bare_page():
+        import sys
+        from pathlib import Path
+
+        bench = Path.cwd() / "bench"
+        sys.path[:0] = [str(bench), str(bench.parent)]
+        import controls_page
+
+        controls_page.step_through()
+
+    at = AppTest.from_function(bare_page, default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    labels = [b.label for b in at.button]
+    assert "Next ▶" in labels and any(label.startswith("Next: ") for label in labels), labels
+    assert {"sentence", "token", "mask"} <= {w.key for kind in ("text_input", "selectbox", "radio")
+                                            for w in getattr(at.sidebar, kind)}
