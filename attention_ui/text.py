@@ -48,7 +48,8 @@ STAGES = (
           "matches what the query looks for. Row i holds token i's scores for all tokens."),
     Stage("scaled", "4 · Scaling by √d_k",
           r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}",
-          "A dot product of d_k random numbers grows with d_k (its variance is d_k times larger). "
+          "A dot product adds up d_k products, so it grows with d_k (for random numbers its variance is d_k "
+          "times larger). "
           "Dividing by √d_k keeps the scores in a range where softmax is not yet saturated, "
           "so no single key takes all the weight just because vectors are long."),
     Stage("masked", "5 · Masking",
