@@ -238,7 +238,8 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 :is([data-testid='stTopNavSection'], [data-testid='stTopNavDropdownLink']) p {font-size: 1.05rem !important;}
 @media (max-width: 1180px) {.st-key-slide_settings [data-testid='stMarkdownContainer'] {display: none;}
   .st-key-slide_settings {right: 15.7rem;} .st-key-presenter label p {font-size: 1rem !important;}
-  :is([data-testid='stTopNavSection'], [data-testid='stTopNavDropdownLink']) p {font-size: 0.875rem !important;}}
+  :is([data-testid='stTopNavSection'], [data-testid='stTopNavDropdownLink']) p {font-size: 0.875rem !important;}
+  .st-key-slide [data-testid='stHorizontalBlock'] g.mark-text.role-mark {display: none;}}
 [data-testid='stMain'] .stProgress {margin-top: -0.6rem;}
 [data-testid='stMain'] :is(.stProgress p, [data-testid='stPageLink'] p) {font-size: 1.3rem !important;}
 [data-testid='stMain']:focus, [data-testid='stMain'] *:focus:not(input):not(button) {outline: none;}
@@ -253,7 +254,8 @@ draw their tables with st.table in presenter mode instead (HTML, enlarged here).
 values keeps the page's size: the slide's charts leave room for it at that size, and for the line that says the
 followed token may attend to one key only. The Settings menu (the sidebar's
 controls) sits beside the presenter switch, in its usual small text. On a window narrower than 1180 px the menu
-shows its icon only, and the page menus and the switch's label keep a smaller text, so that the three fit."""
+shows its icon only, and the page menus and the switch's label keep a smaller text, so that the three fit; two
+charts side by side on a slide leave out the numbers in their cells there (judged for 1280 px, they ran together)."""
 
 PRESENTER_GAP_PX = 16
 """The gap between two of ``st.columns`` (Streamlit's default "small" gap, 1rem)."""

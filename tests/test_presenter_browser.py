@@ -469,6 +469,24 @@ def test_next_under_a_stage_moves_on_and_shows_the_new_stage_from_its_top(server
         context.close()
 
 
+@pytest.mark.parametrize("width, shown", [(1024, False), (1280, True)])
+def test_side_by_side_slides_leave_out_cell_numbers_on_a_narrow_window(server, browser, width, shown):
+    """At 1024 px the numbers of stage 4's two charts ran into each other ("−0.086−0.226−0.249"): the slide
+    decides to print them for a 1280-px window."""
+    context, page = _new_page(browser, {"width": width, "height": 768})
+    try:
+        _open(page, server + "/step-through?presenter=true&step=scaled", FIRST_LOAD_MS)
+        visible = page.evaluate("""() => [...document.querySelectorAll(
+            ".st-key-slide [data-testid='stHorizontalBlock'] g.mark-text.role-mark text")]
+            .filter(t => t.getBoundingClientRect().width > 0).length""")
+        assert (visible > 0) == shown, visible
+        axis = page.evaluate("""() => [...document.querySelectorAll(".st-key-slide g.role-axis-label text")]
+            .filter(t => t.getBoundingClientRect().width > 0).length""")
+        assert axis > 0, "the token labels stay"
+    finally:
+        context.close()
+
+
 def _visit(page, url: str) -> None:
     """Start loading ``url`` without waiting for it (many visits at once)."""
     page.goto(url, wait_until="commit", timeout=FIRST_LOAD_MS)
