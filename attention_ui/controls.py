@@ -44,7 +44,7 @@ class Settings:
     """What a page needs: the lesson (tokens, X, weights, trace), the followed token and head, view options."""
 
     config: LessonConfig
-    lesson: Lesson
+    lesson: Lesson | None  # None only on a page that does not use it (lesson_settings' uses_lesson=False)
     labels: list[str]
     follow: int
     head: int
@@ -84,9 +84,11 @@ def page_start(title: str, *, slides: bool = False) -> bool:
     return presenter
 
 
-def lesson_settings(title: str, *, slides: bool = False) -> Settings:
+def lesson_settings(title: str, *, slides: bool = False, uses_lesson: bool = True) -> Settings:
     """Draw the page title and the settings (the sidebar, or a slide's Settings menu); return the settings, or show
-    what is wrong and stop the page. ``slides``: as in ``page_start``."""
+    what is wrong and stop the page. ``slides``: as in ``page_start``. A page that reads only the device and the
+    view options (``uses_lesson=False``) is not stopped by settings that cannot make a lesson (an empty sentence,
+    say): it gets a note instead, and ``lesson`` is None."""
     presenter = page_start(title, slides=slides)
     places = _control_places(presenter)
     config = _config_controls(places)
@@ -95,8 +97,12 @@ def lesson_settings(title: str, *, slides: bool = False) -> Settings:
         lesson = cached_lesson(config, real_word_vectors(config))
     except AttentionInputError as err:
         show_link_notes()
-        st.error(f"**Please adjust the settings.** {err}", icon="⚠️")
-        st.stop()
+        if uses_lesson:
+            st.error(f"**Please adjust the settings.** {err}", icon="⚠️")
+            st.stop()
+        st.caption(f"The settings cannot make the other pages' lesson yet ({plain(str(err))}); this page does not "
+                   "use them, so it carries on.")
+        return Settings(config, None, [], 0, 0, presenter)
     labels = token_labels(lesson.tokens)
     with places.follow:
         follow, head = _follow_controls(labels, config.num_heads)

@@ -24,7 +24,7 @@ LAYER_NAMES = {"attend": "attention (attend: keeps the T×T weights)",
 KIND_COLORS = {"self-attention": SERIES_COLORS[0], "attend": SERIES_COLORS[0], "recurrent": SERIES_COLORS[1],
                "convolution": SERIES_COLORS[2], "fused": SERIES_COLORS[4]}
 
-settings = lesson_settings("What attention costs")
+settings = lesson_settings("What attention costs", uses_lesson=False)  # it never reads the sentence
 keep_page_settings(KEYS)
 font, wide = settings.font_size, settings.presenter
 st.markdown(

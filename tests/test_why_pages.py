@@ -358,6 +358,17 @@ def test_cost_page_measures_nothing_until_the_button_is_pressed():
     assert memory[2048] == 2048 * 2048 * 4
 
 
+@pytest.mark.parametrize("sentence", ["", " ".join(["word"] * 40)])
+def test_cost_page_works_with_a_sentence_that_makes_no_lesson(sentence):
+    """The page never reads the sentence, so an empty or too long one must not replace it with an error."""
+    at = open_page("pages/cost.py")
+    set_widget(at, "text_input", "sentence", sentence)
+    assert not at.error, texts(at, "error")
+    assert any("this page does not use them" in c for c in texts(at, "caption")), texts(at, "caption")
+    assert chart_data(at, "multiply-adds").shape[0] > 0
+    assert any("Nothing measured yet" in i for i in texts(at, "info"))
+
+
 def test_cost_measurement_gives_a_quadratic_slope():
     at = open_page("pages/cost.py", {"cost_longest": "1024", "cost_width": "64"})
     at.button(key="cost_measure").click().run()
