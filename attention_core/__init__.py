@@ -8,8 +8,9 @@ No streamlit or altair here: the core computes, the UI draws.
 
 from .errors import AttentionInputError
 from .attention import AttentionTrace, apply_mask, attend, masked_softmax, trace_attention
-from .by_hand import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, AnswerCheck, CellProblem, GridReading, HandExample,
-                      check_answer, format_cell, hand_trace, read_grid, read_number, resize_grid, stage_truth)
+from .by_hand import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, AnswerCheck, CellProblem, Diagnosis, GridReading,
+                      HandExample, Slip, check_answer, diagnose, format_cell, hand_trace, likely_slips, read_grid,
+                      read_number, resize_grid, stage_truth)
 from .explain import LinearTerms, RowArithmetic, linear_terms, row_arithmetic
 from .device import DEVICE_CHOICES, available_devices, resolve_device
 from .lesson import Lesson, LessonConfig, build_mask, check_config, lesson_tokens, run_lesson
@@ -40,8 +41,8 @@ __all__ = [
     "AttentionInputError",
     "AttentionTrace", "apply_mask", "attend", "masked_softmax", "trace_attention",
     "ANSWER_TOLERANCE", "EXAMPLE", "HAND_STAGES", "MAX_CELL_MAGNITUDE", "MAX_HAND_TOKENS", "MAX_HAND_WIDTH",
-    "AnswerCheck", "CellProblem", "GridReading", "HandExample", "check_answer", "format_cell", "hand_trace",
-    "read_grid", "read_number", "resize_grid", "stage_truth",
+    "AnswerCheck", "CellProblem", "Diagnosis", "GridReading", "HandExample", "Slip", "check_answer", "diagnose",
+    "format_cell", "hand_trace", "likely_slips", "read_grid", "read_number", "resize_grid", "stage_truth",
     "LinearTerms", "RowArithmetic", "linear_terms", "row_arithmetic",
     "DEVICE_CHOICES", "available_devices", "resolve_device",
     "Lesson", "LessonConfig", "build_mask", "check_config", "lesson_tokens", "run_lesson",

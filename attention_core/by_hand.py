@@ -81,6 +81,7 @@ class AnswerCheck:
     problems: tuple[CellProblem, ...]
     truth: torch.Tensor
     tolerance: float
+    values: torch.Tensor | None = None  # the typed numbers (rows, cols) float64, NaN where unusable
 
     def count(self, mark: str) -> int:
         return sum(row.count(mark) for row in self.marks)
@@ -178,7 +179,7 @@ def check_answer(rows, truth: torch.Tensor, name: str = "Your answer", row_label
               for j in range(truth.shape[1]))
         for i in range(truth.shape[0])
     )
-    return AnswerCheck(marks, reading.problems, truth, tolerance)
+    return AnswerCheck(marks, reading.problems, truth, tolerance, reading.values)
 
 
 def resize_grid(rows, shape: tuple[int, int], fill="0") -> list[list]:
@@ -192,3 +193,132 @@ def resize_grid(rows, shape: tuple[int, int], fill="0") -> list[list]:
 def format_cell(value: float) -> str:
     """A number as a person would type it: 1.0 -> "1", 0.70710678 -> "0.7071"."""
     return f"{value:.4g}" if value != int(value) else str(int(value))
+
+
+# ------------------------------------------------------------------------------------------ slips
+
+
+@dataclass(frozen=True)
+class Slip:
+    """A common mistake at one stage: ``values`` is the matrix it gives (the true stage's shape, NaN where it
+    gives nothing), ``hint`` says in words what went wrong and what to do instead."""
+
+    key: str
+    hint: str
+    values: torch.Tensor
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Why some typed cells are wrong: the ``slip`` (or None) that explains ``cells`` ((row, col) pairs) of the
+    ``wrong`` cells marked wrong, and for the weights, what makes a typed row impossible (``row_notes``)."""
+
+    slip: Slip | None
+    cells: tuple[tuple[int, int], ...]
+    wrong: int
+    row_notes: tuple[tuple[int, str], ...] = ()  # (row, what is wrong with it), e.g. (0, "adds up to 1.5; …")
+
+
+def likely_slips(trace: AttentionTrace, stage: str) -> list[Slip]:
+    """The usual mistakes at ``stage`` (a HAND_STAGES name) for the trace's first head, each as the matrix it
+    gives. Blocked keys follow the trace's mask, so a slip differs from the truth only by its own mistake."""
+    q, k, v = (t[0].detach().to("cpu", torch.float64) for t in (trace.q, trace.k, trace.v))  # (T, d_k), (S, ·)
+    allowed = trace.mask[0].to("cpu")  # (T, S)
+    d_k = q.shape[-1]
+    root = math.sqrt(d_k)
+    scores = q @ k.T  # (T, S)   S = QKᵀ
+    scaled = scores / root  # (T, S)   S / √d_k
+    weights = _softmax_rows(scaled, allowed)  # (T, S)   A
+    if stage == "scores":
+        slips = [Slip("transposed", "These cells hold k_i · q_j: row i is query i and column j is key j, so "
+                      "the cell in row i, column j is q_i · k_j.", scores.T if scores.shape[0] == scores.shape[1]
+                      else None),
+                 Slip("scaled-early", f"These cells are already divided by √d_k = {root:.4g}. Step 1 is the raw "
+                      "dot product q_i · k_j; the division is step 2.", scaled),
+                 Slip("q-q", "These cells are q_i · q_j: the columns come from the keys, so use K's rows for them.",
+                      q @ q.T),
+                 Slip("k-k", "These cells are k_i · k_j: the rows come from the queries, so use Q's rows for them.",
+                      k @ k.T if k.shape[0] == q.shape[0] else None)]
+    elif stage == "scaled":
+        slips = [Slip("not-divided", f"These cells are the raw scores: divide each by √d_k = {root:.4g}.", scores),
+                 Slip("divided-by-d_k", f"These cells are divided by d_k = {d_k}; divide by its square root, "
+                      f"√d_k = {root:.4g}, instead.", scores / d_k),
+                 Slip("multiplied", f"These cells are multiplied by √d_k = {root:.4g}; divide by it instead.",
+                      scores * root)]
+    elif stage == "weights":
+        slips = [Slip("unscaled", "These cells are the softmax of the raw scores: start from the scaled scores "
+                      f"(step 2, each score divided by √d_k = {root:.4g}).", _softmax_rows(scores, allowed)),
+                 Slip("columns", "These cells make each column add up to 1: the softmax runs along each row "
+                      "(one query over all its keys), so each row adds up to 1.", _softmax_rows(scaled.T, allowed.T).T),
+                 Slip("no-exp", "These cells are the scaled scores divided by their row's sum: take e to the "
+                      "power of each score first, then divide by the sum of those.", _share_of_row(scaled, allowed)),
+                 Slip("not-normalised", "These cells are e to the power of the scaled score: now divide each by "
+                      "the sum of its row's values, so the row adds up to 1.",
+                      scaled.exp().masked_fill(~allowed, 0.0)),
+                 Slip("mask-ignored", "These cells ignore the causal mask: a blocked key gets weight 0, and each "
+                      "row's sum runs over the keys it may see only.", _softmax_rows(scaled, torch.ones_like(allowed)))
+                 if not bool(allowed.all()) else None]
+    elif stage == "context":
+        slips = [Slip("columns-of-A", "These cells use column i of the weights: context row i mixes V's rows with "
+                      "the weights in row i of A.", weights.T @ v if weights.shape[0] == weights.shape[1] else None),
+                 Slip("used-K", "These cells mix K's rows: the context is a weighted sum of V's rows.",
+                      weights @ k if k.shape[-1] == v.shape[-1] else None),
+                 Slip("unscaled-weights", "These cells use the softmax of the raw scores: the weights come from the "
+                      f"scaled scores (divided by √d_k = {root:.4g}).", _softmax_rows(scores, allowed) @ v),
+                 Slip("even", "These cells weigh every visible row of V the same: each row counts with its own weight "
+                      "from A.", _softmax_rows(torch.zeros_like(scores), allowed) @ v)]
+    else:
+        raise AttentionInputError(f"stage must be one of {', '.join(HAND_STAGES)}, got {stage!r}.")
+    return [slip for slip in slips if slip is not None and slip.values is not None]
+
+
+def diagnose(check: AnswerCheck, trace: AttentionTrace, stage: str) -> Diagnosis | None:
+    """The slip that explains the most wrong cells of ``check`` (an answer for ``stage``), or for the weights,
+    rows that cannot be weights; None when every cell is right or nothing known explains a wrong one.
+
+    A wrong cell is explained by a slip when the typed number is within the check's tolerance of the slip's value
+    and that value is itself wrong (so a slip that happens to equal the truth there explains nothing)."""
+    if check.values is None:
+        raise AttentionInputError("the check holds no typed values to diagnose.")
+    typed, truth, tol = check.values, check.truth, check.tolerance
+    wrong = [(i, j) for i, row in enumerate(check.marks) for j, mark in enumerate(row) if mark == WRONG]
+    if not wrong:
+        return None
+    best: tuple[Slip, tuple] | None = None
+    for slip in likely_slips(trace, stage):
+        values = slip.values
+        cells = tuple((i, j) for i, j in wrong
+                      if abs(float(values[i, j] - typed[i, j])) <= tol and abs(float(values[i, j] - truth[i, j])) > tol)
+        if cells and (best is None or len(cells) > len(best[1])):
+            best = (slip, cells)
+    notes = _weight_row_notes(typed, tol) if stage == "weights" else ()
+    if best is None and not notes:
+        return None
+    slip, cells = best if best is not None else (None, ())
+    return Diagnosis(slip, cells, len(wrong), notes)
+
+
+def _softmax_rows(scores: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """Softmax along each row over the allowed cells only; a row with none allowed is all zeros."""
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    return torch.nan_to_num(weights, nan=0.0)
+
+
+def _share_of_row(scores: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """Each allowed score over its row's sum of allowed scores (NaN where that sum is 0)."""
+    kept = scores.masked_fill(~allowed, 0.0)
+    total = kept.sum(dim=-1, keepdim=True)
+    return torch.where(total == 0, torch.full_like(kept, float("nan")), kept / total)
+
+
+def _weight_row_notes(typed: torch.Tensor, tol: float) -> tuple[tuple[int, str], ...]:
+    """What makes typed rows impossible as weights: a negative weight, or a whole row that does not add up to 1."""
+    notes = []
+    for i, row in enumerate(typed):
+        if bool(torch.isnan(row).any()):
+            continue
+        if bool((row < -tol).any()):
+            notes.append((i, "has a negative weight; e^x is never negative, so no weight is."))
+        elif abs(float(row.sum()) - 1.0) > tol * len(row):
+            notes.append((i, f"adds up to {float(row.sum()):.4g}; the weights of a row always add up to 1."))
+    return tuple(notes)

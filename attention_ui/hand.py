@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention_core import EXAMPLE, AnswerCheck, AttentionTrace, format_cell, resize_grid
+from attention_core import EXAMPLE, AnswerCheck, AttentionTrace, Diagnosis, format_cell, resize_grid
 from attention_core.by_hand import EMPTY, INVALID, RIGHT, WRONG
 
 from .frames import format_value
@@ -149,6 +149,22 @@ def marks_table(check: AnswerCheck, typed: list[list], row_labels: list[str], co
     colours = pd.DataFrame([[MARK_COLOURS[m] for m in marks] for marks in check.marks], index=row_labels,
                            columns=col_labels)
     return table.style.apply(lambda _: colours, axis=None)
+
+
+def diagnosis_text(diagnosis: Diagnosis, row_labels: list[str], col_labels: list[str]) -> str:
+    """A diagnosis in words (markdown; the labels are the page's own token and feature names)."""
+    parts = []
+    if diagnosis.slip is not None:
+        explained, wrong = len(diagnosis.cells), diagnosis.wrong
+        if explained == wrong:
+            which = "Your wrong cell looks" if wrong == 1 else f"All {wrong} wrong cells look"
+        else:
+            named = ", ".join(f"{row_labels[i]} → {col_labels[j]}" for i, j in diagnosis.cells[:4])
+            which = f"{explained} of your {wrong} wrong cells ({named}{', …' if explained > 4 else ''}) look"
+        parts.append(f"**A likely slip.** {which} like a common mistake. {diagnosis.slip.hint}")
+    if diagnosis.row_notes:
+        parts.append("**Not weights yet.** " + " ".join(f"Row {row_labels[i]} {note}" for i, note in diagnosis.row_notes))
+    return "\n\n".join(parts)
 
 
 # ------------------------------------------------------------------------------- starting points

@@ -5,7 +5,7 @@ import math
 import streamlit as st
 
 from attention_core import (ANSWER_TOLERANCE, HAND_STAGES, MAX_CELL_MAGNITUDE, MAX_HAND_TOKENS, MAX_HAND_WIDTH,
-                            check_answer, hand_trace, read_grid, stage_truth)
+                            check_answer, diagnose, hand_trace, read_grid, stage_truth)
 from attention_ui import charts, frames, hand
 from attention_ui.controls import page_start
 from attention_ui.render import cached_matrix_chart, show_chart
@@ -141,6 +141,8 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
                 st.success(f"All {check.cells} cells right. Well done!", icon=":material/check_circle:")
             else:
                 st.info(f"{right_count} of {check.cells} cells right (within ±{ANSWER_TOLERANCE:g}).")
+                if diagnosis := diagnose(check, trace, stage):
+                    st.warning(hand.diagnosis_text(diagnosis, tokens, answer_cols), icon=":material/lightbulb:")
             if check.problems:
                 st.warning("\n".join(f"- {plain(p.message)}" for p in check.problems[:8])
                            + ("\n- …" if len(check.problems) > 8 else ""))

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from apptest_support import ROOT, TIMEOUT, open_page
-from attention_core import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, MAX_CELL_MAGNITUDE, check_answer, hand_trace,
-                            read_grid, read_number, resize_grid, stage_truth)
+from attention_core import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, MAX_CELL_MAGNITUDE, check_answer, diagnose,
+                            hand_trace, likely_slips, read_grid, read_number, resize_grid, stage_truth)
 from attention_core.by_hand import EMPTY, INVALID, RIGHT, WRONG
 
 PAGE = "pages/by_hand.py"
@@ -92,6 +92,70 @@ def test_check_answer_marks_each_cell_within_the_tolerance():
     assert [p.message for p in check.problems] == [
         "Scores, row b, column a is empty.", "Scores, row b, column b holds “minusone”, which is not a number."]
     assert check_answer([["0.5", "1"], ["2", "-1"]], truth).all_right
+
+
+def typed_from(values: torch.Tensor, decimals: int = 3) -> list[list[str]]:
+    return [[f"{v:.{decimals}f}" for v in row] for row in values.tolist()]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("stage", HAND_STAGES)
+def test_each_slip_typed_in_full_is_named(stage, causal):
+    """Typing what a slip gives makes every cell it changes wrong, and the diagnosis names that slip."""
+    trace = hand_trace(*example_tensors(), causal=causal)
+    truth = stage_truth(trace, stage)
+    named = 0
+    for slip in likely_slips(trace, stage):
+        check = check_answer(typed_from(slip.values), truth)
+        if check.all_right:  # this slip gives the truth for this example (a symmetric QKᵀ has no transpose slip)
+            continue
+        diagnosis = diagnose(check, trace, stage)
+        assert diagnosis is not None and diagnosis.slip.key == slip.key, (slip.key, diagnosis)
+        assert len(diagnosis.cells) == diagnosis.wrong == check.count(WRONG)
+        named += 1
+    assert named >= 3, f"only {named} slips at {stage} differ from the truth"
+
+
+def test_forgetting_the_square_root_is_told_apart_from_forgetting_the_division():
+    x, w_q, w_k, w_v = example_tensors()
+    trace = hand_trace(x, torch.cat([w_q, w_q], 1), torch.cat([w_k, w_k], 1), torch.cat([w_v, w_v], 1))  # d_k = 4
+    truth, scores = stage_truth(trace, "scaled"), stage_truth(trace, "scores")
+    cases = {"not-divided": scores, "divided-by-d_k": scores / 4, "multiplied": scores * 2}
+    for key, typed in cases.items():
+        diagnosis = diagnose(check_answer(typed_from(typed), truth), trace, "scaled")
+        assert diagnosis.slip.key == key
+        assert "√d_k = 2" in diagnosis.slip.hint
+
+
+def test_a_few_slipped_cells_among_right_ones_are_counted():
+    trace = hand_trace(*example_tensors())
+    truth = stage_truth(trace, "scaled")
+    typed = typed_from(truth)
+    typed[2][2] = f"{float(trace.scores[0, 2, 2]):.3f}"  # one cell not divided
+    typed[0][0] = "7"  # one cell plain wrong
+    diagnosis = diagnose(check_answer(typed, truth), trace, "scaled")
+    assert diagnosis.slip.key == "not-divided" and diagnosis.cells == ((2, 2),) and diagnosis.wrong == 2
+
+
+def test_no_diagnosis_for_right_answers_or_unexplained_mistakes():
+    trace = hand_trace(*example_tensors())
+    truth = stage_truth(trace, "scores")
+    assert diagnose(check_answer(typed_from(truth), truth), trace, "scores") is None
+    assert diagnose(check_answer([["9", "9", "9"]] * 3, truth), trace, "scores") is None
+
+
+def test_weights_that_cannot_be_weights_are_explained_by_their_rows():
+    trace = hand_trace(*example_tensors())
+    truth = stage_truth(trace, "weights")
+    typed = typed_from(truth)
+    typed[0] = ["0.3", "0.3", "0.9"]  # adds up to 1.5
+    typed[1] = ["-0.2", "0.6", "0.6"]  # a negative weight
+    diagnosis = diagnose(check_answer(typed, truth), trace, "weights")
+    assert diagnosis.slip is None
+    assert diagnosis.row_notes == ((0, "adds up to 1.5; the weights of a row always add up to 1."),
+                                   (1, "has a negative weight; e^x is never negative, so no weight is."))
+    words = hand.diagnosis_text(diagnosis, ["1·I", "2·like", "3·tea"], ["1·I", "2·like", "3·tea"])
+    assert words.startswith("**Not weights yet.** Row 1·I adds up to 1.5;") and "Row 2·like has a negative" in words
 
 
 def test_resize_keeps_the_overlap_and_fills_new_cells():
@@ -186,6 +250,22 @@ def test_a_wrong_cell_is_marked_and_the_right_answer_then_accepted():
     at.run()
     assert texts(at, "success") == ["All 9 cells right. Well done!"]
     assert at.session_state["hand_solved"] == {"scores"}
+
+
+def test_the_page_names_a_likely_slip():
+    scaled_without_division = [[str(v) for v in row] for row in EXAMPLE_SCORES]  # the raw scores typed as scaled
+    at = check(run_page(typed_example() | {"answer_scaled": scaled_without_division}), "scaled")
+    hints = texts(at, "warning")
+    assert any(h.startswith("**A likely slip.** All 8 wrong cells look like a common mistake.")
+               and "divide each by √d_k = 1.414" in h for h in hints), hints
+    grids = at.session_state["hand_grids"]
+    grids["answer_scaled"] = [[f"{v / math.sqrt(2):.3f}" for v in row] for row in EXAMPLE_SCORES]
+    grids["answer_scaled"][2][1] = "2"  # tea → like: the raw score, not divided
+    at.run()
+    assert any("Your wrong cell looks like a common mistake" in h for h in texts(at, "warning")), texts(at, "warning")
+    grids["answer_scaled"][2][1] = "9"
+    at.run()
+    assert not any("likely slip" in h for h in texts(at, "warning")), "nothing known explains a 9"
 
 
 def test_weights_are_checked_within_the_tolerance():
