@@ -215,6 +215,7 @@ def _heatmap_layers(
     panel_fields: tuple[str, ...] = (),
     thin_col_labels: bool = False,
     col_labels_px: int | None = None,
+    legend: bool = True,
 ) -> alt.LayerChart:
     df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
     rows = _ordered(df, row, "row_index")
@@ -257,7 +258,7 @@ def _heatmap_layers(
                     titleFontSize=font_size,
                     labelFontSize=max(font_size - 2, 8),
                     gradientLength=max(120, min(300, cell_size * len(rows))),
-                ),
+                ) if legend else None,
             ),
             tooltip=[
                 alt.Tooltip(f"{row}:N", title=row),
@@ -321,6 +322,7 @@ def heatmap(
     fit: bool = False,
     thin_col_labels: bool = False,
     col_labels_px: int | None = None,
+    legend: bool = True,
 ) -> alt.LayerChart:
     """A heatmap of a matrix frame (columns ``row``, ``col``, ``value``, ``row_index``,
     ``col_index``; optional ``label`` and ``masked`` as made by ``matrix_frame``).
@@ -332,7 +334,8 @@ def heatmap(
     ``follow_row`` outlines that row; ``pick`` adds a click selection on the row (named ``PICK``);
     ``fit`` sizes the chart to its container instead of ``cell_size`` per cell; ``thin_col_labels`` then
     draws the column labels upright and leaves out every other one while they would overlap; ``col_labels_px``
-    is the least height the column labels take (charts side by side given the same start their rows level).
+    is the least height the column labels take (charts side by side given the same start their rows level);
+    ``legend=False`` leaves out the colour bar (charts side by side on one colour scale need only one).
     """
     return _heatmap_layers(
         df,
@@ -351,6 +354,7 @@ def heatmap(
         fit=fit,
         thin_col_labels=thin_col_labels,
         col_labels_px=col_labels_px,
+        legend=legend,
         title=chart_title(title, font_size),
     )
 

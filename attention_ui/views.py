@@ -205,8 +205,8 @@ def _draw_charts(view: StageView, rec: StageRecord) -> None:
         view = replace(view, stacked=True)  # many tokens or features: one chart under another, each full width
         drawn = rec.charts(view)
         columns = [st.container() for _ in drawn]
-    else:
-        columns = st.columns(len(drawn)) if len(drawn) > 1 else [st.container()]
+    else:  # side by side, each chart's column as wide as the chart wants (a chart without colour bar is narrower)
+        columns = st.columns([_natural_px(spec, view) for spec in drawn]) if len(drawn) > 1 else [st.container()]
     for i, (column, chart) in enumerate(zip(columns, drawn)):
         with column:
             _show_main(view, chart, f"{rec.key}_{i}")
@@ -215,6 +215,18 @@ def _draw_charts(view: StageView, rec: StageRecord) -> None:
 MIN_SIDE_BY_SIDE_CELL = 18
 """Smallest cell, in pixels, of a stage's charts drawn side by side: below it their row labels would overlap
 (and a narrow column shrinks the chart further), so the charts are drawn one under another instead."""
+
+
+def _natural_px(spec: dict, view: StageView) -> float:
+    """About how wide a chart drawn at its own size is: its cells, its row labels and, if it has one, its colour
+    bar. A fitted chart (a slide's) or one of unknown width counts as one equal share."""
+    width = spec.get("width")
+    if view.fit or not isinstance(width, (int, float)):
+        return 1.0
+    has_legend = any(layer.get("encoding", {}).get("color", {}).get("legend", {}) is not None
+                     and "scale" in layer.get("encoding", {}).get("color", {})
+                     for layer in spec.get("layer", [spec]))
+    return width + charts.label_px(view.labels, view.font_size) + ROW_AXIS_TITLE_PX + (LEGEND_PX if has_legend else 0)
 
 
 def _cell_px(spec: dict) -> float:
@@ -422,23 +434,39 @@ def _caption_cut(*widths: tuple[str, int], table: str = "“All the numbers” b
 
 def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], title: str, prefix: str = "d",
                     share: float = 1.0, row_name: str = "token", col_labels=None, domain=None,
-                    level_with_keys: bool = False):
+                    level_with_keys: bool = False, cell: int | None = None, legend: bool = True):
     """A rows × features heatmap (diverging colours around 0; ``domain`` fixes the colour scale), capped at
-    MAX_FEATURES_SHOWN columns and sized to fit ``share`` of the page width. ``level_with_keys``: on a slide,
-    beside a token chart, its rows stay level with that chart's (see ``slide_key_labels_px``). Returns (chart,
-    note)."""
+    MAX_FEATURES_SHOWN columns and sized to fit ``share`` of the page width (or given its ``cell`` size).
+    ``level_with_keys``: on a slide, beside a token chart, its rows stay level with that chart's (see
+    ``slide_key_labels_px``); ``legend=False``: no colour bar. Returns (chart, note)."""
     shown, note = shown_features(values)
     cols = frames.feature_labels(shown.shape[-1], prefix) if col_labels is None else frames.AxisLabels(
         col_labels[:shown.shape[-1]])
-    cell = view.fit_cell(shown.shape[-1] + 3, share)  # + room for the token labels and the colour bar
+    if cell is None:
+        cell = view.fit_cell(shown.shape[-1] + 3, share)  # + room for the token labels and the colour bar
     follow = view.follow if row_name == "token" and len(rows) == len(view.labels) else None
     values_fit = share >= 0.5 if view.fit else cell >= 30  # a slide's third of the width is too narrow for numbers
     chart = cached_matrix_chart(charts.matrix_heatmap, shown, rows, cols, row_name=row_name, col_name="feature",
                                 title=title, cell_size=SLIDE_CELL if view.fit else cell, font_size=view.font_size,
                                 row=row_name, show_values=shown.shape[-1] <= 12 and values_fit,
                                 value_title="feature value", follow_row=follow, fit=view.fit, domain=domain,
-                                col_labels_px=slide_key_labels_px(view) if view.fit and level_with_keys else None)
+                                col_labels_px=slide_key_labels_px(view) if view.fit and level_with_keys else None,
+                                legend=legend)
     return chart, note
+
+
+ROW_AXIS_TITLE_PX = 24
+"""Width of a chart's row-axis title ("token") and the gap beside its labels, at the page's font."""
+LEGEND_PX = 80
+"""Width of a colour bar with its title ("feature value") and numbers, at the page's font."""
+
+
+def shared_scale_cell(view: StageView, rows: list[str], columns: int, charts_side_by_side: int) -> int:
+    """The cell size of ``charts_side_by_side`` feature charts in one row of the page, with ``columns`` cells in
+    all, each with its own row labels and one colour bar between them (they share its scale)."""
+    labels = charts_side_by_side * (charts.label_px(rows, view.font_size) + ROW_AXIS_TITLE_PX)
+    room = PAGE_WIDTH_PX - labels - LEGEND_PX
+    return max(8, min(view.cell_size, int(room // max(columns, 1))))
 
 
 SLIDE_NUMBER_CELL_PX = 52
@@ -534,11 +562,16 @@ def _qkv_charts(view: StageView) -> list:
     # one colour scale for the three, so the same colour is the same number side by side
     largest = max(float(shown_features(values)[0].abs().max()) if values.numel() else 0.0 for _, values in matrices)
     domain = (-largest, largest) if largest > 0 else None
+    # On the page (not a slide, not stacked) the three share one colour bar, drawn once beside V, and one cell size
+    # that fills the row: their numbers are then printed as large as the width allows.
+    joint = not view.fit and not view.stacked
+    widths = sum(shown_features(values)[0].shape[-1] for _, values in matrices)
+    cell = shared_scale_cell(view, list(view.labels) + list(view.keys), widths, 3) if joint else None
     out = []
     for name, values in matrices:
         rows = view.labels if name == "Q" else view.keys
         chart, _ = feature_heatmap(view, values, rows, f"{name}{_head_title(view)}", prefix=name.lower(),
-                                   share=1 / 3, domain=domain)
+                                   share=1 / 3, domain=domain, cell=cell, legend=not joint or name == "V")
         out.append(chart)
     return out
 

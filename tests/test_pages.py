@@ -839,3 +839,23 @@ def test_the_positional_encoding_rows_are_named_by_the_position_in_the_formula()
     assert set(first["position"]) == {"p = 0"}
     assert first.sort_values("col_index")["value"].tolist()[:2] == [0.0, 1.0]
     assert set(pe.data[pe.data.row_index == 1]["position"]) == {"p = 1"}
+
+
+def _colour_legends(spec: dict) -> list:
+    """The colour bars a heatmap spec draws (a colour encoding with a scale whose legend is not switched off)."""
+    return [layer["encoding"]["color"].get("legend", {}) for layer in spec.get("layer", [spec])
+            if "scale" in layer.get("encoding", {}).get("color", {})
+            and layer["encoding"]["color"].get("legend", {}) is not None]
+
+
+def test_q_k_and_v_share_one_colour_bar_and_one_cell_size_on_the_page():
+    """Side by side in a third of the column each, Q, K and V printed their numbers at about 8 px; with one colour
+    bar (beside V: the three share its scale) and one cell size that fills the row, they are larger."""
+    at = go_to_stage(open_page("pages/step_through.py"), "qkv")
+    q, k, v = (chart(at, f"{name} — head 1") for name in "QKV")
+    assert [len(_colour_legends(c.spec)) for c in (q, k, v)] == [0, 0, 1]
+    cells = {c.spec["width"] / len(c.labels("feature")) for c in (q, k, v)}
+    assert len(cells) == 1 and cells.pop() >= 38, "one cell size, numbers at 10 px or more"
+    domains = {json.dumps(layer["encoding"]["color"]["scale"]["domain"]) for c in (q, k, v)
+               for layer in c.spec["layer"] if "scale" in layer["encoding"].get("color", {})}
+    assert len(domains) == 1, "one colour scale for the three, so the one colour bar is true for each"
