@@ -52,7 +52,8 @@ def navigation() -> None:
     sections["Start"].append(st.Page(home_path, title=home_title, url_path=HOME, visibility="hidden"))
     # Presenter mode hides the sidebar, so the pages move to the top (one menu per section).
     presenter = st.session_state.get("presenter", st.query_params.get("presenter", "").lower() == "true")
-    page = st.navigation(sections, position="top" if presenter else "sidebar")
+    # every page listed: a collapsed menu ("View 4 more") hid the real-model pages that other pages point to
+    page = st.navigation(sections, position="top" if presenter else "sidebar", expanded=True)
     st.session_state.setdefault("pages_visited", set()).add(page.url_path)  # the Start here path shows them
     page.run()
 

@@ -283,13 +283,18 @@ PAGE_STYLE = """<style>
 .st-key-clicker_keys {position: absolute; left: -10000px; height: 1px; overflow: hidden; visibility: hidden;}
 [data-testid='stElementContainer']:has(#page-keys) {position: absolute;}
 [class*='st-key-path_card_'] [data-testid='stPageLink'] p {font-size: 1.2rem !important; font-weight: 600;}
+[data-testid='stSidebarHeader'] {height: 2.75rem; margin-bottom: 0.25rem;}
+[data-testid='stSidebarNavLink'] {min-height: 1.5rem; margin-top: 0; margin-bottom: 0;}
+[data-testid='stSidebarNavLink'] span {line-height: 1.5rem;}
+[data-testid='stNavSectionHeader'] {margin-top: 0.25rem;}
 </style>"""
 """Every page: the page starts under Streamlit's header instead of 6rem down (more of it on the first screen);
 a table cell's text may take the cell's width (Streamlit stops it at 400 px, which broke a worked sum into two
 lines beside empty room); charts shrink to a narrow screen (a phone) instead of running past it; the buttons that
 take a presentation clicker's Page Up / Page Down keys stay out of sight, and the element that holds this style and
 the clicker keys' script (``#page-keys``) out of the page's flow (an element that is more than a style would
-take a row and its gap); a Start here card's title (its page link) is larger than the text under it."""
+take a row and its gap); a Start here card's title (its page link) is larger than the text under it; the sidebar's
+list of pages is compact, so that with every page listed the sentence box still starts on an 800-px screen."""
 
 
 CLICKER_KEYS_JS = """<span id="page-keys"></span><script>

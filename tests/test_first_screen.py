@@ -117,3 +117,19 @@ def test_a_worked_sum_takes_its_cells_width(opened):
     assert text_box["width"] > 400 and cell_box["width"] > text_box["width"], (text_box, cell_box)
     line_px = text.evaluate("e => parseFloat(getComputedStyle(e.querySelector('p') || e).lineHeight)")
     assert text_box["height"] < 1.5 * line_px, ("the sum is one line", text_box, line_px)
+
+
+@pytest.mark.browser
+def test_every_page_is_listed_and_the_sentence_box_starts_on_the_first_screen(opened):
+    """The sidebar's menu showed ten pages and "View 4 more": the real-model pages, which other pages point to,
+    were hidden. Every page is listed now, compact enough that the sentence box still starts on the screen."""
+    from app import LESSONS
+
+    page = opened("/step-through")
+    sidebar = page.locator("[data-testid='stSidebar']")
+    titles = [title for lessons in LESSONS.values() for _, title, _, _ in lessons]
+    for title in titles:
+        assert sidebar.get_by_role("link", name=title).first.is_visible(), f"{title} is not listed"
+    assert not sidebar.get_by_text("View", exact=False).filter(has_text="more").count(), "a collapsed menu"
+    box = sidebar.get_by_label("Sentence").first.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= WINDOW["height"], box
