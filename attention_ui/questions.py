@@ -322,10 +322,12 @@ def reveal(question: Question) -> None:
     entry["shown"] = True
 
 
-def session_score() -> tuple[int, int]:
-    """(right, answered) over every question answered in this session."""
-    answers = st.session_state.get(ANSWERS_KEY, {})
-    return sum(bool(a.get("correct")) for a in answers.values()), len(answers)
+def session_score() -> tuple[int, int, int]:
+    """(right, answered, trying) over this session's questions: a question is answered once it is right or its
+    answer was shown; one with only a wrong try so far is still being tried (that try costs nothing)."""
+    answers = st.session_state.get(ANSWERS_KEY, {}).values()
+    settled = [a for a in answers if a.get("correct") or a.get("shown")]
+    return sum(bool(a.get("correct")) for a in settled), len(settled), len(answers) - len(settled)
 
 
 def answered_stages() -> set[str]:
@@ -410,5 +412,6 @@ def _show_questions(found: list) -> None:
             feedback = st.session_state.get(_feedback_key(question))
             if feedback is not None:
                 _show_feedback(feedback)
-    right, answered = session_score()
-    st.caption(f"Your score this session: {right} right of {answered} answered. {SCORE_RULE}")
+    right, answered, trying = session_score()
+    trying_text = f" ({trying} still to try again)" if trying else ""
+    st.caption(f"Your score this session: {right} right of {answered} answered{trying_text}. {SCORE_RULE}")

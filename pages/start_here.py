@@ -38,14 +38,16 @@ PATH = (
 )
 # (page file, its url paths, title, what it teaches), in the suggested order.
 
-DONE, NOT_YET = "### :green[:material/check_circle:]", "### :gray[:material/radio_button_unchecked:]"
+DONE, STARTED, NOT_YET = ("### :green[:material/check_circle:]", "### :orange[:material/clock_loader_40:]",
+                          "### :gray[:material/radio_button_unchecked:]")
 VISITED_KEY = "pages_visited"  # session key: the url paths of the pages opened in this session
 
 visited = st.session_state.setdefault(VISITED_KEY, set())
 visited.add("start-here")
 page_start("Start here")
 st.markdown("A path through the app for learning on your own. Go in order, at your own pace: each page says what "
-            "it teaches, and a check mark shows what you have already done in this session.")
+            "it teaches, and a check mark shows what you have already done in this session (a part-filled circle: "
+            "started; a page of stages is done when you have looked at every stage, or checked every one by hand).")
 
 stages_seen = st.session_state.get("stages_seen", set())
 answered = answered_stages()
@@ -56,20 +58,24 @@ progress = {
                              f"questions answered on {len(answered & {s.key for s in STAGES})} of them",
     "pages/by_hand.py": f"{len(checked)} of 4 stages checked, {len(solved)} all right",
 }
+finished = {"pages/step_through.py": stages_seen >= {s.key for s in STAGES}, "pages/by_hand.py": len(checked) >= 4}
+"""Pages with stages are done when every stage was looked at (or checked); opened, they are only started."""
 done_count = 0
 for number, (page, paths, title, teaches) in enumerate(PATH, start=1):
-    done = bool(visited & set(paths)) or (page == "pages/step_through.py" and bool(stages_seen))
+    opened = bool(visited & set(paths)) or (page == "pages/step_through.py" and bool(stages_seen))
+    done = finished.get(page, opened)
     done_count += done
     with st.container(border=True, key=f"path_card_{number}"):  # PAGE_STYLE sets its title above its text
         mark, body = st.columns([1, 12], vertical_alignment="center")
-        mark.markdown(DONE if done else NOT_YET)
+        mark.markdown(DONE if done else STARTED if opened else NOT_YET)
         body.page_link(page, label=f"{number}. {title}")
         body.markdown(teaches)
         if page in progress:
             body.caption(progress[page])
 
-right, total = session_score()
-st.progress(done_count / len(PATH), text=f"{done_count} of {len(PATH)} pages visited")
-st.caption(f"Check-yourself score this session: {right} right of {total} answered.")
+right, total, trying = session_score()
+st.progress(done_count / len(PATH), text=f"{done_count} of {len(PATH)} pages done")
+st.caption(f"Check-yourself score this session: {right} right of {total} answered"
+           + (f", {trying} still to try again." if trying else "."))
 st.markdown("**Takeaway:** read each page top to bottom (words, formula, chart, numbers), then answer its "
             "questions before moving on.")

@@ -14,7 +14,8 @@ from attention_ui.frames import token_labels
 from attention_ui.questions import ANSWERS_KEY, CHECK_KEY, CHECK_LABEL, SCORE_RULE, grade, questions_for
 from attention_ui.text import STAGE_KEYS
 
-DONE, NOT_YET = "### :green[:material/check_circle:]", "### :gray[:material/radio_button_unchecked:]"
+DONE, STARTED, NOT_YET = ("### :green[:material/check_circle:]", "### :orange[:material/clock_loader_40:]",
+                          "### :gray[:material/radio_button_unchecked:]")
 
 CAUSAL = run_lesson(LessonConfig(mask="causal", seed=7))
 DEFAULT = run_lesson(LessonConfig())
@@ -146,7 +147,8 @@ def test_step_through_asks_questions_and_keeps_the_score():
     at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
     assert not at.error and [i.value for i in at.info if q.hint in i.value], "a first wrong try: the hint"
     assert not any("it is 2" in i.value for i in at.info)
-    assert any("0 right of 1 answered" in c.value for c in at.caption)
+    assert any("0 right of 0 answered (1 still to try again)" in c.value for c in at.caption), \
+        "a first wrong try costs nothing, so the score does not count it as answered wrong"
     at.text_input(key=f"cy-{q.id}").input("2")
     at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
     assert any(s.value.startswith("Right") for s in at.success)
@@ -175,10 +177,17 @@ def test_start_here_lists_the_path_and_ticks_what_was_done():
     at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
     at = switch_to(at, "pages/start_here.py")
     marks = [m.value for m in at.markdown if m.value.startswith("### ")]
-    assert marks[1] == DONE and marks[2] == NOT_YET, marks  # the step-through visited, not the by-hand page
+    assert marks[1] == STARTED and marks[2] == NOT_YET, marks  # the step-through started, not the by-hand page
     captions = " ".join(c.value for c in at.caption)
     assert "2 of 9 stages looked at, questions answered on 1 of them" in captions
     assert "1 right of 1 answered" in captions
+    assert at.progress[0].proto.text == "0 of 13 pages done", "the step-through is only started"
+    at = switch_to(at, "pages/step_through.py")
+    for stage in STAGE_KEYS:
+        at.selectbox(key="step").set_value(stage).run()
+    at = switch_to(at, "pages/start_here.py")
+    marks = [m.value for m in at.markdown if m.value.startswith("### ")]
+    assert marks[1] == DONE, "every stage looked at: done"
 
 
 def test_start_here_keeps_the_by_hand_progress_after_a_reset():
