@@ -662,6 +662,7 @@ def _masked_extra(view: StageView) -> None:
     blocked = int((~mask).sum())
     if blocked == 0:
         st.info(_NOTHING_BLOCKED[view.mask_choice].format(tokens=len(view.labels), sidebar=in_the_sidebar()))
+        _custom_grid_link(view)
     else:
         st.markdown(f"{blocked} of {mask.numel()} query–key pairs are blocked (grey, −∞).")
     numbers_table(view.trace.masked[view.head], view.labels, view.keys, key="masked")
@@ -678,6 +679,12 @@ _NOTHING_BLOCKED = {
 """What the masking stage says when nothing is blocked, by the lesson's mask (None: a model's own mask)."""
 
 
+def _custom_grid_link(view: StageView) -> None:
+    """Under the lesson's custom mask, a link to the page where its grid is edited."""
+    if view.mask_choice == "custom":
+        st.page_link("pages/masking.py", label="Edit the custom grid on the Masking page", icon=":material/grid_on:")
+
+
 def _softmax_charts(view: StageView) -> list:
     t = view.trace
     return [token_heatmap(view, t.weights[view.head], f"attention weights{_head_title(view)}", weights=True,
@@ -686,6 +693,10 @@ def _softmax_charts(view: StageView) -> list:
 
 def _softmax_extra(view: StageView) -> None:
     t = view.trace
+    if view.mask_choice == "custom" and bool(t.mask[view.head].all()):  # the same weights as no mask at all
+        st.info("These are the weights with no mask: " + _NOTHING_BLOCKED["custom"][0].lower()
+                + _NOTHING_BLOCKED["custom"][1:])
+        _custom_grid_link(view)
     show_lines(view)
     st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax (orange bars: negative scores). "
                 "Softmax compares the scores of one row: the lower a score, the smaller its share of the weight, "

@@ -426,6 +426,19 @@ def test_custom_grid_in_the_session_decides_the_weights():
     assert (mine == matrix).all()
 
 
+@pytest.mark.parametrize("stage", ["masked", "softmax"])
+def test_a_custom_mask_that_blocks_nothing_says_so_and_links_to_its_grid(stage):
+    """Picking "custom" with the untouched grid gave the same weights as no mask, and at the softmax stage nothing
+    said why or where the grid is edited."""
+    at = go_to_stage(open_page("pages/step_through.py", {"mask": "custom"}), stage)
+    assert any("allows every pair" in i for i in texts(at, "info")), texts(at, "info")
+    assert [link.proto.page for link in at.get("page_link")] == ["masking"]
+    grid = tuple(tuple(j <= i for j in range(7)) for i in range(7))
+    at.session_state["custom_grid"] = grid
+    at.run()
+    assert not any("allows every pair" in i for i in texts(at, "info")) and not at.get("page_link")
+
+
 def test_masking_buttons_edit_the_kept_grid_while_the_sidebar_mask_is_none():
     at = open_page("pages/masking.py")
     assert at.radio(key="mask").value == "none"
