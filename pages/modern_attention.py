@@ -109,14 +109,15 @@ if rows is not None:
     table = cache_table_frame(rows)
     number = st.column_config.NumberColumn
     show_table(table, width="stretch",
-                 column_config={"attention": None, "layers": number("L", width="small"),
-                                "heads": number("h", width="small"), "kv heads": number("g", width="small"),
-                                "head size": number("d_head", width="small"), "window": "window",
-                                "longest context": number("longest context", format="%,d"),
-                                "KiB per token": number("KiB / token", format="%.0f"),
-                                "cached tokens": number("cached tokens", format="%,d"),
-                                "cache MiB": number("cache MiB", format="%,.0f"),
-                                "cache MiB if multi-head": number("MiB if g = h", format="%,.0f")})
+                 column_config={"attention": None, "model": st.column_config.TextColumn("model", width=112),
+                                "layers": number("L", width=40), "heads": number("h", width=40),
+                                "kv heads": number("g", width=40), "head size": number("d_head", width=62),
+                                "window": st.column_config.TextColumn("window", width=62),
+                                "longest context": number("max context", format="%,d", width=94),
+                                "KiB per token": number("KiB / token", format="%.0f", width=86),
+                                "cached tokens": number("cached", format="%,d", width=64, help="tokens in the cache"),
+                                "cache MiB": number("cache MiB", format="%,.0f", width=84),
+                                "cache MiB if multi-head": number("MiB if g = h", format="%,.0f", width=96)})
     bars_width = 760 if settings.presenter else 560
     show_chart(cached_chart(("cache bars", int(context), BYTES[precision], settings.font_size, bars_width),
                             lambda: cache_bars(rows, font_size=settings.font_size, width=bars_width)))

@@ -133,3 +133,12 @@ def test_every_page_is_listed_and_the_sentence_box_starts_on_the_first_screen(op
     assert not sidebar.get_by_text("View", exact=False).filter(has_text="more").count(), "a collapsed menu"
     box = sidebar.get_by_label("Sentence").first.bounding_box()
     assert box is not None and box["y"] + box["height"] <= WINDOW["height"], box
+
+
+@pytest.mark.browser
+def test_the_kv_cache_table_shows_every_column_without_scrolling(opened):
+    """Its last column ("MiB if g = h", which the grey bars under it plot) was 86 px past the table's right edge."""
+    page = opened("/modern-attention")
+    widths = page.evaluate("""() => [...document.querySelectorAll("[data-testid='stDataFrame'] .dvn-scroller")]
+                                     .map(e => [e.scrollWidth, e.clientWidth])""")
+    assert len(widths) >= 2 and all(scroll <= client + 1 for scroll, client in widths), widths

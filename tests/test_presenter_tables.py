@@ -182,7 +182,7 @@ def test_a_slide_table_keeps_the_dataframes_labels_formats_and_hidden_columns():
     slide = open_page("pages/modern_attention.py", {"presenter": "true"})
     cache = next(t.value for t in slide.table if "L" in t.value.columns)
     assert "attention" not in cache.columns and {"h", "g", plain("d_head")} <= set(cache.columns)
-    assert all("," in str(v) for v in cache["longest context"] if int(str(v).replace(",", "")) >= 1000)
+    assert all("," in str(v) for v in cache["max context"] if int(str(v).replace(",", "")) >= 1000)
     why = next(t.value for t in open_page("pages/why_scaling.py", {"presenter": "true"}).table
                if plain("q·k (unscaled)") in t.value.columns)
     assert all(len(str(v).split(".")[-1]) == 4 for v in why[plain("q·k (unscaled)")]), why
