@@ -29,10 +29,16 @@ if h == 1:
 # (A string here would be drawn on the page: Streamlit shows a bare expression of a page script.)
 GRID_WIDTH = 1500 if settings.presenter else 680
 GRID_CELL = 12
+PRESENTER_GRID_HEIGHT = 300  # what is left under the title, words, formula and heading at 800 px, less the labels
+PRESENTER_PANEL_ROW_PX = 64  # a second row of panels adds its heads' titles and the gap above them
 ROW_ROOM = GRID_WIDTH * 4 // 3
 st.subheader("1 · Each head's attention weights (one shared colour scale)")
 panels_per_row = max(1, min(h, 4, ROW_ROOM // (GRID_CELL * len(labels))))
 grid_cell = max(GRID_CELL, min(settings.cell_size - 8, GRID_WIDTH // (panels_per_row * len(labels))))
+if settings.presenter:  # the panels' rows and their key labels on a 1280×800 projector's first screen, too
+    panel_rows = -(-h // panels_per_row)
+    room = PRESENTER_GRID_HEIGHT - (panel_rows - 1) * PRESENTER_PANEL_ROW_PX
+    grid_cell = max(GRID_CELL, min(grid_cell, room // (panel_rows * len(labels))))
 grid_options = {"columns": panels_per_row, "domain": (0, 1), "cell_size": grid_cell, "font_size": settings.font_size,
                 "selected": settings.head if h > 1 else None, "pick": h > 1}
 grid = cached_chart(("head grid", trace.weights, trace.mask, tuple(labels), sorted(grid_options.items())),

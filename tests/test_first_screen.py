@@ -73,8 +73,11 @@ def test_the_lines_charts_title_is_one_line(page, query):
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("path, whole", [("/overview", True), ("/multi-head", True), ("/real-model", False)],
-                         ids=["overview heatmap", "multi-head weights", "real model heads grid"])
+@pytest.mark.parametrize("path, whole", [("/overview", True), ("/multi-head", True), ("/real-model", False),
+                                         ("/multi-head?presenter=true", True),
+                                         ("/multi-head?presenter=true&heads=8&d_model=32", True)],
+                         ids=["overview heatmap", "multi-head weights", "real model heads grid",
+                              "multi-head on a slide", "eight heads on a slide"])
 def test_the_main_chart_is_on_the_first_screen(opened, path, whole):
     """The whole chart, or for the real model's 6 × 12 grid (taller than what is left of the screen) its top."""
     page = opened(path)
