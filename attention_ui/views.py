@@ -461,11 +461,13 @@ LEGEND_PX = 80
 """Width of a colour bar with its title ("feature value") and numbers, at the page's font."""
 
 
-def shared_scale_cell(view: StageView, rows: list[str], columns: int, charts_side_by_side: int) -> int:
-    """The cell size of ``charts_side_by_side`` feature charts in one row of the page, with ``columns`` cells in
-    all, each with its own row labels and one colour bar between them (they share its scale)."""
+def shared_scale_cell(view: StageView, rows: list[str], columns: int, charts_side_by_side: int,
+                      legends: int = 1) -> int:
+    """The cell size of ``charts_side_by_side`` charts in one row of the page, with ``columns`` cells in all, each
+    with its own row labels, and ``legends`` colour bars between them (one when they share its scale): one cell size
+    for all, as large as the row allows."""
     labels = charts_side_by_side * (charts.label_px(rows, view.font_size) + ROW_AXIS_TITLE_PX)
-    room = PAGE_WIDTH_PX - labels - LEGEND_PX
+    room = PAGE_WIDTH_PX - labels - legends * LEGEND_PX
     return max(8, min(view.cell_size, int(room // max(columns, 1))))
 
 
@@ -498,13 +500,16 @@ def slide_key_labels_px(view: StageView) -> int:
 
 def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,
                   share: float = 1.0, blocked: bool | None = None, value_title: str | None = None,
-                  level_with_features: bool = False):
+                  level_with_features: bool = False, cell: int | None = None):
     """A queries × keys heatmap: weights on a 0..1 sequential scale (or per row), scores diverging around 0.
     ``blocked`` draws the mask's blocked cells grey with "×" (by default for weights, on every page alike: a
-    blocked key's weight 0 would otherwise look like a small weight)."""
+    blocked key's weight 0 would otherwise look like a small weight); ``cell`` overrides the size ``share`` gives."""
     matrix = (values, view.labels, view.keys)
     cut = view.blocked if (weights if blocked is None else blocked) else None
-    cell = SLIDE_CELL if view.fit else view.fit_cell(len(view.keys) + 3, share)
+    if view.fit:
+        cell = SLIDE_CELL
+    elif cell is None:
+        cell = view.fit_cell(len(view.keys) + 3, share)
     if view.fit:  # a slide's charts share its width equally: at most two token charts side by side
         many = slide_cell_px(view, len(view.keys), 1.0 if share >= 1 else 0.5) < SLIDE_NUMBER_CELL_PX
     else:
@@ -743,10 +748,15 @@ def show_lines(view: StageView, head: int | None = None, title: str | None = Non
 
 def _context_charts(view: StageView) -> list:
     t = view.trace
-    chart, _ = feature_heatmap(view, t.context[view.head], view.labels, f"context = A·V{_head_title(view)}",
-                               prefix="c", share=1 / 3, level_with_keys=True)
+    context = t.context[view.head]  # (T, d_v)
+    cell = None
+    if not view.fit and not view.stacked:  # on the page: one cell size for A and C, so C's numbers are as large as A's
+        columns = len(view.keys) + shown_features(context)[0].shape[-1]
+        cell = shared_scale_cell(view, view.labels, columns, 2, legends=2)
+    chart, _ = feature_heatmap(view, context, view.labels, f"context = A·V{_head_title(view)}",
+                               prefix="c", share=1 / 3, level_with_keys=True, cell=cell)
     return [token_heatmap(view, t.weights[view.head], f"weights A{_head_title(view)}", weights=True, blocked=True,
-                          share=2 / 3, level_with_features=True), chart]
+                          share=2 / 3, level_with_features=True, cell=cell), chart]
 
 
 def _context_extra(view: StageView) -> None:

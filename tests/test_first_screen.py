@@ -53,8 +53,9 @@ def _text_sizes(spec: dict) -> list[float]:
             and "fontSize" in layer["mark"]]
 
 
-@pytest.mark.parametrize("step, smallest_px", [("scores", 12), ("softmax", 12), ("scaled", 10)],
-                         ids=["scores", "weights", "two side by side"])
+@pytest.mark.parametrize("step, smallest_px", [("scores", 12), ("softmax", 12), ("scaled", 10), ("qkv", 10),
+                                               ("context", 11)],
+                         ids=["scores", "weights", "two side by side", "Q, K and V side by side", "A beside C"])
 def test_numbers_in_a_lessons_heatmap_cells_are_large_enough(step, smallest_px):
     at = open_page("pages/step_through.py", {"step": step})
     sizes = [size for chart in at.get("vega_lite_chart") for size in _text_sizes(json.loads(chart.proto.spec))]
