@@ -63,7 +63,7 @@ FOLLOW_KEY = "token"
 """Session key of the followed query token (0-based); clicking a chart's row sets it."""
 
 __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS",
-           "feature_heatmap", "follow_token", "in_the_sidebar", "lesson_view", "lines_spec", "mask_chart",
+           "feature_heatmap", "follow_token", "natural_px", "shared_scale_cell", "in_the_sidebar", "lesson_view", "lines_spec", "mask_chart",
            "numbers_table", "on_pick", "only_tokens", "prebuild_stages", "show_chart", "show_lines", "show_slide",
            "show_stage", "shown_features", "softmax_row_spec", "stage_header", "token_heatmap"]
 
@@ -206,7 +206,7 @@ def _draw_charts(view: StageView, rec: StageRecord) -> None:
         drawn = rec.charts(view)
         columns = [st.container() for _ in drawn]
     else:  # side by side, each chart's column as wide as the chart wants (a chart without colour bar is narrower)
-        columns = st.columns([_natural_px(spec, view) for spec in drawn]) if len(drawn) > 1 else [st.container()]
+        columns = st.columns([natural_px(spec, view) for spec in drawn]) if len(drawn) > 1 else [st.container()]
     for i, (column, chart) in enumerate(zip(columns, drawn)):
         with column:
             _show_main(view, chart, f"{rec.key}_{i}")
@@ -217,7 +217,7 @@ MIN_SIDE_BY_SIDE_CELL = 18
 (and a narrow column shrinks the chart further), so the charts are drawn one under another instead."""
 
 
-def _natural_px(spec: dict, view: StageView) -> float:
+def natural_px(spec: dict, view: StageView) -> float:
     """About how wide a chart drawn at its own size is: its cells, its row labels and, if it has one, its colour
     bar. A fitted chart (a slide's) or one of unknown width counts as one equal share."""
     width = spec.get("width")

@@ -15,7 +15,7 @@ from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import counted, plain, size_in_words
 from attention_ui.url_state import keep_in_link, note_ignored, show_link_notes
 from attention_ui.views import (MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, PRESENTER_COLUMN_PX, SLIDE_CELL, StageView,
-                                 feature_heatmap, show_chart, shown_features)
+                                 feature_heatmap, natural_px, shared_scale_cell, show_chart, shown_features)
 
 STEP_KEY = "generation_step"
 DECODERS = [name for name, spec in MODEL_ALLOWLIST.items() if spec.kind == "decoder"]
@@ -114,11 +114,20 @@ if settings.presenter:
                 font_size=settings.font_size, show_values=shown.shape[-1] <= 12 and cell >= SLIDE_CELL,
                 value_title="feature value", follow_row=0 if len(rows) == 1 else None))
 else:
-    cols = [st.container() for _ in range(3)] if view.stacked else st.columns(3)
-    for col, (values, rows, title, prefix) in zip(cols, matrices):
+    # Side by side, the three share one colour scale (one colour bar, beside V) and one cell size that fills the row
+    cell = domain = None
+    if not view.stacked:
+        shown = [shown_features(values)[0] for values, *_ in matrices]
+        largest = max(float(m.abs().max()) for m in shown)
+        domain = (-largest, largest) if largest > 0 else None
+        cell = shared_scale_cell(view, labels[:t], sum(m.shape[-1] for m in shown), 3)
+    drawn = [feature_heatmap(view, values, rows, title + (f", head {head + 1}" if h > 1 else ""), prefix=prefix,
+                             share=1 / 3, domain=domain, cell=cell, legend=view.stacked or prefix == "v")[0]
+             for values, rows, title, prefix in matrices]
+    cols = ([st.container() for _ in drawn] if view.stacked
+            else st.columns([natural_px(chart, view) for chart in drawn]))
+    for col, chart in zip(cols, drawn):
         with col:
-            chart, note = feature_heatmap(view, values, rows, title + (f", head {head + 1}" if h > 1 else ""),
-                                          prefix=prefix, share=1 / 3)
             show_chart(chart)
 st.caption(f"The bottom row of K and V is new: {plain(labels[t - 1])} was projected once and appended. "
            + (f"With g = {g}, head {head + 1} reads key/value head {step.kv_group(head) + 1}." if g < h else ""))

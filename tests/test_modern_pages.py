@@ -377,3 +377,17 @@ def test_with_two_heads_the_page_says_why_two_diagrams_match():
     """h = 2 (the default) leaves g = 1 or 2 only: the page says so and how to see grouped-query attention."""
     assert "the only groupings are g = 1" in texts(open_page(MODERN))
     assert "the only groupings" not in texts(open_page(MODERN, {"heads": "4"}))
+
+
+def test_the_new_query_and_the_caches_share_one_colour_bar_and_cell_size():
+    """Side by side in thirds of the column, q_t, the K cache and the V cache printed their numbers at 8-9 px."""
+    at = open_page("pages/generation.py")
+    specs = {spec["title"]["text"] if isinstance(spec.get("title"), dict) else spec.get("title"): spec
+             for spec in (json.loads(c.proto.spec) for c in at.get("vega_lite_chart"))}
+    found = [specs[t] for name in ("new query q_t", "K cache", "V cache") for t in specs if str(t).startswith(name)]
+    assert len(found) == 3, list(specs)
+    legends = [sum(1 for layer in spec["layer"] if "scale" in layer["encoding"].get("color", {})
+                   and layer["encoding"]["color"].get("legend", {}) is not None) for spec in found]
+    assert legends == [0, 0, 1], legends
+    cells = {spec["width"] / len(spec["layer"][0]["encoding"]["x"]["scale"]["domain"]) for spec in found}
+    assert len(cells) == 1 and cells.pop() >= 38, cells
