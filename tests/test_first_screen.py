@@ -146,3 +146,24 @@ def test_the_kv_cache_table_shows_every_column_without_scrolling(opened):
     widths = page.evaluate("""() => [...document.querySelectorAll("[data-testid='stDataFrame'] .dvn-scroller")]
                                      .map(e => [e.scrollWidth, e.clientWidth])""")
     assert len(widths) >= 2 and all(scroll <= client + 1 for scroll, client in widths), widths
+
+
+@pytest.mark.browser
+def test_a_slides_editable_grid_is_enlarged_and_a_click_still_edits_the_cell_under_it(opened):
+    """The by-hand grids kept the page's 13-px text on a slide (a canvas that the slide's text style does not reach);
+    they are zoomed, and a click on a zoomed cell must still open that cell, not a neighbour."""
+    plain_width = opened("/by-hand").locator("[data-testid='stDataFrame']").first.bounding_box()["width"]
+    page = opened("/by-hand?presenter=true")
+    grid = page.locator("[data-testid='stDataFrame']").first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    assert box["width"] >= 1.3 * plain_width, (box, plain_width)
+    # X is 3 rows × (index, x1, x2) under a header row: the cell of 2·like, x2
+    page.mouse.click(box["x"] + box["width"] * 0.85, box["y"] + box["height"] * 2.5 / 4)
+    page.wait_for_timeout(800)  # a person's pause: the grid drops a key typed at once after its first click
+    page.keyboard.type("7")
+    page.wait_for_timeout(500)
+    page.keyboard.press("Enter")
+    bs.wait_for_app_idle(page)
+    cells = grid.evaluate("e => [...e.querySelectorAll('td, [role=gridcell]')].map(c => c.innerText)")
+    assert cells == ["1·I", "1", "0", "2·like", "0", "7", "3·tea", "1", "1"], cells
