@@ -58,8 +58,9 @@ progress = {
                              f"questions answered on {len(answered & {s.key for s in STAGES})} of them",
     "pages/by_hand.py": f"{len(checked)} of 4 stages checked, {len(solved)} all right",
 }
+# Pages with stages are done when every stage was looked at (or checked); opened, they are only started.
+# (A string here would be drawn on the page: Streamlit shows a bare expression of a page script.)
 finished = {"pages/step_through.py": stages_seen >= {s.key for s in STAGES}, "pages/by_hand.py": len(checked) >= 4}
-"""Pages with stages are done when every stage was looked at (or checked); opened, they are only started."""
 done_count = 0
 for number, (page, paths, title, teaches) in enumerate(PATH, start=1):
     opened = bool(visited & set(paths)) or (page == "pages/step_through.py" and bool(stages_seen))

@@ -167,6 +167,7 @@ def test_start_here_lists_the_path_and_ticks_what_was_done():
     assert [t.value for t in at.title] == ["Start here"]
     marks = [m.value for m in at.markdown if m.value.startswith("### ")]
     assert len(marks) == 13 and marks[0] == NOT_YET  # every lesson page but this one
+    assert not [m.value for m in at.markdown if "are only started" in m.value], "a page script's bare string shown"
     links = {link.proto.page for link in at.get("page_link")}
     assert len(links) == 13 and {"generation", "why_scaling", "cost", "modern_attention"} <= links
     at = switch_to(at, "pages/step_through.py")
