@@ -165,7 +165,7 @@ def _bare_strings(source: str) -> list[tuple[int, str]]:
             and isinstance(node.value.value, str) and id(node) not in docstrings]
 
 
-@pytest.mark.parametrize("script", ["app.py", *ALL_PAGES])
+@pytest.mark.parametrize("script", ["app.py", *sorted(f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py"))])
 def test_no_page_script_has_a_bare_string_that_streamlit_would_draw(script):
     """Streamlit's "magic" draws a page script's bare expressions: a note meant for the reader of the code
     (a docstring under a constant) would appear on the page as text."""
@@ -872,3 +872,4 @@ def test_q_k_and_v_share_one_colour_bar_and_one_cell_size_on_the_page():
     domains = {json.dumps(layer["encoding"]["color"]["scale"]["domain"]) for c in (q, k, v)
                for layer in c.spec["layer"] if "scale" in layer["encoding"].get("color", {})}
     assert len(domains) == 1, "one colour scale for the three, so the one colour bar is true for each"
+
