@@ -277,7 +277,8 @@ def diagnose(check: AnswerCheck, trace: AttentionTrace, stage: str) -> Diagnosis
     rows that cannot be weights; None when every cell is right or nothing known explains a wrong one.
 
     A wrong cell is explained by a slip when the typed number is within the check's tolerance of the slip's value
-    and that value is itself wrong (so a slip that happens to equal the truth there explains nothing)."""
+    and that value is itself wrong (so a slip that happens to equal the truth there explains nothing). A slip is
+    named only when it explains every wrong cell, or at least two and at least half of them."""
     if check.values is None:
         raise AttentionInputError("the check holds no typed values to diagnose.")
     typed, truth, tol = check.values, check.truth, check.tolerance
@@ -289,13 +290,19 @@ def diagnose(check: AnswerCheck, trace: AttentionTrace, stage: str) -> Diagnosis
         values = slip.values
         cells = tuple((i, j) for i, j in wrong
                       if abs(float(values[i, j] - typed[i, j])) <= tol and abs(float(values[i, j] - truth[i, j])) > tol)
-        if cells and (best is None or len(cells) > len(best[1])):
+        if _telling(len(cells), len(wrong)) and (best is None or len(cells) > len(best[1])):
             best = (slip, cells)
     notes = _weight_row_notes(typed, tol) if stage == "weights" else ()
     if best is None and not notes:
         return None
     slip, cells = best if best is not None else (None, ())
     return Diagnosis(slip, cells, len(wrong), notes)
+
+
+def _telling(explained: int, wrong: int) -> bool:
+    """Whether ``explained`` of ``wrong`` wrong cells point to a slip: all of them, or at least two and at least half
+    (one cell of many can match a slip by chance: a typed 0.1 is within 0.01 of many a weight)."""
+    return explained == wrong or explained >= max(2, (wrong + 1) // 2)
 
 
 def _softmax_rows(scores: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:

@@ -157,7 +157,7 @@ def diagnosis_text(diagnosis: Diagnosis, row_labels: list[str], col_labels: list
     if diagnosis.slip is not None:
         explained, wrong = len(diagnosis.cells), diagnosis.wrong
         if explained == wrong:
-            which = "Your wrong cell looks" if wrong == 1 else f"All {wrong} wrong cells look"
+            which = {1: "Your wrong cell looks", 2: "Both wrong cells look"}.get(wrong, f"All {wrong} wrong cells look")
         else:
             named = ", ".join(f"{row_labels[i]} → {col_labels[j]}" for i, j in diagnosis.cells[:4])
             which = f"{explained} of your {wrong} wrong cells ({named}{', …' if explained > 4 else ''}) look"

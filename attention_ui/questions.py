@@ -158,8 +158,9 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
         return [
             _numeric(stage, "score", f"What is the raw score QKᵀ from {me} to {other}{head_words}?",
                      trace.scores[h, i, j], f"q · k = Σ_d q_d k_d over this head's d_k = {d_k} numbers.",
-                     hint="Take the first token's query row and the second token's key row, multiply them number "
-                          "by number and add up: a raw score is not divided by anything yet."),
+                     hint="Take the query row of the token the question starts from and the key row of the token it "
+                          "goes to, multiply them number by number and add up: a raw score is not divided by "
+                          "anything yet."),
             _choice(stage, "meaning", "A query–key pair has a large positive score. What does that mean?",
                     ("The key matches what the query looks for, so it will get more weight",
                      "The two tokens are next to each other", "The key is blocked"), 0,

@@ -62,8 +62,8 @@ STAGES = (
           "each token the query takes. A row that is fully blocked gets all-zero weights."),
     Stage("context", "7 · Context vectors: weighted average of values",
           r"C = A V,\qquad c_i = \sum_j A_{ij}\, v_j",
-          "Each token's new vector is the weighted average of all value vectors, "
-          "using its row of attention weights."),
+          "Each token's new vector is the weighted average of the value vectors it may attend to, "
+          "using its row of attention weights (a fully blocked row gives a zero vector)."),
     Stage("concat", "8 · Concatenate the heads",
           r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) \in \mathbb{R}^{T \times h d_v}",
           "Each head produced its own context vectors from its own slice of Q, K and V. "
@@ -72,7 +72,7 @@ STAGES = (
           r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O",
           "A last weight matrix mixes the heads' results back into d_model numbers per token. In a real "
           "transformer layer this output is then added to X (the residual connection), normalised, and passed "
-          "through a small feed-forward network before the next layer."),
+          "through a feed-forward network (usually about four times wider than d_model) before the next layer."),
 )
 
 STAGE_KEYS = tuple(s.key for s in STAGES)

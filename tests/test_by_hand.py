@@ -131,10 +131,21 @@ def test_a_few_slipped_cells_among_right_ones_are_counted():
     trace = hand_trace(*example_tensors())
     truth = stage_truth(trace, "scaled")
     typed = typed_from(truth)
-    typed[2][2] = f"{float(trace.scores[0, 2, 2]):.3f}"  # one cell not divided
+    typed[2][2] = f"{float(trace.scores[0, 2, 2]):.3f}"  # two cells not divided
+    typed[1][2] = f"{float(trace.scores[0, 1, 2]):.3f}"
     typed[0][0] = "7"  # one cell plain wrong
     diagnosis = diagnose(check_answer(typed, truth), trace, "scaled")
-    assert diagnosis.slip.key == "not-divided" and diagnosis.cells == ((2, 2),) and diagnosis.wrong == 2
+    assert diagnosis.slip.key == "not-divided" and diagnosis.cells == ((1, 2), (2, 2)) and diagnosis.wrong == 3
+
+
+def test_one_cell_of_many_that_matches_a_slip_by_chance_names_no_slip():
+    """Weights typed as [0.5, −0.1, 0.6], [0.2, 0.2, 0.6], [0.1, 0.3, 0.6]: only the 0.1 is within 0.01 of the
+    softmax of the raw scores (0.090); one cell of nine must not point the student at that mistake."""
+    trace = hand_trace(*example_tensors())
+    typed = [["0.5", "-0.1", "0.6"], ["0.2", "0.2", "0.6"], ["0.1", "0.3", "0.6"]]
+    diagnosis = diagnose(check_answer(typed, stage_truth(trace, "weights")), trace, "weights")
+    assert diagnosis is None or diagnosis.slip is None, diagnosis
+    assert diagnosis is not None and [i for i, _ in diagnosis.row_notes] == [0], "row 1's −0.1 is still named"
 
 
 def test_no_diagnosis_for_right_answers_or_unexplained_mistakes():
