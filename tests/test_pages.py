@@ -608,16 +608,19 @@ def test_stage_selector_jumps_to_a_stage():
     assert "weights A — head 1" in titles and "context = A·V — head 1" in titles, titles
 
 
+SIDEBAR_HIDDEN = "[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'] {display: none;}"
+
+
 def test_presenter_mode_makes_the_stage_a_slide_sized_to_the_window():
     at = open_page("pages/step_through.py")
     go_to_stage(at, "scaled")
     small = [(c.spec["width"], c.spec["height"]) for c in charts(at)]
     assert all(isinstance(w, int) and isinstance(h, int) for w, h in small), small
-    assert not any("stSidebar" in e.proto.body for e in at.get("html"))
+    assert not any(SIDEBAR_HIDDEN in e.proto.body for e in at.get("html")), "the page keeps its sidebar"
     set_widget(at, "toggle", "presenter", True)
     assert [(c.spec["width"], c.spec["height"]) for c in charts(at)][:2] == [("container", "container")] * 2
     styles = " ".join(e.proto.body for e in at.get("html"))
-    assert "stSidebar" in styles and "display: none" in styles
+    assert SIDEBAR_HIDDEN in styles
     assert "calc(100vh" in styles, "the slide's charts take their height from the window"
     assert not at.title, "a slide has no page title: the stage title is the heading"
     assert at.button(key="next") and at.button(key="back")
