@@ -229,7 +229,7 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 [data-baseweb='popover'] [role='option'] {font-size: 1.3rem !important;}
 [data-testid='stMain'] .st-key-link_notes [data-testid='stAlertContainer'] p {font-size: 1rem !important;}
 [data-testid='stMain'] [data-testid='stSliderThumbValue'] {margin-top: -0.55rem;}
-[data-testid='stMain'] [data-testid='stDataFrame'] {zoom: 1.4;}
+@media (min-width: 1180px) {[data-testid='stMain'] [data-testid='stDataFrame'] {zoom: 1.4;}}
 .st-key-slide [data-testid='stVegaLiteChart'] {height: calc(100vh - 395px) !important; min-height: 260px;}
 [data-testid='stMain']:has(.st-key-link_notes) .st-key-slide [data-testid='stVegaLiteChart'] {
   height: calc(100vh - 477px) !important;}
@@ -257,8 +257,9 @@ and message boxes) and tables, and the slide's charts as tall as the window allo
 three lines) still fit under them. The page menus at the top, a progress bar's words and page links are
 enlarged too; a slide's charts have no toolbar (it lay over the formula). Pages draw their read-only tables with
 st.table in presenter mode (HTML, enlarged here); the dataframes left, the editable grids (Work it by hand's and the
-mask editor) and the by-hand marks, are zoomed 1.4× (their canvas text is out of reach of a font size; the grids are
-narrow, so they stay within their columns, and a click still lands on the cell under it). A note on a link's unusable
+mask editor) and the by-hand marks, are zoomed 1.4× on a window 1180 px wide or more (their canvas text is out of
+reach of a font size; there the grids stay within their columns, and a click still lands on the cell under it; at
+1024 px the four grids of Work it by hand side by side would be cut at their columns' edges). A note on a link's unusable
 values keeps the page's size: the slide's charts leave room for it at that size, and for the line that says the
 followed token may attend to one key only. The Settings menu (the sidebar's
 controls) sits beside the presenter switch, in its usual small text. On a window narrower than 1180 px the menu

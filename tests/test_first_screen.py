@@ -167,3 +167,14 @@ def test_a_slides_editable_grid_is_enlarged_and_a_click_still_edits_the_cell_und
     bs.wait_for_app_idle(page)
     cells = grid.evaluate("e => [...e.querySelectorAll('td, [role=gridcell]')].map(c => c.innerText)")
     assert cells == ["1·I", "1", "0", "2·like", "0", "7", "3·tea", "1", "1"], cells
+
+
+@pytest.mark.browser
+def test_on_a_1024_px_slide_the_by_hand_grids_show_every_column(opened):
+    """Zoomed on a 1024-px window, W_Q, W_K and W_V were cut at their second column (they scrolled inside)."""
+    page = opened("/by-hand?presenter=true")
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.wait_for_timeout(800)
+    widths = page.evaluate("""() => [...document.querySelectorAll("[data-testid='stDataFrame'] .dvn-scroller")]
+                                     .slice(0, 4).map(e => [e.scrollWidth, e.clientWidth])""")
+    assert len(widths) == 4 and all(scroll <= client + 1 for scroll, client in widths), widths
