@@ -453,3 +453,15 @@ def test_forged_links_fall_back_to_defaults(query):
     at = open_page(page, query)
     assert not at.error, texts(at, "error")
     assert len(at.get("vega_lite_chart")) >= 2
+
+
+def test_the_two_outputs_share_one_colour_scale_and_one_colour_bar():
+    """The same numbers, reordered: one scale makes the same colour the same number in both, so one bar serves both."""
+    at = open_page("pages/positions.py")
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    outputs = [s for s in specs if any(t.startswith("output for the") for t in spec_titles(s))]
+    assert len(outputs) == 2
+    colours = [[layer["encoding"]["color"] for layer in s["layer"] if "scale" in layer["encoding"].get("color", {})]
+               for s in outputs]
+    assert [sum(c.get("legend", {}) is not None for c in cs) for cs in colours] == [0, 1]
+    assert colours[0][0]["scale"]["domain"] == colours[1][0]["scale"]["domain"]
