@@ -16,7 +16,7 @@ from fractions import Fraction
 import torch
 
 from .errors import AttentionInputError
-from .attention import AttentionTrace, trace_attention
+from .attention import AttentionTrace, apply_mask, masked_softmax, trace_attention
 from .limits import MAX_CELL_MAGNITUDE
 
 
@@ -222,13 +222,11 @@ class Diagnosis:
 def likely_slips(trace: AttentionTrace, stage: str) -> list[Slip]:
     """The usual mistakes at ``stage`` (a HAND_STAGES name) for the trace's first head, each as the matrix it
     gives. Blocked keys follow the trace's mask, so a slip differs from the truth only by its own mistake."""
-    q, k, v = (t[0].detach().to("cpu", torch.float64) for t in (trace.q, trace.k, trace.v))  # (T, d_k), (S, ·)
+    q, k, v, scores, scaled, weights = (t[0].detach().to("cpu", torch.float64) for t in (
+        trace.q, trace.k, trace.v, trace.scores, trace.scaled, trace.weights))  # (T, d_k), (S, ·), (T, S) …
     allowed = trace.mask[0].to("cpu")  # (T, S)
     d_k = q.shape[-1]
     root = math.sqrt(d_k)
-    scores = q @ k.T  # (T, S)   S = QKᵀ
-    scaled = scores / root  # (T, S)   S / √d_k
-    weights = _softmax_rows(scaled, allowed)  # (T, S)   A
     if stage == "scores":
         slips = [Slip("transposed", "These cells hold k_i · q_j: row i is query i and column j is key j, so "
                       "the cell in row i, column j is q_i · k_j.", scores.T if scores.shape[0] == scores.shape[1]
@@ -247,16 +245,18 @@ def likely_slips(trace: AttentionTrace, stage: str) -> list[Slip]:
                       scores * root)]
     elif stage == "weights":
         slips = [Slip("unscaled", "These cells are the softmax of the raw scores: start from the scaled scores "
-                      f"(step 2, each score divided by √d_k = {root:.4g}).", _softmax_rows(scores, allowed)),
+                      f"(step 2, each score divided by √d_k = {root:.4g}).",
+                      masked_softmax(apply_mask(scores, allowed))),
                  Slip("columns", "These cells make each column add up to 1: the softmax runs along each row "
-                      "(one query over all its keys), so each row adds up to 1.", _softmax_rows(scaled.T, allowed.T).T),
+                      "(one query over all its keys), so each row adds up to 1.",
+                      masked_softmax(apply_mask(scaled.T, allowed.T)).T),
                  Slip("no-exp", "These cells are the scaled scores divided by their row's sum: take e to the "
                       "power of each score first, then divide by the sum of those.", _share_of_row(scaled, allowed)),
                  Slip("not-normalised", "These cells are e to the power of the scaled score: now divide each by "
                       "the sum of its row's values, so the row adds up to 1.",
                       scaled.exp().masked_fill(~allowed, 0.0)),
                  Slip("mask-ignored", "These cells ignore the causal mask: a blocked key gets weight 0, and each "
-                      "row's sum runs over the keys it may see only.", _softmax_rows(scaled, torch.ones_like(allowed)))
+                      "row's sum runs over the keys it may see only.", torch.softmax(scaled, dim=-1))
                  if not bool(allowed.all()) else None]
     elif stage == "context":
         slips = [Slip("columns-of-A", "These cells use column i of the weights: context row i mixes V's rows with "
@@ -264,9 +264,10 @@ def likely_slips(trace: AttentionTrace, stage: str) -> list[Slip]:
                  Slip("used-K", "These cells mix K's rows: the context is a weighted sum of V's rows.",
                       weights @ k if k.shape[-1] == v.shape[-1] else None),
                  Slip("unscaled-weights", "These cells use the softmax of the raw scores: the weights come from the "
-                      f"scaled scores (divided by √d_k = {root:.4g}).", _softmax_rows(scores, allowed) @ v),
+                      f"scaled scores (divided by √d_k = {root:.4g}).",
+                      masked_softmax(apply_mask(scores, allowed)) @ v),
                  Slip("even", "These cells weigh every visible row of V the same: each row counts with its own weight "
-                      "from A.", _softmax_rows(torch.zeros_like(scores), allowed) @ v)]
+                      "from A.", masked_softmax(apply_mask(torch.zeros_like(scores), allowed)) @ v)]
     else:
         raise AttentionInputError(f"stage must be one of {', '.join(HAND_STAGES)}, got {stage!r}.")
     return [slip for slip in slips if slip is not None and slip.values is not None]
@@ -303,12 +304,6 @@ def _telling(explained: int, wrong: int) -> bool:
     """Whether ``explained`` of ``wrong`` wrong cells point to a slip: all of them, or at least two and at least half
     (one cell of many can match a slip by chance: a typed 0.1 is within 0.01 of many a weight)."""
     return explained == wrong or explained >= max(2, (wrong + 1) // 2)
-
-
-def _softmax_rows(scores: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-    """Softmax along each row over the allowed cells only; a row with none allowed is all zeros."""
-    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
-    return torch.nan_to_num(weights, nan=0.0)
 
 
 def _share_of_row(scores: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:

@@ -259,9 +259,9 @@ enlarged too; a slide's charts have no toolbar (it lay over the formula). Pages 
 st.table in presenter mode (HTML, enlarged here); the dataframes left, the editable grids (Work it by hand's and the
 mask editor) and the by-hand marks, are zoomed 1.4× on a window 1180 px wide or more (their canvas text is out of
 reach of a font size; there the grids stay within their columns, and a click still lands on the cell under it; at
-1024 px the four grids of Work it by hand side by side would be cut at their columns' edges). A note on a link's unusable
-values keeps the page's size: the slide's charts leave room for it at that size, and for the line that says the
-followed token may attend to one key only. The Settings menu (the sidebar's
+1024 px the four grids of Work it by hand side by side would be cut at their columns' edges). A note on a link's
+unusable values keeps the page's size: the slide's charts leave room for it at that size, and for the line that says
+the followed token may attend to one key only. The Settings menu (the sidebar's
 controls) sits beside the presenter switch, in its usual small text. On a window narrower than 1180 px the menu
 shows its icon only, and the page menus and the switch's label keep a smaller text, so that the three fit; two
 charts side by side on a slide leave out the numbers in their cells there (judged for 1280 px, they ran together)."""

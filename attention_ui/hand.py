@@ -163,7 +163,8 @@ def diagnosis_text(diagnosis: Diagnosis, row_labels: list[str], col_labels: list
             which = f"{explained} of your {wrong} wrong cells ({named}{', …' if explained > 4 else ''}) look"
         parts.append(f"**A likely slip.** {which} like a common mistake. {diagnosis.slip.hint}")
     if diagnosis.row_notes:
-        parts.append("**Not weights yet.** " + " ".join(f"Row {row_labels[i]} {note}" for i, note in diagnosis.row_notes))
+        rows = " ".join(f"Row {row_labels[i]} {note}" for i, note in diagnosis.row_notes)
+        parts.append(f"**Not weights yet.** {rows}")
     return "\n\n".join(parts)
 
 

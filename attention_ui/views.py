@@ -63,9 +63,10 @@ FOLLOW_KEY = "token"
 """Session key of the followed query token (0-based); clicking a chart's row sets it."""
 
 __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS",
-           "feature_heatmap", "follow_token", "natural_px", "shared_scale_cell", "in_the_sidebar", "lesson_view", "lines_spec", "mask_chart",
-           "numbers_table", "on_pick", "only_tokens", "prebuild_stages", "show_chart", "show_lines", "show_slide",
-           "show_stage", "shown_features", "softmax_row_spec", "stage_header", "token_heatmap"]
+           "feature_heatmap", "follow_token", "in_the_sidebar", "lesson_view", "lines_spec", "mask_chart",
+           "numbers_table", "on_pick", "only_tokens", "prebuild_stages", "shared_domain", "shared_scale_cell",
+           "show_chart", "show_lines", "show_slide", "show_stage", "shown_features", "side_by_side",
+           "softmax_row_spec", "stage_header", "token_heatmap"]
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,7 @@ def _draw_charts(view: StageView, rec: StageRecord) -> None:
         drawn = rec.charts(view)
         columns = [st.container() for _ in drawn]
     else:  # side by side, each chart's column as wide as the chart wants (a chart without colour bar is narrower)
-        columns = st.columns([natural_px(spec, view) for spec in drawn]) if len(drawn) > 1 else [st.container()]
+        columns = side_by_side(drawn, view) if len(drawn) > 1 else [st.container()]
     for i, (column, chart) in enumerate(zip(columns, drawn)):
         with column:
             _show_main(view, chart, f"{rec.key}_{i}")
@@ -215,6 +216,11 @@ def _draw_charts(view: StageView, rec: StageRecord) -> None:
 MIN_SIDE_BY_SIDE_CELL = 18
 """Smallest cell, in pixels, of a stage's charts drawn side by side: below it their row labels would overlap
 (and a narrow column shrinks the chart further), so the charts are drawn one under another instead."""
+
+
+def side_by_side(drawn: list[dict], view: StageView) -> list:
+    """One row of columns for the chart specs ``drawn``, each as wide as its chart wants (``natural_px``)."""
+    return st.columns([natural_px(spec, view) for spec in drawn])
 
 
 def natural_px(spec: dict, view: StageView) -> float:
@@ -461,6 +467,13 @@ LEGEND_PX = 80
 """Width of a colour bar with its title ("feature value") and numbers, at the page's font."""
 
 
+def shared_domain(*matrices: torch.Tensor) -> tuple[float, float] | None:
+    """One diverging colour scale for feature charts drawn side by side, over the features each shows
+    (``shown_features``): (−m, m) for the largest |value| m, None when every value is 0."""
+    largest = max((float(shown_features(m)[0].abs().max()) for m in matrices if m.numel()), default=0.0)
+    return (-largest, largest) if largest > 0 else None
+
+
 def shared_scale_cell(view: StageView, rows: list[str], columns: int, charts_side_by_side: int,
                       legends: int = 1) -> int:
     """The cell size of ``charts_side_by_side`` charts in one row of the page, with ``columns`` cells in all, each
@@ -564,9 +577,7 @@ def _embed_worked(view: StageView) -> worked.Worked:
 def _qkv_charts(view: StageView) -> list:
     t, h = view.trace, view.head
     matrices = (("Q", t.q[h]), ("K", t.k[h]), ("V", t.v[h]))
-    # one colour scale for the three, so the same colour is the same number side by side
-    largest = max(float(shown_features(values)[0].abs().max()) if values.numel() else 0.0 for _, values in matrices)
-    domain = (-largest, largest) if largest > 0 else None
+    domain = shared_domain(*(values for _, values in matrices))  # the same colour is the same number side by side
     # On the page (not a slide, not stacked) the three share one colour bar, drawn once beside V, and one cell size
     # that fills the row: their numbers are then printed as large as the width allows.
     joint = not view.fit and not view.stacked

@@ -150,7 +150,8 @@ def masked(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> Wo
                           "= masked": [number(s) if a else number(float("-inf")) for s, a in
                                        zip(r.scaled.tolist(), allowed)]})
     blocked = allowed.count(False)
-    return Worked(f"{blocked} of {len(keys)} keys {'is' if blocked == 1 else 'are'} blocked for this token." if blocked else
+    verb = "is" if blocked == 1 else "are"
+    return Worked(f"{blocked} of {len(keys)} keys {verb} blocked for this token." if blocked else
                   "No key is blocked for this token: the scores pass through unchanged.", table)
 
 

@@ -15,7 +15,8 @@ from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import counted, plain, size_in_words
 from attention_ui.url_state import keep_in_link, note_ignored, show_link_notes
 from attention_ui.views import (MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, PRESENTER_COLUMN_PX, SLIDE_CELL, StageView,
-                                 feature_heatmap, natural_px, shared_scale_cell, show_chart, shown_features)
+                                 feature_heatmap, shared_domain, shared_scale_cell, show_chart, shown_features,
+                                 side_by_side)
 
 STEP_KEY = "generation_step"
 DECODERS = [name for name, spec in MODEL_ALLOWLIST.items() if spec.kind == "decoder"]
@@ -117,15 +118,12 @@ else:
     # Side by side, the three share one colour scale (one colour bar, beside V) and one cell size that fills the row
     cell = domain = None
     if not view.stacked:
-        shown = [shown_features(values)[0] for values, *_ in matrices]
-        largest = max(float(m.abs().max()) for m in shown)
-        domain = (-largest, largest) if largest > 0 else None
-        cell = shared_scale_cell(view, labels[:t], sum(m.shape[-1] for m in shown), 3)
+        domain = shared_domain(*(values for values, *_ in matrices))
+        cell = shared_scale_cell(view, labels[:t], sum(shown_features(v)[0].shape[-1] for v, *_ in matrices), 3)
     drawn = [feature_heatmap(view, values, rows, title + (f", head {head + 1}" if h > 1 else ""), prefix=prefix,
                              share=1 / 3, domain=domain, cell=cell, legend=view.stacked or prefix == "v")[0]
              for values, rows, title, prefix in matrices]
-    cols = ([st.container() for _ in drawn] if view.stacked
-            else st.columns([natural_px(chart, view) for chart in drawn]))
+    cols = [st.container() for _ in drawn] if view.stacked else side_by_side(drawn, view)
     for col, chart in zip(cols, drawn):
         with col:
             show_chart(chart)

@@ -10,8 +10,8 @@ from attention_ui import frames
 from attention_ui.controls import lesson_settings
 from attention_ui.render import cached_spec
 from attention_ui.text import plain, size_in_words
-from attention_ui.views import (StageView, feature_heatmap, natural_px, shared_scale_cell, show_chart,
-                                 shown_features, token_heatmap)
+from attention_ui.views import (StageView, feature_heatmap, shared_domain, shared_scale_cell, show_chart,
+                                 shown_features, side_by_side, token_heatmap)
 from attention_ui.why import encoding_lines, half_share, keep_page_settings, line_chart, page_slider
 
 KEYS = ("pos_shuffle", "pos_shift")
@@ -57,8 +57,7 @@ else:
     st.markdown("**Shuffled sentence:** " + " ".join(plain(tokens[i]) for i in order))
     plain_check = equivariance_check(lesson.x, lesson.projections, order)
     # On the page the two share one colour scale (the same numbers, reordered), one colour bar and one cell size
-    largest = float(plain_check.output.abs().max())
-    domain = (-largest, largest) if largest > 0 else None
+    domain = shared_domain(plain_check.output)
     joint = not settings.presenter
     columns = 2 * shown_features(plain_check.output)[0].shape[-1]
     cell = shared_scale_cell(view, settings.labels, columns, 2) if joint else None
@@ -67,7 +66,7 @@ else:
                              share=half, domain=domain, cell=cell, legend=not joint)[0],
              feature_heatmap(moved, plain_check.shuffled_output, shuffled_labels, "output for the shuffled sentence",
                              prefix="o", share=half, domain=domain, cell=cell)[0]]
-    for column, chart in zip(st.columns([natural_px(chart, view) for chart in drawn]), drawn):
+    for column, chart in zip(side_by_side(drawn, view), drawn):
         with column:
             show_chart(chart)
     show_gap(plain_check, "largest difference, no positions")

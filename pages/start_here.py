@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from attention_core import HAND_STAGES
 from attention_ui.controls import page_start
 from attention_ui.hand import EVER_CHECKED_KEY, SOLVED_KEY
 from attention_ui.questions import answered_stages, session_score
@@ -56,11 +57,12 @@ solved = st.session_state.get(SOLVED_KEY, set())
 progress = {
     "pages/step_through.py": f"{len(stages_seen & {s.key for s in STAGES})} of {len(STAGES)} stages looked at, "
                              f"questions answered on {len(answered & {s.key for s in STAGES})} of them",
-    "pages/by_hand.py": f"{len(checked)} of 4 stages checked, {len(solved)} all right",
+    "pages/by_hand.py": f"{len(checked)} of {len(HAND_STAGES)} stages checked, {len(solved)} all right",
 }
 # Pages with stages are done when every stage was looked at (or checked); opened, they are only started.
 # (A string here would be drawn on the page: Streamlit shows a bare expression of a page script.)
-finished = {"pages/step_through.py": stages_seen >= {s.key for s in STAGES}, "pages/by_hand.py": len(checked) >= 4}
+finished = {"pages/step_through.py": stages_seen >= {s.key for s in STAGES},
+            "pages/by_hand.py": len(checked) >= len(HAND_STAGES)}
 done_count = 0
 for number, (page, paths, title, teaches) in enumerate(PATH, start=1):
     opened = bool(visited & set(paths)) or (page == "pages/step_through.py" and bool(stages_seen))

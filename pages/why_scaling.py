@@ -72,8 +72,8 @@ verdict = "within" if abs(here["sampled"] - d_k) <= tolerance else "outside"
 side = "above" if off > 0 else "below"
 share = f", {100 * tolerance / d_k:.0f} % of d_k" if tolerance < d_k else ""
 st.markdown(f"The sampled variance, {here['sampled']:.2f}, is {abs(off):.1f} standard errors {side} d_k = {d_k}: "
-            f"**{verdict}** the tolerance of ±{tolerance:.2f} ({TOLERANCE_SE} standard errors of a variance sampled from "
-            f"{samples} samples{share}). After dividing by √d_k the variance is about 1 for every d_k.")
+            f"**{verdict}** the tolerance of ±{tolerance:.2f} ({TOLERANCE_SE} standard errors of a variance sampled "
+            f"from {samples} samples{share}). After dividing by √d_k the variance is about 1 for every d_k.")
 
 # ------------------------------------------------------------------------------------------ saturation
 st.subheader("2 · Unscaled scores saturate the softmax")
