@@ -10,9 +10,14 @@ Usage::
 
     python tools/screenshots.py [--out DIR] [--presenter] [--query "sentence=...&heads=2"]
     python tools/screenshots.py --slides [--out docs/presenter] [--query "mask=causal"]
+    python tools/screenshots.py --readme [NAME ...] [--out docs]
 
 ``--presenter`` additionally switches on a toggle labelled "Presenter..." (if the page
 has one) and saves ``<slug>-presenter.png``. ``--query`` is appended to every URL.
+
+``--readme`` instead saves the pictures the README shows (``docs/<name>.png``, the window at
+1280x800 with a page's part scrolled to its top; see ``README_SHOTS``), so they can be made again
+after the pages change.
 
 ``--slides`` instead saves what a projector shows in presenter mode: every stage of the
 step-through page at 1280x800 and 1920x1080 (the window only, no scrolling), stepping
@@ -124,6 +129,80 @@ def save_slides(browser, base_url: str, out: Path, query: str, timeout_ms: float
     return saved, problems
 
 
+def _answer_check_yourself(page) -> None:
+    """Stage 3's check-yourself: a wrong number first (its hint shows), then the right choice."""
+    page.get_by_text("Check yourself").first.click()
+    bs.wait_for_app_idle(page)
+    page.get_by_label("Your answer").first.fill("1.0")
+    page.get_by_role("button", name="Check", exact=True).first.click()
+    bs.wait_for_app_idle(page)
+    page.locator("label").filter(has_text="The key matches what the query looks for").first.click()
+    bs.wait_for_app_idle(page)
+    page.get_by_role("button", name="Check", exact=True).nth(1).click()
+    bs.wait_for_app_idle(page)
+
+
+def _measure_cost(page) -> None:
+    page.get_by_role("button", name="Measure").first.click()
+    bs.wait_for_app_idle(page, timeout=120_000)
+    bs.wait_for_all_charts(page)
+
+
+README_SHOTS = (
+    # (file in docs/, page and query, text at the top of the window, what to do first)
+    ("step-through-softmax", "step-through?step=6&mask=causal&token=3", "6 · Softmax", None),
+    ("check-yourself", "step-through?step=3", "Check yourself", _answer_check_yourself),
+    ("start-here", "start-here", "Start here", None),
+    ("multi-head", "multi-head", "1 · Each head", None),
+    ("real-model", "real-model", "1 · All 6 layers", None),
+    ("real-model-summaries", "real-model", "6 · Every head in numbers", None),
+    ("modern-attention", "modern-attention", "1 · Multi-head, grouped-query", None),
+    ("sliding-window", "modern-attention", "3 · Sliding-window", None),
+    ("generation", "generation?generation_step=4", "1 · The cache after step 4", None),
+    ("why-scaling", "why-scaling", "2 · Unscaled scores", None),
+    ("positions", "order-and-position", "1 · Without positions", None),
+    ("cross-attention", "cross-attention", "3 · Cross-attention weights", None),
+    ("cost", "what-it-costs", "2 · Measure it", _measure_cost),
+)
+"""The README's pictures. Work it by hand's (``by-hand-check``) needs numbers typed cell by cell: take it by hand."""
+
+_TO_TOP_JS = """(e) => { e.scrollIntoView({block: 'start'});
+    const main = document.querySelector('[data-testid="stMain"]'); if (main) main.scrollBy(0, -16); }"""
+
+
+def save_readme(browser, base_url: str, out: Path, timeout_ms: float,
+                only: list[str] | None = None) -> tuple[list[Path], list[str]]:
+    """The README's pictures (``README_SHOTS``, or those named in ``only``) at 1280x800, each in a new
+    browser context."""
+    saved: list[Path] = []
+    problems: list[str] = []
+    for name, link, top, action in README_SHOTS:
+        if only and name not in only:
+            continue
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        context.set_default_timeout(timeout_ms)
+        page = context.new_page()
+        try:
+            _load(page, f"{base_url}/{link}", timeout_ms)
+            if action is not None:
+                action(page)
+            page.get_by_text(top, exact=False).first.evaluate(_TO_TOP_JS)
+            page.mouse.move(5, 790)
+            page.wait_for_timeout(600)
+            bs.wait_for_all_charts(page)
+            path = out / f"{name}.png"
+            page.screenshot(path=str(path))
+            saved.append(path)
+            print(path, flush=True)
+            if page.locator(bs.EXCEPTION).count():
+                problems.append(f"{name}: shows an exception")
+        except Exception as exc:  # keep going; report at the end
+            problems.append(f"{name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        finally:
+            context.close()
+    return saved, problems
+
+
 def save_pages(browser, base_url: str, out: Path, args, timeout_ms: float) -> tuple[list[Path], list[str]]:
     """Screenshot the home page and every page in the navigation (and their presenter mode if asked)."""
     saved: list[Path] = []
@@ -175,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also screenshot each page with its 'Presenter' toggle switched on")
     parser.add_argument("--slides", action="store_true",
                         help="save presenter-mode slides of every stage at 1280x800 and 1920x1080 instead")
+    parser.add_argument("--readme", nargs="*", default=None, metavar="NAME",
+                        help="save the README's pictures (docs/<name>.png; all, or those named) instead")
     parser.add_argument("--query", default="", help='query string appended to every URL, e.g. "sentence=hi&heads=2"')
     parser.add_argument("--app", default="app.py", help="the Streamlit entry file, relative to the repo root")
     parser.add_argument("--timeout", type=float, default=90,
@@ -191,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         print("no Chromium found: set CHROMIUM_PATH or put chromium on PATH", file=sys.stderr)
         return 2
 
-    default_out = REPO_ROOT / ("docs/presenter" if args.slides else "artifacts/screenshots")
+    default_out = REPO_ROOT / ("docs/presenter" if args.slides else "docs" if args.readme is not None else "artifacts/screenshots")
     out = Path(args.out) if args.out else default_out
     out.mkdir(parents=True, exist_ok=True)
     timeout_ms = args.timeout * 1000
@@ -200,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if args.slides:
                 saved, problems = save_slides(browser, base_url, out, args.query, timeout_ms)
+            elif args.readme is not None:
+                saved, problems = save_readme(browser, base_url, out, timeout_ms, args.readme)
             else:
                 saved, problems = save_pages(browser, base_url, out, args, timeout_ms)
         finally:
