@@ -45,10 +45,12 @@ EXAMPLE = HandExample(
     tokens=("I", "like", "tea"),
     x=((1, 0), (0, 1), (1, 1)),
     w_q=((1, 0), (1, 1)),
-    w_k=((0, 1), (1, 0)),
+    w_k=((1, 1), (0, 1)),
     w_v=((1, 2), (0, 1)),
 )
-"""Whole numbers, so Q = XW_Q, K and V are easy to find by hand: 3 tokens, d_model = d_k = d_v = 2."""
+"""Whole numbers, so Q = XW_Q, K and V are easy to find by hand: 3 tokens, d_model = d_k = d_v = 2. Its Q Kᵀ is
+not symmetric (q_i · k_j ≠ q_j · k_i): a token need not attend to another as that one attends to it, and a
+score worked out the wrong way round shows as wrong."""
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from attention_core import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, MAX_CELL_MAG
 from attention_core.by_hand import EMPTY, INVALID, RIGHT, WRONG
 
 PAGE = "pages/by_hand.py"
-EXAMPLE_SCORES = [[0, 1, 1], [1, 1, 2], [1, 2, 3]]  # Q = [[1,0],[1,1],[2,1]], K = [[0,1],[1,0],[1,1]]
+EXAMPLE_SCORES = [[1, 0, 1], [2, 1, 3], [3, 1, 4]]  # Q = [[1,0],[1,1],[2,1]], K = [[1,1],[0,1],[1,2]]
 BAD_CELLS = {"empty": (None, "is empty"), "blank text": ("  ", "is empty"), "text": ("abc", "not a number"),
              "NaN": ("nan", "NaN"), "inf": ("inf", "infinite"), "minus inf": ("-inf", "infinite"),
              "huge": ("1e308", "too large"), "huge float": (1e308, "too large"), "float NaN": (math.nan, "NaN"),
@@ -72,8 +72,8 @@ def test_example_trace_has_the_worked_numbers_and_agrees_with_sdpa():
     q, k, v = x @ w_q, x @ w_k, x @ w_v
     expected = F.scaled_dot_product_attention(q[None], k[None], v[None])[0]
     assert torch.allclose(stage_truth(trace, "context"), expected, atol=1e-12)
-    # row 1: e^0, e^0.7071, e^0.7071 over their sum
-    assert stage_truth(trace, "weights")[0].tolist() == pytest.approx([0.19778, 0.40111, 0.40111], abs=1e-5)
+    # row 1: e^0.7071, e^0, e^0.7071 over their sum
+    assert stage_truth(trace, "weights")[0].tolist() == pytest.approx([0.40111, 0.19778, 0.40111], abs=1e-5)
 
 
 def test_causal_example_gives_zero_weight_to_later_tokens():
@@ -107,7 +107,7 @@ def test_each_slip_typed_in_full_is_named(stage, causal):
     named = 0
     for slip in likely_slips(trace, stage):
         check = check_answer(typed_from(slip.values), truth)
-        if check.all_right:  # this slip gives the truth for this example (a symmetric QKᵀ has no transpose slip)
+        if check.all_right:  # this slip gives the truth for this example
             continue
         diagnosis = diagnose(check, trace, stage)
         assert diagnosis is not None and diagnosis.slip.key == slip.key, (slip.key, diagnosis)
@@ -214,8 +214,9 @@ def run_page(grids: dict | None = None) -> AppTest:
 
 
 def typed_example() -> dict:
-    return {"X": [["1", "0"], ["0", "1"], ["1", "1"]], "W_Q": [["1", "0"], ["1", "1"]],
-            "W_K": [["0", "1"], ["1", "0"]], "W_V": [["1", "2"], ["0", "1"]]}
+    """The example's matrices as a student would type them."""
+    return {name: [[str(v) for v in row] for row in rows]
+            for name, rows in (("X", EXAMPLE.x), ("W_Q", EXAMPLE.w_q), ("W_K", EXAMPLE.w_k), ("W_V", EXAMPLE.w_v))}
 
 
 def check(at: AppTest, stage: str) -> AppTest:
@@ -229,7 +230,7 @@ def test_page_opens_from_the_app_with_the_example():
     assert texts(at, "title") == ["Work it by hand"]
     charts = page_charts(at)
     assert matrix_of(charts["Q = X·W_Q"]) == [[1, 0], [1, 1], [2, 1]]
-    assert matrix_of(charts["K = X·W_K"]) == [[0, 1], [1, 0], [1, 1]]
+    assert matrix_of(charts["K = X·W_K"]) == [[1, 1], [0, 1], [1, 2]]
     assert [s for s in texts(at, "subheader")] == ["Your matrices", "Q, K and V from your numbers", "Your turn"]
     assert any("±0.01" in m for m in texts(at, "markdown"))
     assert len(at.tabs) == len(HAND_STAGES)
@@ -241,23 +242,23 @@ def test_changed_matrices_change_every_stage():
     at = run_page(grids)
     assert matrix_of(page_charts(at)["Q = X·W_Q"])[0] == [5, 3]
     grids = at.session_state["hand_grids"]
-    grids["answer_scores"] = [["21", "5", "8"], ["5", "1", "2"], ["8", "2", "3"]]  # k_1 = (3, 2) now too
+    grids["answer_scores"] = [["25", "3", "11"], ["7", "1", "3"], ["9", "1", "4"]]  # k_1 = (2, 5) now too
     check(at, "scores")
     assert texts(at, "success") == ["All 9 cells right. Well done!"]
 
 
 def test_a_wrong_cell_is_marked_and_the_right_answer_then_accepted():
-    grids = typed_example() | {"answer_scores": [["0", "1", "1"], ["1", "1", "2"], ["1", "2", "5"]]}
+    grids = typed_example() | {"answer_scores": [["1", "0", "1"], ["2", "1", "3"], ["3", "1", "5"]]}
     at = check(run_page(grids), "scores")
     assert texts(at, "info") == ["8 of 9 cells right (within ±0.01)."]
     marks = at.tabs[0].dataframe[-1].value  # the scores tab: its answer editor, then the marks
-    assert marks.iloc[2, 2] == "✗ 5" and marks.iloc[0, 0] == "✓ 0"
+    assert marks.iloc[2, 2] == "✗ 5" and marks.iloc[0, 0] == "✓ 1"
     at.toggle(key="hand-show-scores").set_value(True).run()
-    assert at.tabs[0].dataframe[-1].value.iloc[2, 2] == "✗ 5 → 3.000"
+    assert at.tabs[0].dataframe[-1].value.iloc[2, 2] == "✗ 5 → 4.000"
     widths = {c["width"] for c in json.loads(at.tabs[0].dataframe[-1].proto.columns).values()}
-    assert widths == {"medium"}, widths  # "✗ 5 → 3.000" is cut off in a column sized for a number
+    assert widths == {"medium"}, widths  # "✗ 5 → 4.000" is cut off in a column sized for a number
     assert "1 · Raw scores QKᵀ" in page_charts(at)
-    at.session_state["hand_grids"]["answer_scores"][2][2] = "3"
+    at.session_state["hand_grids"]["answer_scores"][2][2] = "4"
     at.run()
     assert texts(at, "success") == ["All 9 cells right. Well done!"]
     assert at.session_state["hand_solved"] == {"scores"}
@@ -271,21 +272,33 @@ def test_the_page_names_a_likely_slip():
                and "divide each by √d_k = 1.414" in h for h in hints), hints
     grids = at.session_state["hand_grids"]
     grids["answer_scaled"] = [[f"{v / math.sqrt(2):.3f}" for v in row] for row in EXAMPLE_SCORES]
-    grids["answer_scaled"][2][1] = "2"  # tea → like: the raw score, not divided
+    grids["answer_scaled"][2][2] = "4"  # tea → tea: the raw score, not divided
     at.run()
     assert any("Your wrong cell looks like a common mistake" in h for h in texts(at, "warning")), texts(at, "warning")
-    grids["answer_scaled"][2][1] = "9"
+    grids["answer_scaled"][2][2] = "9"
     at.run()
     assert not any("likely slip" in h for h in texts(at, "warning")), "nothing known explains a 9"
 
 
+
+def test_the_example_scores_are_not_symmetric_so_a_transposed_answer_is_named():
+    """Token i need not attend to j as j attends to i: the example shows it, and scores typed the wrong way round
+    (k_i · q_j) are marked wrong and named, as they could not be with a symmetric Q Kᵀ."""
+    scores = torch.tensor(EXAMPLE_SCORES)
+    assert not torch.equal(scores, scores.T)
+    transposed = [[str(v) for v in row] for row in scores.T.tolist()]
+    at = check(run_page(typed_example() | {"answer_scores": transposed}), "scores")
+    assert texts(at, "info") == ["3 of 9 cells right (within ±0.01)."]  # the diagonal
+    assert any(h.startswith("**A likely slip.** All 6 wrong cells look like a common mistake.")
+               and "k_i · q_j" in h for h in texts(at, "warning")), texts(at, "warning")
+
 def test_weights_are_checked_within_the_tolerance():
-    truth = [[0.198, 0.401, 0.401], [0.248, 0.248, 0.504], [0.140, 0.284, 0.576]]
+    truth = [[0.401, 0.198, 0.401], [0.284, 0.140, 0.576], [0.306, 0.074, 0.620]]
     grids = typed_example() | {"answer_weights": [[f"{v:.3f}" for v in row] for row in truth]}
     at = check(run_page(grids), "weights")
     assert texts(at, "success") == ["All 9 cells right. Well done!"]
     grids = at.session_state["hand_grids"]
-    grids["answer_weights"][0][0] = "0.22"  # off by 0.022
+    grids["answer_weights"][0][0] = "0.42"  # off by 0.019
     at.run()
     assert texts(at, "info") == ["8 of 9 cells right (within ±0.01)."]
 
@@ -304,7 +317,7 @@ def test_every_bad_matrix_cell_gets_a_message_and_nothing_typed_is_lost(name):
     assert not at.get("vega_lite_chart"), "nothing is computed from a bad matrix"
     kept = at.session_state["hand_grids"]
     assert kept["answer_context"] == [["1", "2"], [None, None], [None, None]]
-    kept["W_K"][1][0] = "1"
+    kept["W_K"][1][0] = "0"
     at.run()
     assert not at.error and at.get("vega_lite_chart")
     assert at.session_state["hand_grids"]["answer_context"][0] == ["1", "2"]
@@ -313,8 +326,8 @@ def test_every_bad_matrix_cell_gets_a_message_and_nothing_typed_is_lost(name):
 @pytest.mark.parametrize("name", ["empty", "text", "NaN", "inf", "huge"])
 def test_bad_answer_cells_are_named_and_the_rest_still_marked(name):
     cell, reason = BAD_CELLS[name]
-    grids = typed_example() | {"answer_scaled": [[cell, "0.707", "0.707"], ["0.707"] * 2 + ["1.414"],
-                                                 ["0.707", "1.414", "2.121"]]}
+    grids = typed_example() | {"answer_scaled": [[cell, "0", "0.707"], ["1.414", "0.707", "2.121"],
+                                                 ["2.121", "0.707", "2.828"]]}
     at = check(run_page(grids), "scaled")
     assert texts(at, "info") == ["8 of 9 cells right (within ±0.01)."]
     (warning,) = texts(at, "warning")
@@ -336,7 +349,7 @@ def test_size_change_keeps_the_overlapping_numbers_and_reset_restores_the_exampl
 
 
 def test_causal_mask_changes_the_weights_to_check():
-    grids = typed_example() | {"answer_weights": [["1", "0", "0"], ["0.5", "0.5", "0"], ["0.14", "0.284", "0.576"]]}
+    grids = typed_example() | {"answer_weights": [["1", "0", "0"], ["0.670", "0.330", "0"], ["0.306", "0.074", "0.620"]]}
     at = run_page(grids)
     at.checkbox(key="hand-size-causal").check().run()
     check(at, "weights")
@@ -412,9 +425,9 @@ def test_the_page_shows_the_starting_values_in_each_later_tab():
     assert matrix_of(chart_data(at, START_TITLES["scaled"])) == EXAMPLE_SCORES
     scaled = chart_data(at, START_TITLES["weights"])
     assert sum(matrix_of(scaled), []) == pytest.approx([v / math.sqrt(2) for row in EXAMPLE_SCORES for v in row])
-    assert labels_of(scaled)[2] == ["0.707", "1.414", "2.121"]
+    assert labels_of(scaled)[2] == ["2.121", "0.707", "2.828"]
     weights = chart_data(at, START_TITLES["context"])
-    assert labels_of(weights)[0] == ["0.198", "0.401", "0.401"]
+    assert labels_of(weights)[0] == ["0.401", "0.198", "0.401"]
     assert set(weights["query"]) == {"1·I", "2·like", "3·tea"}
     assert set(weights["key"]) == {"1·I", "2·like", "3·tea"}  # the answer grid's labels
 
@@ -423,12 +436,12 @@ def test_a_causal_page_marks_blocked_keys_in_the_starting_values():
     at = run_page(typed_example())
     at.checkbox(key="hand-size-causal").check().run()
     scaled = labels_of(chart_data(at, START_TITLES["weights"]))
-    assert scaled[0][1:] == ["−∞", "−∞"] and scaled[1][2] == "−∞" and scaled[2][2] == "2.121"
+    assert scaled[0][1:] == ["−∞", "−∞"] and scaled[1][2] == "−∞" and scaled[2][2] == "2.828"
     weights = labels_of(chart_data(at, START_TITLES["context"]))
     assert weights[0] == ["1.000", "×", "×"] and weights[1][2] == "×"
     assert any("×: a key the causal mask blocks" in c.value for c in at.tabs[3].caption)
     assert any("−∞" in c.value for c in at.tabs[2].caption)
-    assert labels_of(chart_data(at, START_TITLES["scaled"]))[0] == ["0.000", "1.000", "1.000"]
+    assert labels_of(chart_data(at, START_TITLES["scaled"]))[0] == ["1.000", "0.000", "1.000"]
 
 
 def chart_sizes_of(at: AppTest, title: str) -> tuple[int, int]:

@@ -142,6 +142,32 @@ def _answer_check_yourself(page) -> None:
     bs.wait_for_app_idle(page)
 
 
+def _type_scaled_scores(page) -> None:
+    """Work it by hand's step 2: the scaled scores typed cell by cell, three of them left as raw scores, then
+    checked (the page names that slip)."""
+    page.get_by_role("tab", name="2").first.click()
+    bs.wait_for_app_idle(page)
+    grid = page.locator("[data-testid='stTabPanel']:visible [data-testid='stDataFrame']").first
+    grid.scroll_into_view_if_needed()
+    typed = [["0.707", "0", "0.707"], ["1.414", "1", "3"], ["2.121", "0.707", "4"]]
+    for _ in range(3):  # the grid can drop a key typed just after a click: type what is missing again
+        cells = grid.evaluate("e => [...e.querySelectorAll('[role=gridcell]')].map(c => c.innerText.trim())")
+        shown = [cells[i * 4 + 1:i * 4 + 4] for i in range(3)]  # each row: its token, then 3 cells
+        missing = [(r, c) for r in range(3) for c in range(3) if shown[r][c] != typed[r][c]]
+        if not missing:
+            break
+        for row, col in missing:
+            box = grid.bounding_box()  # 3 rows under a header; an index column, then 3 columns
+            page.mouse.click(box["x"] + box["width"] * (0.185 + 0.272 * (col + 0.5)),
+                             box["y"] + box["height"] * (row + 1.5) / 4)
+            page.wait_for_timeout(800)
+            page.keyboard.type(typed[row][col], delay=80)  # a person's pace: keys sent at once can be dropped
+            page.keyboard.press("Enter")
+            bs.wait_for_app_idle(page)
+    page.get_by_role("button", name="Check").first.click()
+    bs.wait_for_app_idle(page)
+
+
 def _measure_cost(page) -> None:
     page.get_by_role("button", name="Measure").first.click()
     bs.wait_for_app_idle(page, timeout=120_000)
@@ -151,6 +177,7 @@ def _measure_cost(page) -> None:
 README_SHOTS = (
     # (file in docs/, page and query, text at the top of the window, what to do first)
     ("step-through-softmax", "step-through?step=6&mask=causal&token=3", "6 · Softmax", None),
+    ("by-hand-check", "by-hand", "Start from the raw scores S", _type_scaled_scores),
     ("check-yourself", "step-through?step=3", "Check yourself", _answer_check_yourself),
     ("start-here", "start-here", "Start here", None),
     ("multi-head", "multi-head", "1 · Each head", None),
@@ -164,7 +191,7 @@ README_SHOTS = (
     ("cross-attention", "cross-attention", "3 · Cross-attention weights", None),
     ("cost", "what-it-costs", "2 · Measure it", _measure_cost),
 )
-"""The README's pictures. Work it by hand's (``by-hand-check``) needs numbers typed cell by cell: take it by hand."""
+"""The README's pictures."""
 
 _TO_TOP_JS = """(e) => { e.scrollIntoView({block: 'start'});
     const main = document.querySelector('[data-testid="stMain"]'); if (main) main.scrollBy(0, -16); }"""
