@@ -13,7 +13,9 @@ from attention_ui.text import plain
 
 HAND_STAGE_TEXT = {
     "scores": ("1 · Raw scores QKᵀ", r"S_{ij} = q_i \cdot k_j = \sum_{d} q_{i,d}\, k_{j,d}",
-               "For each query row i and key row j, multiply q_i and k_j number by number and add them up."),
+               "For each query row i and key row j, multiply q_i and k_j number by number and add them up. The "
+               "order matters: S_ij takes its query from token i and S_ji from token j, so the two usually differ "
+               "(a token need not attend to another as that one attends to it)."),
     "scaled": ("2 · Scale by √d_k", r"\tilde S_{ij} = \frac{S_{ij}}{\sqrt{d_k}}",
                "Divide every score by √d_k."),
     "weights": ("3 · Softmax: the weights", r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_l e^{\tilde S_{il}}}",
