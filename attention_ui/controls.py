@@ -290,14 +290,31 @@ PAGE_STYLE = """<style>
 [data-testid='stSidebarNavLink'] {min-height: 1.5rem; margin-top: 0; margin-bottom: 0;}
 [data-testid='stSidebarNavLink'] span {line-height: 1.5rem;}
 [data-testid='stNavSectionHeader'] {margin-top: 0.25rem;}
+[data-testid='stMain'] [data-testid='stVegaLiteChart'] {max-width: 100%; overflow-x: auto;}
+.st-key-sentence [data-testid='InputInstructions'] span:last-child {display: none;}
+@media (min-width: 641px) and (max-width: 900px) {
+  .st-key-hand_grids [data-testid='stHorizontalBlock'] {flex-wrap: wrap; row-gap: 1rem;}
+  .st-key-hand_grids [data-testid='stColumn'] {flex: 1 1 40% !important; min-width: 40% !important;}
+}
+@media (max-width: 640px) {
+  [data-testid='stMain'] [data-testid='stVegaLiteChart'] svg {max-width: none;}
+  [data-testid='stMain'] [data-testid='stMarkdownContainer'] table {display: block; overflow-x: auto;}
+}
 </style>"""
 """Every page: the page starts under Streamlit's header instead of 6rem down (more of it on the first screen);
 a table cell's text may take the cell's width (Streamlit stops it at 400 px, which broke a worked sum into two
-lines beside empty room); charts shrink to a narrow screen (a phone) instead of running past it; the buttons that
-take a presentation clicker's Page Up / Page Down keys stay out of sight, and the element that holds this style and
-the clicker keys' script (``#page-keys``) out of the page's flow (an element that is more than a style would
-take a row and its gap); a Start here card's title (its page link) is larger than the text under it; the sidebar's
-list of pages is compact, so that with every page listed the sentence box still starts on an 800-px screen."""
+lines beside empty room); charts shrink to a narrower column instead of running past it (but see small screens
+below); the buttons that take a presentation clicker's Page Up / Page Down keys stay out of sight, and the element
+that holds this style and the clicker keys' script (``#page-keys``) out of the page's flow (an element that is more
+than a style would take a row and its gap); a Start here card's title (its page link) is larger than the text under it; the sidebar's
+list of pages is compact, so that with every page listed the sentence box still starts on an 800-px screen.
+
+Small screens: a chart wider than the page (a real model's grid, drawn on a canvas, does not shrink) scrolls inside
+its own box instead of widening the page; on a phone (640 px or less) a chart keeps its size and scrolls rather
+than shrinking until its numbers cannot be read, and so does a wide text table. Work it by hand's four grids go
+two by two from 641 to 900 px, where four in a row would hide their second column (below, Streamlit stacks them).
+The sentence box does not show its character counter: its limit is a long paste's, not the sentence's
+(MAX_TOKENS tokens, said in its help)."""
 
 
 CLICKER_KEYS_JS = """<span id="page-keys"></span><script>

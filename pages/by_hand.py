@@ -76,9 +76,10 @@ row_labels = {"X": tokens, "W_Q": x_cols, "W_K": x_cols, "W_V": x_cols}
 
 # ------------------------------------------------------------------------------- typed matrices
 st.subheader("Your matrices")
-st.caption("Click a cell and type. X has one row per token; each W has one row per feature of X.")
+st.caption("Click a cell (on a touch screen, tap it twice) and type. X has one row per token; each W has one row per "
+           "feature of X.")
 typed, readings = {}, {}
-for col, name in zip(st.columns([1.3, 1, 1, 1]), shapes):
+for col, name in zip(st.container(key="hand_grids").columns([1.3, 1, 1, 1]), shapes):  # two by two on a tablet
     with col:
         st.markdown(f"**${name}$**  ({shapes[name][0]} × {shapes[name][1]})")
         typed[name] = hand.grid_editor(name, shapes[name], row_labels[name], col_labels[name])

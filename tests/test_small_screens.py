@@ -1,0 +1,96 @@
+"""A student opens the shared link on a phone (390 × 844) or a tablet (768 × 1024), in a real browser.
+
+Nothing widens the page past the screen (a sideways-scrolling page hides the right half of every paragraph), a
+chart on a phone keeps its size and scrolls in its own box instead of shrinking until its numbers cannot be read,
+and Work it by hand's grids show all their columns on a tablet.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    from tests import browser_support as bs
+except ImportError:  # run from inside tests/
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import browser_support as bs
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
+TABLET = {"viewport": {"width": 768, "height": 1024}}
+
+_LAYOUT_JS = """() => ({
+    page: Math.max(document.documentElement.scrollWidth, document.querySelector('[data-testid=stMain]').scrollWidth),
+    charts: Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'), c => {
+        const drawn = c.querySelector('svg, canvas');
+        const box = drawn ? drawn.getBoundingClientRect() : null;
+        return box && box.width ? {drawn: box.width, built: parseFloat(drawn.getAttribute('width')),
+                                   title: Array.from(c.querySelectorAll('.role-title-text'), t => t.textContent).join(' ')}
+                                : null;
+    }).filter(c => c),
+    grids: Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stDataFrame]'), g => {
+        const scroller = g.querySelector('.dvn-scroller');
+        return {width: g.getBoundingClientRect().width, hidden_px: scroller ? scroller.scrollWidth - scroller.clientWidth : null};
+    }),
+})"""
+
+
+@pytest.fixture(scope="module")
+def open_on():
+    """``open_on(device, path)``: a new page of one app server on ``device`` (PHONE or TABLET) at ``path``, its
+    run finished and its charts drawn."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if bs.find_chromium() is None:
+        pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium")
+    with bs.streamlit_server(timeout=60) as server, sync_api.sync_playwright() as p:
+        browser = bs.launch_chromium(p)
+        contexts = []
+
+        def open_at(device: dict, path: str):
+            context = browser.new_context(**device)
+            contexts.append(context)
+            page = context.new_page()
+            page.goto(server + path, wait_until="domcontentloaded", timeout=90_000)
+            bs.wait_for_app_idle(page, timeout=90_000)
+            bs.wait_for_all_charts(page, timeout=15_000)
+            page.wait_for_timeout(500)  # the charts' own layout after the first draw
+            return page.evaluate(_LAYOUT_JS)
+
+        try:
+            yield open_at
+        finally:
+            for context in contexts:
+                context.close()
+            browser.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("device, path", [(PHONE, "/real-model"), (TABLET, "/real-model"), (PHONE, "/what-it-costs"),
+                                          (PHONE, "/step-through?step=softmax"), (PHONE, "/multi-head?heads=4")])
+def test_nothing_widens_the_page_past_the_screen(open_on, device, path):
+    """The real model's grid is a canvas wider than a phone or a tablet, and What it costs has a wide table: they
+    scroll in their own box, and the page stays as wide as the screen."""
+    layout = open_on(device, path)
+    assert layout["page"] <= device["viewport"]["width"], layout["page"]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("path", ["/step-through?step=softmax", "/why-scaling", "/multi-head?heads=4"])
+def test_a_chart_on_a_phone_keeps_its_size(open_on, path):
+    """Shrunk to a 358-px column, these charts' numbers and labels were 6–8 px; each is drawn at the size it was
+    built for and scrolls sideways instead."""
+    charts = open_on(PHONE, path)["charts"]
+    wide = [c for c in charts if c["built"] > PHONE["viewport"]["width"]]
+    assert wide, charts  # the page has a chart wider than the phone: the case this test is about
+    assert all(c["drawn"] >= c["built"] - 1 for c in charts), charts
+
+
+@pytest.mark.browser
+def test_work_it_by_hand_shows_every_column_of_its_grids_on_a_tablet(open_on):
+    """Four grids in a row at 768 px squeezed each W to 159 px, which hid its second column behind a scroll bar;
+    two by two, each of X, W_Q, W_K and W_V (the page's first four grids) shows every column."""
+    grids = open_on(TABLET, "/by-hand")["grids"][:4]
+    assert len(grids) == 4, grids
+    assert all(grid["hidden_px"] is not None and grid["hidden_px"] <= 1 for grid in grids), grids
