@@ -607,7 +607,8 @@ def head_grid(
     spacing: int = 20,
     selected: int | None = None,
     pick: bool = False,
-) -> alt.FacetChart:
+    fit: bool = False,
+) -> alt.FacetChart | alt.LayerChart:
     """Small multiples, one heatmap per head, all on ONE colour scale.
 
     Expects ``heads_frame`` columns (``head``, ``head_index`` and the matrix
@@ -615,12 +616,19 @@ def head_grid(
     drops the token axes of every panel (the tooltips still name both tokens),
     for an overview of many heads; ``spacing`` is the gap between panels in px.
     ``selected`` (a head_index) outlines that panel; ``pick`` lets a click on a panel select its head
-    (selection ``PICK`` on ``head_index``).
+    (selection ``PICK`` on ``head_index``). ``fit``: an overview without axes drawn as one view that fills its
+    container (see ``fitted_grid_size``; a facet cannot be sized to its container), so that it shrinks to a narrow
+    window and a click still lands on the head under the pointer; ``cell_size``, ``axes``, ``spacing`` and
+    ``show_values`` are then left aside.
     """
     _require(heads_df, [head, "head_index", "value"])
     heads = _ordered(heads_df, head, "head_index")
     if domain is None:
         domain = color_domain(heads_df["value"], diverging=diverging)
+    if fit:
+        return _fitted_head_grid(heads_df, columns=max(1, min(columns, len(heads))), domain=domain, row=row,
+                                 col=col, head=head, scheme=scheme, diverging=diverging, font_size=font_size,
+                                 value_title=value_title, title=title, selected=selected, pick=pick)
     layers = _heatmap_layers(
         heads_df,
         row=row,
@@ -650,6 +658,61 @@ def head_grid(
                                                                           domain=False)),
         title=chart_title(title, font_size),
     )
+
+
+FIT_GRID_GAP = 0.07
+"""The gap between two heads side by side in a fitted head grid, as a share of a panel's step."""
+FIT_GRID_ROW_GAP = 0.25
+"""The room above each row of panels of a fitted head grid (for the heads' names), as a share of a row's step."""
+FIT_GRID_LEGEND_PX = 90
+"""About how wide a fitted head grid's colour bar is drawn, with its title and numbers and the gap before it."""
+
+
+def fitted_grid_size(heads: int, columns: int, width: float, font_size: int) -> tuple[float, float]:
+    """About how large (width, height in px) a fitted ``head_grid`` of ``heads`` panels, ``columns`` to a row, is
+    drawn ``width`` px wide with square panels: the height its container needs for that."""
+    rows = -(-heads // columns)
+    panel = (width - FIT_GRID_LEGEND_PX) * (1 - FIT_GRID_GAP) / (columns - FIT_GRID_GAP)
+    title_px = 1.5 * (font_size + 2) + 8
+    return width, title_px + rows * panel / (1 - FIT_GRID_ROW_GAP)
+
+
+def _fitted_head_grid(heads_df: pd.DataFrame, *, columns: int, domain, row: str, col: str, head: str, scheme: str,
+                      diverging: bool, font_size: int, value_title: str, title: str, selected: int | None,
+                      pick: bool) -> alt.LayerChart:
+    """``head_grid(fit=True)``: the heads as one view, each a band of a panel row and column, its cells placed
+    inside the band by row and column index."""
+    df = _with_defaults(heads_df, [row, col, "value", "row_index", "col_index"])
+    panel_x = alt.X("panel_column:O", axis=None, scale=alt.Scale(paddingInner=FIT_GRID_GAP, paddingOuter=0))
+    panel_y = alt.Y("panel_row:O", axis=None, scale=alt.Scale(paddingInner=FIT_GRID_ROW_GAP,
+                                                              paddingOuter=FIT_GRID_ROW_GAP / 2, align=1))
+    scale = alt.Scale(scheme=scheme, domain=[float(v) for v in domain], domainMid=0 if diverging else alt.Undefined)
+    cells = alt.Chart().mark_rect(aria=False).encode(
+        x=panel_x, y=panel_y,
+        xOffset=alt.XOffset("col_index:O", scale=alt.Scale(paddingInner=0, paddingOuter=0)),
+        yOffset=alt.YOffset("row_index:O", scale=alt.Scale(paddingInner=0, paddingOuter=0)),
+        color=alt.Color("value:Q", scale=scale,
+                        legend=alt.Legend(title=value_title, titleFontSize=font_size,
+                                          labelFontSize=max(font_size - 2, 8), gradientLength=200)),
+        tooltip=[alt.Tooltip(f"{head}:N", title=head), alt.Tooltip(f"{row}:N", title=row),
+                 alt.Tooltip(f"{col}:N", title=col),
+                 alt.Tooltip("value:Q", title=value_title, format=TOOLTIP_FORMAT)],
+    )
+    if pick:
+        cells = cells.add_params(alt.selection_point(name=PICK, fields=["head_index"], on="click", clear=False,
+                                                     empty=False))
+    first_cell = alt.Chart().transform_filter("datum.row_index == 0 && datum.col_index == 0")
+    names = first_cell.mark_text(baseline="bottom", dy=-3, fontSize=font_size + 1, color=DARK_TEXT).encode(
+        x=panel_x, y=alt.Y("panel_row:O", axis=None, bandPosition=0), text=alt.Text(f"{head}:N"))
+    layers = [cells, names]
+    if selected is not None:
+        layers.append(first_cell.transform_filter(f"datum.head_index == {int(selected)}")
+                      .mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=4).encode(x=panel_x, y=panel_y))
+    df = _columns_read(df, {row, col, head, "value", "row_index", "col_index", "head_index"})
+    panels = [alt.CalculateTransform(calculate=f"floor(datum.head_index / {columns})", **{"as": "panel_row"}),
+              alt.CalculateTransform(calculate=f"datum.head_index % {columns}", **{"as": "panel_column"})]
+    return alt.layer(*layers, data=df, transform=panels, title=chart_title(title, font_size), width="container",
+                     height="container", view=alt.ViewBackground(stroke=None))
 
 
 def _with_states(df: pd.DataFrame) -> pd.DataFrame:

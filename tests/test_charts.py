@@ -671,3 +671,13 @@ def test_a_fitted_heatmap_lets_the_browser_pick_its_label_angle():
     assert "containerSize()[0]" in axis["labelAngle"]["expr"] and "-90" in axis["labelAngle"]["expr"]
     assert "'parity'" in axis["labelOverlap"]["expr"]
 
+
+def test_a_fitted_head_grid_is_one_view_that_fills_its_container_and_picks_a_head():
+    values = torch.rand(6, 4, 4)
+    df = heads_frame(values, TOKENS[:4], TOKENS[:4], head_labels=[f"L{i // 3 + 1} H{i % 3 + 1}" for i in range(6)])
+    spec = charts.head_grid(df, columns=3, fit=True, selected=4, pick=True, axes=False).to_dict()
+    assert "facet" not in spec and (spec["width"], spec["height"]) == ("container", "container")
+    assert [p["select"]["fields"] for p in spec["params"]] == [["head_index"]]
+    assert any("datum.head_index == 4" in json.dumps(layer.get("transform")) for layer in spec["layer"])
+    width, height = charts.fitted_grid_size(6, 3, 600, 16)
+    assert width == 600 and 300 < height < 600

@@ -39,6 +39,7 @@ except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
 
 from apptest_support import open_page
 from attention_core import sliding_window_mask
+from attention_ui.charts import FIT_GRID_GAP, FIT_GRID_LEGEND_PX, FIT_GRID_ROW_GAP
 from attention_ui.modern import NAME_CHAR_EM, node_size, sharing_diagram
 from attention_ui.views import PAGE_FONT, PRESENTER_FONT
 
@@ -471,3 +472,40 @@ def test_key_labels_on_a_slide_stay_apart(slide_at, path, width):
         if len(axis["labels"]) * 3 < axis["count"]:
             problems.append(f"only {len(axis['labels'])} of {axis['count']} labels shown")
     assert not problems, "\n  ".join(problems)
+
+
+_GRID_JS = """() => {
+    const chart = document.querySelector('[data-testid=stMain] [data-testid=stVegaLiteChart]');
+    const drawn = chart.querySelector('canvas, svg').getBoundingClientRect();
+    return {left: drawn.left, top: drawn.top, width: drawn.width, height: drawn.height, right: drawn.right};
+}"""
+
+
+def _picked(page, key: str) -> str:
+    return page.locator(f".st-key-{key} input").first.input_value()
+
+
+@needs_browser
+def test_real_model_grid_fits_a_1024_slide_and_a_click_picks_the_head_under_it(slide_at):
+    """On a 1024×768 window the slide's 6 × 12 grid of heads was drawn 1209 px wide and cut at the window's edge.
+    It is sized to the main column by Vega (a canvas shrunk by the page's style would take a click for another
+    head), so a click on a head still picks that head."""
+    page = slide_at("/real-model", {"width": 1024, "height": 768})
+    chart = page.locator("[data-testid=stMain] [data-testid=stVegaLiteChart]").first
+    chart.scroll_into_view_if_needed()
+    column, grid = page.evaluate(_MAIN_COLUMN_JS), page.evaluate(_GRID_JS)
+    assert grid["right"] <= column["right"] + TOLERANCE_PX, (grid, column)
+    layers, heads = 6, 12
+    title_px = 1.5 * (16 + 2) + 8  # the grid's title (charts.fitted_grid_size)
+    for layer, head in ((3, 7), (5, 12)):  # counted from 1; a panel lies in the lower part of its row's step
+        chart.scroll_into_view_if_needed()
+        grid = page.evaluate(_GRID_JS)
+        step_x = (grid["width"] - FIT_GRID_LEGEND_PX) / (heads - FIT_GRID_GAP)
+        step_y = (grid["height"] - title_px) / layers
+        x = grid["left"] + (head - 1 + (1 - FIT_GRID_GAP) / 2) * step_x
+        y = grid["top"] + title_px + (layer - 1 + FIT_GRID_ROW_GAP + (1 - FIT_GRID_ROW_GAP) / 2) * step_y
+        page.mouse.click(x, y)
+        page.wait_for_function("(head) => document.querySelector('.st-key-model_head input').value === head",
+                               arg=str(head), timeout=30_000)
+        bs.wait_for_app_idle(page, timeout=LOAD_MS)
+        assert (_picked(page, "layer"), _picked(page, "model_head")) == (str(layer), str(head))
