@@ -30,6 +30,8 @@ NEGATIVE_BAR_COLOR = "#f58518"
 DARK_TEXT = "#1a1a1a"
 LIGHT_TEXT = "white"
 MAX_UPRIGHT_LABELS = 10
+LEGEND_NUMBERS = ("−0.5",)
+"""The widest numbers a colour bar writes beside it (its ticks of a chart's values)."""
 LABEL_LIMIT_PX = 300
 TOOLTIP_FORMAT = ".6~g"
 DARK_LOW_SCHEMES = frozenset(
@@ -54,25 +56,93 @@ def label_px(labels, font_size: int) -> float:
     return 0.6 * font_size * max((len(label) for label in labels), default=0)
 
 
-def label_angle(labels: list[str], *, font_size: int = 14, step: int = 36) -> int:
-    """0 (upright) for up to 10 labels that fit their column, else -45."""
-    fits = label_px(labels, font_size) <= step * 1.25
-    return 0 if len(labels) <= MAX_UPRIGHT_LABELS and fits else -45
+SLANT_MIN_STEP_EM = 1.35
+"""Narrowest column, in ems of the label font, whose labels are slanted at −45°: slanted labels lie the column's
+width × sin 45° apart, about one line of text. Narrower columns get labels at −90°, a column apart, which the
+browser thins out (every other one left out) while they would still overlap."""
 
 
-def _axis(title: str, font_size: int, angle: int = 0, min_extent: int | None = None, thin: bool = False) -> alt.Axis:
-    """``thin``: the browser leaves out every other label until the rest do not overlap."""
+STEEP_LABEL_GAP_PX = 2
+"""Least gap the browser leaves between labels at −90° (a line of text each, its glyphs narrower than the line)."""
+
+
+def label_angle(labels: list[str], *, font_size: int = 14, step: float = 36) -> int:
+    """0 (upright) for up to 10 labels that fit their column of ``step`` pixels; else -45, or -90 in a column
+    narrower than SLANT_MIN_STEP_EM."""
+    if len(labels) <= MAX_UPRIGHT_LABELS and label_px(labels, font_size) <= step * 1.25:
+        return 0
+    return -45 if step >= SLANT_MIN_STEP_EM * font_size else -90
+
+
+def fitted_label_angle(labels: list[str], *, font_size: int, room_px: float) -> str:
+    """``label_angle`` as a Vega expression, for a chart that fills its container (whose width only the browser
+    knows): each label's column is the container's width less ``room_px`` (what the chart draws beside its
+    columns: row labels, axis title, legend), over the labels."""
+    step = f"(containerSize()[0] - {room_px:.0f}) / {max(len(labels), 1)}"
+    upright = (f"{step} * 1.25 >= {label_px(labels, font_size):.0f}" if len(labels) <= MAX_UPRIGHT_LABELS
+               else "false")
+    slanted = f"{step} >= {SLANT_MIN_STEP_EM * font_size:g}"
+    return f"isFinite(containerSize()[0]) ? ({upright} ? 0 : {slanted} ? -45 : -90) : -90"
+
+
+def label_extent(labels: list[str], font_size: int, angle: int) -> float:
+    """About how far below the cells an x axis's ``labels`` reach at ``angle`` (0, -45 or -90), their gap included."""
+    if angle == 0:
+        return font_size + 8
+    if angle == -45:
+        return 0.71 * (label_px(labels, font_size) + font_size) + 8
+    return label_px(labels, font_size) + 8
+
+
+def fitted_label_extent(labels: list[str], *, font_size: int, room_px: float) -> str:
+    """``label_extent`` at the angle ``fitted_label_angle`` picks, as a Vega expression."""
+    angle = fitted_label_angle(labels, font_size=font_size, room_px=room_px)
+    upright, slanted, steep = (label_extent(labels, font_size, a) for a in (0, -45, -90))
+    return f"({angle}) == 0 ? {upright:.0f} : ({angle}) == -45 ? {slanted:.0f} : {steep:.0f}"
+
+
+def fit_room_px(rows: list[str], font_size: int, legend_labels: list[str] = ()) -> float:
+    """About how wide a chart that fills its container draws what lies beside its columns: the ``rows``' labels,
+    the row axis's title and, when it has a legend, the legend (its title and labels ``legend_labels``, a symbol
+    or colour bar beside them). A little more than measured: a column thought narrower only steepens its labels."""
+    legend = label_px(legend_labels, font_size) + font_size + 8 if legend_labels else 0
+    return label_px(rows, font_size) + font_size + 16 + legend
+
+
+def heatmap_fit_room(rows: list[str], font_size: int, value_title: str, *, by_row: bool = False,
+                     legend: bool = True) -> float:
+    """``fit_room_px`` of a ``heatmap`` of ``rows`` whose colour bar (``legend``) is titled after ``value_title``
+    (and ``by_row``, as ``heatmap``'s ``color_field="row_scaled"``)."""
+    return fit_room_px(rows, font_size, [_legend_title(value_title, by_row), *LEGEND_NUMBERS] if legend else [])
+
+
+def _legend_title(value_title: str, by_row: bool) -> str:
+    return f"{value_title} ÷ row range" if by_row else value_title
+
+
+def _axis(title: str, font_size: int, angle: int | str = 0, min_extent: int | str | None = None,
+          thin: bool = False) -> alt.Axis:
+    """``angle`` (and ``min_extent``): a number, or a Vega expression of it. Labels at −90°, and upright ones
+    when ``thin``: the browser leaves out every other label until the rest do not overlap."""
+    if isinstance(angle, str):
+        overlap = alt.ExprRef(expr=f"({angle}) == -90 ? 'parity' : false")
+        separation = STEEP_LABEL_GAP_PX
+        angle = alt.ExprRef(expr=angle)
+    else:
+        overlap = "parity" if thin or angle == -90 else False
+        separation = 4 if thin else STEEP_LABEL_GAP_PX
     return alt.Axis(
         title=title,
         labelAngle=angle,
         labelFontSize=font_size,
         titleFontSize=font_size,
         labelLimit=LABEL_LIMIT_PX,
-        labelOverlap="parity" if thin else False,
-        labelSeparation=4 if thin else alt.Undefined,
+        labelOverlap=overlap,
+        labelSeparation=alt.Undefined if overlap is False else separation,
         ticks=False,
         domain=False,
-        minExtent=alt.Undefined if min_extent is None else min_extent,
+        minExtent=(alt.Undefined if min_extent is None else
+                   alt.ExprRef(expr=min_extent) if isinstance(min_extent, str) else min_extent),
     )
 
 
@@ -81,12 +151,19 @@ def _axis(title: str, font_size: int, angle: int = 0, min_extent: int | None = N
 
 
 def _x(field: str, order: list[str], font_size: int, step: int, *, thin: bool = False,
-       min_extent: int | None = None) -> alt.X:
+       min_extent: int | str | None = None, fit_room: float | None = None) -> alt.X:
     """A band x axis with ``order``'s labels, slanted when they do not fit upright. ``thin``: upright, and the
     browser leaves out every other label until the rest do not overlap (for a chart that stretches to its
-    container, whose cell width only the browser knows). ``min_extent``: pixels the labels take at least, so
-    that charts side by side start their cells at the same height."""
-    angle = 0 if thin else label_angle(order, font_size=font_size, step=step)
+    container, whose cell width only the browser knows). ``fit_room``: the chart fills its container, which
+    leaves its columns all but ``fit_room`` pixels (see ``fit_room_px``); the browser picks the labels' angle
+    from that width. ``min_extent``: pixels (or a Vega expression of them) the labels take at least, so that
+    charts side by side start their cells at the same height."""
+    if thin:
+        angle = 0
+    elif fit_room is not None:
+        angle = fitted_label_angle(order, font_size=font_size, room_px=fit_room)
+    else:
+        angle = label_angle(order, font_size=font_size, step=step)
     return alt.X(f"{field}:N", scale=_in_order(order), axis=_axis(field, font_size, angle, min_extent, thin))
 
 
@@ -214,7 +291,7 @@ def _heatmap_layers(
     aria: bool = True,
     panel_fields: tuple[str, ...] = (),
     thin_col_labels: bool = False,
-    col_labels_px: int | None = None,
+    col_labels_px: int | str | None = None,
     legend: bool = True,
 ) -> alt.LayerChart:
     df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
@@ -222,14 +299,15 @@ def _heatmap_layers(
     cols = _ordered(df, col, "col_index")
     domain = tuple(float(v) for v in domain) if domain is not None else color_domain(df["value"], diverging=diverging)
     scale = alt.Scale(scheme=scheme, domain=list(domain), domainMid=0 if diverging else alt.Undefined)
-
-    base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size, thin=thin_col_labels, min_extent=col_labels_px),
+    by_row = color_field != "value"
+    fit_room = heatmap_fit_room(rows, font_size, value_title, by_row=by_row, legend=legend) if fit else None
+    base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size, thin=thin_col_labels, min_extent=col_labels_px,
+                                   fit_room=fit_room),
                               y=_y(row, rows, font_size))
     # An overview without axes (``aria`` False): no white lines between its small cells and no spoken
     # description of each cell; each costs the browser a pass over tens of thousands of cells.
     cell = {"stroke": "white", "strokeWidth": 0.5} if aria else {"aria": False}
     shown = f"{VALID} && !datum.masked"
-    by_row = color_field != "value"
     if by_row:
         scale = alt.Scale(scheme=scheme, domain=[0, 1])
 
@@ -254,7 +332,7 @@ def _heatmap_layers(
                 f"{color_field}:Q",
                 scale=scale,
                 legend=alt.Legend(
-                    title=f"{value_title} ÷ row range" if by_row else value_title,
+                    title=_legend_title(value_title, by_row),
                     titleFontSize=font_size,
                     labelFontSize=max(font_size - 2, 8),
                     gradientLength=max(120, min(300, cell_size * len(rows))),
@@ -321,7 +399,7 @@ def heatmap(
     pick: bool = False,
     fit: bool = False,
     thin_col_labels: bool = False,
-    col_labels_px: int | None = None,
+    col_labels_px: int | str | None = None,
     legend: bool = True,
 ) -> alt.LayerChart:
     """A heatmap of a matrix frame (columns ``row``, ``col``, ``value``, ``row_index``,
@@ -332,9 +410,10 @@ def heatmap(
     "redblue" with it). ``show_values`` prints ``label`` in each cell.
     ``color_field="row_scaled"`` colours each row on its own 0..1 range (the tooltip keeps the value);
     ``follow_row`` outlines that row; ``pick`` adds a click selection on the row (named ``PICK``);
-    ``fit`` sizes the chart to its container instead of ``cell_size`` per cell; ``thin_col_labels`` then
-    draws the column labels upright and leaves out every other one while they would overlap; ``col_labels_px``
-    is the least height the column labels take (charts side by side given the same start their rows level);
+    ``fit`` sizes the chart to its container instead of ``cell_size`` per cell, and the browser picks the angle of
+    the column labels from the width they get; ``thin_col_labels`` then draws them upright and leaves out every
+    other one while they would overlap; ``col_labels_px`` is the least height the column labels take, in pixels
+    or as a Vega expression (charts side by side given the same start their rows level);
     ``legend=False`` leaves out the colour bar (charts side by side on one colour scale need only one).
     """
     return _heatmap_layers(
@@ -528,7 +607,8 @@ def head_grid(
     spacing: int = 20,
     selected: int | None = None,
     pick: bool = False,
-) -> alt.FacetChart:
+    fit: bool = False,
+) -> alt.FacetChart | alt.LayerChart:
     """Small multiples, one heatmap per head, all on ONE colour scale.
 
     Expects ``heads_frame`` columns (``head``, ``head_index`` and the matrix
@@ -536,12 +616,19 @@ def head_grid(
     drops the token axes of every panel (the tooltips still name both tokens),
     for an overview of many heads; ``spacing`` is the gap between panels in px.
     ``selected`` (a head_index) outlines that panel; ``pick`` lets a click on a panel select its head
-    (selection ``PICK`` on ``head_index``).
+    (selection ``PICK`` on ``head_index``). ``fit``: an overview without axes drawn as one view that fills its
+    container (see ``fitted_grid_size``; a facet cannot be sized to its container), so that it shrinks to a narrow
+    window and a click still lands on the head under the pointer; ``cell_size``, ``axes``, ``spacing`` and
+    ``show_values`` are then left aside.
     """
     _require(heads_df, [head, "head_index", "value"])
     heads = _ordered(heads_df, head, "head_index")
     if domain is None:
         domain = color_domain(heads_df["value"], diverging=diverging)
+    if fit:
+        return _fitted_head_grid(heads_df, columns=max(1, min(columns, len(heads))), domain=domain, row=row,
+                                 col=col, head=head, scheme=scheme, diverging=diverging, font_size=font_size,
+                                 value_title=value_title, title=title, selected=selected, pick=pick)
     layers = _heatmap_layers(
         heads_df,
         row=row,
@@ -558,6 +645,7 @@ def head_grid(
         panel_outline=None if selected is None else f"datum.head_index == {int(selected)}",
         aria=axes,
         panel_fields=(head, "head_index"),
+        thin_col_labels=not axes,  # no labels drawn: one angle, so one spec, for every cell size
     )
     return layers.facet(
         # Ordered by head_index (a sort list would compare every row's head name with each name in turn)
@@ -570,6 +658,61 @@ def head_grid(
                                                                           domain=False)),
         title=chart_title(title, font_size),
     )
+
+
+FIT_GRID_GAP = 0.07
+"""The gap between two heads side by side in a fitted head grid, as a share of a panel's step."""
+FIT_GRID_ROW_GAP = 0.25
+"""The room above each row of panels of a fitted head grid (for the heads' names), as a share of a row's step."""
+FIT_GRID_LEGEND_PX = 90
+"""About how wide a fitted head grid's colour bar is drawn, with its title and numbers and the gap before it."""
+
+
+def fitted_grid_size(heads: int, columns: int, width: float, font_size: int) -> tuple[float, float]:
+    """About how large (width, height in px) a fitted ``head_grid`` of ``heads`` panels, ``columns`` to a row, is
+    drawn ``width`` px wide with square panels: the height its container needs for that."""
+    rows = -(-heads // columns)
+    panel = (width - FIT_GRID_LEGEND_PX) * (1 - FIT_GRID_GAP) / (columns - FIT_GRID_GAP)
+    title_px = 1.5 * (font_size + 2) + 8
+    return width, title_px + rows * panel / (1 - FIT_GRID_ROW_GAP)
+
+
+def _fitted_head_grid(heads_df: pd.DataFrame, *, columns: int, domain, row: str, col: str, head: str, scheme: str,
+                      diverging: bool, font_size: int, value_title: str, title: str, selected: int | None,
+                      pick: bool) -> alt.LayerChart:
+    """``head_grid(fit=True)``: the heads as one view, each a band of a panel row and column, its cells placed
+    inside the band by row and column index."""
+    df = _with_defaults(heads_df, [row, col, "value", "row_index", "col_index"])
+    panel_x = alt.X("panel_column:O", axis=None, scale=alt.Scale(paddingInner=FIT_GRID_GAP, paddingOuter=0))
+    panel_y = alt.Y("panel_row:O", axis=None, scale=alt.Scale(paddingInner=FIT_GRID_ROW_GAP,
+                                                              paddingOuter=FIT_GRID_ROW_GAP / 2, align=1))
+    scale = alt.Scale(scheme=scheme, domain=[float(v) for v in domain], domainMid=0 if diverging else alt.Undefined)
+    cells = alt.Chart().mark_rect(aria=False).encode(
+        x=panel_x, y=panel_y,
+        xOffset=alt.XOffset("col_index:O", scale=alt.Scale(paddingInner=0, paddingOuter=0)),
+        yOffset=alt.YOffset("row_index:O", scale=alt.Scale(paddingInner=0, paddingOuter=0)),
+        color=alt.Color("value:Q", scale=scale,
+                        legend=alt.Legend(title=value_title, titleFontSize=font_size,
+                                          labelFontSize=max(font_size - 2, 8), gradientLength=200)),
+        tooltip=[alt.Tooltip(f"{head}:N", title=head), alt.Tooltip(f"{row}:N", title=row),
+                 alt.Tooltip(f"{col}:N", title=col),
+                 alt.Tooltip("value:Q", title=value_title, format=TOOLTIP_FORMAT)],
+    )
+    if pick:
+        cells = cells.add_params(alt.selection_point(name=PICK, fields=["head_index"], on="click", clear=False,
+                                                     empty=False))
+    first_cell = alt.Chart().transform_filter("datum.row_index == 0 && datum.col_index == 0")
+    names = first_cell.mark_text(baseline="bottom", dy=-3, fontSize=font_size + 1, color=DARK_TEXT).encode(
+        x=panel_x, y=alt.Y("panel_row:O", axis=None, bandPosition=0), text=alt.Text(f"{head}:N"))
+    layers = [cells, names]
+    if selected is not None:
+        layers.append(first_cell.transform_filter(f"datum.head_index == {int(selected)}")
+                      .mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=4).encode(x=panel_x, y=panel_y))
+    df = _columns_read(df, {row, col, head, "value", "row_index", "col_index", "head_index"})
+    panels = [alt.CalculateTransform(calculate=f"floor(datum.head_index / {columns})", **{"as": "panel_row"}),
+              alt.CalculateTransform(calculate=f"datum.head_index % {columns}", **{"as": "panel_column"})]
+    return alt.layer(*layers, data=df, transform=panels, title=chart_title(title, font_size), width="container",
+                     height="container", view=alt.ViewBackground(stroke=None))
 
 
 def _with_states(df: pd.DataFrame) -> pd.DataFrame:
@@ -589,17 +732,20 @@ def mask_grid(
     title: str = "",
     cell_size: int = 36,
     font_size: int = 14,
+    fit: bool = False,
 ) -> alt.LayerChart:
     """A T×S grid of which query may attend to which key.
 
     Takes ``mask_frame`` output (``allowed``/``state`` columns) or any matrix frame
-    whose ``value`` column is truthy where attending is allowed.
+    whose ``value`` column is truthy where attending is allowed. ``fit``: drawn to fill its container (see
+    ``render.show_chart``), the browser picks the angle of the key labels from the width they get.
     """
     _require(df_bool, [row, col, "row_index", "col_index"])
     df = _with_states(df_bool)
     rows = _ordered(df, row, "row_index")
     cols = _ordered(df, col, "col_index")
-    base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size), y=_y(row, rows, font_size))
+    fit_room = fit_room_px(rows, font_size, ["mask", ALLOWED, BLOCKED]) if fit else None
+    base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size, fit_room=fit_room), y=_y(row, rows, font_size))
     cells = base.mark_rect(stroke="white", strokeWidth=1).encode(
         color=alt.Color(
             "state:N",

@@ -151,7 +151,8 @@ def reach_grid(reach, depth_labels: list[str], token_labels: list[str], *, title
             "labelLimit": 300}
     angle = charts.label_angle(list(token_labels), font_size=font_size, step=cell_size)
     chart = alt.Chart(df).mark_rect(stroke="white", strokeWidth=1).encode(
-        x=alt.X("token:N", sort=list(token_labels), axis=alt.Axis(labelAngle=angle, **axis)),
+        x=alt.X("token:N", sort=list(token_labels),
+                axis=alt.Axis(labelAngle=angle, labelOverlap="parity" if angle == -90 else False, **axis)),
         y=alt.Y("depth:N", sort=list(depth_labels), axis=alt.Axis(**axis)),
         color=alt.Color("state:N", scale=alt.Scale(domain=[REACHES, OUT_OF_REACH],
                                                    range=[charts.ALLOWED_COLOR, charts.BLOCKED_COLOR]),

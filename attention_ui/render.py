@@ -305,7 +305,8 @@ def cached_head_grid(values, labels: list[str], head_labels: list[str], **option
         slots.append(f"datum.head_index == {int(selected)}")
     shape = ("head grid", array.shape[0], len(dict.fromkeys(head_labels)), bool(np.isfinite(array).all()),
              tuple(float(v) for v in domain), selected is None, type(side).__name__,
-             charts.label_angle(order, font_size=font_size, step=cell), charts._value_font_size(cell, font_size),
+             charts.label_angle(order, font_size=font_size, step=cell) if given["axes"] else None,
+             charts._value_font_size(cell, font_size),
              sorted((k, v) for k, v in options.items() if k not in ("selected", "cell_size")))
     names = {"row_name": given["row"], "col_name": given["col"], "head_name": given["head"]}
 

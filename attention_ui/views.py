@@ -500,15 +500,18 @@ def slide_cell_px(view: StageView, columns: int, share: float) -> float:
     return (PRESENTER_COLUMN_PX * share - labels_px - SLIDE_AXIS_AND_LEGEND_PX) / max(columns, 1)
 
 
-def slide_key_labels_px(view: StageView) -> int:
-    """Height the key labels of a slide's token chart take (slanted when long or many), a little more than
-    measured: a token chart and a feature chart side by side on a slide (the weights A beside the context C)
-    both leave this much under their cells, so their rows stay level. (Given to every slide chart, it left an
-    empty band under the short feature labels of a chart on its own.)"""
-    keys = list(view.keys)
-    if charts.label_angle(keys, font_size=view.font_size, step=SLIDE_CELL) == 0:
-        return view.font_size + 8
-    return int(0.71 * (charts.label_px(keys, view.font_size) + view.font_size)) + 8
+def slide_key_labels_px(view: StageView) -> str:
+    """Height the key labels of a slide's weights chart take at the angle the browser gives them, a little more
+    than measured, as a Vega expression of the chart's container width: a weights chart and a feature chart side
+    by side on a slide (the weights A beside the context C, in columns of one width) both leave this much under
+    their cells, so their rows stay level. (Given to every slide chart, it left an empty band under the short
+    feature labels of a chart on its own.)"""
+    room = charts.heatmap_fit_room(view.labels, view.font_size, WEIGHT_TITLE, by_row=view.colour == "row")
+    return charts.fitted_label_extent(list(view.keys), font_size=view.font_size, room_px=room)
+
+
+WEIGHT_TITLE = "weight"
+"""The colour bar's title of a weights chart (``token_heatmap``)."""
 
 
 def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,
@@ -533,7 +536,7 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
     if weights:
         color_field = "row_scaled" if view.colour == "row" else "value"
         return cached_matrix_chart(charts.heatmap, *matrix, blocked=cut, domain=domain or (0, 1), scheme="viridis",
-                                   value_title=value_title or "weight", color_field=color_field, **common)
+                                   value_title=value_title or WEIGHT_TITLE, color_field=color_field, **common)
     return cached_matrix_chart(charts.heatmap, *matrix, blocked=cut, diverging=True, scheme="blueorange",
                                value_title=value_title or "score", domain=domain, **common)
 
@@ -668,7 +671,7 @@ def _scaled_extra(view: StageView) -> None:
 def _masked_charts(view: StageView) -> list:
     head = _head_title(view)
     grid = mask_chart(view.trace.mask[view.head], view.labels, view.keys, title=f"mask (✓ may attend){head}",
-                      cell_size=view.fit_cell(len(view.keys) + 3, 0.5), font_size=view.font_size)
+                      cell_size=view.fit_cell(len(view.keys) + 3, 0.5), font_size=view.font_size, fit=view.fit)
     return [grid, token_heatmap(view, view.trace.masked[view.head], f"scaled scores, −∞ where blocked{head}",
                                 share=0.5)]
 

@@ -8,7 +8,7 @@ from attention_ui.controls import sentence_settings
 from attention_ui.models import real_model_controls
 from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
 from attention_ui.text import plain
-from attention_ui.views import on_pick, show_chart
+from attention_ui.views import PRESENTER_COLUMN_PX, on_pick, show_chart
 
 settings = sentence_settings("A real model's attention")
 st.markdown(
@@ -31,22 +31,30 @@ labels = frames.AxisLabels(all_labels[i] for i in keep)
 attentions = run.attentions[:, :, keep][:, :, :, keep]  # (L, h, T', T'): the shown tokens only
 
 st.subheader(f"1 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
-# 12 panels fit the screen: a panel is 56 px wide (84 on a slide), so a long sentence gets cells under 2 px.
-# The browser draws a grid this large on a canvas, which does not shrink to the page as an SVG does: on a slide
-# at 1280 × 800 the main column is 1232 px wide, and 12 panels of 84 px, their gaps, the row title and the colour
-# bar take about 1190 px (panels of 108 px ran 250 px past the window).
-cell = min(12, (84 if settings.presenter else 56) / max(len(keep), 1))
+# 12 panels fit the screen: a panel is 56 px wide, so a long sentence gets cells under 2 px. The browser draws a
+# grid this large on a canvas, which does not shrink to the page as an SVG does (and a canvas shrunk by the page's
+# style would take a click for the head beside the one under the pointer). A slide's grid is one view that Vega
+# sizes to the main column (at most PRESENTER_COLUMN_PX wide, the column at 1280 px): on a 1024-px window the
+# grid of panels drawn 84 px wide ran 200 px past it.
+cell = min(12, 56 / max(len(keep), 1))
 per_layer = pick.model.num_heads
 selected = pick.layer * per_layer + pick.head
 head_labels = [f"L{i // per_layer + 1} H{i % per_layer + 1}" for i in range(pick.model.num_layers * per_layer)]
+font_size = 16 if settings.presenter else 11
 spec = cached_head_grid(attentions.reshape(-1, len(keep), len(keep)), labels, head_labels,
-                        columns=per_layer, domain=(0, 1), cell_size=cell, font_size=16 if settings.presenter else 11,
+                        columns=per_layer, domain=(0, 1), cell_size=cell, font_size=font_size,
                         axes=False, spacing=6,
                         title="layer (row) × head (column), one colour scale; click a head to look at it",
-                        selected=selected, pick=True)
-show_chart(spec, key="pick_model_head",
-           on_select=on_pick("pick_model_head", "head_index",
-                             lambda i: {"layer": i // per_layer + 1, "model_head": i % per_layer + 1}))
+                        selected=selected, pick=True, fit=settings.presenter)
+on_head = on_pick("pick_model_head", "head_index", lambda i: {"layer": i // per_layer + 1, "model_head": i % per_layer + 1})
+if settings.presenter:
+    width, height = charts.fitted_grid_size(len(head_labels), per_layer, PRESENTER_COLUMN_PX, font_size)
+    with st.container(key="model_grid"):  # as wide as the column allows, as tall as square panels need
+        st.html(f"<style>.st-key-model_grid [data-testid='stVegaLiteChart'] {{height: auto !important; "
+                f"max-width: {width:.0f}px; aspect-ratio: {width:.0f} / {height:.0f};}}</style>")
+        show_chart(spec, key="pick_model_head", on_select=on_head, fit=True)
+else:
+    show_chart(spec, key="pick_model_head", on_select=on_head)
 st.caption("Each square's rows and columns are the tokens in order (hover for the pair and the weight); the outlined "
            "one is shown up close below. Look for patterns: heads that attend to the previous or next token, to "
            "[CLS]/[SEP], or to the same word.")

@@ -1,6 +1,7 @@
 """Tidy frames and Altair chart builders, checked through ``chart.to_dict()``."""
 
 import inspect
+import json
 import math
 
 import altair as alt
@@ -650,3 +651,33 @@ def test_row_colours_span_only_the_keys_a_query_may_attend_to():
     assert np.allclose(stacked["row_scaled"], rows["row_scaled"], equal_nan=True)
     unmasked = matrix_frame(weights, TOKENS[:3], TOKENS[:3])
     assert unmasked[unmasked["row_index"] == 1]["row_scaled"].tolist()[:2] == [1 / 3, 1.0], "zeros count unmasked"
+
+
+def test_narrow_columns_turn_their_labels_upright_and_thin_them():
+    tokens = [f"{i}·word" for i in range(1, 19)]
+    assert charts.label_angle(tokens, font_size=20, step=30) == -45
+    assert charts.label_angle(tokens, font_size=20, step=16) == -90
+    narrow = charts.heatmap(matrix_frame(np.zeros((18, 18)), tokens, tokens), cell_size=16, font_size=20,
+                            show_values=False).to_dict()
+    axis = layer_with_mark(narrow, "rect")["encoding"]["x"]["axis"]
+    assert (axis["labelAngle"], axis["labelOverlap"]) == (-90, "parity")
+
+
+def test_a_fitted_heatmap_lets_the_browser_pick_its_label_angle():
+    """A slide's chart fills its container: its key labels' angle follows the width the browser gives each column."""
+    tokens = [f"{i}·word" for i in range(1, 19)]
+    spec = charts.heatmap(matrix_frame(np.zeros((18, 18)), tokens, tokens), fit=True, font_size=20).to_dict()
+    axis = layer_with_mark(spec, "rect")["encoding"]["x"]["axis"]
+    assert "containerSize()[0]" in axis["labelAngle"]["expr"] and "-90" in axis["labelAngle"]["expr"]
+    assert "'parity'" in axis["labelOverlap"]["expr"]
+
+
+def test_a_fitted_head_grid_is_one_view_that_fills_its_container_and_picks_a_head():
+    values = torch.rand(6, 4, 4)
+    df = heads_frame(values, TOKENS[:4], TOKENS[:4], head_labels=[f"L{i // 3 + 1} H{i % 3 + 1}" for i in range(6)])
+    spec = charts.head_grid(df, columns=3, fit=True, selected=4, pick=True, axes=False).to_dict()
+    assert "facet" not in spec and (spec["width"], spec["height"]) == ("container", "container")
+    assert [p["select"]["fields"] for p in spec["params"]] == [["head_index"]]
+    assert any("datum.head_index == 4" in json.dumps(layer.get("transform")) for layer in spec["layer"])
+    width, height = charts.fitted_grid_size(6, 3, 600, 16)
+    assert width == 600 and 300 < height < 600

@@ -25,6 +25,7 @@ import math
 import os
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
 import pyarrow as pa
@@ -38,6 +39,7 @@ except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
 
 from apptest_support import open_page
 from attention_core import sliding_window_mask
+from attention_ui.charts import FIT_GRID_GAP, FIT_GRID_LEGEND_PX, FIT_GRID_ROW_GAP
 from attention_ui.modern import NAME_CHAR_EM, node_size, sharing_diagram
 from attention_ui.views import PAGE_FONT, PRESENTER_FONT
 
@@ -384,4 +386,126 @@ def test_only_charts_side_by_side_keep_room_for_each_others_labels(step, levelle
     with_room = [s for s in specs if _min_extents(s)]
     assert len(with_room) == levelled, [s.get("title") for s in with_room]
     if levelled:
-        assert len({tuple(_min_extents(s)) for s in with_room}) == 1, "both charts leave the same room"
+        assert len({json.dumps(_min_extents(s)) for s in with_room}) == 1, "both charts leave the same room"
+
+
+# ------------------------------------------------------------------------------ long sentences, narrow windows
+
+LONG_SENTENCE = "The quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat."
+
+_X_LABELS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart] svg.marks'))
+    .flatMap(svg => {
+        const scale = svg.getBoundingClientRect().width / parseFloat(svg.getAttribute('width'));
+        return Array.from(svg.querySelectorAll('g.role-axis'))
+            .filter(g => (g.getAttribute('aria-label') || '').startsWith('X-axis'))
+            .map(axis => {
+                const texts = Array.from(axis.querySelectorAll('g.role-axis-label text'));
+                const shown = texts.filter(t => parseFloat(t.getAttribute('opacity') || '1') > 0);
+                return {count: texts.length, labels: shown.map(t => {
+                    const r = t.getBoundingClientRect();
+                    const turn = /rotate\\(([-\\d.]+)\\)/.exec(t.getAttribute('transform') || '');
+                    return {text: t.textContent, left: r.left, right: r.right, angle: turn ? parseFloat(turn[1]) : 0,
+                            font: parseFloat(getComputedStyle(t).fontSize) * scale};
+                })};
+            });
+    })"""
+"""Per x axis of every chart on the page: how many labels it has, and the screen box, angle and font size (px on
+the screen) of each label the browser shows (one thinned out is drawn transparent)."""
+
+
+def _labels_running_together(axis: dict) -> list[str]:
+    """Neighbouring labels of one axis that touch: upright ones whose boxes meet, turned ones whose lines of text lie
+    closer than 0.9 of their font size (slanted labels at a distance of their column × sin of the angle)."""
+    labels = sorted(axis["labels"], key=lambda label: label["right"])
+    touching = []
+    for a, b in zip(labels, labels[1:]):
+        turn = math.sin(math.radians(a["angle"]))
+        if abs(turn) < 0.01:
+            apart = b["left"] - a["right"]
+            if apart < 1:
+                touching.append(f"{a['text']!r} and {b['text']!r} (upright, {apart:.0f} px apart)")
+        elif (b["right"] - a["right"]) * abs(turn) < 0.9 * a["font"]:
+            touching.append(f"{a['text']!r} and {b['text']!r} at {a['angle']:.0f}°: lines "
+                            f"{(b['right'] - a['right']) * abs(turn):.0f} px apart for {a['font']:.0f}-px text")
+    return touching
+
+
+@pytest.fixture
+def slide_at(server, browser):
+    """Open ``path`` in presenter mode in a window of ``viewport`` and return the page (closed after the test)."""
+    contexts = []
+
+    def open_slide(path: str, viewport: dict):
+        context = browser.new_context(viewport=viewport)
+        context.set_default_timeout(LOAD_MS)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(bs.with_query(server + path, "presenter=true"), wait_until="domcontentloaded", timeout=LOAD_MS)
+        bs.wait_for_app_idle(page, timeout=LOAD_MS)
+        bs.wait_for_all_charts(page, timeout=15_000)
+        page.wait_for_timeout(300)
+        assert not page.locator(bs.EXCEPTION).count(), page.locator(bs.EXCEPTION).first.inner_text()
+        return page
+
+    yield open_slide
+    for context in contexts:
+        context.close()
+
+
+@needs_browser
+@pytest.mark.parametrize("width", [1280, 1024])
+@pytest.mark.parametrize("path", [f"/multi-head?heads=4&sentence={quote(LONG_SENTENCE)}",
+                                  *(f"/step-through?step={step}&sentence={quote(LONG_SENTENCE)}" for step in (4, 5, 7)),
+                                  "/step-through?step=5"],
+                         ids=["multi-head", "stage 4", "stage 5", "stage 7", "stage 5, 7 tokens"])
+def test_key_labels_on_a_slide_stay_apart(slide_at, path, width):
+    """Slides of 18 tokens slanted their key labels at −45° in columns too narrow for that, and they ran together
+    into one unreadable band (and at 1024 px, stage 5's upright labels of 7 tokens too). Narrow columns turn their
+    labels to −90° and the browser leaves out every other one where they would still overlap; at least a third
+    stays."""
+    page = slide_at(path, {"width": width, "height": 800 if width == 1280 else 768})
+    axes = page.evaluate(_X_LABELS_JS)
+    assert axes, "no chart with an x axis"
+    problems = []
+    for axis in axes:
+        problems += _labels_running_together(axis)
+        if len(axis["labels"]) * 3 < axis["count"]:
+            problems.append(f"only {len(axis['labels'])} of {axis['count']} labels shown")
+    assert not problems, "\n  ".join(problems)
+
+
+_GRID_JS = """() => {
+    const chart = document.querySelector('[data-testid=stMain] [data-testid=stVegaLiteChart]');
+    const drawn = chart.querySelector('canvas, svg').getBoundingClientRect();
+    return {left: drawn.left, top: drawn.top, width: drawn.width, height: drawn.height, right: drawn.right};
+}"""
+
+
+def _picked(page, key: str) -> str:
+    return page.locator(f".st-key-{key} input").first.input_value()
+
+
+@needs_browser
+def test_real_model_grid_fits_a_1024_slide_and_a_click_picks_the_head_under_it(slide_at):
+    """On a 1024×768 window the slide's 6 × 12 grid of heads was drawn 1209 px wide and cut at the window's edge.
+    It is sized to the main column by Vega (a canvas shrunk by the page's style would take a click for another
+    head), so a click on a head still picks that head."""
+    page = slide_at("/real-model", {"width": 1024, "height": 768})
+    chart = page.locator("[data-testid=stMain] [data-testid=stVegaLiteChart]").first
+    chart.scroll_into_view_if_needed()
+    column, grid = page.evaluate(_MAIN_COLUMN_JS), page.evaluate(_GRID_JS)
+    assert grid["right"] <= column["right"] + TOLERANCE_PX, (grid, column)
+    layers, heads = 6, 12
+    title_px = 1.5 * (16 + 2) + 8  # the grid's title (charts.fitted_grid_size)
+    for layer, head in ((3, 7), (5, 12)):  # counted from 1; a panel lies in the lower part of its row's step
+        chart.scroll_into_view_if_needed()
+        grid = page.evaluate(_GRID_JS)
+        step_x = (grid["width"] - FIT_GRID_LEGEND_PX) / (heads - FIT_GRID_GAP)
+        step_y = (grid["height"] - title_px) / layers
+        x = grid["left"] + (head - 1 + (1 - FIT_GRID_GAP) / 2) * step_x
+        y = grid["top"] + title_px + (layer - 1 + FIT_GRID_ROW_GAP + (1 - FIT_GRID_ROW_GAP) / 2) * step_y
+        page.mouse.click(x, y)
+        page.wait_for_function("(head) => document.querySelector('.st-key-model_head input').value === head",
+                               arg=str(head), timeout=30_000)
+        bs.wait_for_app_idle(page, timeout=LOAD_MS)
+        assert (_picked(page, "layer"), _picked(page, "model_head")) == (str(layer), str(head))
