@@ -299,6 +299,8 @@ PAGE_STYLE = """<style>
 @media (max-width: 640px) {
   [data-testid='stMain'] [data-testid='stVegaLiteChart'] svg {max-width: none;}
   [data-testid='stMain'] [data-testid='stMarkdownContainer'] table {display: block; overflow-x: auto;}
+  [data-testid='stMain'] [data-testid='stGraphVizChart'] {overflow-x: auto;}
+  [data-testid='stMain'] [data-testid='stGraphVizChart'] svg {min-width: 640px;}
 }
 </style>"""
 """Every page: the page starts under Streamlit's header instead of 6rem down (more of it on the first screen);
@@ -306,15 +308,16 @@ a table cell's text may take the cell's width (Streamlit stops it at 400 px, whi
 lines beside empty room); charts shrink to a narrower column instead of running past it (but see small screens
 below); the buttons that take a presentation clicker's Page Up / Page Down keys stay out of sight, and the element
 that holds this style and the clicker keys' script (``#page-keys``) out of the page's flow (an element that is more
-than a style would take a row and its gap); a Start here card's title (its page link) is larger than the text under it; the sidebar's
-list of pages is compact, so that with every page listed the sentence box still starts on an 800-px screen.
+than a style would take a row and its gap); a Start here card's title (its page link) is larger than the text under
+it; the sidebar's list of pages is compact, so that with every page listed the sentence box still starts on an
+800-px screen.
 
 Small screens: a chart wider than the page (a real model's grid, drawn on a canvas, does not shrink) scrolls inside
 its own box instead of widening the page; on a phone (640 px or less) a chart keeps its size and scrolls rather
-than shrinking until its numbers cannot be read, and so does a wide text table. Work it by hand's four grids go
-two by two from 641 to 900 px, where four in a row would hide their second column (below, Streamlit stacks them).
-The sentence box does not show its character counter: its limit is a long paste's, not the sentence's
-(MAX_TOKENS tokens, said in its help)."""
+than shrinking until its numbers cannot be read, and so do a wide text table and a diagram (the pipeline's nine
+boxes in a row were 4-px text). Work it by hand's four grids go two by two from 641 to 900 px, where four in a
+row would hide their second column (below, Streamlit stacks them). The sentence box does not show its character
+counter: its limit is a long paste's, not the sentence's (MAX_TOKENS tokens, said in its help)."""
 
 
 CLICKER_KEYS_JS = """<span id="page-keys"></span><script>

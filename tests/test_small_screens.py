@@ -26,13 +26,15 @@ _LAYOUT_JS = """() => ({
     charts: Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'), c => {
         const drawn = c.querySelector('svg, canvas');
         const box = drawn ? drawn.getBoundingClientRect() : null;
-        return box && box.width ? {drawn: box.width, built: parseFloat(drawn.getAttribute('width')),
-                                   title: Array.from(c.querySelectorAll('.role-title-text'), t => t.textContent).join(' ')}
-                                : null;
+        const title = Array.from(c.querySelectorAll('.role-title-text'), t => t.textContent).join(' ');
+        return box && box.width ? {drawn: box.width, built: parseFloat(drawn.getAttribute('width')), title} : null;
     }).filter(c => c),
+    diagrams: Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stGraphVizChart] svg'),
+                         d => d.getBoundingClientRect().width),
     grids: Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stDataFrame]'), g => {
         const scroller = g.querySelector('.dvn-scroller');
-        return {width: g.getBoundingClientRect().width, hidden_px: scroller ? scroller.scrollWidth - scroller.clientWidth : null};
+        const hidden = scroller ? scroller.scrollWidth - scroller.clientWidth : null;
+        return {width: g.getBoundingClientRect().width, hidden_px: hidden};
     }),
 })"""
 
@@ -94,3 +96,13 @@ def test_work_it_by_hand_shows_every_column_of_its_grids_on_a_tablet(open_on):
     grids = open_on(TABLET, "/by-hand")["grids"][:4]
     assert len(grids) == 4, grids
     assert all(grid["hidden_px"] is not None and grid["hidden_px"] <= 1 for grid in grids), grids
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("path", ["/overview", "/cross-attention"])
+def test_a_diagram_on_a_phone_is_drawn_large_enough_to_read(open_on, path):
+    """Overview's pipeline (nine boxes in a row) squeezed into 358 px had 4-px text; it is drawn 640 px wide and
+    scrolls, and the page stays as wide as the screen."""
+    layout = open_on(PHONE, path)
+    assert layout["diagrams"] and all(width >= 640 for width in layout["diagrams"]), layout["diagrams"]
+    assert layout["page"] <= PHONE["viewport"]["width"], layout["page"]
