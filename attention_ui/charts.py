@@ -123,15 +123,22 @@ def _legend_title(value_title: str, by_row: bool) -> str:
 def _axis(title: str, font_size: int, angle: int | str = 0, min_extent: int | str | None = None,
           thin: bool = False) -> alt.Axis:
     """``angle`` (and ``min_extent``): a number, or a Vega expression of it. Labels at −90°, and upright ones
-    when ``thin``: the browser leaves out every other label until the rest do not overlap."""
+    when ``thin``: the browser leaves out every other label until the rest do not overlap. An angle given as an
+    expression also gets its labels' alignment as one (an x axis's, under the cells): Vega-Lite's own turns an
+    upright label's "centred" into none, which draws it from its column's middle to the right."""
+    align = baseline = alt.Undefined
     if isinstance(angle, str):
         overlap = alt.ExprRef(expr=f"({angle}) == -90 ? 'parity' : false")
         separation = STEEP_LABEL_GAP_PX
+        align = alt.ExprRef(expr=f"({angle}) == 0 ? 'center' : 'right'")
+        baseline = alt.ExprRef(expr=f"({angle}) == -90 ? 'middle' : 'top'")
         angle = alt.ExprRef(expr=angle)
     else:
         overlap = "parity" if thin or angle == -90 else False
         separation = 4 if thin else STEEP_LABEL_GAP_PX
     return alt.Axis(
+        labelAlign=align,
+        labelBaseline=baseline,
         title=title,
         labelAngle=angle,
         labelFontSize=font_size,

@@ -454,6 +454,32 @@ def test_key_labels_on_a_slide_stay_apart(slide, path, width):
     assert not problems, "\n  ".join(problems)
 
 
+_COLUMNS_AND_LABELS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart] svg.marks'))
+    .map(svg => {
+        const cells = svg.querySelector('g.mark-rect.role-mark');
+        const middles = cells ? Array.from(cells.querySelectorAll('path'), c => {
+            const r = c.getBoundingClientRect(); return Math.round(r.left + r.width / 2); }) : [];
+        const axis = Array.from(svg.querySelectorAll('g.role-axis'))
+            .find(g => (g.getAttribute('aria-label') || '').startsWith('X-axis'));
+        const labels = axis ? Array.from(axis.querySelectorAll('g.role-axis-label text'), t => {
+            const r = t.getBoundingClientRect(); return (r.left + r.right) / 2; }) : [];
+        return {columns: [...new Set(middles)].sort((a, b) => a - b), labels: labels.sort((a, b) => a - b)};
+    }).filter(chart => chart.labels.length && chart.columns.length === chart.labels.length)"""
+"""Per chart whose x labels match its columns one to one: the middle of each column of cells and of each label (px)."""
+
+
+@needs_browser
+def test_upright_key_labels_on_a_slide_sit_under_their_columns(slide):
+    """A slide picks its labels' angle in the browser; Vega-Lite then gave upright labels no alignment, and each was
+    drawn from its column's middle to the right (“1·The” under the gap between the first two columns)."""
+    charts = slide("/step-through?step=5").evaluate(_COLUMNS_AND_LABELS_JS)
+    assert charts, "no chart with one label per column"
+    for chart in charts:
+        step = (chart["columns"][-1] - chart["columns"][0]) / max(len(chart["columns"]) - 1, 1)
+        off = [round(label - column) for label, column in zip(chart["labels"], chart["columns"])]
+        assert all(abs(d) <= step / 5 for d in off), f"labels off their columns by {off} px (a column is {step:.0f})"
+
+
 _GRID_JS = """() => {
     const chart = document.querySelector('[data-testid=stMain] [data-testid=stVegaLiteChart]');
     const drawn = chart.querySelector('canvas, svg').getBoundingClientRect();
