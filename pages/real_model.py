@@ -46,7 +46,8 @@ spec = cached_head_grid(attentions.reshape(-1, len(keep), len(keep)), labels, he
                         axes=False, spacing=6,
                         title="layer (row) × head (column), one colour scale; click a head to look at it",
                         selected=selected, pick=True, fit=settings.presenter)
-on_head = on_pick("pick_model_head", "head_index", lambda i: {"layer": i // per_layer + 1, "model_head": i % per_layer + 1})
+on_head = on_pick("pick_model_head", "head_index",
+                  lambda i: {"layer": i // per_layer + 1, "model_head": i % per_layer + 1})
 if settings.presenter:
     width, height = charts.fitted_grid_size(len(head_labels), per_layer, PRESENTER_COLUMN_PX, font_size)
     with st.container(key="model_grid"):  # as wide as the column allows, as tall as square panels need
