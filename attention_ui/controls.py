@@ -301,6 +301,12 @@ PAGE_STYLE = """<style>
   [data-testid='stMain'] [data-testid='stMarkdownContainer'] table {display: block; overflow-x: auto;}
   [data-testid='stMain'] [data-testid='stGraphVizChart'] {overflow-x: auto;}
   [data-testid='stMain'] [data-testid='stGraphVizChart'] svg {min-width: 640px;}
+  [data-testid='stMain'] :is(.katex-display, [data-testid='stMarkdownContainer'] table) {
+    background: linear-gradient(to right, white 30%, rgba(255, 255, 255, 0)) left / 2rem 100%,
+      linear-gradient(to left, white 30%, rgba(255, 255, 255, 0)) right / 2rem 100%,
+      radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) left / 0.8rem 100%,
+      radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) right / 0.8rem 100%;
+    background-repeat: no-repeat; background-attachment: local, local, scroll, scroll;}
 }
 </style>"""
 """Every page: the page starts under Streamlit's header instead of 6rem down (more of it on the first screen);
@@ -317,7 +323,9 @@ its own box instead of widening the page; on a phone (640 px or less) a chart ke
 than shrinking until its numbers cannot be read, and so do a wide text table and a diagram (the pipeline's nine
 boxes in a row were 4-px text). Work it by hand's four grids go two by two from 641 to 900 px, where four in a
 row would hide their second column (below, Streamlit stacks them). The sentence box does not show its character
-counter: its limit is a long paste's, not the sentence's (MAX_TOKENS tokens, said in its help)."""
+counter: its limit is a long paste's, not the sentence's (MAX_TOKENS tokens, said in its help). On a phone a
+formula or text table wider than the screen shows a shadow at the edge it scrolls past (a cut formula such as
+"Q = XW_Q, K = XW_K, V = XW_V," looked whole); the shadow goes when that edge is scrolled into view."""
 
 
 CLICKER_KEYS_JS = """<span id="page-keys"></span><script>

@@ -7,6 +7,7 @@ and Work it by hand's grids show all their columns on a tablet.
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 
@@ -39,10 +40,14 @@ _LAYOUT_JS = """() => ({
 })"""
 
 
+def _layout(page) -> dict:
+    return page.evaluate(_LAYOUT_JS)
+
+
 @pytest.fixture(scope="module")
 def open_on():
-    """``open_on(device, path)``: a new page of one app server on ``device`` (PHONE or TABLET) at ``path``, its
-    run finished and its charts drawn."""
+    """``open_on(device, path)``: a new page (Playwright's) of one app server on ``device`` (PHONE or TABLET) at
+    ``path``, its run finished and its charts drawn."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     if bs.find_chromium() is None:
         pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium")
@@ -58,7 +63,7 @@ def open_on():
             bs.wait_for_app_idle(page, timeout=90_000)
             bs.wait_for_all_charts(page, timeout=15_000)
             page.wait_for_timeout(500)  # the charts' own layout after the first draw
-            return page.evaluate(_LAYOUT_JS)
+            return page
 
         try:
             yield open_at
@@ -73,7 +78,7 @@ def open_on():
 def test_nothing_widens_the_page_past_the_screen(open_on, device, path):
     """The real model's grid is a canvas wider than a phone or a tablet, and What it costs has a wide table: they
     scroll in their own box, and the page stays as wide as the screen."""
-    layout = open_on(device, path)
+    layout = _layout(open_on(device, path))
     assert layout["page"] <= device["viewport"]["width"], layout["page"]
 
 
@@ -83,7 +88,7 @@ def test_a_chart_on_a_phone_keeps_its_size(open_on, path):
     """Shrunk to a 358-px column, these charts' numbers and labels were 6–8 px; each is drawn at the size it was
     built for and scrolls sideways instead, and the page stays as wide as the screen (Step through's stages are
     checked so in test_presenter_browser)."""
-    layout = open_on(PHONE, path)
+    layout = _layout(open_on(PHONE, path))
     charts = layout["charts"]
     wide = [c for c in charts if c["built"] > PHONE["viewport"]["width"]]
     assert wide, charts  # the page has a chart wider than the phone: the case this test is about
@@ -95,7 +100,7 @@ def test_a_chart_on_a_phone_keeps_its_size(open_on, path):
 def test_work_it_by_hand_shows_every_column_of_its_grids_on_a_tablet(open_on):
     """Four grids in a row at 768 px squeezed each W to 159 px, which hid its second column behind a scroll bar;
     two by two, each of X, W_Q, W_K and W_V (the page's first four grids) shows every column."""
-    grids = open_on(TABLET, "/by-hand")["grids"][:4]
+    grids = _layout(open_on(TABLET, "/by-hand"))["grids"][:4]
     assert len(grids) == 4, grids
     assert all(grid["hidden_px"] is not None and grid["hidden_px"] <= 1 for grid in grids), grids
 
@@ -105,6 +110,47 @@ def test_work_it_by_hand_shows_every_column_of_its_grids_on_a_tablet(open_on):
 def test_a_diagram_on_a_phone_is_drawn_large_enough_to_read(open_on, path):
     """Overview's pipeline (nine boxes in a row) squeezed into 358 px had 4-px text; it is drawn 640 px wide and
     scrolls, and the page stays as wide as the screen."""
-    layout = open_on(PHONE, path)
+    layout = _layout(open_on(PHONE, path))
     assert layout["diagrams"] and all(width >= 640 for width in layout["diagrams"]), layout["diagrams"]
     assert layout["page"] <= PHONE["viewport"]["width"], layout["page"]
+
+
+_EDGE_SHADES_JS = """() => {
+    const formula = Array.from(document.querySelectorAll('[data-testid=stMain] .katex-display'))
+        .find(f => f.scrollWidth > f.clientWidth + 8);
+    if (!formula) return null;
+    formula.scrollIntoView({block: 'center'});
+    const r = formula.getBoundingClientRect();
+    return {left: r.left, right: r.right, top: r.top};
+}"""
+
+
+def _edge_greys(page, edge: dict) -> tuple[float, float]:
+    """The mean brightness (0–255) of a 4 × 4 px patch at the top left and top right inside ``edge`` (a formula's
+    box): above its glyphs, so only a background shows there."""
+    from PIL import Image, ImageStat
+
+    shot = Image.open(io.BytesIO(page.screenshot())).convert("L")
+    scale = shot.width / PHONE["viewport"]["width"]
+
+    def mean(x: float) -> float:
+        box = tuple(round(v * scale) for v in (x, edge["top"] + 1, x + 4, edge["top"] + 5))
+        return ImageStat.Stat(shot.crop(box)).mean[0]
+
+    return mean(edge["left"] + 1), mean(edge["right"] - 5)
+
+
+@pytest.mark.browser
+def test_a_formula_wider_than_a_phone_shows_where_it_goes_on(open_on):
+    """Work it by hand's "Q = XW_Q, K = XW_K, V = XW_V, …" is 726 px wide in a 358-px column; cut after
+    "V = XW_V," it looked whole. A shadow marks the edge with more formula behind it, and moves to the other
+    edge once the formula is scrolled to its end."""
+    page = open_on(PHONE, "/by-hand")
+    edge = page.evaluate(_EDGE_SHADES_JS)
+    assert edge is not None, "no formula on the page is wider than the phone: the case this test is about"
+    left, right = _edge_greys(page, edge)
+    assert left > 250 > right, (left, right)
+    page.evaluate("() => { for (const f of document.querySelectorAll('[data-testid=stMain] .katex-display'))"
+                  " f.scrollLeft = f.scrollWidth; }")
+    left, right = _edge_greys(page, edge)
+    assert right > 250 > left, (left, right)
