@@ -269,7 +269,7 @@ def stage_charts(trace: AttentionTrace, labels: list[str], stage: str, *, head: 
     if stage == "masked":
         mask_df = frames.mask_frame(trace.mask[h], frames.AxisLabels(axes.queries), frames.AxisLabels(axes.keys))
         return {"mask": charts.mask_grid(mask_df, title=f"mask (✓ may attend){suffix}"),
-                "masked": _token_heatmap(trace.masked[h], axes, f"scaled scores, −∞ where blocked{suffix}")}
+                "masked": _token_heatmap(trace.masked[h], axes, f"scores, −∞ where blocked{suffix}")}
     if stage == "softmax":
         row = charts.before_after_softmax(
             frames.row_frame(trace.masked[h, follow], frames.AxisLabels(axes.keys)),

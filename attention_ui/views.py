@@ -672,7 +672,7 @@ def _masked_charts(view: StageView) -> list:
     head = _head_title(view)
     grid = mask_chart(view.trace.mask[view.head], view.labels, view.keys, title=f"mask (✓ may attend){head}",
                       cell_size=view.fit_cell(len(view.keys) + 3, 0.5), font_size=view.font_size, fit=view.fit)
-    return [grid, token_heatmap(view, view.trace.masked[view.head], f"scaled scores, −∞ where blocked{head}",
+    return [grid, token_heatmap(view, view.trace.masked[view.head], f"scores, −∞ where blocked{head}",
                                 share=0.5)]
 
 
