@@ -307,6 +307,7 @@ PAGE_STYLE = """<style>
       radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) left / 0.8rem 100%,
       radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) right / 0.8rem 100%;
     background-repeat: no-repeat; background-attachment: local, local, scroll, scroll;}
+  [data-testid='stMain'] [data-testid='stPageLink'] p {white-space: normal; line-height: 1.4;}
 }
 </style>"""
 """Every page: the page starts under Streamlit's header instead of 6rem down (more of it on the first screen);
@@ -325,7 +326,8 @@ boxes in a row were 4-px text). Work it by hand's four grids go two by two from 
 row would hide their second column (below, Streamlit stacks them). The sentence box does not show its character
 counter: its limit is a long paste's, not the sentence's (MAX_TOKENS tokens, said in its help). On a phone a
 formula or text table wider than the screen shows a shadow at the edge it scrolls past (a cut formula such as
-"Q = XW_Q, K = XW_K, V = XW_V," looked whole); the shadow goes when that edge is scrolled into view."""
+"Q = XW_Q, K = XW_K, V = XW_V," looked whole); the shadow goes when that edge is scrolled into view. A page link's words wrap there instead of being cut
+("New here? Start here: a path through the pages, in orde")."""
 
 
 CLICKER_KEYS_JS = """<span id="page-keys"></span><script>

@@ -37,6 +37,8 @@ _LAYOUT_JS = """() => ({
         const hidden = scroller ? scroller.scrollWidth - scroller.clientWidth : null;
         return {width: g.getBoundingClientRect().width, hidden_px: hidden};
     }),
+    cut_links: Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stPageLink] p'))
+        .filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.textContent),
 })"""
 
 
@@ -106,13 +108,14 @@ def test_work_it_by_hand_shows_every_column_of_its_grids_on_a_tablet(open_on):
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("path", ["/overview"])
-def test_a_diagram_on_a_phone_is_drawn_large_enough_to_read(open_on, path):
+def test_overview_on_a_phone_draws_its_diagram_large_enough_and_its_links_whole(open_on):
     """Overview's pipeline (nine boxes in a row) squeezed into 358 px had 4-px text; it is drawn 640 px wide and
-    scrolls, and the page stays as wide as the screen."""
-    layout = _layout(open_on(PHONE, path))
+    scrolls, and the page stays as wide as the screen. Its first link was cut ("New here? Start here: a path
+    through the pages, in orde"); page links wrap."""
+    layout = _layout(open_on(PHONE, "/overview"))
     assert layout["diagrams"] and all(width >= 640 for width in layout["diagrams"]), layout["diagrams"]
     assert layout["page"] <= PHONE["viewport"]["width"], layout["page"]
+    assert not layout["cut_links"], layout["cut_links"]
 
 
 _EDGE_SHADES_JS = """() => {
