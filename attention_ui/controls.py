@@ -308,6 +308,9 @@ PAGE_STYLE = """<style>
       radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) right / 0.8rem 100%;
     background-repeat: no-repeat; background-attachment: local, local, scroll, scroll;}
   [data-testid='stMain'] [data-testid='stPageLink'] p {white-space: normal; line-height: 1.4;}
+  [data-testid='stExpandSidebarButton'] {min-width: 44px; min-height: 44px;}
+  [data-testid='stSidebarNavLink'] {min-height: 2.5rem;}
+  [data-testid='stTooltipIcon'] button {padding: 0.75rem; margin: -0.75rem;}
 }
 </style>"""
 """Every page: the page starts under Streamlit's header instead of 6rem down (more of it on the first screen);
@@ -327,7 +330,9 @@ row would hide their second column (below, Streamlit stacks them). The sentence 
 counter: its limit is a long paste's, not the sentence's (MAX_TOKENS tokens, said in its help). On a phone a
 formula or text table wider than the screen shows a shadow at the edge it scrolls past (a cut formula such as
 "Q = XW_Q, K = XW_K, V = XW_V," looked whole); the shadow goes when that edge is scrolled into view. A page link's words wrap there instead of being cut
-("New here? Start here: a path through the pages, in orde")."""
+("New here? Start here: a path through the pages, in orde"). Fingers get larger targets there: the button that
+opens the sidebar (where the settings are) and the sidebar's page links are 44 and 40 px tall (28 and 24), and a
+help icon (16 px) takes a tap on the 40 px around it."""
 
 
 CLICKER_KEYS_JS = """<span id="page-keys"></span><script>
@@ -350,6 +355,11 @@ if (!window.clickerKeysAfterUse) {
     if (event.key === "Escape" && active?.matches("input, textarea")
         && active.closest("[data-testid='stPopoverBody']")) active.blur();
   }, true);
+  document.addEventListener("click", (event) => {
+    if (!event.target.closest?.("label [data-testid='stTooltipIcon']")) return;
+    event.preventDefault();
+    event.stopPropagation();
+  }, true);
   let shownStage = null;
   new MutationObserver(() => {
     const stage = document.querySelector(".st-key-step input")?.value;
@@ -369,7 +379,9 @@ closed), these keys press Back or Next and give the focus back to the page. A te
 keeps its keys. Escape in a text box of the Settings menu applies what was typed before the menu closes (Streamlit
 takes a text box's value when it loses the focus; closing the menu first dropped it). On a slide, a new stage
 starts at the top of the page: a lecturer who had scrolled down to the worked numbers got the next slide scrolled
-down as far. On a page, a stage reached from the Back/Next under it starts at the stage menu."""
+down as far. On a page, a stage reached from the Back/Next under it starts at the stage menu. A click or tap on a
+control's help icon (its "?") shows the help and does nothing else: the icon lies inside the control's label, so
+it switched presenter mode (or any toggle or checkbox) on or off, and focused a text box."""
 
 
 def _presenter_toggle() -> bool:

@@ -456,6 +456,23 @@ def test_the_top_controls_do_not_overlap_on_a_1024_window(server, browser):
         context.close()
 
 
+def test_the_presenter_switchs_help_icon_shows_help_and_leaves_the_switch_alone(server, browser):
+    """The "?" beside "Presenter mode" lies inside the switch's label: a click on it, to read what presenter mode
+    is, switched presenter mode on."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/step-through", FIRST_LOAD_MS)
+        page.locator(".st-key-presenter [data-testid='stTooltipIcon']").click()
+        page.wait_for_selector("[data-testid='stTooltipContent']", timeout=5_000)
+        assert "One slide per stage" in page.locator("[data-testid='stTooltipContent']").inner_text()
+        page.wait_for_timeout(500)  # a switch's rerun would have started by now
+        bs.wait_for_app_idle(page)
+        assert not page.locator(".st-key-presenter input").is_checked()
+        assert "presenter" not in page.url
+    finally:
+        context.close()
+
+
 def test_next_under_a_stage_moves_on_and_shows_the_new_stage_from_its_top(server, browser):
     """A reader who had scrolled through the worked numbers had to scroll back up to find Next."""
     context, page = _new_page(browser)

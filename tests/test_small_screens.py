@@ -157,3 +157,29 @@ def test_a_formula_wider_than_a_phone_shows_where_it_goes_on(open_on):
                   " f.scrollLeft = f.scrollWidth; }")
     left, right = _edge_greys(page, edge)
     assert right > 250 > left, (left, right)
+
+
+_TARGETS_JS = """() => {
+    const box = sel => document.querySelector(sel)?.getBoundingClientRect();
+    const icon = box('[data-testid=stMain] [data-testid=stTooltipIcon]');
+    return {opener: box('[data-testid=stExpandSidebarButton]'), icon: {x: icon.x, y: icon.y, width: icon.width,
+            height: icon.height}, links: Array.from(document.querySelectorAll('[data-testid=stSidebarNavLink]'),
+            a => a.getBoundingClientRect().height)};
+}"""
+
+
+@pytest.mark.browser
+def test_a_finger_reaches_the_settings_the_pages_and_the_help(open_on):
+    """On a phone the button that opens the sidebar (where every setting is) was 28 px, its page links 24 px tall
+    and a help icon 16 px, below the 40-odd px a fingertip needs. A tap just beside the presenter switch's help
+    icon shows the help, and leaves presenter mode off."""
+    page = open_on(PHONE, "/step-through")
+    targets = page.evaluate(_TARGETS_JS)
+    assert targets["opener"]["width"] >= 44 and targets["opener"]["height"] >= 44, targets["opener"]
+    assert targets["links"] and min(targets["links"]) >= 40, targets["links"]
+    icon = targets["icon"]
+    page.touchscreen.tap(icon["x"] + icon["width"] / 2, icon["y"] + icon["height"] + 9)
+    page.wait_for_selector("[data-testid=stTooltipContent]", timeout=5_000)
+    page.wait_for_timeout(500)
+    bs.wait_for_app_idle(page)
+    assert not page.locator("[data-testid=stMain] input[type=checkbox]").first.is_checked()
