@@ -113,11 +113,13 @@ def heatmap_fit_room(rows: list[str], font_size: int, value_title: str, *, by_ro
                      legend: bool = True) -> float:
     """``fit_room_px`` of a ``heatmap`` of ``rows`` whose colour bar (``legend``) is titled after ``value_title``
     (and ``by_row``, as ``heatmap``'s ``color_field="row_scaled"``)."""
-    return fit_room_px(rows, font_size, [_legend_title(value_title, by_row), *LEGEND_NUMBERS] if legend else [])
+    return fit_room_px(rows, font_size, [*_legend_title(value_title, by_row), *LEGEND_NUMBERS] if legend else [])
 
 
-def _legend_title(value_title: str, by_row: bool) -> str:
-    return f"{value_title} ÷ row range" if by_row else value_title
+def _legend_title(value_title: str, by_row: bool) -> list[str]:
+    """The colour bar's title, one line per item: a ``by_row`` colour is the value less its row's smallest, over
+    its row's range (see ``frames.row_scaled``)."""
+    return [f"({value_title} − row min)", "÷ row range"] if by_row else [value_title]
 
 
 def _axis(title: str, font_size: int, angle: int | str = 0, min_extent: int | str | None = None,
@@ -339,7 +341,7 @@ def _heatmap_layers(
                 f"{color_field}:Q",
                 scale=scale,
                 legend=alt.Legend(
-                    title=_legend_title(value_title, by_row),
+                    title=_legend_title(value_title, by_row) if by_row else value_title,
                     titleFontSize=font_size,
                     labelFontSize=max(font_size - 2, 8),
                     gradientLength=max(120, min(300, cell_size * len(rows))),

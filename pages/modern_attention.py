@@ -28,11 +28,12 @@ st.markdown(
 
 # ---------------------------------------------------------------- 1. sharing keys and values
 st.subheader("1 · Multi-head, grouped-query, multi-query")
-st.markdown("With **g** key/value heads for **h** query heads, query head i reads key/value head ⌊i / (h/g)⌋: "
+st.markdown("With **g** key/value heads for **h** query heads, query head i reads key/value head ⌈i / (h/g)⌉ "
+            "(heads counted from 1, as in the diagram: each run of h/g query heads shares one key/value head): "
             "g = h is the original multi-head attention, g = 1 is multi-query attention, anything between is "
             "grouped-query attention (Llama 2 70B, Llama 3, Mistral).")
-st.latex(r"\mathrm{head}_i = \mathrm{Attention}\big(X W_Q^{(i)},\; X W_K^{(\lfloor i/(h/g) \rfloor)},\; "
-         r"X W_V^{(\lfloor i/(h/g) \rfloor)}\big),\qquad i = 0,\dots,h-1")
+st.latex(r"\mathrm{head}_i = \mathrm{Attention}\big(X W_Q^{(i)},\; X W_K^{(\lceil i/(h/g) \rceil)},\; "
+         r"X W_V^{(\lceil i/(h/g) \rceil)}\big),\qquad i = 1,\dots,h")
 if h == 1:
     st.info(f"There is only one head, so there is nothing to share. Raise “Number of heads” {in_the_sidebar()} "
             "(4 or 8 show it best).")

@@ -281,7 +281,7 @@ def test_blocked_cells_are_marked_after_masking():
 def test_per_row_colours_are_offered():
     at = open_page("pages/step_through.py", {"step": "softmax", "colour": "row"})
     text = at.get("vega_lite_chart")[0].proto.spec
-    assert "row_scaled" in text and "row range" in text
+    assert "row_scaled" in text and "(weight \\u2212 row min)" in text and "row range" in text
 
 
 def test_masking_page_uses_the_lessons_word_vectors():

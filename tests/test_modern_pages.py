@@ -93,6 +93,19 @@ def test_grouping_the_heads_changes_the_diagram_and_bad_groups_get_a_message():
     assert at.subheader[2].value == "3 · Sliding-window attention"  # the rest of the page still draws
 
 
+def test_the_sharing_formula_counts_heads_as_the_diagram_does():
+    """The formula said query head i reads key/value head ⌊i / (h/g)⌋ for i = 0, …, h−1 beside a diagram whose
+    heads are Q1…Q4 and KV1, KV2: read with the diagram's numbers, Q3 went to KV1 where the diagram drew KV2."""
+    at = open_page(MODERN, {"heads": "8", "kv_heads": "2"})
+    formula = " ".join(latex.value for latex in at.latex)
+    assert r"\lceil i/(h/g) \rceil" in formula and r"i = 1,\dots,h" in formula
+    edges = chart_data(at, "grouped-query: g = 2")[["query", "group"]].dropna().drop_duplicates()
+    assert len(edges) == 8
+    for query, group in edges.itertuples(index=False):
+        i = int(query.removeprefix("Q"))
+        assert group == f"KV{-(-i // (8 // 2))}", (query, group)  # ⌈i / (h/g)⌉
+
+
 @pytest.mark.parametrize("query, context, g, note", [
     ({"context_length": "1024", "kv_heads": "3"}, 1024, 3, None),
     ({"context_length": "1,024", "kv_heads": "1"}, 1024, 1, None),
