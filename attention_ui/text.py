@@ -77,6 +77,11 @@ STAGES = (
 
 STAGE_KEYS = tuple(s.key for s in STAGES)
 
+QKV_WITH_BIASES = r"Q = X W_Q + b_Q,\quad K = X W_K + b_K,\quad V = X W_V + b_V"
+QKV_BIASES_WORDS = " A real model also adds a learned bias vector (b_Q, b_K, b_V) to every row."
+OUTPUT_WITH_BIAS = r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O + b_O"
+"""Stages 2 and 9 of a real model's layer, which has biases (the toy layer has none)."""
+
 EMBED_WORDS_REAL = ("The sentence is split into tokens and each token becomes the real model's word vector (its "
                     "input embedding, averaged over a word's pieces): words with related meanings get similar "
                     "vectors. No position information is added, so the order of the words is still unknown.")
@@ -91,13 +96,15 @@ def layer_input_words(layer: int) -> str:
     """What X is at a real model's layer ``layer`` (0-based): the words of the step-through's first stage."""
     if layer == 0:
         return ("Here X is what enters the first layer's attention: the model's embedding of each token, its word "
-                "vector plus a learned vector for its position (GPT-style models apply a LayerNorm first). Unlike "
-                "the toy lesson's vectors, these already carry position, but no context yet: no attention layer "
-                "has run.")
+                "vector plus a learned vector for its position, normalised by a LayerNorm (a BERT-style model such "
+                "as MiniLM also adds a segment vector before it; a GPT-style model normalises at the start of the "
+                "attention block instead). Unlike the toy lesson's vectors, these already carry position, but no "
+                "context yet: no attention layer has run.")
     below = "the layer below" if layer == 1 else f"the {layer} layers below"
-    return (f"Here X is what enters this layer's attention: the model's hidden state for each token after {below} "
-            "(GPT-style models apply a LayerNorm first). Unlike the toy lesson's vectors, these already carry "
-            f"position and context: every token has mixed in the others {counted(layer, 'time')}.")
+    return (f"Here X is what enters this layer's attention: the model's hidden state for each token after {below}, "
+            "normalised by a LayerNorm (at the end of the layer below in a BERT-style model such as MiniLM, at the "
+            "start of the attention block in a GPT-style one). Unlike the toy lesson's vectors, these already "
+            f"carry position and context: every token has mixed in the others {counted(layer, 'time')}.")
 
 
 TOY_NOTE = ("**This is a toy layer.** Its W_Q, W_K and W_V are random numbers (from the seed), not trained, so "

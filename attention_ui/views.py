@@ -22,7 +22,7 @@ from attention_core import AttentionTrace, Projections
 
 from . import charts, frames, worked
 from .render import cached_chart, cached_matrix_chart, cached_spec, cached_value, show_chart
-from .text import EMBED_WORDS_REAL, STAGES, Stage, plain
+from .text import EMBED_WORDS_REAL, OUTPUT_WITH_BIAS, QKV_BIASES_WORDS, QKV_WITH_BIASES, STAGES, Stage, plain
 
 PAGE_CELL, PAGE_FONT = 44, 13
 PRESENTER_CELL, PRESENTER_FONT = 64, 20
@@ -148,9 +148,15 @@ def record(key: str) -> StageRecord:
 
 
 def _stage_of(view: StageView, key: str) -> Stage:
+    """The stage as this view shows it: a real model's own words for X, and its biases in the formulas."""
     stage = record(key).stage
+    projections = view.projections
     if key == "embed" and view.embed_words:
         stage = replace(stage, words=view.embed_words)
+    elif key == "qkv" and projections is not None and projections.b_q is not None:
+        stage = replace(stage, latex=QKV_WITH_BIASES, words=stage.words + QKV_BIASES_WORDS)
+    elif key == "output" and projections is not None and projections.b_o is not None:
+        stage = replace(stage, latex=OUTPUT_WITH_BIAS)
     return stage
 
 

@@ -154,6 +154,23 @@ def test_inside_real_head_reproduces_the_model():
 
 
 @needs_model
+def test_a_real_heads_formulas_have_the_biases_its_worked_numbers_add():
+    """Stage 2 said Q = XW_Q and stage 9 MultiHead(X) = Concat(…)W_O, while the worked numbers under them added
+    "+ bias b1 (−0.1737)": the model's layer has biases, and now its formulas do. The toy layer has none."""
+    at = open_page("inside_real_head")
+    for step, formula in (("qkv", "X W_Q + b_Q"), ("output", "W_O + b_O")):
+        at.selectbox(key="step").set_value(step).run()
+        assert any(formula in latex.value for latex in at.latex), [latex.value for latex in at.latex]
+        assert any("+ bias b1" in table.to_csv() for table in _worked_tables(at)), step
+    toy = open_page("step_through", step="qkv")
+    assert not any("b_Q" in latex.value for latex in toy.latex)
+
+
+def _worked_tables(at) -> list[pd.DataFrame]:
+    return [table.value for table in [*at.dataframe, *at.table]]
+
+
+@needs_model
 def test_real_word_vectors_in_the_toy_lesson():
     at = open_page("step_through", embeddings=MODEL, init="identity", heads=1)
     assert not at.exception and not at.error
