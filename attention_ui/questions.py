@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import streamlit as st
 
@@ -316,19 +317,36 @@ def record(question: Question, response, feedback: Feedback) -> None:
 
 def reveal(question: Question) -> None:
     """The student asked for the answer: from now on the question's score stays as it is (not right if it was
-    not answered right before; a question revealed before any answer counts as answered, not right)."""
+    not answered right before; a question revealed before any answer is counted as looked up, not answered)."""
     answers = st.session_state.setdefault(ANSWERS_KEY, {})
     entry = answers.setdefault(question.id, {"stage": question.stage, "correct": False, "response": "",
                                              "wrong": 0})
     entry["shown"] = True
 
 
-def session_score() -> tuple[int, int, int]:
-    """(right, answered, trying) over this session's questions: a question is answered once it is right or its
-    answer was shown; one with only a wrong try so far is still being tried (that try costs nothing)."""
+class Score(NamedTuple):
+    """This session's questions: ``right`` of ``answered`` (right, or wrong until the answer was shown),
+    ``trying`` (one wrong try so far, which costs nothing) and ``looked_up`` (the answer shown before any try)."""
+
+    right: int
+    answered: int
+    trying: int
+    looked_up: int
+
+    def in_words(self) -> str:
+        """"2 right of 3 answered", then how many are still being tried and looked up, if any."""
+        extra = [f"{self.trying} still to try again" if self.trying else "",
+                 f"{self.looked_up} answer{'s' * (self.looked_up != 1)} shown before a try" if self.looked_up else ""]
+        return f"{self.right} right of {self.answered} answered" + "".join(f", {e}" for e in extra if e)
+
+
+def session_score() -> Score:
+    """The ``Score`` of this session's questions."""
     answers = st.session_state.get(ANSWERS_KEY, {}).values()
-    settled = [a for a in answers if a.get("correct") or a.get("shown")]
-    return sum(bool(a.get("correct")) for a in settled), len(settled), len(answers) - len(settled)
+    looked_up = [a for a in answers if a.get("shown") and not a.get("correct") and not a.get("wrong")]
+    settled = [a for a in answers if (a.get("correct") or a.get("shown")) and a not in looked_up]
+    return Score(sum(bool(a.get("correct")) for a in settled), len(settled),
+                 len(answers) - len(settled) - len(looked_up), len(looked_up))
 
 
 def answered_stages() -> set[str]:
@@ -413,6 +431,4 @@ def _show_questions(found: list) -> None:
             feedback = st.session_state.get(_feedback_key(question))
             if feedback is not None:
                 _show_feedback(feedback)
-    right, answered, trying = session_score()
-    trying_text = f" ({trying} still to try again)" if trying else ""
-    st.caption(f"Your score this session: {right} right of {answered} answered{trying_text}. {SCORE_RULE}")
+    st.caption(f"Your score this session: {session_score().in_words()}. {SCORE_RULE}")

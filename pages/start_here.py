@@ -76,9 +76,7 @@ for number, (page, paths, title, teaches) in enumerate(PATH, start=1):
         if page in progress:
             body.caption(progress[page])
 
-right, total, trying = session_score()
 st.progress(done_count / len(PATH), text=f"{done_count} of {len(PATH)} pages done")
-st.caption(f"Check-yourself score this session: {right} right of {total} answered"
-           + (f", {trying} still to try again." if trying else "."))
+st.caption(f"Check-yourself score this session: {session_score().in_words()}.")
 st.markdown("**Takeaway:** read each page top to bottom (words, formula, chart, numbers), then answer its "
             "questions before moving on.")

@@ -147,7 +147,7 @@ def test_step_through_asks_questions_and_keeps_the_score():
     at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
     assert not at.error and [i.value for i in at.info if q.hint in i.value], "a first wrong try: the hint"
     assert not any("it is 2" in i.value for i in at.info)
-    assert any("0 right of 0 answered (1 still to try again)" in c.value for c in at.caption), \
+    assert any("0 right of 0 answered, 1 still to try again" in c.value for c in at.caption), \
         "a first wrong try costs nothing, so the score does not count it as answered wrong"
     at.text_input(key=f"cy-{q.id}").input("2")
     at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
@@ -253,10 +253,13 @@ def test_show_the_answer_gives_it_at_once_and_scores_the_question_as_not_right()
     at.button(key=f"cy-show-{q.id}").click().run()
     assert not at.exception
     assert any(i.value.startswith(f"The answer is “{q.right_answer}”.") and q.why in i.value for i in at.info)
-    assert any("0 right of 1 answered" in c.value for c in at.caption), "revealed before any answer: not right"
+    assert any("0 right of 0 answered, 1 answer shown before a try" in c.value for c in at.caption), (
+        "revealed before any answer: not right, and not answered either (a student who only looked the answers up"
+        " read '0 right of 21 answered')")
     _check(at, q, q.right_answer)
-    assert any("0 right of 1 answered" in c.value for c in at.caption)
+    assert any("0 right of 0 answered, 1 answer shown before a try" in c.value for c in at.caption)
     other = default_question("softmax", "-weight-")
     _check(at, other, f"{other.answer:.3f}")
     assert not [b for b in at.button if b.key == f"cy-show-{other.id}"]
-    assert any("1 right of 2 answered" in c.value for c in at.caption), "answered right before it was shown"
+    assert any("1 right of 1 answered, 1 answer shown before a try" in c.value for c in at.caption), (
+        "answered right before it was shown")
