@@ -73,14 +73,21 @@ side = "above" if off > 0 else "below"
 share = f", {100 * tolerance / d_k:.0f} % of d_k" if tolerance < d_k else ""
 st.markdown(f"The sampled variance, {here['sampled']:.2f}, is {abs(off):.1f} standard errors {side} d_k = {d_k}: "
             f"**{verdict}** the tolerance of ±{tolerance:.2f} ({TOLERANCE_SE} standard errors of a variance sampled "
-            f"from {samples} samples{share}). After dividing by √d_k the variance is about 1 for every d_k.")
+            f"from {samples} samples{share}; a standard error is how far a variance measured on that many random "
+            "samples typically lands from the true one). After dividing by √d_k the variance is about 1 for every "
+            "d_k.")
 
 # ------------------------------------------------------------------------------------------ saturation
 st.subheader("2 · Unscaled scores saturate the softmax")
 st.markdown(f"For each d_k: one random query against {num_keys} random keys, softmax over the row, averaged "
-            f"over {samples} rows. A uniform row has largest weight 1/{num_keys} = {1 / num_keys:.3f} and "
-            f"entropy log {num_keys} = {math.log(num_keys):.2f}; a saturated row has largest weight 1 and entropy 0.")
-st.latex(r"\frac{\partial a_i}{\partial s_j} = a_i(\delta_{ij} - a_j), \qquad "
+            f"over {samples} rows. The **entropy** −Σ a log a says how spread a row's weights are (natural log, "
+            f"so it is in nats; the Real model page uses log₂, bits): a uniform row has largest weight "
+            f"1/{num_keys} = {1 / num_keys:.3f} and entropy log {num_keys} = {math.log(num_keys):.2f}; a saturated "
+            "row has largest weight 1 and entropy 0.")
+st.markdown("How much the weights move when a score moves is the softmax's derivative J (δ_ij is 1 when i = j, "
+            "else 0). Its size ‖J‖_F, the square root of the sum of its squared entries, is what training learns "
+            "from: it goes to 0 as one weight goes to 1, so a saturated row hardly learns.")
+st.latex(r"J_{ij} = \frac{\partial a_i}{\partial s_j} = a_i(\delta_{ij} - a_j), \qquad "
          r"\lVert J \rVert_F \to 0 \text{ as one } a_i \to 1")
 panel = {"x": "d_k", "series": "scores", "log_x": True, "marker": (d_k, f"{d_k}"), "font_size": font,
          "width": 290 if wide else 215, "height": 300 if wide else 220, "x_values": SCALING_D_KS,
