@@ -194,7 +194,7 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
                      hint="Count the grey cells marked −∞ in this head's chart: each one is a blocked query–key "
                           "pair."),
             _choice(stage, "all-blocked", "What happens to a row if every key is blocked?",
-                    ("Its weights are spread evenly, 1/S each", "Its weights are all zero and its context is zero",
+                    ("Its weights are spread evenly, 1/(number of keys) each", "Its weights are all zero and its context is zero",
                      "It becomes NaN and the model breaks"), 1,
                     "Here a fully blocked row gets zero weights, so the token takes in nothing (never NaN).",
                     hint="A blocked score is −∞ and e^(−∞) is nothing at all. What is left in such a row to "

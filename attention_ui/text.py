@@ -41,7 +41,8 @@ STAGES = (
           r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V",
           "Three weight matrices turn each token's vector into a query (what this token is looking for), "
           "a key (what it offers to others) and a value (what it passes on if chosen). "
-          "With several heads the columns are cut into equal slices, one slice per head."),
+          "Each head (an attention of its own, run side by side with the others) gets an equal slice of the "
+          "columns."),
     Stage("scores", "3 · Raw scores QKᵀ",
           r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{i,d}\, k_{j,d}",
           "Every query is compared with every key by a dot product. A large score means the key "

@@ -26,7 +26,8 @@ with live:
                                    value_title="weight", domain=(0, 1), cell_size=settings.cell_size,
                                    font_size=settings.font_size, show_values=len(settings.labels) <= 14))
     st.caption("Row = the token that is looking (query), column = the token it looks at (key). "
-               "Each row adds up to 1.")
+               "Each row adds up to 1. A layer runs several such attentions side by side, its heads; this is the "
+               "first (Multi-head shows them all).")
 if settings.config.seeded_embeddings and settings.config.init == "random":
     st.info(TOY_NOTE, icon=":material/casino:")
 
