@@ -78,6 +78,44 @@ STAGES = (
 
 STAGE_KEYS = tuple(s.key for s in STAGES)
 
+LEARNING_PATH = (
+    ("pages/overview.py", ("", "overview", "home"), "Overview",
+     "What attention is in one sentence, the pipeline, and your sentence's weights at a glance."),
+    ("pages/step_through.py", ("step-through",), "Step through",
+     "The nine stages one at a time: words, formula, chart and the worked numbers of one token. "
+     "Each stage ends with check-yourself questions."),
+    ("pages/by_hand.py", ("by-hand",), "Work it by hand",
+     "Compute scores, scaled scores, weights and context for a tiny example yourself; every cell is checked."),
+    ("pages/multi_head.py", ("multi-head",), "Multi-head",
+     "How heads split the projection columns, look at different things, and are joined by W_O."),
+    ("pages/masking.py", ("masks",), "Masking",
+     "No mask, causal, padding and your own grid, side by side with the weights they give."),
+    ("pages/why_scaling.py", ("why-scaling",), "Why √d_k",
+     "Why the scores are divided by √d_k: the spread of q·k grows with d_k and a saturated softmax stops learning."),
+    ("pages/positions.py", ("order-and-position",), "Order and position",
+     "Attention alone ignores word order; sinusoidal encodings and RoPE put it back."),
+    ("pages/cross_attention.py", ("cross-attention",), "Cross-attention",
+     "Queries from one sentence, keys and values from another, as a translator's decoder reads its source."),
+    ("pages/cost.py", ("what-it-costs",), "What it costs",
+     "Time and memory against the sequence length T, measured on this machine."),
+    ("pages/modern_attention.py", ("modern-attention",), "Shared keys and windows",
+     "Today's attention: grouped-query and multi-query heads, the KV cache's memory, sliding windows."),
+    ("pages/generation.py", ("generation",), "Generation",
+     "Writing one token at a time: the KV cache grows by a row and the new query attends to all of it."),
+    ("pages/real_model.py", ("real-model",), "Real model",
+     "A small pretrained model reads your sentence: all its layers and heads."),
+    ("pages/inside_real_head.py", ("inside-real-head",), "Inside a real head",
+     "The same stages on a real layer's own weights, matching the model to about 1e-7."),
+)
+"""The Start here page's order through the lessons: (page file, its url paths, title, what it teaches)."""
+
+
+def next_on_path(page: str) -> tuple[str, str]:
+    """The page after ``page`` (a page file) on ``LEARNING_PATH``: (its file, its title)."""
+    files = [entry[0] for entry in LEARNING_PATH]
+    following = LEARNING_PATH[files.index(page) + 1]
+    return following[0], following[2]
+
 QKV_WITH_BIASES = r"Q = X W_Q + b_Q,\quad K = X W_K + b_K,\quad V = X W_V + b_V"
 QKV_BIASES_WORDS = " A real model also adds a learned bias vector (b_Q, b_K, b_V) to every row."
 OUTPUT_WITH_BIAS = r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O + b_O"

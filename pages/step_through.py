@@ -7,7 +7,7 @@ from attention_core import unscaled_weights
 from attention_ui import export, questions
 from attention_ui.controls import (Settings, lesson_settings, real_vectors_caption, stage_footer, stage_picker,
                                   token_caption)
-from attention_ui.text import STAGES, TOY_CAPTION
+from attention_ui.text import STAGES, TOY_CAPTION, next_on_path
 from attention_ui.views import UNSCALED_KEY, lesson_view, show_slide, show_stage
 
 settings = lesson_settings("Step through attention", slides=True)
@@ -40,7 +40,8 @@ def stage(settings: Settings) -> None:
     questions.show_check_yourself(settings, key)
     export.show_downloads(settings, key)
     if not settings.presenter:
-        stage_footer(step, ("pages/multi_head.py", "On to Multi-head: every head side by side"))
+        following, title = next_on_path("pages/step_through.py")
+        stage_footer(step, (following, f"Next on the path: {title}"))
 
 
 stage(settings)

@@ -12,7 +12,7 @@ from apptest_support import open_page, switch_to
 from attention_core import LessonConfig, run_lesson
 from attention_ui.frames import token_labels
 from attention_ui.questions import ANSWERS_KEY, CHECK_KEY, CHECK_LABEL, SCORE_RULE, grade, questions_for
-from attention_ui.text import STAGE_KEYS
+from attention_ui.text import LEARNING_PATH, STAGE_KEYS
 
 DONE, STARTED, NOT_YET = ("### :green[:material/check_circle:]", "### :orange[:material/clock_loader_40:]",
                           "### :gray[:material/radio_button_unchecked:]")
@@ -160,6 +160,14 @@ def test_step_through_asks_questions_and_keeps_the_score():
     at.button(key=f"FormSubmitter:cy-form-{weight.id}-Check").click().run()
     assert not at.exception and any("Type a number" in w.value for w in at.warning)
     assert any("1 right of 1 answered" in c.value for c in at.caption), "an unreadable answer is not scored"
+
+
+def test_the_last_stage_leads_to_the_next_page_on_the_path():
+    """Step through's last stage linked to Multi-head, skipping Work it by hand, which Start here puts next."""
+    at = open_page("pages/step_through.py", {"step": "output"})
+    path = [page for page, *_ in LEARNING_PATH]
+    assert [link.proto.page for link in at.get("page_link")] == ["by_hand"]
+    assert path.index("pages/by_hand.py") == path.index("pages/step_through.py") + 1
 
 
 def test_start_here_lists_the_path_and_ticks_what_was_done():
