@@ -743,6 +743,9 @@ LINES_WIDTH_PX = 420
 """Width of the lines chart at the page's font; it grows with a larger font (presenter mode), so its title fits."""
 
 
+LINES_TITLE = "the same weights as lines: query (left) → key (right), thicker = more weight"
+
+
 def lines_spec(view: StageView, head: int | None = None, title: str | None = None) -> dict:
     """One head's weights as lines from each query (left) to each key (right); the followed token's in colour."""
     head = view.head if head is None else head
@@ -750,7 +753,7 @@ def lines_spec(view: StageView, head: int | None = None, title: str | None = Non
     return cached_matrix_chart(charts.lines_view, view.trace.weights[head], view.labels, view.keys,
                                blocked=~view.trace.mask[head], follow_row=view.follow, font_size=view.font_size,
                                row_height=max(18, min(view.cell_size, 520 // rows)),
-                               title=title or "the same weights as lines (thicker = more weight)",
+                               title=title or LINES_TITLE,
                                pick=view.pick,
                                width=min(view.width_budget, LINES_WIDTH_PX * view.font_size // PAGE_FONT))
 
@@ -813,6 +816,8 @@ def _output_extra(view: StageView) -> None:
     _caption_cut(("the output", t.output.shape[1]))
     if view.projections is not None and view.projections.w_o is None:
         st.info("No output projection W_O is set here, so the output equals the concat.")
+    st.markdown(f"The output's shape: {t.output.shape[0]} tokens × {t.output.shape[1]} features, the same width "
+                "as X, so attention layers can be stacked.")
     if view.projections is not None and view.projections.w_o is not None:
         with lazy_expander("The weight matrix W_O", "weights_o") as box:
             if box.open:
@@ -822,8 +827,6 @@ def _output_extra(view: StageView) -> None:
                                            f"W_O ({w_o.shape[0]} × {w_o.shape[1]}): rows = concat features",
                                            prefix="o", row_name="feature of concat")
                 show_chart(chart)
-    st.markdown(f"Shape: {t.output.shape[0]} tokens × {t.output.shape[1]} features, the same width as X, "
-                "so attention layers can be stacked.")
     numbers_table(t.output, view.labels, frames.feature_labels(t.output.shape[1], "o"), key="output")
 
 
