@@ -8,7 +8,10 @@ from attention_ui.controls import sentence_settings
 from attention_ui.models import real_model_controls
 from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
 from attention_ui.text import plain
-from attention_ui.views import PRESENTER_COLUMN_PX, on_pick, show_chart
+from attention_ui.views import PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, on_pick, show_chart
+
+GRID_SPACING_PX = 6  # the gap between two panels of the heads grid
+GRID_FRAME_PX = 115  # what the heads grid draws beside its panels at the page's font: "query" and the colour bar
 
 settings = sentence_settings("A real model's attention")
 st.markdown(
@@ -31,19 +34,21 @@ labels = frames.AxisLabels(all_labels[i] for i in keep)
 attentions = run.attentions[:, :, keep][:, :, :, keep]  # (L, h, T', T'): the shown tokens only
 
 st.subheader(f"1 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
-# 12 panels fit the screen: a panel is 56 px wide, so a long sentence gets cells under 2 px. The browser draws a
+# The panels of a layer fit the main column beside the sidebar (PAGE_WIDTH_PX, with GRID_FRAME_PX for the row
+# title and the colour bar): 12 panels are 47 px wide, so a long sentence gets cells under 2 px. The browser draws a
 # grid this large on a canvas, which does not shrink to the page as an SVG does (and a canvas shrunk by the page's
 # style would take a click for the head beside the one under the pointer). A slide's grid is one view that Vega
 # sizes to the main column (at most PRESENTER_COLUMN_PX wide, the column at 1280 px): on a 1024-px window the
 # grid of panels drawn 84 px wide ran 200 px past it.
-cell = min(12, 56 / max(len(keep), 1))
 per_layer = pick.model.num_heads
+panel = (PAGE_WIDTH_PX - GRID_FRAME_PX - GRID_SPACING_PX * (per_layer - 1)) / per_layer
+cell = min(12, panel / max(len(keep), 1))
 selected = pick.layer * per_layer + pick.head
 head_labels = [f"L{i // per_layer + 1} H{i % per_layer + 1}" for i in range(pick.model.num_layers * per_layer)]
 font_size = 16 if settings.presenter else 11
 spec = cached_head_grid(attentions.reshape(-1, len(keep), len(keep)), labels, head_labels,
                         columns=per_layer, domain=(0, 1), cell_size=cell, font_size=font_size,
-                        axes=False, spacing=6,
+                        axes=False, spacing=GRID_SPACING_PX,
                         title="layer (row) × head (column), one colour scale; click a head to look at it",
                         selected=selected, pick=True, fit=settings.presenter)
 on_head = on_pick("pick_model_head", "head_index",

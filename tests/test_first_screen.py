@@ -91,6 +91,9 @@ def test_the_main_chart_is_on_the_first_screen(opened, path, whole):
     if path == "/multi-head":
         title = page.locator("[data-testid='stVegaLiteChart']").first.inner_text()
         assert "head 1" in title and "columns" not in title, "the weights come before the column split"
+    hidden = page.evaluate("() => { const c = document.querySelector(\"[data-testid='stVegaLiteChart']\");"
+                           " return c.scrollWidth - c.clientWidth; }")
+    assert hidden <= 1, f"{hidden} px of the chart (the real model's colour bar) lie outside its box"
 
 
 @pytest.mark.browser
