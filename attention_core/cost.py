@@ -43,7 +43,11 @@ def weights_bytes(length: int, num_heads: int = 1, dtype=torch.float32) -> int:
     return num_heads * length * length * torch.empty((), dtype=dtype).element_size()
 
 
-def operation_counts(length: int, width: int, kernel: int = 3) -> dict[str, int]:
+CONVOLUTION_KERNEL = 3
+"""The kernel size k of the convolution that ``operation_counts`` counts by default."""
+
+
+def operation_counts(length: int, width: int, kernel: int = CONVOLUTION_KERNEL) -> dict[str, int]:
     """Multiply-adds of one layer, as in Vaswani et al.'s table: self-attention T²·d,
     recurrent T·d², convolution k·T·d²."""
     return {"self-attention": length**2 * width, "recurrent": length * width**2,

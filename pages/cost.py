@@ -6,6 +6,7 @@ import streamlit as st
 
 from attention_core import (AttentionInputError, MAX_COST_LENGTH, MAX_COST_SECONDS, SLOPE_FROM_LENGTH, cost_lengths,
                             fitted_slope, operation_counts, resolve_device, weights_bytes)
+from attention_core.cost import CONVOLUTION_KERNEL
 from attention_ui.controls import lesson_settings
 from attention_ui.render import cached_spec
 from attention_ui.views import show_chart, show_table
@@ -20,9 +21,10 @@ RESULTS = "cost_results"  # session key: {(device, longest, width): (timings, sk
 LAYER_NAMES = {"attend": "attention (attend: keeps the T×T weights)",
                "fused": "fused scaled_dot_product_attention",
                "recurrent": "recurrent layer (torch.nn.RNN)"}
-# One colour per kind of layer in every chart of the page (the formulas' and the timings' lines).
+# One colour per kind of layer in every chart of the page (the formulas' and the timings' lines); attend and the
+# fused kernel, measured side by side, get a blue and a red (blue and violet were hard to tell apart).
 KIND_COLORS = {"self-attention": SERIES_COLORS[0], "attend": SERIES_COLORS[0], "recurrent": SERIES_COLORS[1],
-               "convolution": SERIES_COLORS[2], "fused": SERIES_COLORS[4]}
+               "convolution": SERIES_COLORS[2], "fused": SERIES_COLORS[3]}
 
 settings = lesson_settings("What attention costs", uses_lesson=False)  # it never reads the sentence
 keep_page_settings(KEYS)
@@ -75,7 +77,8 @@ with right:
     show_chart(cached_spec(line_chart, memory, x="T", y="bytes", series="layer",
                            title="memory of the attention weights", y_format=".3~s", **size))
 st.markdown(f"The lines cross at T = d = {width}: for sentences shorter than the width, attention does fewer "
-            f"operations than a recurrent layer; beyond it, more. At T = {longest} one head's weights take "
+            f"operations than a recurrent layer; beyond it, more (the convolution's kernel is k = "
+            f"{CONVOLUTION_KERNEL} tokens wide). At T = {longest} one head's weights take "
             f"{bytes_text(weights_bytes(longest))}.")
 
 st.subheader("2 · Measure it on this machine")
