@@ -196,9 +196,13 @@ def starting_point(trace: AttentionTrace, stage: str) -> StartingPoint | None:
         return StartingPoint(stage, "**Start from the raw scores S** (the right values of step 1):",
                              "Raw scores S = QKᵀ (step 1)", trace.scores[0], "scores", note=note)
     if stage == "weights":
-        note = ("−∞: a key the causal mask blocks. e^(−∞) = 0, so its weight is 0." if causal else "")
+        if causal:
+            return StartingPoint(stage, "**Start from the scaled scores S̃** (the right values of step 2), with the "
+                                 "causal mask applied: a blocked pair's score becomes −∞.",
+                                 "Masked scaled scores (step 2, then −∞ where blocked)", trace.masked[0], "scores",
+                                 note="−∞: a key the causal mask blocks. e^(−∞) = 0, so its weight is 0.")
         return StartingPoint(stage, "**Start from the scaled scores S̃** (the right values of step 2):",
-                             "Scaled scores S / √d_k (step 2)", trace.masked[0], "scores", note=note)
+                             "Scaled scores S / √d_k (step 2)", trace.masked[0], "scores")
     if stage == "context":
         blocked = ~trace.mask[0] if causal else None
         note = "×: a key the causal mask blocks (weight 0, so its value row adds nothing)." if causal else ""

@@ -413,6 +413,8 @@ def test_a_causal_start_shows_blocked_keys_as_blocked():
     assert torch.isneginf(weights_start.triu(1)[torch.ones(3, 3, dtype=torch.bool).triu(1)]).all()
     assert torch.equal(hand.starting_point(trace, "context").blocked, torch.ones(3, 3, dtype=torch.bool).triu(1))
     assert "mask" in hand.starting_point(trace, "scaled").note  # every score is still asked for at step 2
+    start = hand.starting_point(trace, "weights")  # −∞ where step 2's right answers were numbers: it says so
+    assert "causal mask applied" in start.label and "−∞ where blocked" in start.title
 
 
 def test_the_page_shows_the_starting_values_in_each_later_tab():
@@ -435,7 +437,7 @@ def test_the_page_shows_the_starting_values_in_each_later_tab():
 def test_a_causal_page_marks_blocked_keys_in_the_starting_values():
     at = run_page(typed_example())
     at.checkbox(key="hand-size-causal").check().run()
-    scaled = labels_of(chart_data(at, START_TITLES["weights"]))
+    scaled = labels_of(chart_data(at, "Masked scaled scores (step 2, then −∞ where blocked)"))
     assert scaled[0][1:] == ["−∞", "−∞"] and scaled[1][2] == "−∞" and scaled[2][2] == "2.828"
     weights = labels_of(chart_data(at, START_TITLES["context"]))
     assert weights[0] == ["1.000", "×", "×"] and weights[1][2] == "×"
