@@ -584,17 +584,19 @@ def before_after_softmax(
     height: int = 220,
     before_title: str = "scaled scores",
     after_title: str = "softmax weights",
-) -> alt.HConcatChart:
-    """Side-by-side bars: one query's scaled (possibly masked) scores, then its
-    softmax weights on a fixed 0..1 axis. Both frames as made by ``row_frame``.
+    stacked: bool = False,
+) -> alt.HConcatChart | alt.VConcatChart:
+    """Side-by-side bars (one above the other when ``stacked``): one query's scaled (possibly masked) scores,
+    then its softmax weights on a fixed 0..1 axis. Both frames as made by ``row_frame``.
     """
     size = {"font_size": font_size, "cell_size": cell_size, "height": height}
     before = _bars(scaled_row_df, name=name, domain=None, value_title="score",
                    title=chart_title(before_title, font_size), **size)
     after = _bars(weights_row_df, name=name, domain=(0, 1), value_title="weight",
                   title=chart_title(after_title, font_size), **size)
-    return alt.hconcat(before, after, resolve=alt.Resolve(scale=alt.ScaleResolveMap(y="independent")),
-                       title=chart_title(title, font_size))
+    concat = alt.vconcat if stacked else alt.hconcat
+    return concat(before, after, resolve=alt.Resolve(scale=alt.ScaleResolveMap(y="independent")),
+                  title=chart_title(title, font_size))
 
 
 def head_grid(

@@ -735,8 +735,14 @@ def softmax_row_spec(view: StageView) -> dict:
     t = view.trace
     before = frames.row_frame(t.masked[view.head, view.follow], frames.AxisLabels(view.keys))
     after = frames.row_frame(t.weights[view.head, view.follow], frames.AxisLabels(view.keys))
-    return cached_spec(charts.before_after_softmax, before, after,
-                       cell_size=max(min(view.cell_size, 600 // max(len(view.keys), 1)), 18), font_size=view.font_size)
+    cell = max(min(view.cell_size, 600 // max(len(view.keys), 1)), 18)
+    stacked = 2 * (len(view.keys) * cell + BARS_FRAME_PX) > view.width_budget  # side by side, shrunk to unreadable
+    return cached_spec(charts.before_after_softmax, before, after, cell_size=cell, font_size=view.font_size,
+                       stacked=stacked)
+
+
+BARS_FRAME_PX = 60
+"""What a bar chart draws beside its bars: the value axis with its title and numbers, and the gap to the next."""
 
 
 LINES_WIDTH_PX = 420

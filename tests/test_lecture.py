@@ -312,3 +312,14 @@ def test_closed_expanders_send_nothing_and_open_ones_show_every_number():
     assert abs(shown(table.iloc[2, 3]) - float(trace.scores[0, 2, 3])) < 1e-3
     at.selectbox(key="step").set_value("scaled").run()
     assert not at.dataframe, "the next stage's expander starts closed"
+
+
+@pytest.mark.parametrize("words, stacked", [(6, False), (31, True)])
+def test_a_long_rows_bars_go_one_above_the_other(words, stacked):
+    """Side by side, the followed row's bars before and after softmax were 1,289 px wide for 31 tokens: the page
+    shrank them to 820, their numbers to about 6 px. A row too long for two panels side by side stacks them."""
+    sentence = " ".join(f"word{i}" for i in range(words))
+    at = open_page("pages/step_through.py", {"step": "softmax", "sentence": sentence})
+    specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    bars = [spec for spec in specs if "softmax weights" in json.dumps(spec.get("hconcat") or spec.get("vconcat"))]
+    assert len(bars) == 1 and ("vconcat" in bars[0]) == stacked and ("hconcat" in bars[0]) != stacked
