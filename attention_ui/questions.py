@@ -194,7 +194,8 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
                      hint="Count the grey cells marked −∞ in this head's chart: each one is a blocked query–key "
                           "pair."),
             _choice(stage, "all-blocked", "What happens to a row if every key is blocked?",
-                    ("Its weights are spread evenly, 1/(number of keys) each", "Its weights are all zero and its context is zero",
+                    ("Its weights are spread evenly, 1/(number of keys) each",
+                     "Its weights are all zero and its context is zero",
                      "It becomes NaN and the model breaks"), 1,
                     "Here a fully blocked row gets zero weights, so the token takes in nothing (never NaN).",
                     hint="A blocked score is −∞ and e^(−∞) is nothing at all. What is left in such a row to "
@@ -342,9 +343,9 @@ class Score(NamedTuple):
 
 def session_score() -> Score:
     """The ``Score`` of this session's questions."""
-    answers = st.session_state.get(ANSWERS_KEY, {}).values()
+    answers = list(st.session_state.get(ANSWERS_KEY, {}).values())
     looked_up = [a for a in answers if a.get("shown") and not a.get("correct") and not a.get("wrong")]
-    settled = [a for a in answers if (a.get("correct") or a.get("shown")) and a not in looked_up]
+    settled = [a for a in answers if a.get("correct") or (a.get("shown") and a.get("wrong"))]
     return Score(sum(bool(a.get("correct")) for a in settled), len(settled),
                  len(answers) - len(settled) - len(looked_up), len(looked_up))
 

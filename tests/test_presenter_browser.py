@@ -118,7 +118,8 @@ def _slide_problems(page, viewport: dict) -> list[str]:
     for i, chart in enumerate(bs.chart_boxes(page)):
         if chart["width"] > viewport["width"] + TOLERANCE_PX:
             problems.append(f"chart {i + 1} is {chart['width']:.0f} px wide in a {viewport['width']} px window")
-    problems += [f"a chart's title is cut: {title!r}" for title in page.evaluate(_CHART_TITLES_JS) if title.endswith("…")]
+    problems += [f"a chart's title is cut: {title!r}" for title in page.evaluate(_CHART_TITLES_JS)
+                 if title.endswith("…")]
     return [p for p in problems if p]
 
 
