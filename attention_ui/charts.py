@@ -344,7 +344,7 @@ def _heatmap_layers(
                     title=_legend_title(value_title, by_row) if by_row else value_title,
                     titleFontSize=font_size,
                     labelFontSize=max(font_size - 2, 8),
-                    gradientLength=max(120, min(300, cell_size * len(rows))),
+                    gradientLength=max(60, min(300, cell_size * len(rows))),  # about as tall as the rows
                 ) if legend else None,
             ),
             tooltip=[

@@ -520,6 +520,10 @@ WEIGHT_TITLE = "weight"
 """The colour bar's title of a weights chart (``token_heatmap``)."""
 
 
+NUMBERS_MIN_CELL_PX = 30
+"""A page's heatmap (not a slide's) with cells narrower than this leaves out the numbers in them."""
+
+
 def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,
                   share: float = 1.0, blocked: bool | None = None, value_title: str | None = None,
                   level_with_features: bool = False, cell: int | None = None):
@@ -535,7 +539,7 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
     if view.fit:  # a slide's charts share its width equally: at most two token charts side by side
         many = slide_cell_px(view, len(view.keys), 1.0 if share >= 1 else 0.5) < SLIDE_NUMBER_CELL_PX
     else:
-        many = len(view.keys) > 14 or cell < 30
+        many = len(view.keys) > 14 or cell < NUMBERS_MIN_CELL_PX
     common = {"title": title, "cell_size": cell, "font_size": view.font_size, "show_values": not many,
               "follow_row": view.follow, "pick": view.pick, "fit": view.fit,
               "col_labels_px": slide_key_labels_px(view) if view.fit and level_with_features else None}

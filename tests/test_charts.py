@@ -681,3 +681,14 @@ def test_a_fitted_head_grid_is_one_view_that_fills_its_container_and_picks_a_hea
     assert any("datum.head_index == 4" in json.dumps(layer.get("transform")) for layer in spec["layer"])
     width, height = charts.fitted_grid_size(6, 3, 600, 16)
     assert width == 600 and 300 < height < 600
+
+
+@pytest.mark.parametrize("tokens", [1, 2, 7])
+def test_a_heatmaps_colour_bar_is_about_as_tall_as_its_rows(tokens):
+    """A one-word sentence's 1 × 1 heatmap (52 px) had a colour bar of 120 px beside it, taller than the chart."""
+    labels = token_labels(["word"] * tokens)
+    spec = charts.heatmap(matrix_frame(torch.full((tokens, tokens), 1 / tokens), labels, labels),
+                          cell_size=52, domain=(0, 1)).to_dict()
+    legends = [layer["encoding"]["color"]["legend"] for layer in spec["layer"]
+               if "legend" in layer.get("encoding", {}).get("color", {})]
+    assert legends and all(60 <= legend["gradientLength"] <= max(60, 52 * tokens) for legend in legends), legends

@@ -303,6 +303,37 @@ def test_cross_attention_weights_are_t_by_s_with_rows_summing_to_one(pages):
     assert keys == ["1·Le", "2·chat", "3·s'est", "4·assis", "5·sur", "6·le", "7·tapis", "8·."]
 
 
+def _heatmap_sizes(at: AppTest) -> dict[str, tuple[float, float, bool]]:
+    """Per self- or cross-attention heatmap: (cell width, cell height, whether its cells show numbers)."""
+    sizes = {}
+    for element in at.get("vega_lite_chart"):
+        spec = json.loads(element.proto.spec)
+        title = " ".join(spec_titles(spec))
+        if "attention:" in title:
+            rows, cols = (int(n) for n in re.findall(r"(\d+) × (\d+)", title)[0])
+            texts = [layer for layer in spec.get("layer", []) if (layer.get("mark") or {}).get("type") == "text"]
+            sizes[title.split(":")[0]] = (spec["width"] / cols, spec["height"] / rows, bool(texts))
+    return sizes
+
+
+@pytest.mark.parametrize("pad_to, apart", [(None, False), (12, True)])
+def test_self_and_cross_attention_rows_are_as_tall_and_keep_their_numbers(pages, pad_to, apart):
+    """Padded to 12 keys, the cross-attention heatmap beside the 7 × 7 one had cells too small for numbers and was
+    half as tall, though its rows are the same queries. Both get one cell size; too small side by side, they go one
+    above the other."""
+    at = pages("pages/cross_attention.py")
+    if pad_to:
+        set_widget(at, "toggle", "cross_pad", True)
+        set_widget(at, "slider", "cross_pad_to", pad_to)
+    sizes = _heatmap_sizes(at)
+    assert sizes["self-attention"] == sizes["cross-attention"], sizes
+    assert sizes["cross-attention"][2], "the cells show their numbers"
+    beside = [c for c in at.columns if any("attention:" in json.dumps(json.loads(e.proto.spec).get("title"))
+                                           for e in c.get("vega_lite_chart"))]
+    assert bool(beside) != apart
+    set_widget(at, "toggle", "cross_pad", False)
+
+
 def test_padding_the_source_blocks_the_pad_keys(pages):
     at = pages("pages/cross_attention.py")
     set_widget(at, "toggle", "cross_pad", True)
