@@ -753,7 +753,7 @@ LINES_WIDTH_PX = 420
 """Width of the lines chart at the page's font; it grows with a larger font (presenter mode), so its title fits."""
 
 
-LINES_TITLE = "the same weights as lines: query (left) → key (right), thicker = more weight"
+LINES_TITLE = "weights as lines, query (left) → key (right)"
 
 
 def lines_spec(view: StageView, head: int | None = None, title: str | None = None) -> dict:
