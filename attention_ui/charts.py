@@ -273,6 +273,11 @@ def _columns_read(df: pd.DataFrame, fields: set[str]) -> pd.DataFrame:
     return df.astype({c: "category" for c in df.columns if df[c].dtype == object or str(df[c].dtype) == "str"})
 
 
+def legend_length(rows_px: float) -> float:
+    """A heatmap's colour bar length beside ``rows_px`` pixels of rows: about as tall as they are, within 60–300."""
+    return max(60, min(300, rows_px))
+
+
 def _value_font_size(cell_size: int, font_size: int) -> int:
     return max(8, min(font_size, int(cell_size / 3.6)))
 
@@ -344,7 +349,7 @@ def _heatmap_layers(
                     title=_legend_title(value_title, by_row) if by_row else value_title,
                     titleFontSize=font_size,
                     labelFontSize=max(font_size - 2, 8),
-                    gradientLength=max(60, min(300, cell_size * len(rows))),  # about as tall as the rows
+                    gradientLength=legend_length(cell_size * len(rows)),
                 ) if legend else None,
             ),
             tooltip=[

@@ -300,7 +300,7 @@ def cached_head_grid(values, labels: list[str], head_labels: list[str], **option
     # A new sentence's length changes the labels, the panels' size and the legend's length (as head_grid sets
     # them): slots. Everything else that the values or the cell size decide is part of the shape.
     side = cell * len(order)
-    slots = [order, ("width", side), ("height", side), ("gradientLength", max(120, min(300, side)))]
+    slots = [order, ("width", side), ("height", side), ("gradientLength", charts.legend_length(side))]
     if selected is not None:
         slots.append(f"datum.head_index == {int(selected)}")
     shape = ("head grid", array.shape[0], len(dict.fromkeys(head_labels)), bool(np.isfinite(array).all()),
