@@ -3,8 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from attention_core import (MAX_CONTEXT_LENGTH, MAX_LAYERS, MAX_WINDOW, AttentionInputError, compare_kv_sharing,
-                            divisors, kv_cache_table, reach_span, sliding_window_mask, sliding_window_reach, trace_attention)
+from attention_core import (MAX_CONTEXT_LENGTH, MAX_HEADS, MAX_LAYERS, MAX_WINDOW, AttentionInputError,
+                            compare_kv_sharing, divisors, kv_cache_table, reach_span, sliding_window_mask,
+                            sliding_window_reach, trace_attention)
 from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram, sharing_takeaway
@@ -48,6 +49,11 @@ else:
         st.info(f"With h = {h} heads the only groupings are g = 1 (the same as multi-query) and g = {h} (the same "
                 f"as multi-head), so two of the three diagrams below match. Set “Number of heads” {in_the_sidebar()} "
                 "to 4 or 8 to see grouped-query attention between them.")
+        more = next((n for n in (4, 8) if n > h and n <= MAX_HEADS
+                     and (config.init != "identity" or config.d_model % n == 0)), None)
+        if more is not None:  # one click instead of a trip to the settings (they change on every page)
+            st.button(f"Use {more} heads", key="use_more_heads", on_click=st.session_state.update,
+                      kwargs={"heads": more, "kv_heads": more // 2}, icon=":material/view_module:")
     try:
         traces = compare_kv_sharing(lesson.x, lesson.projections, int(g), mask=lesson.mask)
     except AttentionInputError as err:

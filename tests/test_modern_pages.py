@@ -392,6 +392,18 @@ def test_with_two_heads_the_page_says_why_two_diagrams_match():
     assert "the only groupings" not in texts(open_page(MODERN, {"heads": "4"}))
 
 
+def test_one_click_shows_grouped_query_attention_at_the_default_two_heads():
+    """At the default 2 heads grouped-query attention cannot be seen: a student had to find the number of heads in
+    the settings. A button sets 4 heads and g = 2, and the page draws the grouped-query diagram between the others."""
+    at = open_page(MODERN)
+    assert "grouped-query: g = 1" in chart_titles(at)
+    at.button(key="use_more_heads").click().run()
+    assert not at.exception
+    assert at.slider(key="heads").value == 4 and at.selectbox(key="kv_heads").value == 2
+    assert {"multi-head: g = 4", "grouped-query: g = 2", "multi-query: g = 1"} <= set(chart_titles(at))
+    assert "the only groupings" not in texts(at) and not [b for b in at.button if b.key == "use_more_heads"]
+
+
 def test_the_new_query_and_the_caches_share_one_colour_bar_and_cell_size():
     """Side by side in thirds of the column, q_t, the K cache and the V cache printed their numbers at 8-9 px."""
     at = open_page("pages/generation.py")
