@@ -330,9 +330,9 @@ row would hide their second column (below, Streamlit stacks them). The sentence 
 counter: its limit is a long paste's, not the sentence's (MAX_TOKENS tokens, said in its help). On a phone a
 formula or text table wider than the screen shows a shadow at the edge it scrolls past (a cut formula such as
 "Q = XW_Q, K = XW_K, V = XW_V," looked whole); the shadow goes when that edge is scrolled into view. A page
-link's words wrap there instead of being cut ("New here? Start here: a path through the pages, in orde"). Fingers get larger targets there: the button that
-opens the sidebar (where the settings are) and the sidebar's page links are 44 and 40 px tall (28 and 24), and a
-help icon (16 px) takes a tap on the 40 px around it."""
+link's words wrap there instead of being cut ("New here? Start here: a path through the pages, in orde").
+Fingers get larger targets there: the button that opens the sidebar (where the settings are) and the sidebar's
+page links are 44 and 40 px tall (28 and 24), and a help icon (16 px) takes a tap on the 40 px around it."""
 
 
 CLICKER_KEYS_JS = """<span id="page-keys"></span><script>

@@ -116,6 +116,7 @@ def next_on_path(page: str) -> tuple[str, str]:
     following = LEARNING_PATH[files.index(page) + 1]
     return following[0], following[2]
 
+
 QKV_WITH_BIASES = r"Q = X W_Q + b_Q,\quad K = X W_K + b_K,\quad V = X W_V + b_V"
 QKV_BIASES_WORDS = " A real model also adds a learned bias vector (b_Q, b_K, b_V) to every row."
 OUTPUT_WITH_BIAS = r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O + b_O"

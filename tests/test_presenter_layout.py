@@ -439,7 +439,8 @@ def _labels_running_together(axis: dict) -> list[str]:
     (f"/step-through?step=5&sentence={quote(LONG_SENTENCE)}", 1280),
     (f"/step-through?step=7&sentence={quote(LONG_SENTENCE)}", 1280),
     ("/step-through?step=5", 1024),
-], ids=["multi-head 1280", "multi-head 1024", "stage 4 1024", "stage 5 1280", "stage 7 1280", "stage 5, 7 tokens, 1024"])
+], ids=["multi-head 1280", "multi-head 1024", "stage 4 1024", "stage 5 1280", "stage 7 1280",
+        "stage 5, 7 tokens, 1024"])
 def test_key_labels_on_a_slide_stay_apart(slide, path, width):
     """Slides of 18 tokens slanted their key labels at −45° in columns too narrow for that, and they ran together
     into one unreadable band (and at 1024 px, stage 5's upright labels of 7 tokens too). Narrow columns turn their
@@ -457,7 +458,8 @@ def test_key_labels_on_a_slide_stay_apart(slide, path, width):
     assert not problems, "\n  ".join(problems)
 
 
-_COLUMNS_AND_LABELS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart] svg.marks'))
+_COLUMNS_AND_LABELS_JS = """() => Array.from(document.querySelectorAll(
+        '[data-testid=stMain] [data-testid=stVegaLiteChart] svg.marks'))
     .map(svg => {
         const cells = svg.querySelector('g.mark-rect.role-mark');
         const middles = cells ? Array.from(cells.querySelectorAll('path'), c => {
