@@ -278,8 +278,17 @@ def legend_length(rows_px: float) -> float:
     return max(60, min(300, rows_px))
 
 
-def _value_font_size(cell_size: int, font_size: int) -> int:
-    return max(8, min(font_size, int(cell_size / 3.6)))
+def _value_font_size(cell_size: int, font_size: int, chars: int = 6) -> int:
+    """Font size of the numbers printed in cells ``cell_size`` px wide: ``chars`` characters at about 0.6 em each
+    fill the cell (6 for a signed "−0.390", 5 for a weight "0.390"), within 8 px and ``font_size``."""
+    return max(8, min(font_size, int(cell_size / (0.6 * chars))))
+
+
+def cell_value_font(cell_size: int, font_size: int, *, diverging: bool, fit: bool) -> int:
+    """Font size of a heatmap's printed values: weights (not ``diverging``) are never negative, so a cell holds a
+    larger "0.390" than "−0.390"; a slide's cells (``fit``) may be drawn narrower than their nominal ``cell_size``,
+    so they keep the signed number's room."""
+    return _value_font_size(cell_size, font_size, 6 if diverging or fit else 5)
 
 
 def _heatmap_layers(
@@ -361,7 +370,7 @@ def _heatmap_layers(
     )
     dark = (f"{shown} && datum.{color_field} > 0.5" if scheme not in DARK_LOW_SCHEMES else
             f"{shown} && datum.{color_field} < 0.5") if by_row else f"!datum.masked && {_text_color_test(domain, scheme, diverging)}"
-    text = base.mark_text(fontSize=_value_font_size(cell_size, font_size)).encode(
+    text = base.mark_text(fontSize=cell_value_font(cell_size, font_size, diverging=diverging, fit=fit)).encode(
         text=alt.Text("label:N"),
         color=_colour_when(dark, LIGHT_TEXT, DARK_TEXT),
     )

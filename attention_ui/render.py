@@ -306,7 +306,7 @@ def cached_head_grid(values, labels: list[str], head_labels: list[str], **option
     shape = ("head grid", array.shape[0], len(dict.fromkeys(head_labels)), bool(np.isfinite(array).all()),
              tuple(float(v) for v in domain), selected is None, type(side).__name__,
              charts.label_angle(order, font_size=font_size, step=cell) if given["axes"] else None,
-             charts._value_font_size(cell, font_size),
+             charts.cell_value_font(cell, font_size, diverging=given["diverging"], fit=given["fit"]),
              sorted((k, v) for k, v in options.items() if k not in ("selected", "cell_size")))
     names = {"row_name": given["row"], "col_name": given["col"], "head_name": given["head"]}
 

@@ -734,6 +734,10 @@ def _softmax_extra(view: StageView) -> None:
     numbers_table(t.weights[view.head], view.labels, view.keys, key="softmax")
 
 
+BARS_FRAME_PX = 60
+"""What a bar chart draws beside its bars: the value axis with its title and numbers, and the gap to the next."""
+
+
 def softmax_row_spec(view: StageView) -> dict:
     """The followed token's row before and after softmax, as bars."""
     t = view.trace
@@ -743,10 +747,6 @@ def softmax_row_spec(view: StageView) -> dict:
     stacked = 2 * (len(view.keys) * cell + BARS_FRAME_PX) > view.width_budget  # side by side, shrunk to unreadable
     return cached_spec(charts.before_after_softmax, before, after, cell_size=cell, font_size=view.font_size,
                        stacked=stacked)
-
-
-BARS_FRAME_PX = 60
-"""What a bar chart draws beside its bars: the value axis with its title and numbers, and the gap to the next."""
 
 
 LINES_WIDTH_PX = 420

@@ -21,6 +21,8 @@ except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
 
 from apptest_support import open_page
 
+from attention_ui.views import _cell_px
+
 WINDOW = {"width": 1280, "height": 800}
 
 
@@ -60,6 +62,18 @@ def test_numbers_in_a_lessons_heatmap_cells_are_large_enough(step, smallest_px):
     at = open_page("pages/step_through.py", {"step": step})
     sizes = [size for chart in at.get("vega_lite_chart") for size in _text_sizes(json.loads(chart.proto.spec))]
     assert sizes and min(sizes) >= smallest_px, sizes
+
+
+@pytest.mark.parametrize("page", ["pages/cross_attention.py", "pages/masking.py"])
+def test_weights_beside_another_chart_print_numbers_a_student_can_read(page):
+    """Two charts side by side leave cells of 33–37 px: weights were printed at 9–10 px in them, sized as if each
+    were a signed "−0.390". A weight is never negative, so "0.390" (five characters of about 0.6 em) gets the cell's
+    width. (The padding mask's weights have 9 keys in half the column: narrower cells, smaller numbers.)"""
+    at = open_page(page, {})
+    weights = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart") if "weight" in str(c.proto.spec)]
+    sizes = [(_cell_px(spec), size) for spec in weights for size in _text_sizes(spec)]
+    roomy = [(cell, size) for cell, size in sizes if cell >= 33]
+    assert roomy and all(size >= 11 and 5 * 0.6 * size <= cell for cell, size in roomy), sizes
 
 
 @pytest.mark.parametrize("page, query", [("pages/step_through.py", {"step": "softmax"}),
