@@ -522,6 +522,9 @@ WEIGHT_TITLE = "weight"
 
 NUMBERS_MIN_CELL_PX = 30
 """A page's heatmap (not a slide's) with cells narrower than this leaves out the numbers in them."""
+SIGNED_READABLE_CELL_PX = 40
+"""Narrowest cell that prints a signed number ("−1.129") at 11 px: two such charts side by side with narrower
+cells go one above the other instead, each as wide as the column allows."""
 
 
 def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,

@@ -10,8 +10,8 @@ from attention_ui import frames
 from attention_ui.controls import lesson_settings
 from attention_ui.render import cached_spec
 from attention_ui.text import plain, size_in_words
-from attention_ui.views import (StageView, feature_heatmap, shared_domain, shared_scale_cell, show_chart,
-                                 shown_features, side_by_side, token_heatmap)
+from attention_ui.views import (SIGNED_READABLE_CELL_PX, StageView, feature_heatmap, shared_domain,
+                                 shared_scale_cell, show_chart, shown_features, side_by_side, token_heatmap)
 from attention_ui.why import encoding_lines, half_share, keep_page_settings, line_chart, page_slider
 
 KEYS = ("pos_shuffle", "pos_shift")
@@ -56,17 +56,21 @@ else:
     shuffled_labels = frames.token_labels([tokens[i] for i in order])
     st.markdown("**Shuffled sentence:** " + " ".join(plain(tokens[i]) for i in order))
     plain_check = equivariance_check(lesson.x, lesson.projections, order)
-    # On the page the two share one colour scale (the same numbers, reordered), one colour bar and one cell size
+    # On the page the two share one colour scale (the same numbers, reordered), one colour bar and one cell size;
+    # one above the other when side by side would print their numbers too small (then each has its colour bar)
     domain = shared_domain(plain_check.output)
     joint = not settings.presenter
-    columns = 2 * shown_features(plain_check.output)[0].shape[-1]
-    cell = shared_scale_cell(view, settings.labels, columns, 2) if joint else None
+    features = shown_features(plain_check.output)[0].shape[-1]
+    cell = shared_scale_cell(view, settings.labels, 2 * features, 2) if joint else None
+    stacked = joint and cell < SIGNED_READABLE_CELL_PX
+    if stacked:
+        cell = shared_scale_cell(view, settings.labels, features, 1)
     moved = replace(view, follow=list(order).index(settings.follow))  # the followed token, where it moved to
     drawn = [feature_heatmap(view, plain_check.output, settings.labels, "output for the sentence", prefix="o",
-                             share=half, domain=domain, cell=cell, legend=not joint)[0],
+                             share=half, domain=domain, cell=cell, legend=stacked or not joint)[0],
              feature_heatmap(moved, plain_check.shuffled_output, shuffled_labels, "output for the shuffled sentence",
                              prefix="o", share=half, domain=domain, cell=cell)[0]]
-    for column, chart in zip(side_by_side(drawn, view), drawn):
+    for column, chart in zip([st.container(), st.container()] if stacked else side_by_side(drawn, view), drawn):
         with column:
             show_chart(chart)
     show_gap(plain_check, "largest difference, no positions")
@@ -129,13 +133,17 @@ except AttentionInputError as err:
     st.error(f"**The shift cannot be applied.** {err}", icon="⚠️")
     st.stop()
 bound = float(rope.scores.abs().max()) or 1.0
-left, right = st.columns(2)
+rope_share = half
+if not settings.presenter and view.fit_cell(T + 3, half) < SIGNED_READABLE_CELL_PX:
+    rope_share, left, right = 1.0, st.container(), st.container()  # side by side, its scores would be too small
+else:
+    left, right = st.columns(2)
 with left:
     show_chart(token_heatmap(view, rope.scores, f"RoPE scores, positions 0…{T - 1}", domain=(-bound, bound),
-                             share=half))
+                             share=rope_share))
 with right:
     show_chart(token_heatmap(view, rope.shifted_scores, f"positions {shift}…{shift + T - 1}",
-                             domain=(-bound, bound), share=half))
+                             domain=(-bound, bound), share=rope_share))
 left, right = st.columns([1, 2], vertical_alignment="center")
 left.metric("largest score difference after the shift", size_in_words(rope.gap))
 right.markdown("The two grids are the same: a RoPE score sees how far apart two tokens are, not where they are. "

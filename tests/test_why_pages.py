@@ -486,13 +486,39 @@ def test_forged_links_fall_back_to_defaults(query):
     assert len(at.get("vega_lite_chart")) >= 2
 
 
-def test_the_two_outputs_share_one_colour_scale_and_one_colour_bar():
-    """The same numbers, reordered: one scale makes the same colour the same number in both, so one bar serves both."""
-    at = open_page("pages/positions.py")
+@pytest.mark.parametrize("query, side_by_side", [({"d_model": "4"}, True), ({}, False)],
+                         ids=["4 features: side by side", "8 features: one above the other"])
+def test_the_two_outputs_share_one_colour_scale_and_one_colour_bar(query, side_by_side):
+    """The same numbers, reordered: one scale makes the same colour the same number in both, so one bar serves both
+    side by side. Eight features twice in a row left 33-px cells with "−1.129" printed at 9 px: the two then go one
+    above the other, at the page's cell size, each with its colour bar beside it."""
+    at = open_page("pages/positions.py", query)
     specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
     outputs = [s for s in specs if any(t.startswith("output for the") for t in spec_titles(s))]
     assert len(outputs) == 2
     colours = [[layer["encoding"]["color"] for layer in s["layer"] if "scale" in layer["encoding"].get("color", {})]
                for s in outputs]
-    assert [sum(c.get("legend", {}) is not None for c in cs) for cs in colours] == [0, 1]
+    legends = [sum(c.get("legend", {}) is not None for c in cs) for cs in colours]
+    assert legends == ([0, 1] if side_by_side else [1, 1])
     assert colours[0][0]["scale"]["domain"] == colours[1][0]["scale"]["domain"]
+    fonts = [layer["mark"]["fontSize"] for s in outputs for layer in s["layer"]
+             if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"]
+    assert fonts and min(fonts) >= 11, fonts
+    pairs = [c for c in at.columns if any(t.startswith("output for the") for e in c.get("vega_lite_chart")
+                                          for t in spec_titles(json.loads(e.proto.spec)))]
+    assert len(pairs) == (2 if side_by_side else 0)
+
+
+@pytest.mark.parametrize("sentence, side_by_side", [("The cat sat.", True), ("The cat sat on the mat.", False)])
+def test_the_rope_grids_print_their_scores_at_a_readable_size(sentence, side_by_side):
+    """Seven tokens' RoPE scores side by side had 36-px cells and 10-px numbers: they go one above the other."""
+    at = open_page("pages/positions.py", {"sentence": sentence})
+    rope = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")
+            if any(t.startswith(("RoPE scores", "positions 100")) for t in spec_titles(json.loads(c.proto.spec)))]
+    assert len(rope) == 2
+    fonts = [layer["mark"]["fontSize"] for s in rope for layer in s["layer"]
+             if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"]
+    assert fonts and min(fonts) >= 11, fonts
+    pairs = [c for c in at.columns if any(t.startswith("RoPE scores") for e in c.get("vega_lite_chart")
+                                          for t in spec_titles(json.loads(e.proto.spec)))]
+    assert len(pairs) == (1 if side_by_side else 0)
