@@ -308,6 +308,7 @@ PAGE_STYLE = """<style>
       radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) right / 0.8rem 100%;
     background-repeat: no-repeat; background-attachment: local, local, scroll, scroll;}
   [data-testid='stMain'] [data-testid='stPageLink'] p {white-space: normal; line-height: 1.4;}
+  [data-testid='stMain'] [role='tablist'] {flex-wrap: wrap; overflow-x: visible; row-gap: 0.25rem;}
   [data-testid='stExpandSidebarButton'] {min-width: 44px; min-height: 44px;}
   [data-testid='stSidebarNavLink'] {min-height: 2.5rem;}
   [data-testid='stTooltipIcon'] button {padding: 0.75rem; margin: -0.75rem;}
@@ -330,7 +331,8 @@ row would hide their second column (below, Streamlit stacks them). The sentence 
 counter: its limit is a long paste's, not the sentence's (MAX_TOKENS tokens, said in its help). On a phone a
 formula or text table wider than the screen shows a shadow at the edge it scrolls past (a cut formula such as
 "Q = XW_Q, K = XW_K, V = XW_V," looked whole); the shadow goes when that edge is scrolled into view. A page
-link's words wrap there instead of being cut ("New here? Start here: a path through the pages, in orde").
+link's words wrap there instead of being cut ("New here? Start here: a path through the pages, in orde"), and so do
+a row of tabs (Work it by hand's four stages ran off the screen, the last ones reached only by scrolling the row).
 Fingers get larger targets there: the button that opens the sidebar (where the settings are) and the sidebar's
 page links are 44 and 40 px tall (28 and 24), and a help icon (16 px) takes a tap on the 40 px around it."""
 

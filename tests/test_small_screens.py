@@ -108,6 +108,20 @@ def test_work_it_by_hand_shows_every_column_of_its_grids_on_a_tablet(open_on):
 
 
 @pytest.mark.browser
+def test_work_it_by_hand_shows_all_four_stage_tabs_on_a_phone(open_on):
+    """The four stage tabs were one row 496 px wide in 358: "4 · Context vectors" was off the screen, found only by
+    scrolling the row sideways. They wrap, and a tap on the third selects it."""
+    page = open_on(PHONE, "/by-hand")
+    tabs = page.locator("[data-testid=stMain] [role=tablist]").first
+    tabs.scroll_into_view_if_needed()
+    row = tabs.evaluate("e => ({hidden: e.scrollWidth - e.clientWidth, right: e.getBoundingClientRect().right})")
+    rights = tabs.locator("[role=tab]").evaluate_all("ts => ts.map(t => t.getBoundingClientRect().right)")
+    assert len(rights) == 4 and row["hidden"] <= 1 and max(rights) <= row["right"] + 1, (row, rights)
+    tabs.locator("[role=tab]").nth(3).tap()
+    page.wait_for_function("() => document.querySelectorAll('[role=tab]')[3]?.getAttribute('aria-selected') === 'true'")
+
+
+@pytest.mark.browser
 def test_overview_on_a_phone_draws_its_diagram_large_enough_and_its_links_whole(open_on):
     """Overview's pipeline (nine boxes in a row) squeezed into 358 px had 4-px text; it is drawn 640 px wide and
     scrolls, and the page stays as wide as the screen. Its first link was cut ("New here? Start here: a path
