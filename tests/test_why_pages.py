@@ -501,12 +501,9 @@ def test_the_two_outputs_share_one_colour_scale_and_one_colour_bar(query, side_b
     legends = [sum(c.get("legend", {}) is not None for c in cs) for cs in colours]
     assert legends == ([0, 1] if side_by_side else [1, 1])
     assert colours[0][0]["scale"]["domain"] == colours[1][0]["scale"]["domain"]
-    fonts = [layer["mark"]["fontSize"] for s in outputs for layer in s["layer"]
-             if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"]
+    fonts = value_fonts(outputs)
     assert fonts and min(fonts) >= 11, fonts
-    pairs = [c for c in at.columns if any(t.startswith("output for the") for e in c.get("vega_lite_chart")
-                                          for t in spec_titles(json.loads(e.proto.spec)))]
-    assert len(pairs) == (2 if side_by_side else 0)
+    assert len(columns_with_chart(at, "output for the")) == (2 if side_by_side else 0)
 
 
 @pytest.mark.parametrize("sentence, side_by_side", [("The cat sat.", True), ("The cat sat on the mat.", False)])
@@ -516,9 +513,19 @@ def test_the_rope_grids_print_their_scores_at_a_readable_size(sentence, side_by_
     rope = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")
             if any(t.startswith(("RoPE scores", "positions 100")) for t in spec_titles(json.loads(c.proto.spec)))]
     assert len(rope) == 2
-    fonts = [layer["mark"]["fontSize"] for s in rope for layer in s["layer"]
-             if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"]
+    fonts = value_fonts(rope)
     assert fonts and min(fonts) >= 11, fonts
-    pairs = [c for c in at.columns if any(t.startswith("RoPE scores") for e in c.get("vega_lite_chart")
-                                          for t in spec_titles(json.loads(e.proto.spec)))]
-    assert len(pairs) == (1 if side_by_side else 0)
+    assert len(columns_with_chart(at, "RoPE scores")) == (1 if side_by_side else 0)
+
+
+def value_fonts(specs: list[dict]) -> list[int]:
+    """The font sizes of the numbers printed in these heatmaps' cells."""
+    return [layer["mark"]["fontSize"] for spec in specs for layer in spec["layer"]
+            if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"]
+
+
+def columns_with_chart(at: AppTest, title_start: str) -> list:
+    """The page's columns that hold a chart whose title starts with ``title_start``."""
+    return [column for column in at.columns if any(title.startswith(title_start)
+                                                   for chart in column.get("vega_lite_chart")
+                                                   for title in spec_titles(json.loads(chart.proto.spec)))]
