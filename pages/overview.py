@@ -2,16 +2,18 @@
 
 import streamlit as st
 
-from attention_ui import charts
 from attention_ui.controls import lesson_settings
 from attention_ui.text import TOY_NOTE
-from attention_ui.render import cached_matrix_chart
-from attention_ui.views import in_the_sidebar, show_chart
+from attention_ui import charts
+from attention_ui.views import (PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, WEIGHT_TITLE, StageView, in_the_sidebar,
+                                show_chart, token_heatmap)
+
+GAP_PX = 32  # st.columns' "medium" gap between the words and the live chart
 
 settings = lesson_settings("Attention, step by step")
 lesson = settings.lesson
 # The definition and, beside it, what it does to the sidebar's sentence: both on the first screen.
-words, live = st.columns([5, 4], gap="large")
+words, live = st.columns(2, gap="medium")
 words.markdown(
     "**Attention is a weighted average of values, with the weights computed from how well a query "
     "matches each key.** Every token asks a question (its *query*), every token offers an answer "
@@ -21,13 +23,19 @@ words.markdown(
 words.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
 with live:
     st.markdown("**Your sentence right now**")
-    show_chart(cached_matrix_chart(charts.heatmap, lesson.trace.weights[settings.head], settings.labels,
-                                   settings.labels, title=f"attention weights (head {settings.head + 1})",
-                                   value_title="weight", domain=(0, 1), cell_size=settings.cell_size,
-                                   font_size=settings.font_size, show_values=len(settings.labels) <= 14))
+    # Cells sized to the column less the row labels, axis title and colour bar: a long sentence's chart was drawn at
+    # full cell size and shrunk into the column, its labels to 5-8 px
+    column_px = ((PRESENTER_COLUMN_PX if settings.presenter else PAGE_WIDTH_PX) - GAP_PX) / 2
+    frame_px = charts.heatmap_fit_room(settings.labels, settings.font_size, WEIGHT_TITLE,
+                                       by_row=settings.colour == "row")
+    cell = max(8, min(settings.cell_size, int((column_px - frame_px) // len(settings.labels))))
+    view = StageView(lesson.trace, settings.labels, settings.follow, settings.head, settings.cell_size,
+                     settings.font_size, colour=settings.colour)
+    show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"attention weights (head {settings.head + 1})",
+                             weights=True, cell=cell))
     st.caption("Row = the token that is looking (query), column = the token it looks at (key). "
                "Each row adds up to 1. A layer runs several such attentions side by side, its heads; this is the "
-               "first (Multi-head shows them all).")
+               "first (Multi-head shows them all). The outlined row is the token the lessons follow.")
 if settings.config.seeded_embeddings and settings.config.init == "random":
     st.info(TOY_NOTE, icon=":material/casino:")
 

@@ -110,6 +110,24 @@ def test_the_main_chart_is_on_the_first_screen(opened, path, whole):
     assert hidden <= 1, f"{hidden} px of the chart (the real model's colour bar) lie outside its box"
 
 
+LONG_SENTENCE = "The quick brown fox jumps over the lazy dog while the cat sat on the warm mat"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("query", ["", "&presenter=true"], ids=["page", "slide"])
+def test_overviews_live_chart_fits_its_column_with_a_long_sentence(opened, query):
+    """Seventeen tokens drew the home page's live chart 1351 px wide and shrank it into its 516-px column: labels of
+    7.6 px on a projector. Its cells are sized to the column, so it is drawn at its own size."""
+    page = opened("/overview?sentence=" + LONG_SENTENCE.replace(" ", "+") + query)
+    drawn = page.evaluate("""() => { const svg = document.querySelector("[data-testid='stVegaLiteChart'] svg");
+        const box = svg.getBoundingClientRect(), scale = box.width / svg.viewBox.baseVal.width;
+        const labels = Array.from(svg.querySelectorAll('.role-axis-label text'),
+                                  t => parseFloat(getComputedStyle(t).fontSize) * scale);
+        return {scale, smallest_label: Math.min(...labels), labels: labels.length}; }""")
+    assert drawn["labels"] >= 17 and drawn["scale"] >= 0.99, drawn
+    assert drawn["smallest_label"] >= (20 if query else 13) - 0.5, drawn
+
+
 @pytest.mark.browser
 def test_the_mask_editors_toolbar_leaves_the_buttons_above_it_free(opened):
     """Hovering the mask editor shows its toolbar above the editor's top right corner: it lay over "Allow
