@@ -20,7 +20,7 @@ from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, 
 from .frames import token_labels
 from .pickling import TensorsAsArrays
 from .text import EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, plain
-from .url_state import (LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored,
+from .url_state import (BOUND, LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored,
                         set_link_value, show_link_notes)
 from .views import PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT
 
@@ -31,7 +31,6 @@ DEFAULTS = LessonConfig()
 MASK_LABELS = {"none": "every token sees every token", "causal": "no peeking ahead (GPT-style)",
                "padding": "hide the [PAD] tokens", "custom": "your grid, edited on the Masking page"}
 INIT_LABELS = {"random": "seeded N(0, 1/d_model)", "identity": "Q = K = V = X"}
-BOUND = {"bind": "query-params", "persist_state": "session"}
 DEFAULT_PAD_TO = 10
 PASTE_CHARS = 10 * MAX_SENTENCE_CHARS
 """The sentence box takes a long paste, so the page can say what the limit is instead of dropping it."""

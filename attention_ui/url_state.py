@@ -55,6 +55,10 @@ def one_of(*options: str) -> Callable[[str], str | None]:
     return canonical
 
 
+BOUND = {"bind": "query-params", "persist_state": "session"}
+"""A widget's options that keep its value in the page's address (a copied link restores it) and across pages."""
+
+
 def flag(raw: str) -> str | None:
     return raw.lower() if raw.lower() in ("true", "false") else None
 
@@ -118,6 +122,7 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
     LinkParam("device", lambda raw: raw if raw in available_devices() else None,
               "one of " + ", ".join(available_devices())),
     LinkParam("colour", one_of("fixed", "row"), "fixed or row"),
+    LinkParam("unscaled", flag, "true or false"),
     LinkParam("token", token_number, "a token's position, from 1 to the number of tokens"),
     LinkParam("head", head_number,
               f"a head of the toy layer, from 1 to {MAX_HEADS}; a real model's head is model_head"),

@@ -23,6 +23,7 @@ from attention_core import AttentionTrace, Projections
 from . import charts, frames, worked
 from .render import cached_chart, cached_matrix_chart, cached_spec, cached_value, show_chart
 from .text import EMBED_WORDS_REAL, OUTPUT_WITH_BIAS, QKV_BIASES_WORDS, QKV_WITH_BIASES, STAGES, Stage, plain
+from .url_state import BOUND
 
 PAGE_CELL, PAGE_FONT = 44, 13
 PRESENTER_CELL, PRESENTER_FONT = 64, 20
@@ -56,7 +57,7 @@ SLIDE_CELL = 60
 MAX_FEATURES_SHOWN = 32
 """Widest feature axis drawn as a heatmap; wider matrices show their first columns."""
 
-UNSCALED_KEY = "unscaled_view"
+UNSCALED_KEY = "unscaled"
 """Session key of the stage-4 toggle that adds the softmax without ÷√d_k."""
 
 FOLLOW_KEY = "token"
@@ -658,7 +659,7 @@ def _scaled_extra(view: StageView) -> None:
     t = view.trace
     if view.pick:  # the lesson's own stage (not a real model's head): offer the comparison
         st.toggle("Also show the softmax without ÷√d_k", key=UNSCALED_KEY,
-                  help="The same scores through softmax without the scaling: see it saturate.")
+                  help="The same scores through softmax without the scaling: see it saturate.", **BOUND)
     if t.d_k == 1:
         st.markdown("Here d_k = 1, so every score is divided by √1 = 1: the two charts are the same. Raise d_k "
                     f"{in_the_sidebar()} to see the scores shrink.")

@@ -28,7 +28,8 @@ def stage(settings: Settings) -> None:
     step = stage_picker(settings.presenter)
     key = STAGES[step].key
     lesson = settings.lesson
-    unscaled = unscaled_weights(lesson.trace) if key == "scaled" and st.session_state.get(UNSCALED_KEY) else None
+    wanted = st.session_state.get(UNSCALED_KEY, st.query_params.get(UNSCALED_KEY) == "true")  # (a link's first run)
+    unscaled = unscaled_weights(lesson.trace) if key == "scaled" and wanted else None
     view = lesson_view(lesson, settings.labels, settings.follow, settings.head, cell_size=settings.cell_size,
                        font_size=settings.font_size, colour=settings.colour, unscaled=unscaled)
     if settings.presenter:

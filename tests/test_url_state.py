@@ -222,6 +222,18 @@ def test_full_stage_title_in_the_url_opens_that_stage():
     assert at.subheader[0].value.startswith("6 · Softmax")
 
 
+def test_stage_4s_softmax_without_scaling_is_kept_in_the_link():
+    """Switched on, "Also show the softmax without ÷√d_k" was the one setting a copied link lost."""
+    at = open_page("pages/step_through.py", {"step": "scaled"})
+    assert not any("Without ÷√d_k" in m.value for m in at.markdown)
+    at.toggle(key="unscaled").set_value(True).run()
+    assert at.query_params["unscaled"] == "true", dict(at.query_params)
+    copied = open_page("pages/step_through.py", {"step": "scaled", "unscaled": "true"})
+    assert copied.toggle(key="unscaled").value
+    shown = [json.loads(c.proto.spec) for c in copied.get("vega_lite_chart")]
+    assert any("Without ÷√d_k" in m.value for m in copied.markdown) and len(shown) == 4, len(shown)
+
+
 # ----------------------------------------------------------------------------------- bad parameters
 
 
