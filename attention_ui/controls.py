@@ -255,22 +255,22 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 [data-testid='stMain']:focus::before {box-shadow: none;}
 .st-key-slide [data-testid='stElementToolbar'] {display: none;}
 </style>"""
-"""Presenter mode: no sidebar, large text (also in expander and tab labels, slider values, inputs, select options
-and message boxes) and tables, and the slide's charts as tall as the window allows while the stage's words (up to
-three lines) still fit under them. The page menus at the top, a progress bar's words and page links are
-enlarged too; a slide's charts have no toolbar (it lay over the formula), and the page draws no focus frame when a
-clicker's key has moved it on (a grey frame appeared round the slide from the second one). Pages draw their read-only tables with
+"""Presenter mode: no sidebar, large text (also in expander and tab labels, slider values, inputs, select options and
+message boxes) and tables, and the slide's charts as tall as the window allows while the stage's words (up to three
+lines) still fit under them. The page menus at the top, a progress bar's words and page links are enlarged too; a
+slide's charts have no toolbar (it lay over the formula), and the page draws no focus frame when a clicker's key has
+moved it on (a grey frame appeared round the slide from the second one). Pages draw their read-only tables with
 st.table in presenter mode (HTML, enlarged here); the dataframes left, the editable grids (Work it by hand's and the
 mask editor) and the by-hand marks, are zoomed 1.4× on a window 1180 px wide or more (their canvas text is out of
 reach of a font size; there the grids stay within their columns, and a click still lands on the cell under it; at
 1024 px the four grids of Work it by hand side by side would be cut at their columns' edges). A note on a link's
 unusable values keeps the page's size: the slide's charts leave room for it at that size, and for the line that says
-the followed token may attend to one key only. The Settings menu (the sidebar's
-controls) sits beside the presenter switch, in its usual small text. On a window narrower than 1180 px the menu
-shows its name only, in a smaller text (the slides send a lecturer "under Settings at the top"), and the page menus and the switch's label keep a smaller text, so that the three fit; two
-charts side by side on a slide print the numbers in their cells at 12 px there, 11 px for 8 tokens (the most that
-print numbers; judged for 1280 px, at the slide's 16 px they ran together; left out, a 1024-px projector showed stage
-4's scaling as two colour patches)."""
+the followed token may attend to one key only. The Settings menu (the sidebar's controls) sits beside the presenter
+switch, in its usual small text. On a window narrower than 1180 px the menu shows its name only, in a smaller text
+(the slides send a lecturer "under Settings at the top"), and the page menus and the switch's label keep a smaller
+text, so that the three fit; two charts side by side on a slide print the numbers in their cells at 12 px there, 11
+px for 8 tokens (the most that print numbers; judged for 1280 px, at the slide's 16 px they ran together; left out, a
+1024-px projector showed stage 4's scaling as two colour patches)."""
 
 PRESENTER_GAP_PX = 16
 """The gap between two of ``st.columns`` (Streamlit's default "small" gap, 1rem)."""

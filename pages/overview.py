@@ -2,9 +2,9 @@
 
 import streamlit as st
 
+from attention_ui import charts
 from attention_ui.controls import lesson_settings
 from attention_ui.text import TOY_NOTE
-from attention_ui import charts
 from attention_ui.views import (PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, WEIGHT_TITLE, StageView, in_the_sidebar,
                                 show_chart, token_heatmap)
 
