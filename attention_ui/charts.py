@@ -758,24 +758,26 @@ def mask_grid(
     cell_size: int = 36,
     font_size: int = 14,
     fit: bool = False,
+    legend: bool = True,
 ) -> alt.LayerChart:
     """A T×S grid of which query may attend to which key.
 
     Takes ``mask_frame`` output (``allowed``/``state`` columns) or any matrix frame
     whose ``value`` column is truthy where attending is allowed. ``fit``: drawn to fill its container (see
     ``render.show_chart``), the browser picks the angle of the key labels from the width they get.
+    ``legend=False``: no legend (a title that says what ✓ means can stand for it).
     """
     _require(df_bool, [row, col, "row_index", "col_index"])
     df = _with_states(df_bool)
     rows = _ordered(df, row, "row_index")
     cols = _ordered(df, col, "col_index")
-    fit_room = fit_room_px(rows, font_size, ["mask", ALLOWED, BLOCKED]) if fit else None
+    fit_room = fit_room_px(rows, font_size, ["mask", ALLOWED, BLOCKED] if legend else []) if fit else None
     base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size, fit_room=fit_room), y=_y(row, rows, font_size))
     cells = base.mark_rect(stroke="white", strokeWidth=1).encode(
         color=alt.Color(
             "state:N",
             scale=alt.Scale(domain=[ALLOWED, BLOCKED], range=[ALLOWED_COLOR, BLOCKED_COLOR]),
-            legend=alt.Legend(title="mask", titleFontSize=font_size, labelFontSize=font_size),
+            legend=alt.Legend(title="mask", titleFontSize=font_size, labelFontSize=font_size) if legend else None,
         ),
         tooltip=[
             alt.Tooltip(f"{row}:N", title=row),

@@ -684,8 +684,11 @@ def _scaled_extra(view: StageView) -> None:
 
 def _masked_charts(view: StageView) -> list:
     head = _head_title(view)
+    # On a slide the title says what ✓ means: without a legend beside it, the grid's cells are as wide as the scores'
+    # (with one they were narrower, so every other key label was left out and the rows stood lower than the scores')
     grid = mask_chart(view.trace.mask[view.head], view.labels, view.keys, title=f"mask (✓ may attend){head}",
-                      cell_size=view.fit_cell(len(view.keys) + 3, 0.5), font_size=view.font_size, fit=view.fit)
+                      cell_size=view.fit_cell(len(view.keys) + 3, 0.5), font_size=view.font_size, fit=view.fit,
+                      legend=not view.fit)
     return [grid, token_heatmap(view, view.trace.masked[view.head], f"scores, −∞ where blocked{head}",
                                 share=0.5)]
 

@@ -530,6 +530,25 @@ def test_side_by_side_slides_print_cell_numbers_that_do_not_run_together(server,
         context.close()
 
 
+def test_the_mask_slide_labels_every_key_with_its_rows_level_with_the_scores(server, browser):
+    """With 18 tokens the mask grid's legend made its cells narrower than the scores' beside it: every other key
+    label was left out, and its rows stood lower than the scores' rows. On a slide its title says what ✓ means."""
+    sentence = "The quick brown fox jumps over the lazy dog while the old farmer watches from his porch."
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + f"/step-through?presenter=true&step=masked&sentence={quote(sentence)}", FIRST_LOAD_MS)
+        charts = page.evaluate("""() => [...document.querySelectorAll(
+            ".st-key-slide [data-testid='stVegaLiteChart'] svg.marks")].map(svg => ({
+              labels: [...svg.querySelectorAll('.role-axis-label text')]
+                .filter(t => t.getBoundingClientRect().width > 0 && t.getAttribute('opacity') !== '0').length,
+              rows_end: Math.max(...[...svg.querySelectorAll('g.mark-rect.role-mark path')]
+                .filter(c => !c.closest('.role-legend')).map(c => c.getBoundingClientRect().bottom))}))""")
+        assert len(charts) == 2 and [c["labels"] for c in charts] == [36, 36], charts
+        assert abs(charts[0]["rows_end"] - charts[1]["rows_end"]) <= 2, charts
+    finally:
+        context.close()
+
+
 def _visit(page, url: str) -> None:
     """Start loading ``url`` without waiting for it (many visits at once)."""
     page.goto(url, wait_until="commit", timeout=FIRST_LOAD_MS)
