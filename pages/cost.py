@@ -106,23 +106,29 @@ if measured is None:
 timings, skipped = measured
 if skipped:
     st.warning(f"Stopped before T = {', '.join(map(str, skipped))} to stay within {MAX_COST_SECONDS:.0f} s.")
-slopes = {}
+measured_lengths = sorted(set(timings["T"]))
+slopes = {}  # a slope needs two lengths: a busy machine may time only the first within the budget
 for kind, group in timings.groupby("layer", sort=False):
-    slopes[kind], _ = fitted_slope(group["T"].tolist(), group["seconds"].tolist())
-named = timings.assign(layer=[f"{LAYER_NAMES[k]}: slope {slopes[k]:.2f}" for k in timings["layer"]])
+    if len(measured_lengths) >= 2:
+        slopes[kind], _ = fitted_slope(group["T"].tolist(), group["seconds"].tolist())
+named = timings.assign(layer=[f"{LAYER_NAMES[k]}: slope {slopes[k]:.2f}" if slopes else LAYER_NAMES[k]
+                              for k in timings["layer"]])
 show_chart(cached_spec(line_chart, named, x="T", y="seconds", series="layer",
                        colors=[KIND_COLORS[k] for k in dict.fromkeys(timings["layer"])],
                        title=f"time per forward pass on {device} (log–log)", y_format=".3~s", log_x=True, log_y=True,
                        font_size=font, width=900 if wide else 560, height=380 if wide else 300))
-measured_lengths = sorted(set(timings["T"]))
-memory_slope, _ = fitted_slope(measured_lengths, [weights_bytes(n) for n in measured_lengths])
-cols = st.columns(4)
-cols[0].metric("attention: fitted slope", f"{slopes['attend']:.2f}")
-cols[1].metric("fused kernel: fitted slope", f"{slopes['fused']:.2f}")
-cols[2].metric("recurrent: fitted slope", f"{slopes['recurrent']:.2f}")
-cols[3].metric("T×T weights memory: slope", f"{memory_slope:.2f}")
-st.caption(f"Slopes are fitted to log(time) against log(T) for T ≥ {SLOPE_FROM_LENGTH} (all points if fewer than "
-           "two are that long): below it fixed overheads dominate. Slope 2 means ×4 time for ×2 tokens.")
+if slopes:
+    memory_slope, _ = fitted_slope(measured_lengths, [weights_bytes(n) for n in measured_lengths])
+    cols = st.columns(4)
+    cols[0].metric("attention: fitted slope", f"{slopes['attend']:.2f}")
+    cols[1].metric("fused kernel: fitted slope", f"{slopes['fused']:.2f}")
+    cols[2].metric("recurrent: fitted slope", f"{slopes['recurrent']:.2f}")
+    cols[3].metric("T×T weights memory: slope", f"{memory_slope:.2f}")
+    st.caption(f"Slopes are fitted to log(time) against log(T) for T ≥ {SLOPE_FROM_LENGTH} (all points if fewer "
+               "than two are that long): below it fixed overheads dominate. Slope 2 means ×4 time for ×2 tokens.")
+else:
+    st.info(f"Only T = {measured_lengths[0]} was timed, and a slope needs two lengths: this machine is busy. Press "
+            "the button again later, or pick a smaller longest T.")
 table = timings.pivot(index="T", columns="layer", values="seconds")
 table = table.map(seconds_text).assign(**{"T×T weights": [bytes_text(weights_bytes(n)) for n in table.index]})
 show_table(table, hide_index=False, width="content")

@@ -195,6 +195,9 @@ def streamlit_server(
             "--server.address", "127.0.0.1",
             "--server.port", str(chosen),
             "--browser.gatherUsageStats", "false",
+            # No file watcher: a test server never reloads, and watching a clone with its virtual environment inside
+            # overflowed inotify's queue while other tests wrote files, filling the log a failure message shows.
+            "--server.fileWatcherType", "none",
         ]
         # Plain (not Rich) tracebacks keep the log readable in a test failure message.
         env = dict(os.environ, PYTHONUNBUFFERED="1", STREAMLIT_LOGGER_ENABLE_RICH="false")

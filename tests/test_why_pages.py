@@ -460,6 +460,27 @@ def test_cost_page_does_not_call_the_fused_kernel_faster_when_it_measured_it_slo
             "for attend)") in shown
 
 
+def test_cost_page_shows_a_measurement_that_stopped_after_one_length(monkeypatch):
+    """On a busy machine the 30-s budget let only T = 64 be timed; fitting a slope to one point raised an error and
+    the page showed "This app has encountered an error"."""
+    from attention_ui import why
+
+    def first_length_only(device, lengths, width, on_progress, budget=None):
+        rows = [{"T": lengths[0], "layer": kind, "seconds": seconds}
+                for kind, seconds in (("attend", 2e-4), ("fused", 1e-4), ("recurrent", 5e-4))]
+        return pd.DataFrame(rows), lengths[1:]
+
+    monkeypatch.setattr(why, "measure_costs", first_length_only)
+    at = open_page("pages/cost.py", {"cost_longest": "512", "cost_width": "16"})
+    at.button(key="cost_measure").click().run()
+    assert_ok(at)
+    assert any("Stopped before T = 128, 256, 512" in w for w in texts(at, "warning"))
+    assert any("Only T = 64 was timed, and a slope needs two lengths" in i for i in texts(at, "info"))
+    assert not any("slope" in label for label in metrics(at)), metrics(at)
+    assert at.dataframe[0].value.loc[64, "attend"] == "200 µs"
+    assert set(chart_data(at, "time per forward pass")["T"]) == {64}
+
+
 def test_cost_page_says_which_was_faster_in_its_own_measurement():
     at = open_page("pages/cost.py", {"cost_longest": "256", "cost_width": "16"})
     at.button(key="cost_measure").click().run()
