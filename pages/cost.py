@@ -107,9 +107,9 @@ timings, skipped = measured
 if skipped:
     st.warning(f"Stopped before T = {', '.join(map(str, skipped))} to stay within {MAX_COST_SECONDS:.0f} s.")
 measured_lengths = sorted(set(timings["T"]))
-slopes = {}  # a slope needs two lengths: a busy machine may time only the first within the budget
-for kind, group in timings.groupby("layer", sort=False):
-    if len(measured_lengths) >= 2:
+slopes = {}
+if len(measured_lengths) >= 2:  # a slope needs two lengths: a busy machine may time only the first within the budget
+    for kind, group in timings.groupby("layer", sort=False):
         slopes[kind], _ = fitted_slope(group["T"].tolist(), group["seconds"].tolist())
 named = timings.assign(layer=[f"{LAYER_NAMES[k]}: slope {slopes[k]:.2f}" if slopes else LAYER_NAMES[k]
                               for k in timings["layer"]])
