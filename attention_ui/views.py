@@ -63,9 +63,9 @@ UNSCALED_KEY = "unscaled"
 FOLLOW_KEY = "token"
 """Session key of the followed query token (0-based); clicking a chart's row sets it."""
 
-__all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS",
-           "feature_heatmap", "follow_token", "in_the_sidebar", "lesson_view", "lines_spec", "mask_chart",
-           "numbers_table", "on_pick", "only_tokens", "prebuild_stages", "shared_domain", "shared_scale_cell",
+__all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS", "column_cell",
+           "feature_heatmap", "follow_token", "in_the_sidebar", "lesson_view", "lines_spec", "main_column_px",
+           "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages", "shared_domain", "shared_scale_cell",
            "show_chart", "show_lines", "show_slide", "show_stage", "shown_features", "side_by_side",
            "softmax_row_spec", "stage_header", "token_heatmap"]
 
@@ -479,6 +479,24 @@ def shared_domain(*matrices: torch.Tensor) -> tuple[float, float] | None:
     (``shown_features``): (−m, m) for the largest |value| m, None when every value is 0."""
     largest = max((float(shown_features(m)[0].abs().max()) for m in matrices if m.numel()), default=0.0)
     return (-largest, largest) if largest > 0 else None
+
+
+DRAWN_FRAME_SHARE = 0.8
+"""What a page's chart draws beside its cells (row labels, axis title, colour bar or legend) as a share of
+``charts.fit_room_px``'s estimate, which errs wide (a slide's column thought narrower only steepens its labels):
+measured at 1280 px, 109 px of an estimated 136 for 7 tokens, 125 of 159 for 17."""
+
+
+def column_cell(view: StageView, column_px: float, cells: int, frame_px: float) -> int:
+    """The largest cell (8 px to ``view.cell_size``) with which ``cells`` columns and what the chart draws beside them
+    (``frame_px``, a ``charts.fit_room_px`` estimate) fit into ``column_px``: a chart drawn at its own size, not
+    shrunk into its column with its text."""
+    return max(8, min(view.cell_size, int((column_px - DRAWN_FRAME_SHARE * frame_px) // max(cells, 1))))
+
+
+def main_column_px(presenting_now: bool) -> int:
+    """What charts may take of the main column: beside the sidebar, or on a slide."""
+    return PRESENTER_COLUMN_PX if presenting_now else PAGE_WIDTH_PX
 
 
 def shared_scale_cell(view: StageView, rows: list[str], columns: int, charts_side_by_side: int,

@@ -6,11 +6,13 @@ import pandas as pd
 import streamlit as st
 
 from attention_core import AttentionInputError, MASK_KINDS, causal_mask, lesson_tokens
-from attention_ui import frames
-from attention_ui.controls import (DEFAULT_PAD_TO, cached_lesson, kept_grid, lesson_settings, real_word_vectors,
-                                   set_custom_grid)
+from attention_ui import charts, frames
+from attention_ui.controls import (DEFAULT_PAD_TO, PRESENTER_GAP_PX, cached_lesson, kept_grid, lesson_settings,
+                                   real_word_vectors, set_custom_grid)
+from attention_ui.frames import ALLOWED, BLOCKED
 from attention_ui.text import counted, plain
-from attention_ui.views import StageView, mask_chart, show_chart, token_heatmap
+from attention_ui.views import (WEIGHT_TITLE, StageView, column_cell, main_column_px, mask_chart, show_chart,
+                                token_heatmap)
 
 settings = lesson_settings("Masking: who may look at whom")
 config = settings.config
@@ -49,13 +51,20 @@ for kind in MASK_KINDS:
     # the followed token (a row of the sentence; [PAD] rows come after it) is outlined as on the rest of the page
     follow = min(settings.follow, len(variant_labels) - 1)
     view = StageView(lesson.trace, variant_labels, follow, settings.head, settings.cell_size - 6, settings.font_size)
+    # One cell size for the two, so their rows are level, each drawn at its own size in its half of the row (with a
+    # long sentence they were drawn wider and shrunk, the ✓ marks to 8 px)
+    half_px = (main_column_px(settings.presenter) - PRESENTER_GAP_PX) / 2
+    cell = min(column_cell(view, half_px, len(variant_labels),
+                           charts.fit_room_px(variant_labels, settings.font_size, ["mask", ALLOWED, BLOCKED])),
+               column_cell(view, half_px, len(variant_labels),
+                           charts.heatmap_fit_room(variant_labels, settings.font_size, WEIGHT_TITLE)))
     left, right = st.columns(2)
     with left:
-        show_chart(mask_chart(mask, variant_labels, variant_labels, title=f"mask: {kind}",
-                              cell_size=view.fit_cell(len(variant_labels) + 3, 0.5), font_size=settings.font_size))
+        show_chart(mask_chart(mask, variant_labels, variant_labels, title=f"mask: {kind}", cell_size=cell,
+                              font_size=settings.font_size))
     with right:
         show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"weights with {kind} mask",
-                                 weights=True, share=0.5))
+                                 weights=True, cell=cell))
 
 st.subheader("Edit your own mask")
 current = grid or tuple(tuple(True for _ in range(T)) for _ in range(T))

@@ -5,8 +5,8 @@ import streamlit as st
 from attention_ui import charts
 from attention_ui.controls import lesson_settings
 from attention_ui.text import TOY_NOTE
-from attention_ui.views import (PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, WEIGHT_TITLE, StageView, in_the_sidebar,
-                                show_chart, token_heatmap)
+from attention_ui.views import (WEIGHT_TITLE, StageView, column_cell, in_the_sidebar, main_column_px, show_chart,
+                                token_heatmap)
 
 GAP_PX = 32  # st.columns' "medium" gap between the words and the live chart
 
@@ -25,12 +25,11 @@ with live:
     st.markdown("**Your sentence right now**")
     # Cells sized to the column less the row labels, axis title and colour bar: a long sentence's chart was drawn at
     # full cell size and shrunk into the column, its labels to 5-8 px
-    column_px = ((PRESENTER_COLUMN_PX if settings.presenter else PAGE_WIDTH_PX) - GAP_PX) / 2
-    frame_px = charts.heatmap_fit_room(settings.labels, settings.font_size, WEIGHT_TITLE,
-                                       by_row=settings.colour == "row")
-    cell = max(8, min(settings.cell_size, int((column_px - frame_px) // len(settings.labels))))
     view = StageView(lesson.trace, settings.labels, settings.follow, settings.head, settings.cell_size,
                      settings.font_size, colour=settings.colour)
+    cell = column_cell(view, (main_column_px(settings.presenter) - GAP_PX) / 2, len(settings.labels),
+                       charts.heatmap_fit_room(settings.labels, settings.font_size, WEIGHT_TITLE,
+                                               by_row=settings.colour == "row"))
     show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"attention weights (head {settings.head + 1})",
                              weights=True, cell=cell))
     st.caption("Row = the token that is looking (query), column = the token it looks at (key). "

@@ -129,6 +129,17 @@ def test_overviews_live_chart_fits_its_column_with_a_long_sentence(opened, query
 
 
 @pytest.mark.browser
+@pytest.mark.parametrize("query", ["", "&presenter=true"], ids=["page", "slide"])
+def test_masking_draws_its_charts_at_their_own_size_with_a_long_sentence(opened, query):
+    """With 17 tokens each mask and its weights were drawn up to 1.25× wider than their half of the row and shrunk
+    into it, the ✓ marks to 7.6 px on a slide."""
+    page = opened("/masks?sentence=" + LONG_SENTENCE.replace(" ", "+") + query)
+    scales = page.evaluate("""() => Array.from(document.querySelectorAll("[data-testid='stVegaLiteChart'] svg.marks"),
+        svg => svg.getBoundingClientRect().width / svg.viewBox.baseVal.width)""")
+    assert len(scales) == 8 and min(scales) >= 0.97, scales  # (was 0.77-0.83)
+
+
+@pytest.mark.browser
 def test_the_mask_editors_toolbar_leaves_the_buttons_above_it_free(opened):
     """Hovering the mask editor shows its toolbar above the editor's top right corner: it lay over "Allow
     everything", so a click meant for the button hit the toolbar."""
