@@ -245,6 +245,13 @@ def linked_stage() -> str | None:
     return stage_key(raw) if raw else None
 
 
+def linked_flag(key: str) -> bool:
+    """A bound toggle's value: its own once drawn, before that (on the first run of a link) the link's."""
+    if key in st.session_state:
+        return bool(st.session_state[key])
+    return flag(st.query_params.get(key, "")) == "true"
+
+
 def linked_token() -> int | None:
     """The followed token from the link, 0-based, or None."""
     raw = st.query_params.get("token")

@@ -23,7 +23,7 @@ from attention_core import AttentionTrace, Projections
 from . import charts, frames, worked
 from .render import cached_chart, cached_matrix_chart, cached_spec, cached_value, show_chart
 from .text import EMBED_WORDS_REAL, OUTPUT_WITH_BIAS, QKV_BIASES_WORDS, QKV_WITH_BIASES, STAGES, Stage, plain
-from .url_state import BOUND
+from .url_state import BOUND, linked_flag
 
 PAGE_CELL, PAGE_FONT = 44, 13
 PRESENTER_CELL, PRESENTER_FONT = 64, 20
@@ -40,9 +40,7 @@ its text) to fit."""
 
 def presenting() -> bool:
     """Whether presenter mode is on (also on the first run of a link that asks for it)."""
-    if "presenter" in st.session_state:
-        return bool(st.session_state["presenter"])
-    return st.query_params.get("presenter", "").lower() == "true"
+    return linked_flag("presenter")
 
 
 def in_the_sidebar() -> str:
@@ -65,7 +63,8 @@ FOLLOW_KEY = "token"
 
 __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS", "column_cell",
            "feature_heatmap", "follow_token", "in_the_sidebar", "lesson_view", "lines_spec", "main_column_px",
-           "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages", "shared_domain", "shared_scale_cell",
+           "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages", "shared_domain",
+           "shared_scale_cell",
            "show_chart", "show_lines", "show_slide", "show_stage", "shown_features", "side_by_side",
            "softmax_row_spec", "stage_header", "token_heatmap"]
 

@@ -8,6 +8,7 @@ from attention_ui import export, questions
 from attention_ui.controls import (Settings, lesson_settings, real_vectors_caption, stage_footer, stage_picker,
                                   token_caption)
 from attention_ui.text import STAGES, TOY_CAPTION, next_on_path
+from attention_ui.url_state import linked_flag
 from attention_ui.views import UNSCALED_KEY, lesson_view, show_slide, show_stage
 
 settings = lesson_settings("Step through attention", slides=True)
@@ -28,8 +29,7 @@ def stage(settings: Settings) -> None:
     step = stage_picker(settings.presenter)
     key = STAGES[step].key
     lesson = settings.lesson
-    wanted = st.session_state.get(UNSCALED_KEY, st.query_params.get(UNSCALED_KEY) == "true")  # (a link's first run)
-    unscaled = unscaled_weights(lesson.trace) if key == "scaled" and wanted else None
+    unscaled = unscaled_weights(lesson.trace) if key == "scaled" and linked_flag(UNSCALED_KEY) else None
     view = lesson_view(lesson, settings.labels, settings.follow, settings.head, cell_size=settings.cell_size,
                        font_size=settings.font_size, colour=settings.colour, unscaled=unscaled)
     if settings.presenter:
