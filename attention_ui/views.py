@@ -176,6 +176,8 @@ def show_slide(view: StageView, key: str, *, worked_view: StageView | None = Non
     """Presenter mode: the formula and the main charts sized to the screen, then words and worked numbers
     (of ``worked_view``, default ``view``)."""
     rec = record(key)
+    if key == "scaled" and view.unscaled is not None:  # asked for on this slide: the two softmaxes take its place
+        rec = replace(rec, charts=_unscaled_charts)
     stage = _stage_of(view, key)
     st.latex(stage.latex)
     with st.container(key="slide"), st.container(key=f"slide_rows_{len(view.labels)}"):  # rows stay readable
@@ -672,11 +674,22 @@ def _scaled_charts(view: StageView) -> list:
             token_heatmap(view, scaled, f"after: QKᵀ / √d_k{_head_title(view)}", domain=(-bound, bound), share=0.5)]
 
 
+def _unscaled_charts(view: StageView) -> list:
+    """The softmax of the raw scores beside the lesson's weights (the softmax of the scaled scores)."""
+    return [token_heatmap(view, view.unscaled[view.head], "softmax(QKᵀ): without scaling", weights=True,
+                          blocked=True, share=0.5),
+            token_heatmap(view, view.trace.weights[view.head], "softmax(QKᵀ / √d_k): with scaling", weights=True,
+                          blocked=True, share=0.5)]
+
+
 def _scaled_extra(view: StageView) -> None:
     t = view.trace
+    on_slide = presenting()
     if view.pick:  # the lesson's own stage (not a real model's head): offer the comparison
+        shown = ("On a slide they take the charts' place, and the scores before and after move below them."
+                 if on_slide else "Drawn below, beside the softmax of the scaled scores.")
         st.toggle("Also show the softmax without ÷√d_k", key=UNSCALED_KEY,
-                  help="The same scores through softmax without the scaling: see it saturate.", **BOUND)
+                  help=f"The same scores through softmax without the scaling: see it saturate. {shown}", **BOUND)
     if t.d_k == 1:
         st.markdown("Here d_k = 1, so every score is divided by √1 = 1: the two charts are the same. Raise d_k "
                     f"{in_the_sidebar()} to see the scores shrink.")
@@ -684,18 +697,16 @@ def _scaled_extra(view: StageView) -> None:
         st.markdown(f"Here d_k = {t.d_k}, so every score is divided by √{t.d_k} = {t.d_k ** 0.5:.4f}. "
                     "Both charts share one colour scale so the shrink is visible.")
     if view.unscaled is not None:
-        st.markdown("**Without ÷√d_k**: the softmax of the raw scores (left) against the softmax of the scaled "
-                    "ones (right). Unscaled scores spread out more the larger d_k is (their spread grows like "
+        where = "the slide's charts: " if on_slide else ""
+        st.markdown(f"**Without ÷√d_k** ({where}the softmax of the raw scores on the left, of the scaled ones on "
+                    "the right). Unscaled scores spread out more the larger d_k is (their spread grows like "
                     "√d_k), so the softmax leans harder on the largest score. At a small d_k such as 4 the "
                     "difference is mild; at d_k = 64 many rows put almost all their weight on one key (the softmax "
                     f"saturates) and the softmax's gradient all but vanishes. Raise d_k {in_the_sidebar()} to see it.")
-        left, right = st.columns(2)
-        with left:
-            show_chart(token_heatmap(replace(view, fit=False, pick=False), view.unscaled[view.head],
-                                     "softmax(QKᵀ): without scaling", weights=True, blocked=True, share=0.5))
-        with right:
-            show_chart(token_heatmap(replace(view, fit=False, pick=False), t.weights[view.head],
-                                     "softmax(QKᵀ / √d_k): with scaling", weights=True, blocked=True, share=0.5))
+        below = _scaled_charts if on_slide else _unscaled_charts  # the slide drew the other pair
+        for column, chart in zip(st.columns(2), below(replace(view, fit=False, pick=False))):
+            with column:
+                show_chart(chart)
     numbers_table(t.scaled[view.head], view.labels, view.keys, key="scaled")
 
 

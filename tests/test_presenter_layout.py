@@ -521,3 +521,26 @@ def test_real_model_grid_fits_a_1024_slide_and_a_click_picks_the_head_under_it(s
                                arg=str(head), timeout=30_000)
         bs.wait_for_app_idle(page, timeout=LOAD_MS)
         assert (_picked(page, "layer"), _picked(page, "model_head")) == (str(layer), str(head))
+
+
+def _titles_and_fit(at) -> list[tuple[str, bool]]:
+    specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    return [(json.dumps(spec.get("title", ""), ensure_ascii=False), spec.get("width") == "container")
+            for spec in specs]
+
+
+def test_stage_4_slide_draws_the_asked_for_softmaxes_in_its_place_and_the_scores_below():
+    """Switched on in a slide, "Also show the softmax without ÷√d_k" drew its two charts below the first screen of
+    1280 × 800, where a lecturer had to scroll for them. They now take the slide's place (sized to the window) and
+    the scores before and after ÷√d_k go below; on a page they stay in the order of the stage."""
+    query = {"step": "scaled", "unscaled": "true"}
+    slide = _titles_and_fit(open_page("pages/step_through.py", {**query, "presenter": "true"}))
+    assert [fit for _, fit in slide] == [True, True, False, False], slide
+    for (title, _), part in zip(slide, ("without scaling", "with scaling", "before", "after")):
+        assert part in title, slide
+    page = _titles_and_fit(open_page("pages/step_through.py", query))
+    assert not any(fit for _, fit in page), page
+    for (title, _), part in zip(page, ("before", "after", "without scaling", "with scaling")):
+        assert part in title, page
+    plain_slide = _titles_and_fit(open_page("pages/step_through.py", {"step": "scaled", "presenter": "true"}))
+    assert len(plain_slide) == 2 and "before" in plain_slide[0][0] and plain_slide[0][1], plain_slide
