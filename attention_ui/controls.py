@@ -149,6 +149,7 @@ class ControlPlaces:
     sizes: object
     mask: object
     follow: object
+    numbers: object
 
 
 def _control_places(presenter: bool, columns: int = 3) -> ControlPlaces:
@@ -156,14 +157,16 @@ def _control_places(presenter: bool, columns: int = 3) -> ControlPlaces:
     size, the mask, the head or the followed token without leaving the slide. The widgets keep their keys, so
     their values are the same wherever they are drawn."""
     if not presenter:
-        return ControlPlaces(st.sidebar, st.sidebar, st.sidebar, st.sidebar)
+        return ControlPlaces(*[st.sidebar] * 5)
     menu = st.popover("Settings", icon=":material/tune:", key=SETTINGS_MENU_KEY)
     if columns == 1:
-        return ControlPlaces(menu, menu, menu, menu)
+        return ControlPlaces(*[menu] * 5)
     with menu, st.container(key="settings_columns"):
-        words, sizes, mask = st.columns(3, gap="medium")
-    follow = words.container()  # first: the head and the token are what a lecturer changes most
-    return ControlPlaces(sentence=words.container(), sizes=sizes, mask=mask, follow=follow)
+        viewing, sizes, words = st.columns(3, gap="medium")
+    # Columns of about equal height, so that the menu fits a 1280 × 800 window without a scroll: the head and the
+    # token first (what a lecturer changes most), then the seed; the sizes; the sentence, then the mask.
+    return ControlPlaces(follow=viewing.container(), numbers=viewing.container(), sizes=sizes,
+                         sentence=words.container(), mask=words.container())
 
 
 def cached_lesson(config: LessonConfig, x=None) -> Lesson:
@@ -238,7 +241,9 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 .st-key-presenter {position: fixed; top: 0.7rem; right: 4rem; z-index: 999990; background: white;
   padding: 0 0.5rem; border-radius: 0.5rem;}
 .st-key-slide_settings {position: fixed; top: 0.55rem; right: 19rem; z-index: 999990; width: auto !important;}
-[data-testid='stPopoverBody']:has(.st-key-settings_columns) {min-width: min(1100px, 94vw);}
+[data-testid='stPopoverBody']:has(.st-key-settings_columns) {min-width: min(1100px, 94vw);
+  max-height: calc(100vh - 72px) !important;}
+.st-key-settings_columns [data-testid='stVerticalBlock'] {gap: 0.6rem;}
 [data-testid='stPopoverBody'] h2 {font-size: 1.4rem !important; padding-top: 0.2rem;}
 [data-testid='stPopoverBody'] :is([data-testid='stCaptionContainer'], .stMarkdown p) {font-size: 1rem !important;}
 :is([data-testid='stTopNavSection'], [data-testid='stTopNavDropdownLink']) p {font-size: 1.05rem !important;}
@@ -266,7 +271,7 @@ reach of a font size; there the grids stay within their columns, and a click sti
 1024 px the four grids of Work it by hand side by side would be cut at their columns' edges). A note on a link's
 unusable values keeps the page's size: the slide's charts leave room for it at that size, and for the line that says
 the followed token may attend to one key only. The Settings menu (the sidebar's controls) sits beside the presenter
-switch, in its usual small text. On a window narrower than 1180 px the menu shows its name only, in a smaller text
+switch, in its usual small text, as tall as the window allows (its three columns fit 1280 × 800 unscrolled). On a window narrower than 1180 px the menu shows its name only, in a smaller text
 (the slides send a lecturer "under Settings at the top"), and the page menus and the switch's label keep a smaller
 text, so that the three fit; two charts side by side on a slide print the numbers in their cells at 12 px there, 11
 px for 8 tokens (the most that print numbers; judged for 1280 px, at the slide's 16 px they ran together; left out, a
@@ -429,6 +434,7 @@ def _config_controls(places: ControlPlaces) -> LessonConfig:
         d_model, num_heads, init, d_k, d_v = _size_controls(real_width)
     with places.mask:
         mask, pad_to = _mask_controls()
+    with places.numbers:
         seed, device = _number_controls()
     return LessonConfig(sentence=sentence, d_model=int(d_model), d_k=int(d_k), d_v=int(d_v),
                         num_heads=int(num_heads), mask=mask, pad_to=int(pad_to),

@@ -362,8 +362,8 @@ def test_keys_typed_into_an_input_do_not_change_the_stage(server, browser):
 
 def test_the_settings_menu_on_a_slide_changes_the_slide_and_leaves_the_clicker_working(server, browser):
     """A lecturer changes the mask and the followed token from the slide's Settings menu: the menu opens inside
-    the window without covering Back/Next's row for good, the slide follows, and after Escape the clicker moves
-    the stage again."""
+    the window, every setting in it without a scroll, and without covering Back/Next's row for good; the slide
+    follows, and after Escape the clicker moves the stage again."""
     viewport = PROJECTORS[0]
     context, page = _new_page(browser, viewport)
     try:
@@ -373,6 +373,8 @@ def test_the_settings_menu_on_a_slide_changes_the_slide_and_leaves_the_clicker_w
         body = '[data-testid="stPopoverBody"]'
         page.wait_for_selector(body)
         assert _outside("the open Settings menu", bs.box(page, body), viewport) is None, bs.box(page, body)
+        hidden = page.locator(body).evaluate("e => e.scrollHeight - e.clientHeight")
+        assert hidden <= 1, f"the menu's last {hidden} px need a scroll"  # its first column ran 220 px past it
         for label in ("Query token to follow", "Head to show", "Sentence"):
             page.locator(f'{body} label:has-text("{label}")').first.wait_for(state="visible", timeout=5_000)
         page.locator(f'{body} label:has-text("causal")').first.click()
