@@ -63,10 +63,9 @@ FOLLOW_KEY = "token"
 
 __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS", "column_cell",
            "feature_heatmap", "follow_token", "in_the_sidebar", "lesson_view", "lines_spec", "main_column_px",
-           "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages", "shared_domain",
-           "shared_scale_cell",
-           "show_chart", "show_lines", "show_slide", "show_stage", "shown_features", "side_by_side",
-           "softmax_row_spec", "stage_header", "token_heatmap"]
+           "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages",
+           "prints_values", "shared_domain", "shared_scale_cell", "show_chart", "show_lines", "show_slide",
+           "show_stage", "shown_features", "side_by_side", "softmax_row_spec", "stage_header", "token_heatmap"]
 
 
 @dataclass(frozen=True)
@@ -459,7 +458,8 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
     if cell is None:
         cell = view.fit_cell(shown.shape[-1] + 3, share)  # + room for the token labels and the colour bar
     follow = view.follow if row_name == "token" and len(rows) == len(view.labels) else None
-    values_fit = share >= 0.5 if view.fit else cell >= 30  # a slide's third of the width is too narrow for numbers
+    # a slide's third of the width is too narrow for numbers
+    values_fit = share >= 0.5 if view.fit else prints_values(cell, view.font_size, signed=True)
     chart = cached_matrix_chart(charts.matrix_heatmap, shown, rows, cols, row_name=row_name, col_name="feature",
                                 title=title, cell_size=SLIDE_CELL if view.fit else cell, font_size=view.font_size,
                                 row=row_name, show_values=shown.shape[-1] <= 12 and values_fit,
@@ -541,7 +541,19 @@ WEIGHT_TITLE = "weight"
 
 
 NUMBERS_MIN_CELL_PX = 30
-"""A page's heatmap (not a slide's) with cells narrower than this leaves out the numbers in them."""
+"""A page's weights heatmap (not a slide's) with cells narrower than this leaves out the numbers in them: they
+would be printed under MIN_VALUE_PX (``prints_values``)."""
+MIN_VALUE_PX = 10
+"""Smallest font in which a page's heatmap prints the numbers in its cells; with narrower cells it shows colours
+only (the numbers are in its "All the numbers" table and its tooltips). Signed numbers ("−1.541") need 36-px
+cells for it, weights ("0.390") 30."""
+
+
+def prints_values(cell: int, font_size: int, *, signed: bool) -> bool:
+    """Whether a page's heatmap with ``cell``-px cells prints its numbers at MIN_VALUE_PX or more."""
+    return charts.cell_value_font(cell, font_size, diverging=signed, fit=False) >= MIN_VALUE_PX
+
+
 SIGNED_READABLE_CELL_PX = 40
 """Narrowest cell that prints a signed number ("−1.129") at 11 px: two such charts side by side with narrower
 cells go one above the other instead, each as wide as the column allows."""
@@ -562,7 +574,7 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
     if view.fit:  # a slide's charts share its width equally: at most two token charts side by side
         many = slide_cell_px(view, len(view.keys), 1.0 if share >= 1 else 0.5) < SLIDE_NUMBER_CELL_PX
     else:
-        many = len(view.keys) > 14 or cell < NUMBERS_MIN_CELL_PX
+        many = len(view.keys) > 14 or not prints_values(cell, view.font_size, signed=not weights)
     common = {"title": title, "cell_size": cell, "font_size": view.font_size, "show_values": not many,
               "follow_row": view.follow, "pick": view.pick, "fit": view.fit,
               "col_labels_px": slide_key_labels_px(view) if view.fit and level_with_features else None}

@@ -550,3 +550,25 @@ def columns_with_chart(at: AppTest, title_start: str) -> list:
     return [column for column in at.columns if any(title.startswith(title_start)
                                                    for chart in column.get("vega_lite_chart")
                                                    for title in spec_titles(json.loads(chart.proto.spec)))]
+
+
+THIRTEEN_TOKENS = "The quick brown fox jumps over the lazy dog while the cat sleeps"
+
+
+@pytest.mark.parametrize("step, sentence, titles, printed", [
+    ("qkv", "The cat sat on the mat.", ("Q —", "K —", "V —"), True),
+    ("qkv", THIRTEEN_TOKENS, ("Q —", "K —", "V —"), False),
+    ("scaled", "The cat sat on the mat.", ("before:", "after:"), True),
+    ("scaled", "The cat sat on the mat because it", ("before:", "after:"), False),
+], ids=["Q K V, 7 tokens", "Q K V, 13 tokens", "scaling, 7 tokens", "scaling, 8 tokens"])
+def test_a_stage_prints_its_signed_numbers_at_10_px_or_not_at_all(step, sentence, titles, printed):
+    """Q, K and V side by side with 13 tokens had 32-px cells and printed "−1.541" at 8 px, and stage 4's pair
+    with 8 tokens at 9 px: a signed number needs a 36-px cell for 10 px. Narrower cells show colours only (their
+    numbers are in "All the numbers" below and in the tooltips)."""
+    at = open_page("pages/step_through.py", {"step": step, "sentence": sentence})
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    shown = [s for s in specs if any(t.startswith(titles) for t in spec_titles(s))]
+    assert len(shown) == len(titles), [spec_titles(s) for s in specs]
+    fonts = value_fonts(shown)
+    assert all(font >= 10 for font in fonts), fonts
+    assert len(fonts) == (len(titles) if printed else 0), fonts
