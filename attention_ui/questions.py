@@ -193,11 +193,13 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
                      f"The mask blocks {blocked} of {T * S} pairs.", tolerance=0,
                      hint="Count the grey cells marked −∞ in this head's chart: each one is a blocked query–key "
                           "pair."),
-            _choice(stage, "all-blocked", "What happens to a row if every key is blocked?",
+            _choice(stage, "all-blocked", "In this app, what happens to a row if every key is blocked?",
                     ("Its weights are spread evenly, 1/(number of keys) each",
                      "Its weights are all zero and its context is zero",
-                     "It becomes NaN and the model breaks"), 1,
-                    "Here a fully blocked row gets zero weights, so the token takes in nothing (never NaN).",
+                     "It becomes NaN and the rest of the page breaks"), 1,
+                    "This app gives a fully blocked row zero weights, so the token takes in nothing. Softmax itself "
+                    "would divide 0 by 0 there: torch.softmax returns NaN for such a row, so real code must avoid "
+                    "it (or clean it up) by a rule of its own, as this app does.",
                     hint="A blocked score is −∞ and e^(−∞) is nothing at all. What is left in such a row to "
                          "share out, and what does this lesson do then?"),
         ]

@@ -79,7 +79,14 @@ st.subheader("Your matrices")
 st.caption("Click a cell (on a touch screen, tap it twice) and type. X has one row per token; each W has one row per "
            "feature of X.")
 typed, readings = {}, {}
-for col, name in zip(st.container(key="hand_grids").columns([1.3, 1, 1, 1]), shapes):  # two by two on a tablet
+# Four in a row while each matrix has at most two columns; wider ones go two by two (four 4-column grids in one row
+# showed half their columns, the rest behind a hidden scroll). Two by two on a tablet as well.
+with st.container(key="hand_grids"):
+    if max(sizes["d_model"], sizes["d_k"], sizes["d_v"]) <= 2:
+        grid_columns = st.columns([1.3, 1, 1, 1])
+    else:
+        grid_columns = [*st.columns(2, gap="medium"), *st.columns(2, gap="medium")]
+for col, name in zip(grid_columns, shapes):
     with col:
         st.markdown(f"**${name}$**  ({shapes[name][0]} × {shapes[name][1]})")
         typed[name] = hand.grid_editor(name, shapes[name], row_labels[name], col_labels[name])

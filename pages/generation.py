@@ -44,7 +44,7 @@ st.markdown(
     "and values of all earlier tokens never change (a causal mask means no token looks ahead), so they are kept "
     "in a **KV cache**. Each step adds one row of K and one row of V, and the new query attends to every cached row. "
     "Here the toy layer takes your sentence's own tokens one at a time, as if it had written them (it predicts no "
-    "words; section 4 shows a real model that does)."
+    "words; section 4 shows a real model that does, on a server that has one installed)."
 )
 st.latex(r"K_{1:t} = \begin{bmatrix} K_{1:t-1} \\ x_t W_K \end{bmatrix},\quad "
          r"V_{1:t} = \begin{bmatrix} V_{1:t-1} \\ x_t W_V \end{bmatrix},\quad "

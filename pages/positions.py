@@ -125,6 +125,8 @@ if d_k % 2:
     st.warning(f"RoPE turns features in pairs, so it needs an even d_k; this lesson has d_k = {d_k}. "
                "Pick an even d_k (or, with identity weights, a d_model that gives each head an even width).")
     st.stop()
+st.caption(f"The grids show the scores divided by √d_k = {d_k ** 0.5:.4f}, as the lesson's stage 4 does: a token at "
+           "position 0 is not turned, so the first row's score with itself is the scaled score of Step through.")
 shift = page_slider("Shift every position by", 0, 1000, 100, "pos_shift",
                     help=f"Positions up to {MAX_POSITION:,} are accepted by the core.")
 try:
@@ -139,8 +141,8 @@ if not settings.presenter and view.fit_cell(T + 3, half) < SIGNED_READABLE_CELL_
 else:
     left, right = st.columns(2)
 with left:
-    show_chart(token_heatmap(view, rope.scores, f"RoPE scores, positions 0…{T - 1}", domain=(-bound, bound),
-                             share=rope_share))
+    show_chart(token_heatmap(view, rope.scores, f"RoPE scores ÷ √d_k, positions 0…{T - 1}",
+                             domain=(-bound, bound), share=rope_share))
 with right:
     show_chart(token_heatmap(view, rope.shifted_scores, f"positions {shift}…{shift + T - 1}",
                              domain=(-bound, bound), share=rope_share))

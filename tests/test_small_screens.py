@@ -108,6 +108,26 @@ def test_work_it_by_hand_shows_every_column_of_its_grids_on_a_tablet(open_on):
 
 
 @pytest.mark.browser
+def test_work_it_by_hand_shows_every_column_of_its_largest_grids_on_a_laptop(open_on):
+    """At the largest sizes (5 tokens, d_model = d_k = d_v = 4) at 1280 × 800, four grids in a row showed two of the
+    four columns of each W (q3 and q4 behind a scroll bar that shows only under the pointer); wider than two
+    columns, the grids go two by two."""
+    page = open_on({"viewport": {"width": 1280, "height": 800}}, "/by-hand")
+    page.get_by_text("Sizes and mask").click()
+    for label, value in (("Tokens T", 5), ("d_model", 4), ("d_k", 4), ("d_v", 4)):
+        box = page.get_by_label(label, exact=True)
+        box.fill(str(value))
+        box.press("Enter")
+        page.wait_for_timeout(500)
+        bs.wait_for_app_idle(page, timeout=30_000)
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=stMain] .dvn-scroller').length >= 4")
+    page.wait_for_timeout(800)
+    grids = _layout(page)["grids"][:4]
+    assert len(grids) == 4, grids
+    assert all(grid["hidden_px"] is not None and grid["hidden_px"] <= 1 for grid in grids), grids
+
+
+@pytest.mark.browser
 def test_work_it_by_hand_shows_all_four_stage_tabs_on_a_phone(open_on):
     """The four stage tabs were one row 496 px wide in 358: "4 · Context vectors" was off the screen, found only by
     scrolling the row sideways. They wrap, and a tap on the third selects it."""
