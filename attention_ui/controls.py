@@ -274,9 +274,9 @@ the followed token may attend to one key only. The Settings menu (the sidebar's 
 switch, in its usual small text, as tall as the window allows (its three columns fit 1280 × 800 unscrolled). On a
 window narrower than 1180 px the menu shows its name only, in a smaller text (the slides send a lecturer "under
 Settings at the top"), and the page menus and the switch's label keep a smaller text, so that the three fit; two
-charts side by side on a slide print the numbers in their cells at 12 px there, 11
-px for 8 tokens (the most that print numbers; judged for 1280 px, at the slide's 16 px they ran together; left out, a
-1024-px projector showed stage 4's scaling as two colour patches)."""
+charts side by side on a slide print the numbers in their cells at 12 px there, 11 px for 8 tokens (the most that
+print numbers; judged for 1280 px, at the slide's 16 px they ran together; left out, a 1024-px projector showed
+stage 4's scaling as two colour patches)."""
 
 PRESENTER_GAP_PX = 16
 """The gap between two of ``st.columns`` (Streamlit's default "small" gap, 1rem)."""

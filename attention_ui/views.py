@@ -540,9 +540,6 @@ WEIGHT_TITLE = "weight"
 """The colour bar's title of a weights chart (``token_heatmap``)."""
 
 
-NUMBERS_MIN_CELL_PX = 30
-"""A page's weights heatmap (not a slide's) with cells narrower than this leaves out the numbers in them: they
-would be printed under MIN_VALUE_PX (``prints_values``)."""
 MIN_VALUE_PX = 10
 """Smallest font in which a page's heatmap prints the numbers in its cells; with narrower cells it shows colours
 only (the numbers are in its "All the numbers" table and its tooltips). Signed numbers ("−1.541") need 36-px

@@ -7,7 +7,7 @@ from attention_ui import charts, frames
 from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.render import cached_spec
 from attention_ui.text import plain, size_in_words
-from attention_ui.views import NUMBERS_MIN_CELL_PX, StageView, numbers_table, show_chart, token_heatmap
+from attention_ui.views import StageView, numbers_table, prints_values, show_chart, token_heatmap
 from attention_ui.why import half_share, keep_page_settings, page_slider, source_word_vectors
 
 KEYS = ("cross_source", "cross_pad", "cross_pad_to")
@@ -76,7 +76,7 @@ self_view = StageView(lesson.trace, settings.labels, settings.follow, head, sett
 # One cell size for both, so that their rows (the same queries) are as tall; side by side unless that leaves cells
 # too small for their numbers (a padded source of 12 keys beside 7), then one above the other.
 cell = min(self_view.fit_cell(T + 3, half), cross_view.fit_cell(S + 3, half))
-if cell < NUMBERS_MIN_CELL_PX:
+if not prints_values(cell, settings.font_size, signed=False):
     cell = min(self_view.fit_cell(T + 3), cross_view.fit_cell(S + 3))
     left, right = st.container(), st.container()
 else:
