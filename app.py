@@ -56,6 +56,9 @@ def navigation() -> None:
     page = st.navigation(sections, position="top" if presenter else "sidebar", expanded=True)
     st.session_state.setdefault("pages_visited", set()).add(page.url_path)  # the Start here path shows them
     page.run()
+    from attention_ui.controls import path_footer  # imported by every page already
+
+    path_footer(page.url_path)
 
 
 if __name__ == "__main__":

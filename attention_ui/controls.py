@@ -19,7 +19,7 @@ from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, 
 
 from .frames import token_labels
 from .pickling import TensorsAsArrays
-from .text import EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, plain
+from .text import EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, next_on_path, path_file, plain
 from .url_state import (BOUND, LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored,
                         set_link_value, show_link_notes)
 from .views import PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT
@@ -614,10 +614,33 @@ def stage_picker(presenter: bool = False) -> int:
     return index
 
 
-def stage_footer(index: int, next_page: tuple[str, str] | None) -> None:
+def path_page(file: str, url_path: str) -> st.Page:
+    """The navigation's page ``file`` at ``url_path``, for a link with its own address: a link given the Overview's
+    file would go to the app's default page, whose link has an empty address (opened in a new tab, it showed the
+    page the link was on)."""
+    return st.Page(file, url_path=url_path)
+
+
+def path_footer(url_path: str) -> None:
+    """Under a lesson page (not a slide, not the step-through, which has its own): a link to the next page on
+    Start here's path, or back to Start here after the last one."""
+    file = path_file(url_path)
+    if file is None or file == "pages/step_through.py" or st.session_state.get("presenter"):
+        return
+    following = next_on_path(file)
+    st.divider()
+    if following is None:
+        st.page_link(path_page("pages/start_here.py", "start-here"), label="The end of the path: back to Start here",
+                     icon=":material/flag:")
+    else:
+        st.page_link(path_page(following[0], following[1]), label=f"Next on the path: {following[2]}",
+                     icon=":material/arrow_forward:")
+
+
+def stage_footer(index: int, next_page: tuple[st.Page, str] | None) -> None:
     """Back and Next again under a stage (a reader who has scrolled down through the worked numbers and the
-    questions moves on from there); after the last stage, a link to ``next_page`` (a page script's path and the
-    link's words), if any."""
+    questions moves on from there); after the last stage, a link to ``next_page`` (a page and the link's words),
+    if any."""
     back, forward = st.columns(2)
     if index > 0:
         back.button(f"◀ Back: {STAGES[index - 1].title}", on_click=_move, args=(-1,), key="back_bottom",

@@ -3,7 +3,9 @@
 ``questions_for(trace, labels, stage, follow=, head=)`` is pure: it returns one to three
 ``Question`` records whose right answers are the trace's own numbers, so they change with the
 sentence, sizes and seed. ``grade`` marks a response. ``show_check_yourself(settings, stage)``
-draws them and keeps every answer for the session under ``ANSWERS_KEY``.
+draws them and keeps every answer for the session under ``ANSWERS_KEY``. Other pages ask their own questions
+(made with ``numeric`` and ``choice``, their ``stage`` the page's url path) with ``show_page_questions``; Start
+here counts a page done when ``page_progress`` says all its questions are answered.
 
 Tries: a first wrong answer gets the question's ``hint`` (what to look at, never the number); the right
 answer and its reason (``why``) come after a second, different wrong try (the same answer checked again is not
@@ -83,13 +85,16 @@ def _id(stage: str, slug: str, *facts) -> str:
     return f"{stage}-{slug}-{digest}"
 
 
-def _numeric(stage: str, slug: str, prompt: str, answer: float, why: str, tolerance: float = NUMBER_TOLERANCE, *,
-             hint: str):
+def numeric(stage: str, slug: str, prompt: str, answer: float, why: str, tolerance: float = NUMBER_TOLERANCE, *,
+            hint: str) -> Question:
+    """A question answered by a number: right within ``tolerance`` of ``answer``."""
     return Question(_id(stage, slug, prompt, round(float(answer), 6)), stage, prompt, why, answer=float(answer),
                     tolerance=tolerance, hint=hint)
 
 
-def _choice(stage: str, slug: str, prompt: str, choices: tuple[str, ...], correct: int, why: str, *, hint: str):
+def choice(stage: str, slug: str, prompt: str, choices: tuple[str, ...], correct: int, why: str, *,
+           hint: str) -> Question:
+    """A multiple-choice question: ``choices[correct]`` is right."""
     return Question(_id(stage, slug, prompt, choices, correct), stage, prompt, why, choices=choices, correct=correct,
                     hint=hint)
 
@@ -123,142 +128,155 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
         d_model = x.shape[1] if x is not None else None
         found = []
         if d_model is not None:
-            found.append(_numeric(stage, "x-size", f"How many numbers does X hold for this sentence ({T} tokens, "
-                                  f"d_model = {d_model})?", T * d_model, f"X has one row of d_model numbers per "
-                                  f"token: {T} × {d_model} = {T * d_model}.", tolerance=0,
-                                  hint="X has one row per token and d_model numbers in each row: multiply the "
-                                       "two sizes given in the question."))
-        found.append(_choice(stage, "order", "The same word appears twice in a sentence. Before attention, how do "
-                             "its two rows of X compare?",
-                             ("They are identical: X does not yet say where a word stands",
-                              "They differ, because the second one comes later",
-                              "The second one is all zeros"), 0,
-                             "Each row depends only on the word, so nothing yet tells the positions apart "
-                             "(that is what position encodings add).",
-                             hint="A row of X is looked up from the word alone. Does that lookup know at which "
-                                  "position the word is?"))
+            found.append(numeric(stage, "x-size", f"How many numbers does X hold for this sentence ({T} tokens, "
+                                 f"d_model = {d_model})?", T * d_model, f"X has one row of d_model numbers per "
+                                 f"token: {T} × {d_model} = {T * d_model}.", tolerance=0,
+                                 hint="X has one row per token and d_model numbers in each row: multiply the "
+                                      "two sizes given in the question."))
+        found.append(choice(stage, "order", "The same word appears twice in a sentence. Before attention, how do "
+                            "its two rows of X compare?",
+                            ("They are identical: X does not yet say where a word stands",
+                             "They differ, because the second one comes later",
+                             "The second one is all zeros"), 0,
+                            "Each row depends only on the word, so nothing yet tells the positions apart "
+                            "(that is what position encodings add).",
+                            hint="A row of X is looked up from the word alone. Does that lookup know at which "
+                                 "position the word is?"))
         return found
     if stage == "qkv":
         return [
-            _numeric(stage, "q-value", f"What is the first number of the query of {me}{head_words} "
-                     f"(Q row {i + 1}, column 1)?", trace.q[h, i, 0],
-                     "q = x · W_Q, using this head's columns of W_Q.",
-                     hint="Multiply this token's row of X by the first of this head's columns of W_Q, number by "
-                          "number, and add the products."),
-            _numeric(stage, "q-width", "How many numbers does each query of one head have (its width)?", d_k,
-                     f"A head's query and key vectors have d_k = {d_k} numbers.", tolerance=0,
-                     hint="Count the columns of one head's Q in the chart: that width has a name in the formula, "
-                          "and the sidebar sets it."),
-            _choice(stage, "role", "Which vector decides what a token passes on when another token attends to it?",
-                    ("its query", "its key", "its value"), 2,
-                    "Queries and keys only decide the weights; the values are what get averaged.",
-                    hint="Queries and keys are only compared with each other to make the weights. Which vectors "
-                         "are then averaged with those weights?"),
+            numeric(stage, "q-value", f"What is the first number of the query of {me}{head_words} "
+                    f"(Q row {i + 1}, column 1)?", trace.q[h, i, 0],
+                    "q = x · W_Q, using this head's columns of W_Q.",
+                    hint="Multiply this token's row of X by the first of this head's columns of W_Q, number by "
+                         "number, and add the products."),
+            numeric(stage, "q-width", "How many numbers does each query of one head have (its width)?", d_k,
+                    f"A head's query and key vectors have d_k = {d_k} numbers.", tolerance=0,
+                    hint="Count the columns of one head's Q in the chart: that width has a name in the formula, "
+                         "and the sidebar sets it."),
+            choice(stage, "role", "Which vector decides what a token passes on when another token attends to it?",
+                   ("its query", "its key", "its value"), 2,
+                   "Queries and keys only decide the weights; the values are what get averaged.",
+                   hint="Queries and keys are only compared with each other to make the weights. Which vectors "
+                        "are then averaged with those weights?"),
         ]
     if stage == "scores":
         return [
-            _numeric(stage, "score", f"What is the raw score QKᵀ from {me} to {other}{head_words}?",
-                     trace.scores[h, i, j], f"q · k = Σ_d q_d k_d over this head's d_k = {d_k} numbers.",
-                     hint="Take the query row of the token the question starts from and the key row of the token it "
-                          "goes to, multiply them number by number and add up: a raw score is not divided by "
-                          "anything yet."),
-            _choice(stage, "meaning", "A query–key pair has a large positive score. What does that mean?",
-                    ("The key matches what the query looks for, so it will get more weight",
-                     "The two tokens are next to each other", "The key is blocked"), 0,
-                    "The dot product is large when the two vectors point the same way.",
-                    hint="When is a dot product large? And what does softmax later do with a larger score?"),
+            numeric(stage, "score", f"What is the raw score QKᵀ from {me} to {other}{head_words}?",
+                    trace.scores[h, i, j], f"q · k = Σ_d q_d k_d over this head's d_k = {d_k} numbers.",
+                    hint="Take the query row of the token the question starts from and the key row of the token it "
+                         "goes to, multiply them number by number and add up: a raw score is not divided by "
+                         "anything yet."),
+            choice(stage, "meaning", "A query–key pair has a large positive score. What does that mean?",
+                   ("The key matches what the query looks for, so it will get more weight",
+                    "The two tokens are next to each other", "The key is blocked"), 0,
+                   "The dot product is large when the two vectors point the same way.",
+                   hint="When is a dot product large? And what does softmax later do with a larger score?"),
         ]
     if stage == "scaled":
         return [
-            _numeric(stage, "sqrt-dk", "What is √d_k here (the number every score is divided by)?", math.sqrt(d_k),
-                     f"d_k = {d_k}, so √d_k = {math.sqrt(d_k):.3f}.",
-                     hint="d_k is the width of one head's query (the columns of its Q): take its square root."),
-            _numeric(stage, "scaled", f"What is the scaled score from {me} to {other}{head_words}?",
-                     trace.scaled[h, i, j], f"{float(trace.scores[h, i, j]):.3f} / {math.sqrt(d_k):.3f} = "
-                     f"{float(trace.scaled[h, i, j]):.3f}.",
-                     hint="Take this pair's raw score QKᵀ from the stage before and divide it by √d_k."),
-            _choice(stage, "why", "Why divide by √d_k?",
-                    ("To make the scores add up to 1",
-                     "Dot products grow with d_k; scaling keeps softmax from saturating on one key",
-                     "To remove negative scores"), 1,
-                    "With more features a dot product of random vectors spreads out more (variance ∝ d_k); "
-                    "dividing by √d_k undoes that.",
-                    hint="Think of what happens to a dot product as vectors get more numbers, and of what softmax "
-                         "does when one score is far above the others."),
+            numeric(stage, "sqrt-dk", "What is √d_k here (the number every score is divided by)?", math.sqrt(d_k),
+                    f"d_k = {d_k}, so √d_k = {math.sqrt(d_k):.3f}.",
+                    hint="d_k is the width of one head's query (the columns of its Q): take its square root."),
+            numeric(stage, "scaled", f"What is the scaled score from {me} to {other}{head_words}?",
+                    trace.scaled[h, i, j], f"{float(trace.scores[h, i, j]):.3f} / {math.sqrt(d_k):.3f} = "
+                    f"{float(trace.scaled[h, i, j]):.3f}.",
+                    hint="Take this pair's raw score QKᵀ from the stage before and divide it by √d_k."),
+            choice(stage, "why", "Why divide by √d_k?",
+                   ("To make the scores add up to 1",
+                    "Dot products grow with d_k; scaling keeps softmax from saturating on one key",
+                    "To remove negative scores"), 1,
+                   "With more features a dot product of random vectors spreads out more (variance ∝ d_k); "
+                   "dividing by √d_k undoes that.",
+                   hint="Think of what happens to a dot product as vectors get more numbers, and of what softmax "
+                        "does when one score is far above the others."),
         ]
     if stage == "masked":
         blocked = int((~trace.mask[h]).sum())
         return [
-            _numeric(stage, "blocked", f"How many query–key pairs are blocked{head_words}?", blocked,
-                     f"The mask blocks {blocked} of {T * S} pairs.", tolerance=0,
-                     hint="Count the grey cells marked −∞ in this head's chart: each one is a blocked query–key "
-                          "pair."),
-            _choice(stage, "all-blocked", "In this app, what happens to a row if every key is blocked?",
-                    ("Its weights are spread evenly, 1/(number of keys) each",
-                     "Its weights are all zero and its context is zero",
-                     "It becomes NaN and the rest of the page breaks"), 1,
-                    "This app gives a fully blocked row zero weights, so the token takes in nothing. Softmax itself "
-                    "would divide 0 by 0 there: torch.softmax returns NaN for such a row, so real code must avoid "
-                    "it (or clean it up) by a rule of its own, as this app does.",
-                    hint="A blocked score is −∞ and e^(−∞) is nothing at all. What is left in such a row to "
-                         "share out, and what does this lesson do then?"),
+            numeric(stage, "blocked", f"How many query–key pairs are blocked{head_words}?", blocked,
+                    f"The mask blocks {blocked} of {T * S} pairs.", tolerance=0,
+                    hint="Count the grey cells marked −∞ in this head's chart: each one is a blocked query–key "
+                         "pair."),
+            choice(stage, "all-blocked", "In this app, what happens to a row if every key is blocked?",
+                   ("Its weights are spread evenly, 1/(number of keys) each",
+                    "Its weights are all zero and its context is zero",
+                    "It becomes NaN and the rest of the page breaks"), 1,
+                   "This app gives a fully blocked row zero weights, so the token takes in nothing. Softmax itself "
+                   "would divide 0 by 0 there: torch.softmax returns NaN for such a row, so real code must avoid "
+                   "it (or clean it up) by a rule of its own, as this app does.",
+                   hint="A blocked score is −∞ and e^(−∞) is nothing at all. What is left in such a row to "
+                        "share out, and what does this lesson do then?"),
         ]
     if stage == "softmax":
         row_total = float(trace.weights[h, i].sum())
         return [
-            _numeric(stage, "weight", f"What is the attention weight from {me} to {other}{head_words}?",
-                     trace.weights[h, i, j],
-                     "Softmax: e^(its scaled score) divided by the sum of e^(·) over the whole row.",
-                     hint="Take e to the power of every scaled score in this token's row (a blocked key adds "
-                          "nothing), then divide this key's term by the row's sum."),
-            _numeric(stage, "row-sum", f"What do the weights in the row of {me} add up to?", round(row_total),
-                     "Softmax rows add up to 1" + (", except a fully blocked row, which is all zero."
-                                                   if round(row_total) == 0 else "."), tolerance=NUMBER_TOLERANCE,
-                     hint="Softmax divides every term by the row's own sum: what do all the shares of a whole add "
-                          "up to? Mind a row whose keys are all blocked."),
-            _choice(stage, "blocked-weight", "What weight does softmax give a blocked (−∞) score?",
-                    ("Exactly 0", "A small positive number", "It depends on the other scores"), 0,
-                    "e^(−∞) = 0, so a blocked key gets no weight at all.",
-                    hint="A blocked score is −∞ before softmax. What is e to the power of −∞?"),
+            numeric(stage, "weight", f"What is the attention weight from {me} to {other}{head_words}?",
+                    trace.weights[h, i, j],
+                    "Softmax: e^(its scaled score) divided by the sum of e^(·) over the whole row.",
+                    hint="Take e to the power of every scaled score in this token's row (a blocked key adds "
+                         "nothing), then divide this key's term by the row's sum."),
+            numeric(stage, "row-sum", f"What do the weights in the row of {me} add up to?", round(row_total),
+                    "Softmax rows add up to 1" + (", except a fully blocked row, which is all zero."
+                                                  if round(row_total) == 0 else "."), tolerance=NUMBER_TOLERANCE,
+                    hint="Softmax divides every term by the row's own sum: what do all the shares of a whole add "
+                         "up to? Mind a row whose keys are all blocked."),
+            choice(stage, "blocked-weight", "What weight does softmax give a blocked (−∞) score?",
+                   ("Exactly 0", "A small positive number", "It depends on the other scores"), 0,
+                   "e^(−∞) = 0, so a blocked key gets no weight at all.",
+                   hint="A blocked score is −∞ before softmax. What is e to the power of −∞?"),
         ]
     if stage == "context":
         return [
-            _numeric(stage, "context", f"What is the first number of the context vector of {me}{head_words}?",
-                     trace.context[h, i, 0],
-                     "c = Σ_j a_j v_j: the value rows weighted by this token's row of attention weights.",
-                     hint="Multiply the first number of each value row by this token's weight for that key, and "
-                          "add the products."),
-            _choice(stage, "average", "A token's context vector is …",
-                    ("the sum of all keys", "a weighted average of the value vectors",
-                     "the query with the highest score"), 1,
-                    "c_i = Σ_j A_ij v_j with weights that add up to 1: a weighted average of values.",
-                    hint="Look at the formula c_i = Σ_j A_ij v_j, and at what one row's weights add up to."),
+            numeric(stage, "context", f"What is the first number of the context vector of {me}{head_words}?",
+                    trace.context[h, i, 0],
+                    "c = Σ_j a_j v_j: the value rows weighted by this token's row of attention weights.",
+                    hint="Multiply the first number of each value row by this token's weight for that key, and "
+                         "add the products."),
+            choice(stage, "average", "A token's context vector is …",
+                   ("the sum of all keys", "a weighted average of the value vectors",
+                    "the query with the highest score"), 1,
+                   "c_i = Σ_j A_ij v_j with weights that add up to 1: a weighted average of values.",
+                   hint="Look at the formula c_i = Σ_j A_ij v_j, and at what one row's weights add up to."),
         ]
     if stage == "concat":
         return [
-            _numeric(stage, "width", "How many columns does the concatenation of all heads have?",
-                     trace.concat.shape[1], f"{trace.num_heads} heads × d_v = {d_v} → {trace.concat.shape[1]}.",
-                     tolerance=0, hint="Each head gives d_v numbers per token, and the heads are placed side by "
-                                       "side."),
-            _choice(stage, "order", "Where do head 1's context numbers go in the concatenation?",
-                    ("In the first d_v columns", "In the last d_v columns", "Added to the other heads' numbers"), 0,
-                    "The heads' columns are placed side by side, head 1 first: nothing is added up.",
-                    hint="Concatenating means placing the heads' columns next to each other. In which order do "
-                         "the heads come?"),
+            numeric(stage, "width", "How many columns does the concatenation of all heads have?",
+                    trace.concat.shape[1], f"{trace.num_heads} heads × d_v = {d_v} → {trace.concat.shape[1]}.",
+                    tolerance=0, hint="Each head gives d_v numbers per token, and the heads are placed side by "
+                                      "side."),
+            choice(stage, "order", "Where do head 1's context numbers go in the concatenation?",
+                   ("In the first d_v columns", "In the last d_v columns", "Added to the other heads' numbers"), 0,
+                   "The heads' columns are placed side by side, head 1 first: nothing is added up.",
+                   hint="Concatenating means placing the heads' columns next to each other. In which order do "
+                        "the heads come?"),
         ]
     if stage == "output":
         return [
-            _numeric(stage, "width", "How many numbers per token does the output have?", trace.output.shape[1],
-                     f"Concat · W_O gives {trace.output.shape[1]} numbers per token.", tolerance=0,
-                     hint="Concat · W_O has as many numbers per token as W_O has columns: look at W_O's shape."),
-            _choice(stage, "why-width", "Why does the output have the same width as X?",
-                    ("So it can be added back to X and the next layer can take it",
-                     "Because softmax keeps the width", "It is a coincidence of these settings"), 0,
-                    "The output is added to X (the residual connection) and layers are stacked.",
-                    hint="What happens to the output next? Think of what it is added to, and of the layer that "
-                         "follows."),
+            numeric(stage, "width", "How many numbers per token does the output have?", trace.output.shape[1],
+                    f"Concat · W_O gives {trace.output.shape[1]} numbers per token.", tolerance=0,
+                    hint="Concat · W_O has as many numbers per token as W_O has columns: look at W_O's shape."),
+            choice(stage, "why-width", "Why does the output have the same width as X?",
+                   ("So it can be added back to X and the next layer can take it",
+                    "Because softmax keeps the width", "It is a coincidence of these settings"), 0,
+                   "The output is added to X (the residual connection) and layers are stacked.",
+                   hint="What happens to the output next? Think of what it is added to, and of the layer that "
+                        "follows."),
         ]
     return []
+
+
+def read_answer(text) -> float:
+    """A typed answer as a number: what ``read_number`` reads, and also a decimal comma ("0,127") and a
+    percentage ("12.7%" is 0.127). ``AttentionInputError`` when it is none of these."""
+    typed = str(text if text is not None else "").strip()
+    percent = typed.endswith("%")
+    if percent:
+        typed = typed[:-1]
+    if typed.count(",") == 1 and "." not in typed:
+        typed = typed.replace(",", ".")
+    value = read_number(typed)
+    return value / 100 if percent else value
 
 
 def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = False) -> Feedback:
@@ -273,7 +291,7 @@ def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = 
         tolerance = ""
     else:
         try:
-            value = read_number(response)
+            value = read_answer(response)
         except AttentionInputError as err:
             return Feedback(None, f"Type a number (like 0.25 or 1/2): your answer {plain(str(err))}.")
         right = abs(value - question.answer) <= question.tolerance
@@ -343,11 +361,16 @@ class Score(NamedTuple):
         return f"{self.right} right of {self.answered} answered" + "".join(f", {e}" for e in extra if e)
 
 
+def _settled(entry: dict) -> bool:
+    """An ``ANSWERS_KEY`` entry that counts as answered: right, or wrong until the answer was shown."""
+    return bool(entry.get("correct") or (entry.get("shown") and entry.get("wrong")))
+
+
 def session_score() -> Score:
     """The ``Score`` of this session's questions."""
     answers = list(st.session_state.get(ANSWERS_KEY, {}).values())
     looked_up = [a for a in answers if a.get("shown") and not a.get("correct") and not a.get("wrong")]
-    settled = [a for a in answers if a.get("correct") or (a.get("shown") and a.get("wrong"))]
+    settled = [a for a in answers if _settled(a)]
     return Score(sum(bool(a.get("correct")) for a in settled), len(settled),
                  len(answers) - len(settled) - len(looked_up), len(looked_up))
 
@@ -375,8 +398,39 @@ def show_check_yourself(settings, stage_key: str) -> None:
             _show_questions(found)
 
 
+PAGE_CHECK_LABEL = "Check yourself: questions on this page, with the reasons"
+PAGE_QUESTIONS_KEY = "page_questions_asked"
+"""Session key: a page's url path -> how many questions it asked on its last run (Start here's progress)."""
+
+
+def show_page_questions(page: str, found: list[Question]) -> None:
+    """A page's check-yourself questions (``Question.stage`` is ``page``, its url path) in an expander that stays
+    open once opened, with feedback and the session's score. Drawn only while open, like the step-through's."""
+    st.session_state.setdefault(PAGE_QUESTIONS_KEY, {})[page] = len(found)
+    if not found:
+        return
+    with st.expander(PAGE_CHECK_LABEL, key=f"open_check_{page}", on_change="rerun", icon=":material/quiz:") as box:
+        if box.open:
+            _show_questions(found)
+
+
+def page_progress(page: str) -> tuple[int, int] | None:
+    """(questions answered, questions asked) on the page with url path ``page`` in this session, or None if it
+    has not asked any yet. Answered: right, or wrong until the answer was shown; any settings' questions count."""
+    asked = st.session_state.get(PAGE_QUESTIONS_KEY, {}).get(page)
+    if not asked:
+        return None
+    answers = st.session_state.get(ANSWERS_KEY, {}).values()
+    answered = sum(a.get("stage") == page and _settled(a) for a in answers)
+    return min(answered, asked), asked
+
+
 SCORE_RULE = ("A question counts as right when you answer it right before its answer is shown; a first "
               "wrong try gets a hint and costs nothing.")
+
+
+SAME_ANSWER = "You checked this answer already: choose or type another one."
+"""Put before a wrong answer's feedback when the same answer is checked again (it is not a new try)."""
 
 
 def _feedback_key(question: Question) -> str:
@@ -388,7 +442,11 @@ def _on_check(question: Question) -> None:
     response = st.session_state.get(f"cy-{question.id}")
     before = attempt(question)
     if before and not before.get("shown") and before.get("response") == str(response):
-        return  # the same answer checked again (Enter, then Check): not a new try; its feedback stays
+        # the same answer checked again (Enter, then Check): not a new try; its feedback stays, with a word on it
+        earlier = st.session_state.get(_feedback_key(question))
+        if earlier is not None and earlier.correct is False and not earlier.message.startswith(SAME_ANSWER):
+            st.session_state[_feedback_key(question)] = Feedback(False, f"{SAME_ANSWER} {earlier.message}")
+        return
     feedback = grade(question, response, wrong_before=before.get("wrong", 0), shown=bool(before.get("shown")))
     record(question, response, feedback)
     st.session_state[_feedback_key(question)] = feedback
@@ -424,7 +482,7 @@ def _show_questions(found: list) -> None:
                 st.radio("Your answer", question.choices, index=None, key=f"cy-{question.id}",
                          label_visibility="collapsed")
             else:
-                st.text_input("Your answer", key=f"cy-{question.id}", placeholder="a number, e.g. 0.25")
+                st.text_input("Your answer", key=f"cy-{question.id}", placeholder="a number, e.g. 0.25, 1/4 or 25%")
             with st.container(horizontal=True, vertical_alignment="center"):
                 st.form_submit_button("Check", on_click=_on_check, args=(question,))
                 done = attempt(question)

@@ -79,7 +79,7 @@ STAGES = (
 STAGE_KEYS = tuple(s.key for s in STAGES)
 
 LEARNING_PATH = (
-    ("pages/overview.py", ("", "overview", "home"), "Overview",
+    ("pages/overview.py", ("overview", "", "home"), "Overview",
      "What attention is in one sentence, the pipeline, and your sentence's weights at a glance."),
     ("pages/step_through.py", ("step-through",), "Step through",
      "The nine stages one at a time: words, formula, chart and the worked numbers of one token. "
@@ -107,14 +107,23 @@ LEARNING_PATH = (
     ("pages/inside_real_head.py", ("inside-real-head",), "Inside a real head",
      "The same stages on a real layer's own weights, matching the model to about 1e-7."),
 )
-"""The Start here page's order through the lessons: (page file, its url paths, title, what it teaches)."""
+"""The Start here page's order through the lessons: (page file, its url paths, title, what it teaches). A page's
+first url path is its own address (the Overview is also the app's default page, at "/")."""
 
 
-def next_on_path(page: str) -> tuple[str, str]:
-    """The page after ``page`` (a page file) on ``LEARNING_PATH``: (its file, its title)."""
+def next_on_path(page: str) -> tuple[str, str, str] | None:
+    """The page after ``page`` (a page file) on ``LEARNING_PATH``: (its file, its url path, its title), or None
+    after the last page."""
     files = [entry[0] for entry in LEARNING_PATH]
-    following = LEARNING_PATH[files.index(page) + 1]
-    return following[0], following[2]
+    if files.index(page) + 1 == len(files):
+        return None
+    file, paths, title, _ = LEARNING_PATH[files.index(page) + 1]
+    return file, paths[0], title
+
+
+def path_file(url_path: str) -> str | None:
+    """The page file on ``LEARNING_PATH`` served at ``url_path`` (any of its url paths), or None."""
+    return next((file for file, paths, *_ in LEARNING_PATH if url_path in paths), None)
 
 
 QKV_WITH_BIASES = r"Q = X W_Q + b_Q,\quad K = X W_K + b_K,\quad V = X W_V + b_V"

@@ -3,9 +3,9 @@
 import streamlit as st
 
 from attention_core import HAND_STAGES
-from attention_ui.controls import page_start
+from attention_ui.controls import page_start, path_page
 from attention_ui.hand import EVER_CHECKED_KEY, SOLVED_KEY
-from attention_ui.questions import answered_stages, session_score
+from attention_ui.questions import answered_stages, page_progress, session_score
 from attention_ui.text import LEARNING_PATH, STAGES
 
 
@@ -18,7 +18,8 @@ visited.add("start-here")
 page_start("Start here")
 st.markdown("A path through the app for learning on your own. Go in order, at your own pace: each page says what "
             "it teaches, and a check mark shows what you have already done in this session (a part-filled circle: "
-            "started; a page of stages is done when you have looked at every stage, or checked every one by hand).")
+            "started; a page is done when you have answered its check-yourself questions, looked at every stage, or "
+            "checked every one by hand).")
 
 stages_seen = st.session_state.get("stages_seen", set())
 answered = answered_stages()
@@ -29,19 +30,24 @@ progress = {
                              f"questions answered on {len(answered & {s.key for s in STAGES})} of them",
     "pages/by_hand.py": f"{len(checked)} of {len(HAND_STAGES)} stages checked, {len(solved)} all right",
 }
-# Pages with stages are done when every stage was looked at (or checked); opened, they are only started.
+# Pages with stages are done when every stage was looked at (or checked), pages with questions when they are
+# answered; opened, they are only started.
 # (A string here would be drawn on the page: Streamlit shows a bare expression of a page script.)
 finished = {"pages/step_through.py": stages_seen >= {s.key for s in STAGES},
             "pages/by_hand.py": len(checked) >= len(HAND_STAGES)}
 done_count = 0
 for number, (page, paths, title, teaches) in enumerate(LEARNING_PATH, start=1):
     opened = bool(visited & set(paths)) or (page == "pages/step_through.py" and bool(stages_seen))
+    asked = page_progress(paths[0])  # None on a page not opened yet, or without questions
+    if asked is not None:
+        progress[page] = f"{asked[0]} of {asked[1]} check-yourself questions answered"
+        finished[page] = asked[0] >= asked[1]
     done = finished.get(page, opened)
     done_count += done
     with st.container(border=True, key=f"path_card_{number}"):  # PAGE_STYLE sets its title above its text
         mark, body = st.columns([1, 12], vertical_alignment="center")
         mark.markdown(DONE if done else STARTED if opened else NOT_YET)
-        body.page_link(page, label=f"{number}. {title}")
+        body.page_link(path_page(page, paths[0]), label=f"{number}. {title}")
         body.markdown(teaches)
         if page in progress:
             body.caption(progress[page])

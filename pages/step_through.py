@@ -5,8 +5,8 @@ import streamlit as st
 from attention_core import unscaled_weights
 
 from attention_ui import export, questions
-from attention_ui.controls import (Settings, lesson_settings, real_vectors_caption, stage_footer, stage_picker,
-                                  token_caption)
+from attention_ui.controls import (Settings, lesson_settings, path_page, real_vectors_caption, stage_footer,
+                                  stage_picker, token_caption)
 from attention_ui.text import STAGES, TOY_CAPTION, next_on_path
 from attention_ui.url_state import linked_flag
 from attention_ui.views import UNSCALED_KEY, lesson_view, show_slide, show_stage
@@ -41,8 +41,8 @@ def stage(settings: Settings) -> None:
     questions.show_check_yourself(settings, key)
     export.show_downloads(settings, key)
     if not settings.presenter:
-        following, title = next_on_path("pages/step_through.py")
-        stage_footer(step, (following, f"Next on the path: {title}"))
+        following, url_path, title = next_on_path("pages/step_through.py")
+        stage_footer(step, (path_page(following, url_path), f"Next on the path: {title}"))
 
 
 stage(settings)

@@ -166,7 +166,7 @@ def test_the_last_stage_leads_to_the_next_page_on_the_path():
     """Step through's last stage linked to Multi-head, skipping Work it by hand, which Start here puts next."""
     at = open_page("pages/step_through.py", {"step": "output"})
     path = [page for page, *_ in LEARNING_PATH]
-    assert [link.proto.page for link in at.get("page_link")] == ["by_hand"]
+    assert [link.proto.page for link in at.get("page_link")] == ["by-hand"]
     assert path.index("pages/by_hand.py") == path.index("pages/step_through.py") + 1
 
 
@@ -177,7 +177,8 @@ def test_start_here_lists_the_path_and_ticks_what_was_done():
     assert len(marks) == 13 and marks[0] == NOT_YET  # every lesson page but this one
     assert not [m.value for m in at.markdown if "are only started" in m.value], "a page script's bare string shown"
     links = {link.proto.page for link in at.get("page_link")}
-    assert len(links) == 13 and {"generation", "why_scaling", "cost", "modern_attention"} <= links
+    assert links == {paths[0] for _, paths, *_ in LEARNING_PATH}, "each link has the page's own address"
+    assert {"overview", "generation", "why-scaling", "what-it-costs"} <= links, "the Overview's link had none (\"\")"
     at = switch_to(at, "pages/step_through.py")
     at.session_state[CHECK_KEY] = True
     at.selectbox(key="step").set_value("masked").run()
