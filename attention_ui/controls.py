@@ -9,6 +9,7 @@ message in the page and the page stops there: never a traceback.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from dataclasses import dataclass, replace
 
 import streamlit as st
@@ -23,6 +24,9 @@ from .text import EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, n
 from .url_state import (BOUND, LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored,
                         set_link_value, show_link_notes)
 from .views import PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT
+
+APP_ROOT = Path(__file__).resolve().parent.parent
+"""The folder of app.py, which the page files' paths start from."""
 
 # Many visitors share a small CPU: one thread per computation keeps every rerun responsive.
 torch.set_num_threads(int(os.environ.get("ATTENTION_TORCH_THREADS", "1")))
@@ -618,7 +622,7 @@ def path_page(file: str, url_path: str) -> st.Page:
     """The navigation's page ``file`` at ``url_path``, for a link with its own address: a link given the Overview's
     file would go to the app's default page, whose link has an empty address (opened in a new tab, it showed the
     page the link was on)."""
-    return st.Page(file, url_path=url_path)
+    return st.Page(APP_ROOT / file, url_path=url_path)
 
 
 def path_footer(url_path: str) -> None:

@@ -11,7 +11,8 @@ import pytest
 from apptest_support import open_page, switch_to
 from attention_core import LessonConfig, run_lesson
 from attention_ui.frames import token_labels
-from attention_ui.questions import ANSWERS_KEY, CHECK_KEY, CHECK_LABEL, SCORE_RULE, grade, questions_for
+from attention_ui.questions import (ANSWERS_KEY, CHECK_KEY, CHECK_LABEL, PAGE_CHECK_LABEL, SAME_ANSWER, SCORE_RULE,
+                                   choice, grade, numeric, questions_for, read_answer)
 from attention_ui.text import LEARNING_PATH, STAGE_KEYS
 
 DONE, STARTED, NOT_YET = ("### :green[:material/check_circle:]", "### :orange[:material/clock_loader_40:]",
@@ -102,6 +103,66 @@ def test_grading_uses_the_tolerance_and_gives_the_reason():
     assert grade(choice, None).correct is None
     assert grade(choice, choice.choices[0]).correct is False
     assert "zero" in grade(choice, choice.choices[choice.correct]).message
+
+
+@pytest.mark.parametrize(("typed", "value"), [("0,127", 0.127), ("12.7%", 0.127), (" 12,7 % ", 0.127),
+                                               ("1/4", 0.25), ("−0.5", -0.5), ("50%", 0.5), ("3", 3)])
+def test_answers_may_use_a_decimal_comma_or_a_percentage(typed, value):
+    """A student wrote a weight as "0,127" or "12.7%" and was told it was not a number."""
+    assert read_answer(typed) == pytest.approx(value)
+    q = by_slug("softmax", "weight")
+    assert grade(q, f"{q.answer:.3f}".replace(".", ",")).correct is True
+    assert grade(q, f"{100 * q.answer:.1f}%").correct is True
+
+
+@pytest.mark.parametrize("typed", ["1,000.5", "1,2,3", "%", "12%%", "abc%"])
+def test_what_is_still_not_a_number(typed):
+    q = by_slug("softmax", "weight")
+    assert grade(q, typed).correct is None and "Type a number" in grade(q, typed).message
+
+
+PAGE_SCRIPT = """
+import streamlit as st
+from attention_ui.questions import choice, numeric, show_page_questions
+show_page_questions("masks", [
+    numeric("masks", "count", "How many keys?", 3, "Three are allowed.", tolerance=0, hint="Count the ticks."),
+    choice("masks", "kind", "Which mask?", ("none", "causal"), 1, "It is causal.", hint="Look at the grid."),
+])
+"""
+
+
+def _page_questions():
+    return [numeric("masks", "count", "How many keys?", 3, "Three are allowed.", tolerance=0, hint="Count the ticks."),
+            choice("masks", "kind", "Which mask?", ("none", "causal"), 1, "It is causal.", hint="Look at the grid.")]
+
+
+def test_a_page_asks_its_questions_and_start_here_counts_them():
+    """Start here had counted a page done once it was opened; a page with questions is done when they are
+    answered."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(PAGE_SCRIPT, default_timeout=60).run()
+    assert [e.label for e in at.expander] == [PAGE_CHECK_LABEL]
+    assert not at.text_input, "drawn only while open"
+    at.session_state["open_check_masks"] = True
+    at.run()
+    count, kind = _page_questions()
+    assert count.id == _page_questions()[0].id, "ids stay the same from run to run"
+    _check(at, count, "3")
+    assert any(s.value.startswith("Right.") for s in at.success)
+    from attention_ui import questions
+
+    with pytest.MonkeyPatch.context() as patch:  # page_progress reads the session state of this test's app
+        patch.setattr(questions.st, "session_state", at.session_state)
+        assert questions.page_progress("masks") == (1, 2)
+        assert questions.page_progress("generation") is None
+    _check(at, kind, "none")
+    _check(at, kind, "none")
+    assert any(i.value.startswith(SAME_ANSWER) for i in at.info)
+    _check(at, kind, "causal")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(questions.st, "session_state", at.session_state)
+        assert questions.page_progress("masks") == (2, 2)
 
 
 def _gives_away(question, text: str) -> bool:
@@ -246,6 +307,7 @@ def test_the_same_answer_checked_twice_is_one_try():
     _check(at, q, "3")
     _check(at, q, "3")
     assert [i.value for i in at.info if q.hint in i.value], "still the hint of a first wrong try"
+    assert [i.value for i in at.info if i.value.startswith(SAME_ANSWER)], "the second Check had said nothing new"
     assert not any("it is 2" in e.value for e in [*at.error, *at.info])
     assert attempt_of(at, q)["wrong"] == 1
     _check(at, q, "4")
@@ -272,3 +334,34 @@ def test_show_the_answer_gives_it_at_once_and_scores_the_question_as_not_right()
     assert not [b for b in at.button if b.key == f"cy-show-{other.id}"]
     assert any("1 right of 1 answered, 1 answer shown before a try" in c.value for c in at.caption), (
         "answered right before it was shown")
+
+
+FOOTER_SCRIPT = """
+import streamlit as st
+from attention_ui.controls import path_footer
+st.session_state["presenter"] = {presenter}
+path_footer("{url}")
+"""
+
+
+@pytest.mark.parametrize(("url", "presenter", "link"), [
+    ("masks", False, ("Next on the path: Why √d_k", "why-scaling")),
+    ("", False, ("Next on the path: Step through", "step-through")),  # the Overview, the app's default page
+    ("by-hand", False, ("Next on the path: Multi-head", "multi-head")),
+    ("inside-real-head", False, ("The end of the path: back to Start here", "start-here")),
+    ("step-through", False, None),  # its last stage links on by itself
+    ("masks", True, None),  # no footer on a slide
+    ("start-here", False, None),
+])
+def test_a_lesson_page_ends_with_the_next_page_on_the_path(url, presenter, link):
+    """Only Step through's last stage linked to the next page; the other pages ended at their takeaway."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(FOOTER_SCRIPT.format(url=url, presenter=presenter), default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [(p.proto.label, p.proto.page) for p in at.get("page_link")] == ([link] if link else [])
+
+
+def test_the_app_draws_the_path_link_under_its_page():
+    at = open_page()
+    assert [p.proto.page for p in at.get("page_link")][-1] == "step-through"
