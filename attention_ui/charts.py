@@ -480,10 +480,16 @@ def matrix_heatmap(
     return heatmap(df, row=row, col=col, scheme=scheme, diverging=diverging, **options)
 
 
+EMPTY_ROW_DOMAIN = (-1.0, 1.0)
+"""The value axis of a row of signed scores with no finite value (every key blocked)."""
+
+
 def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int, height: int, value_title: str,
           title=alt.Undefined):
     df = _with_defaults(df, [name, "value", "index"])
     order = _ordered(df, name, "index")
+    if domain is None and not np.isfinite(pd.to_numeric(df["value"], errors="coerce").to_numpy(dtype=float)).any():
+        domain = EMPTY_ROW_DOMAIN  # every key blocked: an axis around 0 (on its own it had one tick, "0.000000")
     y_scale = alt.Scale(domain=list(domain)) if domain is not None else alt.Scale(zero=True, padding=font_size + 6)
     y_axis = alt.Axis(title=value_title, labelFontSize=font_size, titleFontSize=font_size)
     y = alt.Y("value:Q", scale=y_scale, axis=y_axis)

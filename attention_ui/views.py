@@ -771,9 +771,13 @@ def _softmax_extra(view: StageView) -> None:
                 + _NOTHING_BLOCKED["custom"][1:])
         _custom_grid_link(view)
     show_lines(view)
+    blocked_row = not bool(t.mask[view.head, view.follow].any())
     st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax (orange bars: negative scores). "
-                "Softmax compares the scores of one row: the lower a score, the smaller its share of the weight, "
-                "whatever its sign; a key alone in its row gets all of it.")
+                + ("Every key of this row is blocked (−∞), so there is no score to compare and no bar: softmax "
+                   "would divide 0 by 0, and this app gives the row zero weights instead."
+                   if blocked_row else
+                   "Softmax compares the scores of one row: the lower a score, the smaller its share of the "
+                   "weight, whatever its sign; a key alone in its row gets all of it."))
     show_chart(softmax_row_spec(view))
     numbers_table(t.weights[view.head], view.labels, view.keys, key="softmax")
 

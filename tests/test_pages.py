@@ -876,3 +876,33 @@ def test_q_k_and_v_share_one_colour_bar_and_one_cell_size_on_the_page():
                for layer in c.spec["layer"] if "scale" in layer["encoding"].get("color", {})}
     assert len(domains) == 1, "one colour scale for the three, so the one colour bar is true for each"
 
+
+
+def _scales(spec) -> list:
+    """Every scale of a (layered, concatenated) spec's y encodings, in order."""
+    found = []
+    if isinstance(spec, dict):
+        y = spec.get("encoding", {}).get("y")
+        if isinstance(y, dict) and "scale" in y:
+            found.append(y["scale"])
+        for value in spec.values():
+            found += _scales(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            found += _scales(value)
+    return found
+
+
+def test_a_fully_blocked_row_at_the_softmax_says_why_it_has_no_bars():
+    """With every key of the followed row blocked, the "scaled scores" bars had one axis tick, "0.000000", and
+    the words spoke of comparing scores that were not there."""
+    grid = tuple(tuple(i != 0 for _ in range(7)) for i in range(7))  # the first token's row fully blocked
+    at = open_page("pages/step_through.py", {"mask": "custom"})
+    at.session_state["custom_grid"] = grid
+    at = go_to_stage(at, "softmax")
+    assert any("Every key of this row is blocked" in m for m in texts(at, "markdown"))
+    bars = chart(at, "scaled scores")
+    assert {"domain": [-1.0, 1.0]} in _scales(bars.spec), _scales(bars.spec)
+    at.selectbox(key="token").set_value(at.selectbox(key="token").options[1]).run()
+    assert not any("Every key of this row is blocked" in m for m in texts(at, "markdown"))
+    assert {"domain": [-1.0, 1.0]} not in _scales(chart(at, "scaled scores").spec), "a row with scores: own axis"
