@@ -676,11 +676,18 @@ def _scores_extra(view: StageView) -> None:
     numbers_table(view.trace.scores[view.head], view.labels, view.keys, key="scores")
 
 
+def _raw_scores_domain(view: StageView) -> tuple[float, float]:
+    """The colour scale of the scores before and after ÷√d_k (stage 4) and masked (stage 5): one scale, so a
+    number has the same colour on both stages and the shrink shows."""
+    bound = float(view.trace.scores[view.head].abs().max()) or 1.0
+    return -bound, bound
+
+
 def _scaled_charts(view: StageView) -> list:
     raw, scaled = view.trace.scores[view.head], view.trace.scaled[view.head]
-    bound = float(raw.abs().max()) or 1.0
-    return [token_heatmap(view, raw, f"before: QKᵀ{_head_title(view)}", domain=(-bound, bound), share=0.5),
-            token_heatmap(view, scaled, f"after: QKᵀ / √d_k{_head_title(view)}", domain=(-bound, bound), share=0.5)]
+    domain = _raw_scores_domain(view)
+    return [token_heatmap(view, raw, f"before: QKᵀ{_head_title(view)}", domain=domain, share=0.5),
+            token_heatmap(view, scaled, f"after: QKᵀ / √d_k{_head_title(view)}", domain=domain, share=0.5)]
 
 
 def _unscaled_charts(view: StageView) -> list:
@@ -727,7 +734,7 @@ def _masked_charts(view: StageView) -> list:
                       cell_size=view.fit_cell(len(view.keys) + 3, 0.5), font_size=view.font_size, fit=view.fit,
                       legend=not view.fit)
     return [grid, token_heatmap(view, view.trace.masked[view.head], f"scores, −∞ where blocked{head}",
-                                share=0.5)]
+                                domain=_raw_scores_domain(view), share=0.5)]
 
 
 def _masked_extra(view: StageView) -> None:
@@ -737,7 +744,8 @@ def _masked_extra(view: StageView) -> None:
         st.info(_NOTHING_BLOCKED[view.mask_choice].format(tokens=len(view.labels), sidebar=in_the_sidebar()))
         _custom_grid_link(view)
     else:
-        st.markdown(f"{blocked} of {mask.numel()} query–key pairs are blocked (grey, −∞).")
+        st.markdown(f"{blocked} of {mask.numel()} query–key pairs are blocked (grey, −∞). The other scores keep "
+                    "their colours from the stage before (one colour scale for the scores before and after ÷√d_k).")
     numbers_table(view.trace.masked[view.head], view.labels, view.keys, key="masked")
 
 

@@ -303,6 +303,18 @@ def test_q_k_and_v_share_one_colour_scale():
     assert domains[0] == pytest.approx([-largest, largest], rel=1e-5)
 
 
+@pytest.mark.parametrize("mask", ["causal", "none"])
+def test_stage_5_draws_the_scores_on_stage_4s_colour_scale(mask):
+    """Stage 4's "after" and stage 5's scores are the same numbers, drawn on ±(largest raw score) and on their own
+    ±(largest scaled score): the same number had two colours on consecutive stages."""
+    at = go_to_stage(open_page("pages/step_through.py", {"mask": mask, "d_k": "16"}), "scaled")
+    before, after = chart(at, "before: QKᵀ"), chart(at, "after: QKᵀ / √d_k")
+    largest = max(abs(float(x)) for x in before.matrix().to_numpy().ravel())
+    assert _colour_domain(before.spec) == _colour_domain(after.spec) == pytest.approx([-largest, largest], rel=1e-5)
+    at = go_to_stage(at, "masked")
+    assert _colour_domain(chart(at, "scores, −∞ where blocked").spec) == _colour_domain(after.spec)
+
+
 @pytest.mark.parametrize("stage, expected", [
     ("embed", "the first 32 of 64 features of X"),
     ("qkv", "the first 32 of 64 features of Q and K and the first 32 of 40 features of V"),
