@@ -370,10 +370,15 @@ def _heatmap_layers(
     )
     dark = (f"{shown} && datum.{color_field} > 0.5" if scheme not in DARK_LOW_SCHEMES else
             f"{shown} && datum.{color_field} < 0.5") if by_row else f"!datum.masked && {_text_color_test(domain, scheme, diverging)}"
-    text = base.mark_text(fontSize=cell_value_font(cell_size, font_size, diverging=diverging, fit=fit)).encode(
+    value_font = cell_value_font(cell_size, font_size, diverging=diverging, fit=fit)
+    text = base.mark_text(fontSize=value_font).encode(
         text=alt.Text("label:N"),
         color=_colour_when(dark, LIGHT_TEXT, DARK_TEXT),
     )
+    mark_font = _value_font_size(cell_size, font_size, chars=3)  # a blocked cell's "×" or "−∞": 1–2 characters
+    if not every_cell_shown and mark_font > value_font:  # (a blocked "×" was printed at the numbers' 8 px)
+        text = text.encode(size=alt.SizeValue(**alt.when("datum.masked").then(alt.value(mark_font))
+                                              .otherwise(alt.value(value_font))))
     if not show_values:
         text = text.transform_filter("datum.masked")
     if pick:
@@ -792,7 +797,7 @@ def mask_grid(
         ],
     )
     marks = base.transform_calculate(mark=f"datum.state === '{ALLOWED}' ? '✓' : '×'").mark_text(
-        fontSize=_value_font_size(cell_size, font_size) + 2
+        fontSize=_value_font_size(cell_size, font_size, chars=2) + 2  # one character a cell (was 6 digits' room)
     ).encode(
         text=alt.Text("mark:N"),
         color=_colour_when(f"datum.state === '{ALLOWED}'", LIGHT_TEXT, DARK_TEXT),

@@ -692,3 +692,20 @@ def test_a_heatmaps_colour_bar_is_about_as_tall_as_its_rows(tokens):
     legends = [layer["encoding"]["color"]["legend"] for layer in spec["layer"]
                if "legend" in layer.get("encoding", {}).get("color", {})]
     assert legends and all(60 <= legend["gradientLength"] <= max(60, 52 * tokens) for legend in legends), legends
+
+
+@pytest.mark.parametrize("cell", [20, 28, 40])
+def test_one_character_marks_are_sized_for_one_character(cell):
+    """The mask grid's ✓ and × were sized like a six-digit number (10 px in a 20-px cell), and a blocked weight's
+    "×" was printed at the numbers' size (8 px) in narrow cells."""
+    grid = charts.mask_grid(mask_frame(causal(5), TOKENS, TOKENS), cell_size=cell, font_size=14).to_dict()
+    marks = layer_with_mark(grid, "text")["mark"]["fontSize"]
+    assert marks >= min(14, cell // 1.2 - 1) + 2 > charts._value_font_size(cell, 14) + 2
+    weights = torch.softmax(masked_scores(), dim=-1)
+    frame = matrix_frame(weights, TOKENS, TOKENS, blocked=~causal(5))
+    spec = charts.heatmap(frame, cell_size=cell, font_size=14, show_values=False, scheme="viridis").to_dict()
+    text = layer_with_mark(spec, "text")
+    value_font = text["mark"]["fontSize"]
+    size = text["encoding"]["size"]
+    assert size["condition"][0]["test"] == "datum.masked" and size["value"] == value_font
+    assert size["condition"][0]["value"] == charts._value_font_size(cell, 14, chars=3) > value_font
