@@ -187,6 +187,10 @@ def _in_order(order: list[str]) -> alt.Scale:
     return alt.Scale(domain=list(order))
 
 
+MIN_LEGEND_LABEL_PX = 10
+"""The smallest numbers on a colour bar (a real model's grids, drawn at an 11-px font, printed them at 9 px)."""
+
+
 def _colour_when(test: str, then: str, otherwise: str) -> alt.ColorValue:
     """The colour ``then`` where the Vega expression ``test`` holds, else ``otherwise``. Given as Altair's channel
     class: a condition's dict would be resolved against the schema on every ``encode`` (a few milliseconds)."""
@@ -357,7 +361,7 @@ def _heatmap_layers(
                 legend=alt.Legend(
                     title=_legend_title(value_title, by_row) if by_row else value_title,
                     titleFontSize=font_size,
-                    labelFontSize=max(font_size - 2, 8),
+                    labelFontSize=max(font_size - 2, MIN_LEGEND_LABEL_PX),
                     gradientLength=legend_length(cell_size * len(rows)),
                 ) if legend else None,
             ),
@@ -729,7 +733,7 @@ def _fitted_head_grid(heads_df: pd.DataFrame, *, columns: int, domain, row: str,
         yOffset=alt.YOffset("row_index:O", scale=alt.Scale(paddingInner=0, paddingOuter=0)),
         color=alt.Color("value:Q", scale=scale,
                         legend=alt.Legend(title=value_title, titleFontSize=font_size,
-                                          labelFontSize=max(font_size - 2, 8), gradientLength=200)),
+                                          labelFontSize=max(font_size - 2, MIN_LEGEND_LABEL_PX), gradientLength=200)),
         tooltip=[alt.Tooltip(f"{head}:N", title=head), alt.Tooltip(f"{row}:N", title=row),
                  alt.Tooltip(f"{col}:N", title=col),
                  alt.Tooltip("value:Q", title=value_title, format=TOOLTIP_FORMAT)],

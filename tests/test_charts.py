@@ -709,3 +709,9 @@ def test_one_character_marks_are_sized_for_one_character(cell):
     size = text["encoding"]["size"]
     assert size["condition"][0]["test"] == "datum.masked" and size["value"] == value_font
     assert size["condition"][0]["value"] == charts._value_font_size(cell, 14, chars=3) > value_font
+
+
+def test_colour_bar_numbers_are_at_least_10_px():
+    weights = torch.softmax(masked_scores(), dim=-1)
+    spec = charts.heatmap(matrix_frame(weights, TOKENS, TOKENS), cell_size=20, font_size=11).to_dict()
+    assert coloured(spec)["encoding"]["color"]["legend"]["labelFontSize"] == charts.MIN_LEGEND_LABEL_PX == 10
