@@ -7,9 +7,11 @@ import streamlit as st
 
 from attention_core import AttentionInputError, MASK_KINDS, causal_mask, lesson_tokens
 from attention_ui import charts, frames
+from attention_ui.checks.layer import ShownMask, masking_questions
 from attention_ui.controls import (DEFAULT_PAD_TO, PRESENTER_GAP_PX, cached_lesson, kept_grid, lesson_settings,
                                    real_word_vectors, set_custom_grid)
 from attention_ui.frames import ALLOWED, BLOCKED
+from attention_ui.questions import show_page_questions
 from attention_ui.text import counted, plain
 from attention_ui.views import (WEIGHT_TITLE, StageView, column_cell, main_column_px, mask_chart, show_chart,
                                 token_heatmap)
@@ -38,6 +40,7 @@ grid = kept_grid(T)
 pad_to = config.pad_to if config.mask == "padding" else max(DEFAULT_PAD_TO, T + 2)
 
 st.subheader("The four masks and what they do to the weights")
+shown = {}  # mask kind -> ShownMask, for the questions
 for kind in MASK_KINDS:
     variant = replace(config, mask=kind, pad_to=pad_to, custom_mask=grid if kind == "custom" else None)
     try:
@@ -50,6 +53,7 @@ for kind in MASK_KINDS:
     st.markdown(f"**{kind.capitalize()}**: {EXPLAIN[kind]}")
     # the followed token (a row of the sentence; [PAD] rows come after it) is outlined as on the rest of the page
     follow = min(settings.follow, len(variant_labels) - 1)
+    shown[kind] = ShownMask(variant_labels, mask, follow)
     view = StageView(lesson.trace, variant_labels, follow, settings.head, settings.cell_size - 6, settings.font_size)
     # One cell size for the two, so their rows are level, each drawn at its own size in its half of the row (with a
     # long sentence they were drawn wider and shrunk, the ✓ marks to 8 px)
@@ -116,3 +120,5 @@ else:
                    f"take{'s' if one else ''} in nothing from the others.")
     view = StageView(trace, labels, settings.follow, settings.head, settings.cell_size, settings.font_size)
     show_chart(token_heatmap(view, trace.weights[settings.head], "weights with your mask", weights=True))
+
+show_page_questions("masks", masking_questions(shown))

@@ -4,7 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from attention_ui import charts, frames
+from attention_ui.checks.layer import multi_head_questions
 from attention_ui.controls import lesson_settings
+from attention_ui.questions import show_page_questions
 from attention_ui.text import plain
 from attention_ui.render import cached_chart
 from attention_ui.views import StageView, in_the_sidebar, on_pick, show_chart, show_lines, show_stage, shown_features
@@ -88,3 +90,4 @@ show_chart(cached_chart(("rows by head", trace.weights[:, settings.follow], tupl
 
 show_stage(view, "concat", heading="4 · Concatenate the heads")
 show_stage(view, "output", heading="5 · Mix them with W_O")
+show_page_questions("multi-head", multi_head_questions(trace, head=settings.head))

@@ -3,7 +3,9 @@
 import streamlit as st
 
 from attention_ui import charts
+from attention_ui.checks.layer import overview_questions
 from attention_ui.controls import lesson_settings
+from attention_ui.questions import show_page_questions
 from attention_ui.text import TOY_NOTE
 from attention_ui.views import (WEIGHT_TITLE, StageView, column_cell, in_the_sidebar, main_column_px, show_chart,
                                 token_heatmap)
@@ -69,3 +71,6 @@ cols = st.columns(3)
 cols[0].page_link("pages/step_through.py", label="Step through the stages", icon="👣")
 cols[1].page_link("pages/multi_head.py", label="Compare the heads", icon="🧠")
 cols[2].page_link("pages/masking.py", label="Play with masks", icon="🎭")
+
+show_page_questions("overview", overview_questions(lesson.trace, settings.labels, follow=settings.follow,
+                                                       head=settings.head))
