@@ -4,7 +4,9 @@ import streamlit as st
 
 from attention_core import (AttentionInputError, MAX_SENTENCE_CHARS, MAX_TOKENS, cross_attention, source_tokens)
 from attention_ui import charts, frames
+from attention_ui.checks.why import cross_questions
 from attention_ui.controls import BOUND, lesson_settings
+from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.text import plain, size_in_words
 from attention_ui.views import StageView, numbers_table, prints_values, show_chart, token_heatmap
@@ -105,5 +107,8 @@ show_chart(cached_spec(charts.row_bars, frames.row_frame(weights[settings.follow
                        title=f"row of {settings.labels[settings.follow]}"))
 numbers_table(weights, settings.labels, source_labels, key="cross", caption="The numbers: cross-attention weights")
 
+show_page_questions("cross-attention", cross_questions(weights, settings.labels, source_labels,
+                                                      follow=settings.follow, head=head,
+                                                      num_heads=cross.trace.num_heads))
 st.markdown("**Takeaway:** cross-attention is the same formula with K and V taken from another sequence, so the "
             "weights are T × S and each target token builds its vector from the source.")

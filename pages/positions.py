@@ -7,7 +7,9 @@ import streamlit as st
 from attention_core import (AttentionInputError, MAX_POSITION, equivariance_check, rope_shift_check, shuffled_order,
                             sinusoidal_positions)
 from attention_ui import frames
+from attention_ui.checks.why import position_questions
 from attention_ui.controls import lesson_settings
+from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.text import plain, size_in_words
 from attention_ui.views import (SIGNED_READABLE_CELL_PX, StageView, feature_heatmap, shared_domain,
@@ -151,6 +153,8 @@ left.metric("largest score difference after the shift", size_in_words(rope.gap))
 right.markdown("The two grids are the same: a RoPE score sees how far apart two tokens are, not where they are. "
                "(Values, V, are not rotated.)")
 
+show_page_questions("order-and-position", position_questions(encodings, rope, settings.labels,
+                                                             follow=settings.follow))
 st.markdown("**Takeaway:** attention by itself treats a sentence as a bag of tokens; position enters only "
             "through what we add — encodings added to X, or rotations of q and k that make scores depend on "
             "distance.")

@@ -8,7 +8,9 @@ import streamlit as st
 
 from attention_core import (AttentionInputError, MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES,
                             unscaled_weights)
+from attention_ui.checks.why import scaling_questions
 from attention_ui.controls import lesson_settings
+from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart, cached_spec
 from attention_ui.views import StageView, in_the_sidebar, show_chart, show_table, token_heatmap
 from attention_ui.why import (SCALING_D_KS, half_share, keep_page_settings, line_chart, page_slider,
@@ -124,5 +126,7 @@ if trace.d_k < 16:
     st.caption(f"With d_k = {trace.d_k} the difference is mild; raise d_k {in_the_sidebar()} (up to 64) and the "
                "unscaled rows turn into near one-hot rows.")
 
+show_page_questions("why-scaling", scaling_questions(d_k, trace, settings.labels, without, follow=settings.follow,
+                                                     head=head))
 st.markdown("**Takeaway:** dividing by √d_k keeps the scores' variance at 1 whatever the width, so the softmax "
             "stays soft and keeps passing gradients back to the queries and keys.")

@@ -1,0 +1,135 @@
+"""Check-yourself questions of the "why" pages: Why √d_k, Order and position, and Cross-attention.
+
+Each function is pure: it returns the page's ``Question`` list, its numeric answers taken from the numbers the page
+shows (its d_k, the sentence's weights, the encodings, the RoPE scores), so they change with the settings.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from attention_core import AttentionTrace, RopeShiftCheck
+
+from ..questions import Question, choice, numeric
+from ..text import plain
+
+WHY_SCALING, POSITIONS, CROSS = "why-scaling", "order-and-position", "cross-attention"
+"""The pages' url paths: the stage of their questions."""
+
+
+def _quoted(label: str) -> str:
+    return f"“{plain(label)}”"
+
+
+def _in_head(num_heads: int, head: int) -> str:
+    return f" in head {head + 1}" if num_heads > 1 else ""
+
+
+def scaling_questions(d_k: int, trace: AttentionTrace, labels: list[str], unscaled: torch.Tensor, *, follow: int,
+                      head: int) -> list[Question]:
+    """Why √d_k's questions: the spread of q·k at the experiments' ``d_k`` (sections 1 and 2), the largest weight
+    of query ``follow``'s row of the sentence without the scaling (section 3: ``unscaled`` (T, S) is head
+    ``head``'s softmax(QKᵀ), trace the sentence's), and why a saturated softmax is bad. Returns three questions."""
+    spread = math.sqrt(d_k)
+    me = _quoted(labels[follow])
+    largest, scaled = float(unscaled[follow].max()), float(trace.weights[head, follow].max())
+    return [
+        numeric(WHY_SCALING, "spread", f"The experiments draw q and k of d_k = {d_k} random numbers with variance 1. "
+                "In theory, what is the standard deviation of q·k?", spread,
+                f"Each product q_d·k_d has variance 1, so the sum of {d_k} of them has variance d_k = {d_k}. The "
+                f"standard deviation is the square root of that: √{d_k} = {spread:.3f}. Divided by √d_k, the "
+                "scores have standard deviation 1.",
+                hint="The page gives the variance of q·k in theory at this d_k; a standard deviation is the square "
+                     "root of a variance."),
+        numeric(WHY_SCALING, "unscaled-largest", f"In section 3, what is the largest weight in the row of {me}"
+                f"{_in_head(trace.num_heads, head)} without the scaling, softmax(QKᵀ)?", largest,
+                f"Without dividing by √{trace.d_k} the row's largest weight is {largest:.3f}; with it, {scaled:.3f}. "
+                "Dividing every score by √d_k shrinks the gaps between them, so the largest weight can only fall "
+                "(or stay the same).",
+                hint="Open “The numbers, row by row” under the two charts and read this token's row in the column "
+                     "of the largest weight without the scaling (or hover over the left chart's row)."),
+        choice(WHY_SCALING, "saturation", "Why is a softmax row with one weight near 1 (a saturated row) bad for "
+               "training?",
+               ("Its weights no longer add up to 1",
+                "Its gradient is nearly zero, so the queries and keys barely learn",
+                "It gives NaN for the other weights",
+                "It makes all the weights equal"), 1,
+               "With one weight a_i near 1, every entry a_i(δ_ij − a_j) of the softmax's derivative is near 0: "
+               "a change in a score hardly moves the weights, so almost no gradient flows back to q and k.",
+               hint="Look at section 2's third chart: what happens to the size of the softmax gradient as the "
+                    "largest weight in a row goes to 1?"),
+    ]
+
+
+def position_questions(encodings: torch.Tensor, rope: RopeShiftCheck, labels: list[str], *,
+                       follow: int) -> list[Question]:
+    """Order and position's questions: the sinusoidal encoding of query ``follow`` in column d1 (``encodings``
+    (T, d_model) as the page draws them), its RoPE score to the next token after the page's shift (``rope`` as
+    from ``rope_shift_check``), and what shuffling does without positions. Returns three questions."""
+    T = encodings.shape[0]
+    j = (follow + 1) % T
+    me, other = _quoted(labels[follow]), _quoted(labels[j])
+    value = float(encodings[follow, 0])
+    shifted, before = float(rope.shifted_scores[follow, j]), float(rope.scores[follow, j])
+    return [
+        numeric(POSITIONS, "pe-d1", f"What is the sinusoidal encoding of {me} in column d1 (the PE chart's first "
+                "column)?", value,
+                f"{me} sits at position p = {follow} (counting from 0). Column d1 is 2i = 0, whose angle is "
+                f"p / 10000⁰ = p radians: PE = sin({follow}) = {value:.3f}.",
+                hint="Find this token's position p (the first token is at position zero) and work out the formula "
+                     "of the first column, whose i is zero, with the angle in radians; or hover over its cell in "
+                     "the PE chart."),
+        numeric(POSITIONS, "rope-shift", f"In the RoPE grid with every position shifted by {rope.shift:g}, what is "
+                f"the score ÷ √d_k from {me} to {other}?", shifted,
+                f"It is {shifted:.3f}, the same as without the shift ({before:.3f}): a RoPE score depends only on "
+                "how far apart the two tokens are, and a shift of every position does not change that.",
+                hint="Find this cell in the right-hand grid; or think about what shifting every position does to "
+                     "the distance between two tokens, and read the left-hand grid."),
+        choice(POSITIONS, "shuffle", "With no position information, you shuffle the words of a sentence. What "
+               "happens to attention's output?",
+               ("Every row changes, because each word has new neighbours",
+                "Only the rows of the words that moved change",
+                "The same rows come out, only in the new order",
+                "Nothing: the rows come out in the old order"), 2,
+               "Each query is compared with every key wherever they stand, so shuffling the inputs only shuffles "
+               "the outputs: Attn(PX) = P·Attn(X). “dog bites man” and “man bites dog” look alike, which is why "
+               "positions must be added.",
+               hint="Look at section 1's largest difference after reordering, and ask what in QKᵀ could tell which "
+                    "token came first."),
+    ]
+
+
+def cross_questions(weights: torch.Tensor, labels: list[str], source_labels: list[str], *, follow: int, head: int,
+                    num_heads: int) -> list[Question]:
+    """Cross-attention's questions on head ``head``'s weights (T, S) from the target's tokens (``labels``) to the
+    source's (``source_labels``): how many there are, the largest weight of query ``follow``'s row, and where K and
+    V come from. Returns three questions."""
+    T, S = weights.shape
+    row = weights[follow]  # (S,)
+    largest, top = float(row.max()), int(row.argmax())
+    me = _quoted(labels[follow])
+    if largest > 0:
+        why_largest = f"The tallest bar of the row of {me} is {_quoted(source_labels[top])}, with {largest:.3f}."
+    else:
+        why_largest = f"Every source key of the row of {me} is blocked, so all its weights are 0."
+    return [
+        numeric(CROSS, "size", "How many cross-attention weights does one head compute for these two sentences?",
+                T * S, f"One weight for each pair of a target query and a source key: T × S = {T} × {S} = {T * S}.",
+                tolerance=0,
+                hint="There is one weight per query–key pair: count the rows (target tokens) and the columns "
+                     "(source tokens) of the cross-attention grid."),
+        numeric(CROSS, "largest", f"What is the largest weight {me} gives to a source token"
+                f"{_in_head(num_heads, head)}?", largest, why_largest,
+                hint="Look at the bars of what this token reads from the source (or the numbers table under them) "
+                     "and take the tallest."),
+        choice(CROSS, "kv", "In cross-attention, where do the keys and the values come from?",
+               ("From the target sentence, like the queries",
+                "The keys from the source, the values from the target",
+                "From the source, but only the best-matching token's key and value are used",
+                "From the other sequence (the source); only the queries come from the target"), 3,
+               "Q = X_target W_Q, while K = X_source W_K and V = X_source W_V: each target token builds its new "
+               "vector from the source's values, and that is why the weights are T × S.",
+               hint="Look at the formula at the top of the page: which X is each of Q, K and V made from?"),
+    ]
