@@ -728,11 +728,12 @@ def _scaled_extra(view: StageView) -> None:
 
 def _masked_charts(view: StageView) -> list:
     head = _head_title(view)
-    # On a slide the title says what ✓ means: without a legend beside it, the grid's cells are as wide as the scores'
-    # (with one they were narrower, so every other key label was left out and the rows stood lower than the scores')
+    # The title says what ✓ means: without a legend beside it, the grid's cells are as wide as the scores' and its
+    # rows level with theirs (with one, a slide's grid lost every other key label, and a page's grid with 13 tokens
+    # was shrunk into its half of the row, its rows 21 px against the scores' 23)
     grid = mask_chart(view.trace.mask[view.head], view.labels, view.keys, title=f"mask (✓ may attend){head}",
                       cell_size=view.fit_cell(len(view.keys) + 3, 0.5), font_size=view.font_size, fit=view.fit,
-                      legend=not view.fit)
+                      legend=False)
     return [grid, token_heatmap(view, view.trace.masked[view.head], f"scores, −∞ where blocked{head}",
                                 domain=_raw_scores_domain(view), share=0.5)]
 

@@ -918,3 +918,15 @@ def test_a_fully_blocked_row_at_the_softmax_says_why_it_has_no_bars():
     at.selectbox(key="token").set_value(at.selectbox(key="token").options[1]).run()
     assert not any("Every key of this row is blocked" in m for m in texts(at, "markdown"))
     assert {"domain": [-1.0, 1.0]} not in _scales(chart(at, "scaled scores").spec), "a row with scores: own axis"
+
+
+def test_stage_5_grid_has_no_legend_so_its_rows_stay_level_with_the_scores():
+    """With 13 tokens the grid and its legend were wider than half the row: the browser shrank it (rows of 21 px
+    beside the scores' 23). Its title says what ✓ means."""
+    sentence = " ".join("abcdefghijklm")
+    at = go_to_stage(open_page("pages/step_through.py", {"mask": "causal", "sentence": sentence}), "masked")
+    grid, scores = chart(at, "mask (✓ may attend)"), chart(at, "scores, −∞ where blocked")
+    fields = [layer["encoding"]["color"] for layer in grid.spec["layer"]
+              if "field" in layer.get("encoding", {}).get("color", {})]
+    assert fields and all(colour.get("legend", "drawn") is None for colour in fields), fields
+    assert grid.spec["height"] == scores.spec["height"], "one cell size for the two"
