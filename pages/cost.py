@@ -7,7 +7,9 @@ import streamlit as st
 from attention_core import (AttentionInputError, MAX_COST_LENGTH, MAX_COST_SECONDS, SLOPE_FROM_LENGTH, cost_lengths,
                             fitted_slope, operation_counts, resolve_device, weights_bytes)
 from attention_core.cost import CONVOLUTION_KERNEL
+from attention_ui.checks.modern import cost_questions
 from attention_ui.controls import lesson_settings
+from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.views import show_chart, show_table
 from attention_ui.why import (SERIES_COLORS, bytes_text, fused_in_words, keep_page_settings, line_chart, measure_costs,
@@ -79,7 +81,9 @@ with right:
 st.markdown(f"The lines cross at T = d = {width}: for sentences shorter than the width, attention does fewer "
             f"operations than a recurrent layer; beyond it, more (the convolution's kernel is k = "
             f"{CONVOLUTION_KERNEL} tokens wide). At T = {longest} one head's weights take "
-            f"{bytes_text(weights_bytes(longest))}.")
+            f"{bytes_text(weights_bytes(longest))}. More operations need not mean more time: section 2 measures "
+            "it, and says why the two can disagree.")
+questions = cost_questions(longest, width)
 
 st.subheader("2 · Measure it on this machine")
 clock = "the CPU time of one thread, which other programs cannot inflate" if device == "cpu" else "wall time"
@@ -101,6 +105,7 @@ if st.button(f"Measure on {device}", key="cost_measure", type="primary", icon=":
 measured = st.session_state.get(RESULTS, {}).get(key)
 if measured is None:
     st.info("Nothing measured yet for these settings: press the button (it takes a few seconds).")
+    show_page_questions("what-it-costs", questions)
     st.stop()
 
 timings, skipped = measured
@@ -140,6 +145,21 @@ st.markdown(
     "spread out."
 )
 st.markdown(fused_in_words(timings))
+by_length = timings.pivot(index="T", columns="layer", values="seconds").sort_index()
+disagree = [n for n, row in by_length.iterrows() if n > width and row["attend"] < row["recurrent"]
+            and seconds_text(row["attend"]) != seconds_text(row["recurrent"])]  # as the table shows them
+if disagree:
+    listed = ", ".join(map(str, disagree[:-1])) + (" and " if len(disagree) > 1 else "") + str(disagree[-1])
+    st.markdown(
+        f"**Why the count and the clock disagree.** Beyond T = d = {width} section 1 counts more multiply-adds for "
+        f"attention than for the recurrent layer, yet on this machine attention ran faster at T = {listed}. "
+        "A count is not a time. Attention's T × T work is a few large matrix products, each one call to an optimised "
+        "kernel that keeps the processor busy (vectorised; on a GPU spread over thousands of cores). The recurrent "
+        "layer takes T small steps, and step t cannot start before step t − 1 is done: each multiplies one vector "
+        "by a d × d matrix and pays a fixed overhead, so the hardware mostly waits. That per-step overhead "
+        "dominates until T is large enough for attention's T² to catch up."
+    )
+show_page_questions("what-it-costs", questions)
 st.markdown("**Takeaway:** attention's cost grows with the square of the length — in time and in the memory of its "
             "weights. Long contexts need kernels that never store the T × T weights (fused attention: the memory "
             "stays linear, whatever the time does on this device), windows or other tricks.")

@@ -1,0 +1,125 @@
+"""Check-yourself questions of the pages on cost and today's attention: What it costs, Shared keys and windows,
+Generation. Each function returns the page's questions made from the numbers the page shows for its settings."""
+
+from __future__ import annotations
+
+from attention_core import weights_bytes
+from attention_ui.questions import Question, choice, numeric
+
+COST, MODERN, GENERATION = "what-it-costs", "modern-attention", "generation"
+"""The pages' url paths, which are their questions' ``stage``."""
+
+MIB = 2**20
+
+
+def cost_questions(longest: int, width: int) -> list[Question]:
+    """What it costs, at its "Longest T" ``longest`` and "Width d" ``width``: how many times more multiply-adds
+    attention does than a recurrent layer, the memory of one head's weights at twice the length, and why counts
+    and measured times disagree."""
+    ratio = longest / width
+    doubled = 2 * longest
+    return [
+        numeric(COST, "ops-ratio", f"By the formulas of section 1, how many times as many multiply-adds does one "
+                f"self-attention layer do as a recurrent layer at T = {longest} and d = {width}?", ratio,
+                f"Self-attention does T²·d and a recurrent layer T·d²: their ratio is T / d = "
+                f"{longest} / {width} = {ratio:g}.",
+                tolerance=0,
+                hint="Divide the self-attention entry of the table by the recurrent one: one T and one d cancel. "
+                     "Then put in this page's T and d."),
+        numeric(COST, "memory-doubled", f"How many MiB do one head's T × T float32 weights take at T = {doubled}, "
+                f"twice the page's longest T?", weights_bytes(doubled) / MIB,
+                f"T² numbers of 4 bytes: {doubled}² × 4 B = {weights_bytes(doubled) / MIB:g} MiB, four times the "
+                f"{weights_bytes(longest) / MIB:g} MiB at T = {longest}: twice the tokens, four times the memory.",
+                tolerance=0,
+                hint="Below the memory chart the page says how much one head's weights take at its longest T. What "
+                     "happens to T × T when T doubles? (1024 KiB make a MiB.)"),
+        choice(COST, "count-vs-clock", "From T = d on, the formulas say attention does more multiply-adds than a "
+               "recurrent layer, yet measured on a CPU attention is often faster up to much longer sentences. Why?",
+               ("The formulas count wrongly: attention really does fewer multiply-adds than a recurrent layer",
+                "Attention skips the multiply-adds of keys whose weight ends up close to zero",
+                "Attention's work is a few big matrix products run at full speed; the recurrent layer takes T "
+                "small steps one after another, each with a fixed overhead",
+                "The recurrent layer computes all T × T scores as well, and then its own steps"), 2,
+               "Time is not a count of multiply-adds. One large matrix product keeps the processor busy (vectorised, "
+               "and spread over many cores on a GPU); a recurrent layer cannot start step t before step t − 1 is "
+               "done, and its small steps leave the hardware mostly idle. Only at large T does attention's T² "
+               "catch up.",
+               hint="Compare how the work is shaped: what can attention compute all at once, and what must a "
+                    "recurrent layer wait for before each token?"),
+    ]
+
+
+def modern_questions(*, num_heads: int, kv_heads: int | None, d_k: int, d_v: int, window: int,
+                     layers: int) -> list[Question]:
+    """Shared keys and windows, at ``num_heads`` query heads sharing ``kv_heads`` key/value heads (None when the
+    page shows no sharing: one head, or a g that does not divide h) of sizes ``d_k`` and ``d_v``, and a sliding
+    window of ``window`` tokens over ``layers`` stacked layers: the numbers cached per token and layer (only with
+    ``kv_heads``), the window's reach, and why heads share keys and values."""
+    found = []
+    if kv_heads is not None:
+        cached = kv_heads * (d_k + d_v)
+        found.append(numeric(
+            MODERN, "cached-numbers", f"With h = {num_heads} query heads sharing g = {kv_heads} key/value "
+            f"head{'s' * (kv_heads != 1)} (d_k = {d_k}, d_v = {d_v}), how many numbers does one layer cache for "
+            "each token?", cached,
+            f"Each key/value head keeps one key (d_k numbers) and one value (d_v numbers) per token: g × (d_k + "
+            f"d_v) = {kv_heads} × ({d_k} + {d_v}) = {cached}. The query heads cache nothing.",
+            tolerance=0,
+            hint="Only the key/value heads are cached, not the query heads. Each of them keeps one key and one "
+                 "value per token."))
+    span = layers * (window - 1) + 1
+    found.append(numeric(
+        MODERN, "window-reach", f"With a window of w = {window} token{'s' * (window != 1)} and {layers} "
+        f"layer{'s' * (layers != 1)} stacked, how many tokens can the last token draw on in a long enough sentence "
+        "(itself included)?", span,
+        f"Each layer adds w − 1 = {window - 1} tokens further back: L·(w − 1) + 1 = "
+        f"{layers} × {window - 1} + 1 = {span}.",
+        tolerance=0,
+        hint="One layer sees the token itself and the tokens before it inside its window (one fewer than w); every "
+             "further layer hops that many tokens further back."))
+    found.append(choice(
+        MODERN, "why-share", "Why do today's models let several query heads share one key/value head (g < h)?",
+        ("It gives exactly the same attention weights as multi-head attention, computed faster",
+         "It lets a token see past its sliding window, because the heads pool what they saw",
+         "Shared keys and values make the causal mask unnecessary while generating",
+         "The KV cache gets h / g times smaller, so long contexts fit in memory; each query head still asks its "
+         "own question"), 3,
+        "Only keys and values are cached while generating, so g key/value heads instead of h divide the cache by "
+        "h / g. The weights change a little (see the table's last column): a trade of a little quality for much "
+        "less memory.",
+        hint="What does a model keep in memory for every earlier token while it generates, and which heads does "
+             "that depend on?"))
+    return found
+
+
+def generation_questions(*, step: int, num_tokens: int, kv_heads: int, d_k: int, d_v: int) -> list[Question]:
+    """Generation, at step ``step`` of ``num_tokens`` with ``kv_heads`` key/value heads of sizes ``d_k`` and
+    ``d_v``: the numbers in one head's K cache now, in the layer's whole cache at the end of the sentence, and why
+    cached keys and values never need recomputing."""
+    now = step * d_k
+    full = num_tokens * kv_heads * (d_k + d_v)
+    return [
+        numeric(GENERATION, "k-cache-now", f"At step {step}, how many numbers does the K cache of one key/value "
+                f"head hold (d_k = {d_k})?", now,
+                f"One row of d_k numbers per token so far: {step} × {d_k} = {now}.",
+                tolerance=0,
+                hint="The K cache has one row per token read so far, and each row is one key of d_k numbers."),
+        numeric(GENERATION, "cache-at-end", f"Once all {num_tokens} tokens of the sentence are read, how many "
+                f"numbers do this layer's K and V caches hold together, over all g = {kv_heads} key/value "
+                f"head{'s' * (kv_heads != 1)} (d_k = {d_k}, d_v = {d_v})?", full,
+                f"Per token and key/value head one key and one value: {num_tokens} × {kv_heads} × ({d_k} + {d_v}) "
+                f"= {full}.",
+                tolerance=0,
+                hint="Count per token first (each key/value head adds one key and one value), then multiply by the "
+                     "number of tokens."),
+        choice(GENERATION, "why-cache", "Why may the keys and values of earlier tokens be kept instead of "
+               "recomputed at every step?",
+               ("Every token of a sentence gets the same key and value, so one row serves them all",
+                "No token looks ahead (causal mask), so a new token never changes the earlier keys and values",
+                "The cache keeps the attention weights, and a row of weights never changes",
+                "Recomputing them would give different numbers each time, so the first ones are kept"), 1,
+               "An earlier token's key and value come from that token and the tokens before it only; a new token "
+               "adds a row and changes none of the old ones, so caching loses nothing (section 2 shows the "
+               "difference from full causal attention is rounding only).",
+               hint="What may a token look at under a causal mask, and can a token that comes later change that?"),
+    ]
