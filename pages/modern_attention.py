@@ -7,8 +7,10 @@ from attention_core import (MAX_CONTEXT_LENGTH, MAX_HEADS, MAX_LAYERS, MAX_WINDO
                             compare_kv_sharing, divisors, kv_cache_table, reach_span, sliding_window_mask,
                             sliding_window_reach, trace_attention)
 from attention_ui import charts, frames
+from attention_ui.checks.modern import modern_questions
 from attention_ui.controls import BOUND, lesson_settings
 from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram, sharing_takeaway
+from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart
 from attention_ui.text import counted
 from attention_ui.url_state import check_linked_choice, show_link_notes
@@ -35,6 +37,7 @@ st.markdown("With **g** key/value heads for **h** query heads, query head i read
             "grouped-query attention (Llama 2 70B, Llama 3, Mistral).")
 st.latex(r"\mathrm{head}_i = \mathrm{Attention}\big(X W_Q^{(i)},\; X W_K^{(\lceil i/(h/g) \rceil)},\; "
          r"X W_V^{(\lceil i/(h/g) \rceil)}\big),\qquad i = 1,\dots,h")
+shared = None  # the key/value heads g of section 1, when it shows them
 if h == 1:
     st.info(f"There is only one head, so there is nothing to share. Raise “Number of heads” {in_the_sidebar()} "
             "(4 or 8 show it best).")
@@ -60,6 +63,7 @@ else:
         st.warning(f"**Please choose another number of key/value heads.** {err}", icon="⚠️")
         traces = None
     if traces is not None:
+        shared = int(g)
         side_by_side = h <= 4  # more heads need a full row each to stay readable
         cols = st.columns(3) if side_by_side else [st.container() for _ in traces]
         for col, (kind, trace) in zip(cols, traces.items()):
@@ -178,5 +182,7 @@ show_chart(cached_chart(("reach", reach, tuple(labels), reach_cell, settings.fon
 span = reach_span(int(window), int(layers))
 st.markdown(f"After {counted(int(layers), 'layer')} the last token can draw on **{min(span, T)} of {T}** tokens "
             f"(L·(w − 1) + 1 = {span}).")
+show_page_questions("modern-attention", modern_questions(
+    num_heads=h, kv_heads=shared, d_k=lesson.trace.d_k, d_v=lesson.trace.d_v, window=int(window), layers=int(layers)))
 st.success("Takeaway: a window keeps each layer's cost and cache fixed, and stacking layers still lets "
            "information travel far: Mistral 7B's 32 layers × 4,096 reach about 131,000 tokens.")
