@@ -9,8 +9,10 @@ from attention_core import AttentionInputError, MAX_REAL_MODEL_TOKENS, check_cac
 from attention_core.generation import MAX_NEW_TOKENS
 from attention_core.real_models import MODEL_ALLOWLIST
 from attention_ui import charts, frames
+from attention_ui.checks.modern import generation_questions
 from attention_ui.controls import BOUND, PRESENTER_GAP_PX, lesson_settings
 from attention_ui.modern import timing_chart, timing_frame
+from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import counted, plain, size_in_words
 from attention_ui.url_state import keep_in_link, note_ignored, show_link_notes
@@ -77,6 +79,16 @@ def slide_cell(columns: int, rows: list[str], value_title: str, width: int = HAL
     return max(8, min(settings.cell_size, (width - room) // max(columns, 1)))
 
 
+TITLE_CHAR_EM = 0.5  # a chart title's characters are about half an em wide (measured: 0.47 em, bold, 16 px)
+
+
+def fitting_title(titles: tuple[str, ...], width_px: float) -> str:
+    """The first of ``titles`` (longest first) that fits over a chart ``width_px`` wide at the page's title font
+    (Vega cuts a longer one to "…"), else the last one."""
+    room = width_px / (TITLE_CHAR_EM * (settings.font_size + 2))
+    return next((title for title in titles if len(title) <= room), titles[-1])
+
+
 def move(delta: int) -> None:
     st.session_state[STEP_KEY] = min(max(st.session_state[STEP_KEY] + delta, 1), T)
 
@@ -98,20 +110,23 @@ view = StageView(step, labels[t - 1:t], 0, head, settings.cell_size, settings.fo
 features = min(max(step.d_k, step.d_v), MAX_FEATURES_SHOWN)
 if not settings.presenter and view.fit_cell(features + 3, 1 / 3) < MIN_SIDE_BY_SIDE_CELL:
     view = replace(view, stacked=True)  # wide heads: one under another, each full width
-matrices = ((step.q[head], labels[t - 1:t], "new query q_t", "q"),
-            (step.k[head], labels[:t], f"K cache ({counted(t, 'row')})", "k"),
-            (step.v[head], labels[:t], f"V cache ({counted(t, 'row')})", "v"))
+in_head = f", head {head + 1}" if h > 1 else ""
+# Each chart's titles, longest first: a narrow chart takes the longest that fits (the caption names the head)
+matrices = ((step.q[head], labels[t - 1:t], (f"new query q_t{in_head}", "new query q_t", "q_t"), "q"),
+            *((values, labels[:t], (f"{name} cache ({counted(t, 'row')}){in_head}", f"{name} cache{in_head}",
+                                    f"{name} cache", name), name.lower())
+              for name, values in (("K", step.k[head]), ("V", step.v[head]))))
 if settings.presenter:
     # Three charts at the slide's size do not fit side by side: the page shrank them and their text. The new query
     # goes on top and the caches side by side, all at one cell size that fits half the window, at the slide's font.
     cell = slide_cell(features, labels[:t], "feature value")
     cols = [st.container(), *st.columns(2)]
-    for col, (values, rows, title, prefix) in zip(cols, matrices):
+    for col, (values, rows, titles, prefix) in zip(cols, matrices):
         shown, _ = shown_features(values)
         with col:
             show_chart(cached_matrix_chart(
                 charts.matrix_heatmap, shown, rows, frames.feature_labels(shown.shape[-1], prefix), row_name="token",
-                col_name="feature", title=title + (f", head {head + 1}" if h > 1 else ""), cell_size=cell,
+                col_name="feature", title=titles[0], cell_size=cell,
                 font_size=settings.font_size, show_values=shown.shape[-1] <= 12 and cell >= SLIDE_CELL,
                 value_title="feature value", follow_row=0 if len(rows) == 1 else None))
 else:
@@ -120,14 +135,18 @@ else:
     if not view.stacked:
         domain = shared_domain(*(values for values, *_ in matrices))
         cell = shared_scale_cell(view, labels[:t], sum(shown_features(v)[0].shape[-1] for v, *_ in matrices), 3)
-    drawn = [feature_heatmap(view, values, rows, title + (f", head {head + 1}" if h > 1 else ""), prefix=prefix,
-                             share=1 / 3, domain=domain, cell=cell, legend=view.stacked or prefix == "v")[0]
-             for values, rows, title, prefix in matrices]
+    drawn = []
+    for values, rows, titles, prefix in matrices:
+        columns = shown_features(values)[0].shape[-1]
+        title = fitting_title(titles, columns * (cell or view.fit_cell(columns + 3, 1 / 3)))
+        drawn.append(feature_heatmap(view, values, rows, title, prefix=prefix, share=1 / 3, domain=domain, cell=cell,
+                                     legend=view.stacked or prefix == "v")[0])
     cols = [st.container() for _ in drawn] if view.stacked else side_by_side(drawn, view)
     for col, chart in zip(cols, drawn):
         with col:
             show_chart(chart)
 st.caption(f"The bottom row of K and V is new: {plain(labels[t - 1])} was projected once and appended. "
+           + (f"The charts show head {head + 1} of {h} (the sidebar picks the head). " if h > 1 else "")
            + (f"With g = {g}, head {head + 1} reads key/value head {step.kv_group(head) + 1}." if g < h else ""))
 
 st.subheader("2 · The new query attends to everything cached")
@@ -172,6 +191,9 @@ st.markdown(f"Measured on this server (d_model 64, 8 heads, one thread): at {las
             f"**{last.cached_ms:.2f} ms** with the cache and **{last.recompute_ms:.2f} ms** recomputing every key, "
             "value and row. With the cache a step's work grows linearly with the length (at these short lengths "
             "fixed costs hide most of it, so its line is nearly flat); without it, quadratically.")
+
+show_page_questions("generation", generation_questions(step=t, num_tokens=T, kv_heads=int(g), d_k=step.d_k,
+                                                        d_v=step.d_v))
 
 st.subheader("4 · A real model generating")
 st.markdown("A GPT-style model continues your sentence, always taking its most likely next token, with its own KV "
