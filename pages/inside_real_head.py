@@ -6,8 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from attention_ui import frames
+from attention_ui.checks.real import inside_head_questions
 from attention_ui.controls import sentence_settings, stage_picker
 from attention_ui.models import cached_reproduction, real_model_controls
+from attention_ui.questions import show_page_questions
 from attention_ui.text import STAGES, agreement_in_words, layer_input_words, plain, size_in_words
 from attention_ui.views import StageView, only_tokens, show_slide, show_stage, show_table
 
@@ -72,3 +74,8 @@ with slide:
                         follow=keep.index(follow), x=rep.x[keep])
         (show_slide if settings.presenter else show_stage)(shown, STAGES[step].key, worked_view=view)
         st.caption("The worked numbers list every token, special ones included: the model's sums run over them all.")
+
+show_page_questions("inside-real-head", inside_head_questions(
+    model_name=pick.name, hidden_size=pick.model.hidden_size, num_heads=pick.model.num_heads, causal=pick.model.causal,
+    trace=rep.trace, labels=labels, shown=keep, follow=follow, layer=pick.layer, head=pick.head,
+    max_abs_diff=rep.max_abs_diff))

@@ -4,8 +4,10 @@ import pandas as pd
 import streamlit as st
 
 from attention_ui import charts, frames
+from attention_ui.checks.real import real_model_questions
 from attention_ui.controls import sentence_settings
 from attention_ui.models import real_model_controls
+from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
 from attention_ui.text import plain
 from attention_ui.views import PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, on_pick, show_chart
@@ -97,3 +99,6 @@ if "[UNK]" in run.tokens:
 from attention_ui.summaries import show_model_summaries  # noqa: E402
 
 show_model_summaries(pick, settings)
+show_page_questions("real-model", real_model_questions(num_tokens=run.num_tokens, labels=labels, weights=weights,
+                                                       layer=pick.layer, head=pick.head, follow=follow_row,
+                                                       causal=pick.model.causal))
