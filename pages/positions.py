@@ -126,6 +126,8 @@ d_k = lesson.trace.d_k
 if d_k % 2:
     st.warning(f"RoPE turns features in pairs, so it needs an even d_k; this lesson has d_k = {d_k}. "
                "Pick an even d_k (or, with identity weights, a d_model that gives each head an even width).")
+    show_page_questions("order-and-position", position_questions(encodings, None, settings.labels,
+                                                                 follow=settings.follow))
     st.stop()
 st.caption(f"The grids show the scores divided by √d_k = {d_k ** 0.5:.4f}, as the lesson's stage 4 does: a token at "
            "position 0 is not turned, so the first row's score with itself is the scaled score of Step through.")

@@ -304,3 +304,24 @@ def test_the_default_settings_ask_the_default_questions():
     q = found[0]
     _check(at, q, f"{q.answer:.3f}")
     assert any(x.value.startswith("Right") for x in at.success)
+
+
+def test_with_an_odd_d_k_order_and_position_asks_its_questions_without_rope():
+    """RoPE needs an even d_k: the page stops before its RoPE grids, and asks the other two questions there."""
+    config = LessonConfig(d_k=5)
+    lesson = run_lesson(config)
+    labels = token_labels(lesson.tokens)
+    encodings = sinusoidal_positions(len(labels), lesson.x.shape[1], dtype=lesson.x.dtype)
+    found = position_questions(encodings, None, labels, follow=1)
+    assert [q.id.split("-")[3] for q in found] == ["pe", "shuffle"]
+    at = open_page("pages/positions.py", {"d_k": "5", "token": "2"})
+    assert any("needs an even d_k" in w.value for w in at.warning)
+    at.session_state["open_check_order-and-position"] = True
+    at.run()
+    asked = {w.key for w in [*at.radio, *at.text_input] if (w.key or "").startswith("cy-")}
+    assert asked == {f"cy-{q.id}" for q in found}
+    for q in found:
+        _check(at, q, q.right_answer)
+    at = switch_to(at, "pages/start_here.py")
+    assert [m.value for m in at.markdown if m.value.startswith("### ")][_path_index("order-and-position")] == DONE
+    assert any(c.value == "2 of 2 check-yourself questions answered" for c in at.caption)

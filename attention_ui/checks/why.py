@@ -63,42 +63,44 @@ def scaling_questions(d_k: int, trace: AttentionTrace, labels: list[str], unscal
     ]
 
 
-def position_questions(encodings: torch.Tensor, rope: RopeShiftCheck, labels: list[str], *,
+def position_questions(encodings: torch.Tensor, rope: RopeShiftCheck | None, labels: list[str], *,
                        follow: int) -> list[Question]:
     """Order and position's questions: the sinusoidal encoding of query ``follow`` in column d1 (``encodings``
     (T, d_model) as the page draws them), its RoPE score to the next token after the page's shift (``rope`` as
-    from ``rope_shift_check``), and what shuffling does without positions. Returns three questions."""
-    T = encodings.shape[0]
-    j = (follow + 1) % T
-    me, other = _quoted(labels[follow]), _quoted(labels[j])
+    from ``rope_shift_check``; None when the page cannot draw RoPE, with an odd d_k), and what shuffling does
+    without positions. Returns three questions, or two without ``rope``."""
+    me = _quoted(labels[follow])
     value = float(encodings[follow, 0])
-    shifted, before = float(rope.shifted_scores[follow, j]), float(rope.scores[follow, j])
-    return [
-        numeric(POSITIONS, "pe-d1", f"What is the sinusoidal encoding of {me} in column d1 (the PE chart's first "
-                "column)?", value,
-                f"{me} sits at position p = {follow} (counting from 0). Column d1 is 2i = 0, whose angle is "
-                f"p / 10000⁰ = p radians: PE = sin({follow}) = {value:.3f}.",
-                hint="Find this token's position p (the first token is at position zero) and work out the formula "
-                     "of the first column, whose i is zero, with the angle in radians; or hover over its cell in "
-                     "the PE chart."),
-        numeric(POSITIONS, "rope-shift", f"In the RoPE grid with every position shifted by {rope.shift:g}, what is "
-                f"the score ÷ √d_k from {me} to {other}?", shifted,
-                f"It is {shifted:.3f}, the same as without the shift ({before:.3f}): a RoPE score depends only on "
-                "how far apart the two tokens are, and a shift of every position does not change that.",
-                hint="Find this cell in the right-hand grid; or think about what shifting every position does to "
-                     "the distance between two tokens, and read the left-hand grid."),
-        choice(POSITIONS, "shuffle", "With no position information, you shuffle the words of a sentence. What "
-               "happens to attention's output?",
-               ("Every row changes, because each word has new neighbours",
-                "Only the rows of the words that moved change",
-                "The same rows come out, only in the new order",
-                "Nothing: the rows come out in the old order"), 2,
-               "Each query is compared with every key wherever they stand, so shuffling the inputs only shuffles "
-               "the outputs: Attn(PX) = P·Attn(X). “dog bites man” and “man bites dog” look alike, which is why "
-               "positions must be added.",
-               hint="Look at section 1's largest difference after reordering, and ask what in QKᵀ could tell which "
-                    "token came first."),
-    ]
+    found = [numeric(
+        POSITIONS, "pe-d1", f"What is the sinusoidal encoding of {me} in column d1 (the PE chart's first column)?",
+        value,
+        f"{me} sits at position p = {follow} (counting from 0). Column d1 is 2i = 0, whose angle is "
+        f"p / 10000⁰ = p radians: PE = sin({follow}) = {value:.3f}.",
+        hint="Find this token's position p (the first token is at position zero) and work out the formula of the "
+             "first column, whose i is zero, with the angle in radians; or hover over its cell in the PE chart.")]
+    if rope is not None:
+        j = (follow + 1) % encodings.shape[0]
+        shifted, before = float(rope.shifted_scores[follow, j]), float(rope.scores[follow, j])
+        found.append(numeric(
+            POSITIONS, "rope-shift", f"In the RoPE grid with every position shifted by {rope.shift:g}, what is the "
+            f"score ÷ √d_k from {me} to {_quoted(labels[j])}?", shifted,
+            f"It is {shifted:.3f}, the same as without the shift ({before:.3f}): a RoPE score depends only on how "
+            "far apart the two tokens are, and a shift of every position does not change that.",
+            hint="Find this cell in the right-hand grid; or think about what shifting every position does to the "
+                 "distance between two tokens, and read the left-hand grid."))
+    found.append(choice(
+        POSITIONS, "shuffle", "With no position information, you shuffle the words of a sentence. What happens to "
+        "attention's output?",
+        ("Every row changes, because each word has new neighbours",
+         "Only the rows of the words that moved change",
+         "The same rows come out, only in the new order",
+         "Nothing: the rows come out in the old order"), 2,
+        "Each query is compared with every key wherever they stand, so shuffling the inputs only shuffles the "
+        "outputs: Attn(PX) = P·Attn(X). “dog bites man” and “man bites dog” look alike, which is why positions "
+        "must be added.",
+        hint="Look at section 1's largest difference after reordering, and ask what in QKᵀ could tell which token "
+             "came first."))
+    return found
 
 
 def cross_questions(weights: torch.Tensor, labels: list[str], source_labels: list[str], *, follow: int, head: int,
