@@ -67,12 +67,18 @@ URL_KEYS = tuple(LINK_PARAMS)
 """Every key a link may hold; pages draw different subsets of the widgets bound to them."""
 
 
+OPEN_CHECK_PREFIX = "open_check"
+"""The session keys of the Check yourself expanders (the step-through's and each page's): kept across pages."""
+
+
 def keep_settings_across_pages() -> None:
     """Re-assign each bound widget's value, so a value that came from a link survives a page switch
     even where the next page draws the widget for the first time (see Streamlit's widget clean-up)."""
     for key in URL_KEYS:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
+    for key in [key for key in st.session_state if str(key).startswith(OPEN_CHECK_PREFIX)]:
+        st.session_state[key] = st.session_state[key]  # an opened Check yourself is open again on coming back
 
 
 def page_start(title: str, *, slides: bool = False) -> bool:

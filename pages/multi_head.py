@@ -82,7 +82,8 @@ def rows_by_head():
     parts = [frames.row_frame(trace.weights[i, settings.follow], labels).assign(head=f"head {i + 1}", head_index=i)
              for i in range(h)]
     return charts.row_bars_by_head(pd.concat(parts, ignore_index=True), columns=2, font_size=settings.font_size,
-                                   cell_size=bars_cell, title=f"the row of {settings.labels[settings.follow]} in each head")
+                                   cell_size=bars_cell,
+                                   title=f"the row of {settings.labels[settings.follow]} in each head")
 
 
 show_chart(cached_chart(("rows by head", trace.weights[:, settings.follow], tuple(labels), bars_cell,

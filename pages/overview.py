@@ -35,8 +35,9 @@ with live:
     show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"attention weights (head {settings.head + 1})",
                              weights=True, cell=cell))
     st.caption("Row = the token that is looking (query), column = the token it looks at (key). "
-               "Each row adds up to 1. A layer runs several such attentions side by side, its heads; this is the "
-               "first (Multi-head shows them all). The outlined row is the token the lessons follow.")
+               "Each row adds up to 1. A layer runs several such attentions side by side, its heads; this is head "
+               f"{settings.head + 1} of {settings.config.num_heads} (Multi-head shows them all). The outlined row is "
+               "the token the lessons follow.")
 if settings.config.seeded_embeddings and settings.config.init == "random":
     st.info(TOY_NOTE, icon=":material/casino:")
 

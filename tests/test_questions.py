@@ -365,3 +365,14 @@ def test_a_lesson_page_ends_with_the_next_page_on_the_path(url, presenter, link)
 def test_the_app_draws_the_path_link_under_its_page():
     at = open_page()
     assert [p.proto.page for p in at.get("page_link")][-1] == "step-through"
+
+
+def test_an_opened_check_yourself_is_open_again_after_another_page():
+    """A student who opened a page's questions, looked at another page and came back found them closed."""
+    at = open_page("pages/masking.py")
+    at.session_state["open_check_masks"] = True
+    at.run()
+    assert any(t.label == "Your answer" for t in at.text_input)
+    at = switch_to(at, "pages/overview.py")
+    at = switch_to(at, "pages/masking.py")
+    assert any(t.label == "Your answer" for t in at.text_input), "the questions are drawn: still open"
