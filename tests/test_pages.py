@@ -930,3 +930,9 @@ def test_stage_5_grid_has_no_legend_so_its_rows_stay_level_with_the_scores():
               if "field" in layer.get("encoding", {}).get("color", {})]
     assert fields and all(colour.get("legend", "drawn") is None for colour in fields), fields
     assert grid.spec["height"] == scores.spec["height"], "one cell size for the two"
+
+
+def test_the_overview_says_which_head_its_chart_shows():
+    at = open_page("pages/overview.py", {"heads": "2", "head": "2"})
+    assert chart(at, "attention weights (head 2)")
+    assert any("this is head 2 of 2" in c for c in texts(at, "caption")), texts(at, "caption")
