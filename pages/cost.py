@@ -151,7 +151,7 @@ disagree = [n for n, row in by_length.iterrows() if n > width and row["attend"] 
 if disagree:
     listed = ", ".join(map(str, disagree[:-1])) + (" and " if len(disagree) > 1 else "") + str(disagree[-1])
     st.markdown(
-        f"**Why the count and the clock disagree.** Beyond T = d = {width} section 1 counts more multiply-adds for "
+        f"**Why the count and the clock disagree.** Beyond T = d = {width}, section 1 counts more multiply-adds for "
         f"attention than for the recurrent layer, yet on this machine attention ran faster at T = {listed}. "
         "A count is not a time. Attention's T × T work is a few large matrix products, each one call to an optimised "
         "kernel that keeps the processor busy (vectorised; on a GPU spread over thousands of cores). The recurrent "
