@@ -416,13 +416,20 @@ def show_page_questions(page: str, found: list[Question]) -> None:
 
 def page_progress(page: str) -> tuple[int, int] | None:
     """(questions answered, questions asked) on the page with url path ``page`` in this session, or None if it
-    has not asked any yet. Answered: right, or wrong until the answer was shown; any settings' questions count."""
+    has not asked any yet. Answered: right, or wrong until the answer was shown, on any settings; a question asked
+    again on other numbers counts once (three answers to the K cache's size at three steps are one question)."""
     asked = st.session_state.get(PAGE_QUESTIONS_KEY, {}).get(page)
     if not asked:
         return None
-    answers = st.session_state.get(ANSWERS_KEY, {}).values()
-    answered = sum(a.get("stage") == page and _settled(a) for a in answers)
-    return min(answered, asked), asked
+    answers = st.session_state.get(ANSWERS_KEY, {})
+    answered = {_slug(question_id, page) for question_id, entry in answers.items()
+                if entry.get("stage") == page and _settled(entry)}
+    return min(len(answered), asked), asked
+
+
+def _slug(question_id: str, stage: str) -> str:
+    """The slug of a question id made by ``_id`` ("<stage>-<slug>-<digest>"): the same on any numbers."""
+    return question_id[len(stage) + 1:].rsplit("-", 1)[0]
 
 
 SCORE_RULE = ("A question counts as right when you answer it right before its answer is shown; a first "

@@ -212,7 +212,7 @@ def test_next_back_and_start_again_move_through_the_tokens():
     for _ in range(3):
         at.button(key="generation_next").click().run()
     assert _step_text(at).startswith("Step 4 of 7") and "4·on" in _step_text(at)
-    assert "K cache (4 rows), head 1" in chart_titles(at)
+    assert "K cache, head 1" in chart_titles(at) and "4 rows of K and V" in at.subheader[0].value
     at.button(key="generation_back").click().run()
     assert _step_text(at).startswith("Step 3 of 7")
     at.button(key="generation_reset").click().run()
@@ -230,7 +230,7 @@ def test_the_generation_step_is_in_the_link_and_a_link_opens_at_it():
     at.button(key="generation_next").click().run()
     assert at.query_params["generation_step"] in ("3", ["3"])
     shared = open_page(GENERATION, {"generation_step": "3"})
-    assert _step_text(shared).startswith("Step 3 of 7") and "K cache (3 rows), head 1" in chart_titles(shared)
+    assert _step_text(shared).startswith("Step 3 of 7") and "3 rows of K and V" in shared.subheader[0].value
 
 
 @pytest.mark.parametrize("step", ["8", "0", "x", "1e9"])

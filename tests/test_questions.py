@@ -376,3 +376,22 @@ def test_an_opened_check_yourself_is_open_again_after_another_page():
     at = switch_to(at, "pages/overview.py")
     at = switch_to(at, "pages/masking.py")
     assert any(t.label == "Your answer" for t in at.text_input), "the questions are drawn: still open"
+
+
+def test_a_question_asked_again_on_other_numbers_counts_once_towards_a_page():
+    """Answering the K cache's size at three steps marked Generation's three questions answered."""
+    from attention_ui import questions
+
+    steps = [numeric("generation", "cache", f"How many numbers at step {t}?", 4 * t, "t rows of d_k.", tolerance=0,
+                     hint="Count the rows.") for t in (1, 2, 3)]
+    why = choice("generation", "why", "Why?", ("a", "b"), 0, "Because.", hint="Think.")
+    state = {questions.PAGE_QUESTIONS_KEY: {"generation": 2},
+             ANSWERS_KEY: {q.id: {"stage": "generation", "correct": True} for q in steps}}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(questions.st, "session_state", state)
+        assert len({q.id for q in steps}) == 3
+        assert questions.page_progress("generation") == (1, 2)
+        state[ANSWERS_KEY][why.id] = {"stage": "generation", "correct": False, "shown": True, "wrong": 2}
+        assert questions.page_progress("generation") == (2, 2), "wrong until shown counts as answered"
+        state[ANSWERS_KEY]["what-it-costs-cache-0123456789"] = {"stage": "what-it-costs", "correct": True}
+        assert questions.page_progress("generation") == (2, 2)
