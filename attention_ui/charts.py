@@ -320,6 +320,7 @@ def _heatmap_layers(
     thin_col_labels: bool = False,
     col_labels_px: int | str | None = None,
     legend: bool = True,
+    value_font_px: int | None = None,
 ) -> alt.LayerChart:
     df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
     rows = _ordered(df, row, "row_index")
@@ -374,7 +375,7 @@ def _heatmap_layers(
     )
     dark = (f"{shown} && datum.{color_field} > 0.5" if scheme not in DARK_LOW_SCHEMES else
             f"{shown} && datum.{color_field} < 0.5") if by_row else f"!datum.masked && {_text_color_test(domain, scheme, diverging)}"
-    value_font = cell_value_font(cell_size, font_size, diverging=diverging, fit=fit)
+    value_font = value_font_px or cell_value_font(cell_size, font_size, diverging=diverging, fit=fit)
     text = base.mark_text(fontSize=value_font).encode(
         text=alt.Text("label:N"),
         color=_colour_when(dark, LIGHT_TEXT, DARK_TEXT),
@@ -433,6 +434,7 @@ def heatmap(
     thin_col_labels: bool = False,
     col_labels_px: int | str | None = None,
     legend: bool = True,
+    value_font_px: int | None = None,
 ) -> alt.LayerChart:
     """A heatmap of a matrix frame (columns ``row``, ``col``, ``value``, ``row_index``,
     ``col_index``; optional ``label`` and ``masked`` as made by ``matrix_frame``).
@@ -446,7 +448,8 @@ def heatmap(
     the column labels from the width they get; ``thin_col_labels`` then draws them upright and leaves out every
     other one while they would overlap; ``col_labels_px`` is the least height the column labels take, in pixels
     or as a Vega expression (charts side by side given the same start their rows level);
-    ``legend=False`` leaves out the colour bar (charts side by side on one colour scale need only one).
+    ``legend=False`` leaves out the colour bar (charts side by side on one colour scale need only one);
+    ``value_font_px`` sets the printed numbers' font (default: as large as ``cell_size`` holds).
     """
     return _heatmap_layers(
         df,
@@ -466,6 +469,7 @@ def heatmap(
         thin_col_labels=thin_col_labels,
         col_labels_px=col_labels_px,
         legend=legend,
+        value_font_px=value_font_px,
         title=chart_title(title, font_size),
     )
 

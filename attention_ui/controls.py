@@ -263,7 +263,11 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
   .st-key-slide_settings button p {font-size: 1rem !important;} .st-key-presenter label p {font-size: 1rem !important;}
   :is([data-testid='stTopNavSection'], [data-testid='stTopNavDropdownLink']) p {font-size: 0.875rem !important;}
   .st-key-slide [data-testid='stHorizontalBlock'] g.mark-text.role-mark text {font-size: 12px !important;}
-  .st-key-slide_rows_8 [data-testid='stHorizontalBlock'] g.mark-text.role-mark text {font-size: 11px !important;}}
+  .st-key-slide_rows_8 [data-testid='stHorizontalBlock'] g.mark-text.role-mark text {font-size: 11px !important;}
+  :is(.st-key-slide_rows_9, .st-key-slide_rows_10) [data-testid='stHorizontalBlock'] g.mark-text.role-mark text {
+    font-size: 10px !important;}
+  :is(.st-key-slide_rows_11, .st-key-slide_rows_12) [data-testid='stHorizontalBlock'] g.mark-text.role-mark text {
+    font-size: 9px !important;}}
 [data-testid='stMain'] .stProgress {margin-top: -0.6rem;}
 [data-testid='stMain'] :is(.stProgress p, [data-testid='stPageLink'] p) {font-size: 1.3rem !important;}
 [data-testid='stMain']:focus, [data-testid='stMain'] *:focus:not(input):not(button) {outline: none;}
@@ -284,9 +288,10 @@ the followed token may attend to one key only. The Settings menu (the sidebar's 
 switch, in its usual small text, as tall as the window allows (its three columns fit 1280 × 800 unscrolled). On a
 window narrower than 1180 px the menu shows its name only, in a smaller text (the slides send a lecturer "under
 Settings at the top"), and the page menus and the switch's label keep a smaller text, so that the three fit; two
-charts side by side on a slide print the numbers in their cells at 12 px there, 11 px for 8 tokens (the most that
-print numbers; judged for 1280 px, at the slide's 16 px they ran together; left out, a 1024-px projector showed
-stage 4's scaling as two colour patches)."""
+charts side by side on a slide print the numbers in their cells at 12 px there, 11 px for 8 tokens, 10 px for 9
+or 10 and 9 px for 11 or 12 (the most that print numbers at 1280 px; at 1280 px their font fits their cells, at
+the slide's 16 px they ran together; left out, a 1024-px projector showed stage 4's scaling as two colour
+patches)."""
 
 PRESENTER_GAP_PX = 16
 """The gap between two of ``st.columns`` (Streamlit's default "small" gap, 1rem)."""

@@ -447,21 +447,25 @@ def _caption_cut(*widths: tuple[str, int], table: str = "“All the numbers” b
 
 def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], title: str, prefix: str = "d",
                     share: float = 1.0, row_name: str = "token", col_labels=None, domain=None,
-                    level_with_keys: bool = False, cell: int | None = None, legend: bool = True):
+                    level_with_keys: bool = False, cell: int | None = None, legend: bool = True,
+                    slide_share: float | None = None):
     """A rows × features heatmap (diverging colours around 0; ``domain`` fixes the colour scale), capped at
     MAX_FEATURES_SHOWN columns and sized to fit ``share`` of the page width (or given its ``cell`` size).
     ``level_with_keys``: on a slide, beside a token chart, its rows stay level with that chart's (see
-    ``slide_key_labels_px``); ``legend=False``: no colour bar. Returns (chart, note)."""
+    ``slide_key_labels_px``); ``legend=False``: no colour bar; ``slide_share``: its share of a slide's width (a
+    slide's charts share it equally; default ``share``). Returns (chart, note)."""
     shown, note = shown_features(values)
     cols = frames.feature_labels(shown.shape[-1], prefix) if col_labels is None else frames.AxisLabels(
         col_labels[:shown.shape[-1]])
     if cell is None:
         cell = view.fit_cell(shown.shape[-1] + 3, share)  # + room for the token labels and the colour bar
     follow = view.follow if row_name == "token" and len(rows) == len(view.labels) else None
-    # a slide's third of the width is too narrow for numbers
-    values_fit = share >= 0.5 if view.fit else prints_values(cell, view.font_size, signed=True)
+    value_font = slide_value_font(view, shown.shape[-1], slide_share or share, signed=True,
+                                  features=True) if view.fit else None
+    values_fit = value_font is not None if view.fit else prints_values(cell, view.font_size, signed=True)
     chart = cached_matrix_chart(charts.matrix_heatmap, shown, rows, cols, row_name=row_name, col_name="feature",
                                 title=title, cell_size=SLIDE_CELL if view.fit else cell, font_size=view.font_size,
+                                value_font_px=value_font,
                                 row=row_name, show_values=shown.shape[-1] <= 12 and values_fit,
                                 value_title="feature value", follow_row=follow, fit=view.fit, domain=domain,
                                 col_labels_px=slide_key_labels_px(view) if view.fit and level_with_keys else None,
@@ -510,20 +514,35 @@ def shared_scale_cell(view: StageView, rows: list[str], columns: int, charts_sid
     return max(8, min(view.cell_size, int(room // max(columns, 1))))
 
 
-SLIDE_NUMBER_CELL_PX = 52
-"""Narrowest cell of a slide's chart that holds its printed number ("−0.390" in the slide's 16-px value font);
-narrower cells show colours only (the numbers ran into each other: "−0.3900.165")."""
+SLIDE_SIGNED_NUMBER_EM = 3.25
+"""Width of a slide cell that holds a signed number ("−0.390") in ems of its font (52 px at the slide's 16 px);
+in narrower cells the numbers ran into each other ("−0.3900.165")."""
+SLIDE_WEIGHT_NUMBER_EM = 2.75
+"""The same for a weight, which has no sign ("0.390")."""
+MIN_SLIDE_VALUE_PX = 12
+"""Smallest font of the numbers in a slide's cells (read from the back of a hall); cells too narrow for it show
+colours only."""
 
 
 SLIDE_AXIS_AND_LEGEND_PX = 90
-"""Width of a slide chart's row-axis title and colour bar (measured at 1280 px: about 85)."""
+"""Width of a slide chart's row-axis title and colour bar titled "score" or "weight" (measured at 1280 px: about
+85)."""
+SLIDE_FEATURE_LEGEND_PX = 68
+"""What a colour bar titled "feature value" takes beyond that (Q, K and V on a slide: cells of 48 px, not 65)."""
 
 
-def slide_cell_px(view: StageView, columns: int, share: float) -> float:
-    """How wide a cell of a slide's chart is drawn at 1280 px: ``share`` of the presenter column, less the row
-    labels, the axis title and the colour bar, over ``columns`` cells (a slide's chart fills its column)."""
-    labels_px = charts.label_px(view.labels, view.font_size)
-    return (PRESENTER_COLUMN_PX * share - labels_px - SLIDE_AXIS_AND_LEGEND_PX) / max(columns, 1)
+def slide_value_font(view: StageView, columns: int, share: float, *, signed: bool,
+                     features: bool = False) -> int | None:
+    """The font, in pixels, of the numbers in the cells of a slide chart with ``columns`` columns in ``share`` of
+    the slide's width (less its row labels and colour bar, wider for ``features``): the slide's usual value font
+    where they fit, else as large as fits; None under MIN_SLIDE_VALUE_PX (colours only). With 9–12 tokens two
+    charts side by side print their numbers at 12–15 px (they showed none: their cells were under 52 px)."""
+    room = charts.label_px(view.labels, view.font_size) + SLIDE_AXIS_AND_LEGEND_PX
+    cell = (PRESENTER_COLUMN_PX * share - room - (SLIDE_FEATURE_LEGEND_PX if features else 0)) / max(columns, 1)
+    em = SLIDE_SIGNED_NUMBER_EM if signed else SLIDE_WEIGHT_NUMBER_EM
+    usual = charts.cell_value_font(SLIDE_CELL, view.font_size, diverging=True, fit=True)
+    font = min(usual, int(cell / em))
+    return font if font >= MIN_SLIDE_VALUE_PX else None
 
 
 def slide_key_labels_px(view: StageView) -> str:
@@ -568,11 +587,14 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
         cell = SLIDE_CELL
     elif cell is None:
         cell = view.fit_cell(len(view.keys) + 3, share)
+    value_font = None
     if view.fit:  # a slide's charts share its width equally: at most two token charts side by side
-        many = slide_cell_px(view, len(view.keys), 1.0 if share >= 1 else 0.5) < SLIDE_NUMBER_CELL_PX
+        value_font = slide_value_font(view, len(view.keys), 1.0 if share >= 1 else 0.5, signed=not weights)
+        many = value_font is None
     else:
         many = len(view.keys) > 14 or not prints_values(cell, view.font_size, signed=not weights)
     common = {"title": title, "cell_size": cell, "font_size": view.font_size, "show_values": not many,
+              "value_font_px": value_font,
               "follow_row": view.follow, "pick": view.pick, "fit": view.fit,
               "col_labels_px": slide_key_labels_px(view) if view.fit and level_with_features else None}
     if weights:
@@ -844,7 +866,7 @@ def _context_charts(view: StageView) -> list:
         columns = len(view.keys) + shown_features(context)[0].shape[-1]
         cell = shared_scale_cell(view, view.labels, columns, 2, legends=2)
     chart, _ = feature_heatmap(view, context, view.labels, f"context = A·V{_head_title(view)}",
-                               prefix="c", share=1 / 3, level_with_keys=True, cell=cell)
+                               prefix="c", share=1 / 3, level_with_keys=True, cell=cell, slide_share=0.5)
     return [token_heatmap(view, t.weights[view.head], f"weights A{_head_title(view)}", weights=True, blocked=True,
                           share=2 / 3, level_with_features=True, cell=cell), chart]
 

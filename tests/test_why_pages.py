@@ -572,3 +572,37 @@ def test_a_stage_prints_its_signed_numbers_at_10_px_or_not_at_all(step, sentence
     fonts = value_fonts(shown)
     assert all(font >= 10 for font in fonts), fonts
     assert len(fonts) == (len(titles) if printed else 0), fonts
+
+
+TEN_WORDS = "The young student quickly read the long paper before class"
+
+
+@pytest.mark.parametrize("step, sentence, titles", [
+    ("qkv", "The cat sat on the mat.", ("Q —", "K —", "V —")),
+    ("context", TEN_WORDS, ("context = A·V",)),
+], ids=["Q K V, 7 tokens", "context beside A, 10 tokens"])
+def test_a_slides_feature_charts_print_numbers_where_their_cells_hold_them(step, sentence, titles):
+    """On a slide, Q, K and V (a third of the width each) and the context beside the weights printed no numbers
+    whatever their cells: with d_k = 4 a cell is 60–110 px wide, and the check-yourself asks for Q's first number."""
+    at = open_page("pages/step_through.py", {"step": step, "sentence": sentence, "mask": "causal",
+                                              "presenter": "true"})
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    shown = [s for s in specs if any(t.startswith(titles) for t in spec_titles(s))]
+    assert len(shown) == len(titles), [spec_titles(s) for s in specs]
+    assert len(value_fonts(shown)) == len(titles) and min(value_fonts(shown)) >= 12, value_fonts(shown)
+
+
+@pytest.mark.parametrize("sentence, fonts", [
+    ("The cat sat on the mat.", {16}),
+    (TEN_WORDS, {12}),
+    ("a b c d e f g h i j k l", {12}),
+    ("The quick brown fox jumps over the lazy dog while the cat sleeps", set()),
+], ids=["7 tokens", "10 tokens", "12 short tokens", "13 tokens"])
+def test_a_slides_pair_prints_its_numbers_as_large_as_its_cells_allow(sentence, fonts):
+    """With 9 or more tokens stage 4's two charts on a slide showed colours only (their cells were under 52 px),
+    so a lecturer with a ten-word sentence could not read the scaling out; they print at 12 px or more, or not."""
+    at = open_page("pages/step_through.py", {"step": "scaled", "sentence": sentence, "presenter": "true"})
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    shown = [s for s in specs if any(t.startswith(("before:", "after:")) for t in spec_titles(s))]
+    assert len(shown) == 2
+    assert set(value_fonts(shown)) == fonts and len(value_fonts(shown)) == (2 if fonts else 0), value_fonts(shown)
