@@ -96,69 +96,72 @@ if st.button(f"Measure on {device}", key="cost_measure", type="primary", icon=":
     try:
         timings, skipped = measure_costs(device, lengths, width, lambda f, text: bar.progress(f, text=text))
     except (AttentionInputError, RuntimeError) as err:
-        bar.empty()
         st.error(f"**The measurement failed.** {err}", icon="⚠️")
-        st.stop()
+    else:
+        st.session_state.setdefault(RESULTS, {})[key] = (timings, skipped)
     bar.empty()
-    st.session_state.setdefault(RESULTS, {})[key] = (timings, skipped)
+
+
+def show_measured(timings, skipped: list[int]) -> None:
+    """Section 2's results: the times per T (``timings``, long format: T, layer, seconds) as a chart, fitted slopes
+    and a table, what they say, and why the count and the clock may disagree; ``skipped`` lengths were not timed."""
+    if skipped:
+        st.warning(f"Stopped before T = {', '.join(map(str, skipped))} to stay within {MAX_COST_SECONDS:.0f} s.")
+    measured_lengths = sorted(set(timings["T"]))
+    slopes = {}
+    if len(measured_lengths) >= 2:  # a slope needs two lengths: a busy machine may time only the first in the budget
+        for kind, group in timings.groupby("layer", sort=False):
+            slopes[kind], _ = fitted_slope(group["T"].tolist(), group["seconds"].tolist())
+    named = timings.assign(layer=[f"{LAYER_NAMES[k]}: slope {slopes[k]:.2f}" if slopes else LAYER_NAMES[k]
+                                  for k in timings["layer"]])
+    show_chart(cached_spec(line_chart, named, x="T", y="seconds", series="layer",
+                           colors=[KIND_COLORS[k] for k in dict.fromkeys(timings["layer"])],
+                           title=f"time per forward pass on {device} (log–log)", y_format=".3~s", log_x=True,
+                           log_y=True, font_size=font, width=900 if wide else 560, height=380 if wide else 300))
+    if slopes:
+        memory_slope, _ = fitted_slope(measured_lengths, [weights_bytes(n) for n in measured_lengths])
+        cols = st.columns(4)
+        cols[0].metric("attention: fitted slope", f"{slopes['attend']:.2f}")
+        cols[1].metric("fused kernel: fitted slope", f"{slopes['fused']:.2f}")
+        cols[2].metric("recurrent: fitted slope", f"{slopes['recurrent']:.2f}")
+        cols[3].metric("T×T weights memory: slope", f"{memory_slope:.2f}")
+        st.caption(f"Slopes are fitted to log(time) against log(T) for T ≥ {SLOPE_FROM_LENGTH} (all points if fewer "
+                   "than two are that long): below it fixed overheads dominate. Slope 2 means ×4 time for ×2 tokens.")
+    else:
+        st.info(f"Only T = {measured_lengths[0]} was timed, and a slope needs two lengths: this machine is busy. Press "
+                "the button again later, or pick a smaller longest T.")
+    table = timings.pivot(index="T", columns="layer", values="seconds")
+    table = table.map(seconds_text).assign(**{"T×T weights": [bytes_text(weights_bytes(n)) for n in table.index]})
+    show_table(table, hide_index=False, width="content")
+    st.markdown(
+        "The fused kernel does the same arithmetic but in tiles, without writing the T × T weights to memory "
+        "(which kernel runs depends on the device and dtype): less memory traffic, which can make it faster (the "
+        "gain is largest on a GPU and for long sequences) and lets it handle longer sequences. It still does O(T²) "
+        "work. The recurrent layer grows about linearly, but its T steps run one after another, which a GPU cannot "
+        "spread out."
+    )
+    st.markdown(fused_in_words(timings))
+    by_length = timings.pivot(index="T", columns="layer", values="seconds").sort_index()
+    disagree = [n for n, row in by_length.iterrows() if n > width and row["attend"] < row["recurrent"]
+                and seconds_text(row["attend"]) != seconds_text(row["recurrent"])]  # as the table shows them
+    if disagree:
+        listed = ", ".join(map(str, disagree[:-1])) + (" and " if len(disagree) > 1 else "") + str(disagree[-1])
+        st.markdown(
+            f"**Why the count and the clock disagree.** Beyond T = d = {width}, section 1 counts more multiply-adds "
+            f"for attention than for the recurrent layer, yet on this machine attention ran faster at T = {listed}. "
+            "A count is not a time. Attention's T × T work is a few large matrix products, each one call to an "
+            "optimised kernel that keeps the processor busy (vectorised; on a GPU spread over thousands of cores). "
+            "The recurrent layer takes T small steps, and step t cannot start before step t − 1 is done: each "
+            "multiplies one vector by a d × d matrix and pays a fixed overhead, so the hardware mostly waits. That "
+            "per-step overhead dominates until T is large enough for attention's T² to catch up."
+        )
+
 
 measured = st.session_state.get(RESULTS, {}).get(key)
 if measured is None:
     st.info("Nothing measured yet for these settings: press the button (it takes a few seconds).")
-    show_page_questions("what-it-costs", questions)
-    st.stop()
-
-timings, skipped = measured
-if skipped:
-    st.warning(f"Stopped before T = {', '.join(map(str, skipped))} to stay within {MAX_COST_SECONDS:.0f} s.")
-measured_lengths = sorted(set(timings["T"]))
-slopes = {}
-if len(measured_lengths) >= 2:  # a slope needs two lengths: a busy machine may time only the first within the budget
-    for kind, group in timings.groupby("layer", sort=False):
-        slopes[kind], _ = fitted_slope(group["T"].tolist(), group["seconds"].tolist())
-named = timings.assign(layer=[f"{LAYER_NAMES[k]}: slope {slopes[k]:.2f}" if slopes else LAYER_NAMES[k]
-                              for k in timings["layer"]])
-show_chart(cached_spec(line_chart, named, x="T", y="seconds", series="layer",
-                       colors=[KIND_COLORS[k] for k in dict.fromkeys(timings["layer"])],
-                       title=f"time per forward pass on {device} (log–log)", y_format=".3~s", log_x=True, log_y=True,
-                       font_size=font, width=900 if wide else 560, height=380 if wide else 300))
-if slopes:
-    memory_slope, _ = fitted_slope(measured_lengths, [weights_bytes(n) for n in measured_lengths])
-    cols = st.columns(4)
-    cols[0].metric("attention: fitted slope", f"{slopes['attend']:.2f}")
-    cols[1].metric("fused kernel: fitted slope", f"{slopes['fused']:.2f}")
-    cols[2].metric("recurrent: fitted slope", f"{slopes['recurrent']:.2f}")
-    cols[3].metric("T×T weights memory: slope", f"{memory_slope:.2f}")
-    st.caption(f"Slopes are fitted to log(time) against log(T) for T ≥ {SLOPE_FROM_LENGTH} (all points if fewer "
-               "than two are that long): below it fixed overheads dominate. Slope 2 means ×4 time for ×2 tokens.")
 else:
-    st.info(f"Only T = {measured_lengths[0]} was timed, and a slope needs two lengths: this machine is busy. Press "
-            "the button again later, or pick a smaller longest T.")
-table = timings.pivot(index="T", columns="layer", values="seconds")
-table = table.map(seconds_text).assign(**{"T×T weights": [bytes_text(weights_bytes(n)) for n in table.index]})
-show_table(table, hide_index=False, width="content")
-st.markdown(
-    "The fused kernel does the same arithmetic but in tiles, without writing the T × T weights to memory "
-    "(which kernel runs depends on the device and dtype): less memory traffic, which can make it faster (the "
-    "gain is largest on a GPU and for long sequences) and lets it handle longer sequences. It still does O(T²) "
-    "work. The recurrent layer grows about linearly, but its T steps run one after another, which a GPU cannot "
-    "spread out."
-)
-st.markdown(fused_in_words(timings))
-by_length = timings.pivot(index="T", columns="layer", values="seconds").sort_index()
-disagree = [n for n, row in by_length.iterrows() if n > width and row["attend"] < row["recurrent"]
-            and seconds_text(row["attend"]) != seconds_text(row["recurrent"])]  # as the table shows them
-if disagree:
-    listed = ", ".join(map(str, disagree[:-1])) + (" and " if len(disagree) > 1 else "") + str(disagree[-1])
-    st.markdown(
-        f"**Why the count and the clock disagree.** Beyond T = d = {width}, section 1 counts more multiply-adds for "
-        f"attention than for the recurrent layer, yet on this machine attention ran faster at T = {listed}. "
-        "A count is not a time. Attention's T × T work is a few large matrix products, each one call to an optimised "
-        "kernel that keeps the processor busy (vectorised; on a GPU spread over thousands of cores). The recurrent "
-        "layer takes T small steps, and step t cannot start before step t − 1 is done: each multiplies one vector "
-        "by a d × d matrix and pays a fixed overhead, so the hardware mostly waits. That per-step overhead "
-        "dominates until T is large enough for attention's T² to catch up."
-    )
+    show_measured(*measured)
 show_page_questions("what-it-costs", questions)
 st.markdown("**Takeaway:** attention's cost grows with the square of the length — in time and in the memory of its "
             "weights. Long contexts need kernels that never store the T × T weights (fused attention: the memory "

@@ -200,51 +200,58 @@ st.markdown("A GPT-style model continues your sentence, always taking its most l
             "cache. For each new token we show where it looked, in every head of one layer.")
 from attention_ui.models import load_or_explain, model_names  # noqa: E402
 
-offered = [name for name in DECODERS if name in model_names()]
-if not offered:
-    st.info("No GPT-style model is available on this server, so this part is left out; everything above works "
-            "without one. (A GPT-style model is one that writes text a token at a time, such as distilgpt2. Whoever "
-            "runs the app can add one: the README's “Real models” section says how.)", icon=":material/info:")
-    st.stop()
-use_real = st.toggle("Generate with a real GPT-style model", key="generation_real",
-                     help="distilgpt2 or gpt2, from a local folder or the model hub where this server allows it.")
-if not use_real:
-    st.stop()
+def real_generation() -> None:
+    """Section 4: a GPT-style model, if the server has one, writes new tokens; where each looked, in one layer.
+    Returns early (the page's path link still follows) without a model, with the toggle off or a bad prompt."""
+    offered = [name for name in DECODERS if name in model_names()]
+    if not offered:
+        st.info("No GPT-style model is available on this server, so this part is left out; everything above works "
+                "without one. (A GPT-style model is one that writes text a token at a time, such as distilgpt2. "
+                "Whoever runs the app can add one: the README's “Real models” section says how.)",
+                icon=":material/info:")
+        return
+    use_real = st.toggle("Generate with a real GPT-style model", key="generation_real",
+                         help="distilgpt2 or gpt2, from a local folder or the model hub where this server allows it.")
+    if not use_real:
+        return
 
-left, right = st.columns(2)
-name = left.selectbox("Model", offered, key="generation_model")
-count = right.slider("New tokens", 1, MAX_NEW_TOKENS, 6, key="generation_count")
-if load_or_explain(name) is None:
-    st.stop()
-try:
-    with st.spinner(f"{name} is writing…"):
-        gen = cached_generation(name, config.sentence, int(count))
-except AttentionInputError as err:
-    st.warning(f"**Please adjust the prompt.** {err}", icon="⚠️")
-    st.stop()
-if gen.truncated:
-    st.info(f"The prompt was long, so only its last {gen.prompt_length} pieces were kept "
-            f"(prompt and new tokens together stay within {MAX_REAL_MODEL_TOKENS}).")
-prompt_text = "".join(gen.tokens[:gen.prompt_length]).replace("␣", " ")
-new_text = "".join(gen.tokens[gen.prompt_length:]).replace("␣", " ")
-st.markdown(f"**Prompt:** {plain(prompt_text)}  \n**Generated:** {plain(new_text)}")
-all_labels = list(frames.token_labels(gen.tokens))
-left, right = st.columns(2)
-pick = left.select_slider("Generated token", options=list(range(gen.num_generated)),
-                          format_func=lambda s: all_labels[gen.prompt_length + s], key="generation_pick")
-loaded_layers = gen.full_attentions.shape[0]
-layer = right.selectbox("Layer", range(1, loaded_layers + 1), key="generation_layer")
-weights = gen.step_attentions[pick][int(layer) - 1]  # (h, P + s + 1)
-keys = all_labels[:gen.prompt_length + pick + 1]
-heads = [f"head {i + 1}" for i in range(weights.shape[0])]
-cell = max(10, min(settings.cell_size - 6, 900 // (len(keys) + 4)))
-show_chart(cached_matrix_chart(charts.heatmap, weights, heads, keys, row_name="head", col_name="key", row="head",
-                               col="key", domain=(0, 1), value_title="weight", cell_size=cell,
-                               font_size=settings.font_size, show_values=False,
-                               title=f"{all_labels[gen.prompt_length + pick]} read into the cache: layer "
-                                     f"{int(layer)}, every head"))
-st.metric("Largest |step-by-step − one full pass|", size_in_words(gen.max_abs_diff),
-          help="Every generated token's attention row, in every layer and head, against the same row of one causal "
-               "pass over the whole text.")
-st.success("Takeaway: a real decoder does exactly this: one new row of K and V per token, one new query row, and "
-           "the same attention as if it had read the whole text at once.")
+    left, right = st.columns(2)
+    name = left.selectbox("Model", offered, key="generation_model")
+    count = right.slider("New tokens", 1, MAX_NEW_TOKENS, 6, key="generation_count")
+    if load_or_explain(name) is None:
+        return
+    try:
+        with st.spinner(f"{name} is writing…"):
+            gen = cached_generation(name, config.sentence, int(count))
+    except AttentionInputError as err:
+        st.warning(f"**Please adjust the prompt.** {err}", icon="⚠️")
+        return
+    if gen.truncated:
+        st.info(f"The prompt was long, so only its last {gen.prompt_length} pieces were kept "
+                f"(prompt and new tokens together stay within {MAX_REAL_MODEL_TOKENS}).")
+    prompt_text = "".join(gen.tokens[:gen.prompt_length]).replace("␣", " ")
+    new_text = "".join(gen.tokens[gen.prompt_length:]).replace("␣", " ")
+    st.markdown(f"**Prompt:** {plain(prompt_text)}  \n**Generated:** {plain(new_text)}")
+    all_labels = list(frames.token_labels(gen.tokens))
+    left, right = st.columns(2)
+    pick = left.select_slider("Generated token", options=list(range(gen.num_generated)),
+                              format_func=lambda s: all_labels[gen.prompt_length + s], key="generation_pick")
+    loaded_layers = gen.full_attentions.shape[0]
+    layer = right.selectbox("Layer", range(1, loaded_layers + 1), key="generation_layer")
+    weights = gen.step_attentions[pick][int(layer) - 1]  # (h, P + s + 1)
+    keys = all_labels[:gen.prompt_length + pick + 1]
+    heads = [f"head {i + 1}" for i in range(weights.shape[0])]
+    cell = max(10, min(settings.cell_size - 6, 900 // (len(keys) + 4)))
+    show_chart(cached_matrix_chart(charts.heatmap, weights, heads, keys, row_name="head", col_name="key", row="head",
+                                   col="key", domain=(0, 1), value_title="weight", cell_size=cell,
+                                   font_size=settings.font_size, show_values=False,
+                                   title=f"{all_labels[gen.prompt_length + pick]} read into the cache: layer "
+                                         f"{int(layer)}, every head"))
+    st.metric("Largest |step-by-step − one full pass|", size_in_words(gen.max_abs_diff),
+              help="Every generated token's attention row, in every layer and head, against the same row of one causal "
+                   "pass over the whole text.")
+    st.success("Takeaway: a real decoder does exactly this: one new row of K and V per token, one new query row, and "
+               "the same attention as if it had read the whole text at once.")
+
+
+real_generation()

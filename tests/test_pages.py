@@ -936,3 +936,11 @@ def test_the_overview_says_which_head_its_chart_shows():
     at = open_page("pages/overview.py", {"heads": "2", "head": "2"})
     assert chart(at, "attention weights (head 2)")
     assert any("this is head 2 of 2" in c for c in texts(at, "caption")), texts(at, "caption")
+
+
+def test_what_it_costs_runs_to_its_end_before_anything_is_measured():
+    """The page stopped at "Nothing measured yet": its takeaway, and the link to the next page on the path that
+    follows a page's end, were left out until the student pressed Measure."""
+    at = open_page("pages/cost.py")
+    assert any("Nothing measured yet" in i for i in texts(at, "info"))
+    assert any(m.startswith("**Takeaway:**") for m in texts(at, "markdown"))
