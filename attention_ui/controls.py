@@ -415,7 +415,7 @@ it switched presenter mode (or any toggle or checkbox) on or off, and focused a 
 
 def _presenter_toggle() -> bool:
     presenter = st.toggle("Presenter mode", key="presenter", help="One slide per stage: large charts and text, "
-                          "the sidebar's controls under Settings at the top, pages at the top; ←/→ or a clicker move "
+                          "the lesson's settings under Settings at the top, pages at the top; ←/→ or a clicker move "
                           "between stages.", **BOUND)
     # One element with the page's style and the clicker keys' script, drawn with the page (a Back/Next, a
     # fragment's rerun, sends nothing more). Fixed code, no user text.

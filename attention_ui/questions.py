@@ -153,7 +153,7 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
             numeric(stage, "q-width", "How many numbers does each query of one head have (its width)?", d_k,
                     f"A head's query and key vectors have d_k = {d_k} numbers.", tolerance=0,
                     hint="Count the columns of one head's Q in the chart: that width has a name in the formula, "
-                         "and the sidebar sets it."),
+                         "and the lesson's settings set it."),
             choice(stage, "role", "Which vector decides what a token passes on when another token attends to it?",
                    ("its query", "its key", "its value"), 2,
                    "Queries and keys only decide the weights; the values are what get averaged.",

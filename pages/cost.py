@@ -11,7 +11,7 @@ from attention_ui.checks.modern import cost_questions
 from attention_ui.controls import lesson_settings
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
-from attention_ui.views import show_chart, show_table
+from attention_ui.views import in_the_sidebar, show_chart, show_table
 from attention_ui.why import (SERIES_COLORS, bytes_text, fused_in_words, keep_page_settings, line_chart, measure_costs,
                               page_choice, seconds_text)
 
@@ -58,7 +58,7 @@ choices = [n for n in LONGEST_CHOICES if device != "cpu" or n <= CPU_LONGEST]
 left, right = st.columns(2)
 with left:
     longest = page_choice("Longest T", choices, 2048, "cost_longest",
-                          help=f"Up to {choices[-1]} on {device} (the device is picked in the sidebar).")
+                          help=f"Up to {choices[-1]} on {device} (the device is picked {in_the_sidebar()}).")
 with right:
     width = page_choice("Width d (d_k = d_v = the RNN's hidden size)", WIDTH_CHOICES, 64, "cost_width")
 lengths = cost_lengths(longest)

@@ -53,7 +53,7 @@ st.graphviz_chart(
 
 st.subheader("2 · Two sentences")
 left, right = st.columns(2)
-left.markdown(f"**Queries (the target):** the sidebar's sentence, {len(lesson.tokens)} tokens.")
+left.markdown(f"**Queries (the target):** your sentence, {len(lesson.tokens)} tokens.")
 with right:
     source = st.text_input("Keys and values (the source)", DEFAULT_SOURCE, key="cross_source",
                            max_chars=MAX_SENTENCE_CHARS, help=f"At most {MAX_TOKENS} tokens.", **BOUND)
@@ -92,7 +92,7 @@ cols = st.columns(3)
 cols[0].metric("queries T (rows)", T)
 cols[1].metric("keys S (columns)", S)
 cols[2].metric("largest |row sum − 1|", size_in_words(cross.row_sum_error))
-st.markdown("Left, the target sentence attends to itself (T × T, with the sidebar's mask). Right, the same queries "
+st.markdown("Left, the target sentence attends to itself (T × T, with the lesson's mask). Right, the same queries "
             "attend to the source (T × S): every row is still a set of weights that adds up to 1, now spread over "
             "the other sentence. The same weights W_Q, W_K, W_V are used for both here; a real model learns "
             "separate ones for its cross-attention.")

@@ -17,8 +17,8 @@ from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import counted, plain, size_in_words
 from attention_ui.url_state import keep_in_link, note_ignored, show_link_notes
 from attention_ui.views import (MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, PRESENTER_COLUMN_PX, SLIDE_CELL, StageView,
-                                 feature_heatmap, shared_domain, shared_scale_cell, show_chart, shown_features,
-                                 side_by_side)
+                                 feature_heatmap, in_the_sidebar, shared_domain, shared_scale_cell, show_chart,
+                                 shown_features, side_by_side)
 
 STEP_KEY = "generation_step"
 DECODERS = [name for name, spec in MODEL_ALLOWLIST.items() if spec.kind == "decoder"]
@@ -146,7 +146,7 @@ else:
         with col:
             show_chart(chart)
 st.caption(f"The bottom row of K and V is new: {plain(labels[t - 1])} was projected once and appended. "
-           + (f"The charts show head {head + 1} of {h} (the sidebar picks the head). " if h > 1 else "")
+           + (f"The charts show head {head + 1} of {h} (the head is picked {in_the_sidebar()}). " if h > 1 else "")
            + (f"With g = {g}, head {head + 1} reads key/value head {step.kv_group(head) + 1}." if g < h else ""))
 
 st.subheader("2 · The new query attends to everything cached")

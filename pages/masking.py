@@ -105,7 +105,7 @@ def use_custom_mask() -> None:
 if config.mask != "custom":
     if grid is not None:
         st.info(f"Your grid is the “custom” chart above, but the lesson's mask is “{config.mask}”, so the other "
-                "pages do not use it yet. Use it as the mask (the sidebar's mask becomes “custom”) to see its "
+                "pages do not use it yet. Use it as the mask (the lesson's mask becomes “custom”) to see its "
                 "fully blocked rows here and every page with it.")
         st.button("Use my grid as the mask", on_click=use_custom_mask, icon=":material/grid_on:")
 else:

@@ -36,7 +36,7 @@ controls = st.columns(3)
 with controls[0]:
     d_k = page_slider(f"d_k of the experiments (up to {MAX_SCALING_D_K})", 1, MAX_SCALING_D_K, 64, "why_dk",
                       help="Sections 1 and 2 draw random q and k of this width. Section 3 uses your sentence "
-                      "with the sidebar's d_k.")
+                      f"with the lesson's d_k (set {in_the_sidebar()}).")
 with controls[1]:
     num_keys = page_slider("Number of keys (one softmax row)", 2, MAX_SCALING_KEYS, 16, "why_keys")
 with controls[2]:
@@ -110,7 +110,7 @@ trace, head = settings.lesson.trace, settings.head
 view = StageView(trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size)
 with_scaling = trace.weights[head]
 without = unscaled_weights(trace)[head]
-st.markdown(f"The same queries and keys (d_k = {trace.d_k}, set in the sidebar), softmax with and without "
+st.markdown(f"The same queries and keys (d_k = {trace.d_k}, set {in_the_sidebar()}), softmax with and without "
             f"dividing by √{trace.d_k} = {math.sqrt(trace.d_k):.3f}.")
 left, right = st.columns(2)
 with left:

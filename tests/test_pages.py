@@ -944,3 +944,14 @@ def test_what_it_costs_runs_to_its_end_before_anything_is_measured():
     at = open_page("pages/cost.py")
     assert any("Nothing measured yet" in i for i in texts(at, "info"))
     assert any(m.startswith("**Takeaway:**") for m in texts(at, "markdown"))
+
+
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_presenter_mode_never_sends_the_lecturer_to_a_sidebar(page):
+    """Presenter mode hides the sidebar (its controls are under Settings at the top), yet Cross-attention, Why √d_k
+    and Generation spoke of "the sidebar's sentence", "set in the sidebar" and "the sidebar picks the head"."""
+    at = open_page(page, {"presenter": "true", "heads": "2"})
+    helps = [str(getattr(w, "help", "") or "") for kind in ("slider", "selectbox", "toggle", "button")
+             for w in at.get(kind)]
+    said = [t for t in [*shown_text(at).split("\n"), *helps] if "sidebar" in t.lower()]
+    assert not said, said
