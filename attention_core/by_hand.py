@@ -100,7 +100,8 @@ class AnswerCheck:
 def read_number(cell) -> float:
     """One typed cell as a float; ``ValueError`` with a short reason when it is not a usable number.
 
-    Accepts ints, floats and text such as "0.5", "-2", "−1" (a typographic minus), "1/2", "1e-3".
+    Accepts ints, floats and text such as "0.5", "-2", "−1" (a typographic minus), "1/2", "1e-3" and "0,5" (a
+    decimal comma, when the text has one comma and no point).
     """
     if cell is None:
         raise AttentionInputError("is empty")
@@ -112,6 +113,8 @@ def read_number(cell) -> float:
         text = str(cell).strip().replace("−", "-").replace("–", "-").replace(" ", "")
         if not text:
             raise AttentionInputError("is empty")
+        if text.count(",") == 1 and "." not in text:
+            text = text.replace(",", ".")
         if len(text) > 40:
             raise AttentionInputError("holds text too long to be a number")
         try:

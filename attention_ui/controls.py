@@ -610,12 +610,12 @@ def stage_picker(presenter: bool = False) -> int:
     titles = {s.key: s.title for s in STAGES}
     index = STAGE_KEYS.index(st.session_state["step"])
     back, pick, forward = st.columns([1, 5, 1] if presenter else [1, 4, 1], vertical_alignment="bottom")
-    # On a slide a tooltip left open by a mouse click would cover the presenter switch above Next: the buttons
-    # show their arrow key, and the switch's own help names the clicker's keys.
+    # No tooltips: one left open by a mouse click covered the presenter switch above Next on a slide, and the caption
+    # above the buttons on a page. The buttons show their arrow key, and the switch's own help names a clicker's.
     back.button("◀ Back", on_click=move, args=(-1,), disabled=index == 0, width="stretch", key="back",
-                shortcut="Left", help=None if presenter else "Key: ←")
+                shortcut="Left")
     forward.button("Next ▶", on_click=move, args=(1,), disabled=index == len(STAGE_KEYS) - 1, width="stretch",
-                   key="next", shortcut="Right", help=None if presenter else "Key: →")
+                   key="next", shortcut="Right")
     if presenter:  # a clicker sends Page Up / Page Down: hidden twins of Back and Next take those keys on a slide
         with st.container(key="clicker_keys", height=1, border=False):  # (a reader's Page Down scrolls the page)
             st.button("back", on_click=move, args=(-1,), key="back_page_key", shortcut="PageUp")

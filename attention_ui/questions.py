@@ -267,14 +267,12 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
 
 
 def read_answer(text) -> float:
-    """A typed answer as a number: what ``read_number`` reads, and also a decimal comma ("0,127") and a
+    """A typed answer as a number: what ``read_number`` reads (a decimal comma too: "0,127"), and also a
     percentage ("12.7%" is 0.127). ``AttentionInputError`` when it is none of these."""
     typed = str(text if text is not None else "").strip()
     percent = typed.endswith("%")
     if percent:
         typed = typed[:-1]
-    if typed.count(",") == 1 and "." not in typed:
-        typed = typed.replace(",", ".")
     value = read_number(typed)
     return value / 100 if percent else value
 
@@ -479,6 +477,13 @@ def _show_feedback(feedback: Feedback) -> None:
         st.warning(feedback.message)
 
 
+def _placeholder(question: Question) -> str:
+    """What a number's answer box says it takes: a whole number, or a number to the charts' 3 decimals."""
+    if question.tolerance == 0:
+        return "a whole number"
+    return f"a number to 3 decimals (within ±{question.tolerance:g}), e.g. 0.125, 1/8 or 12.5%"
+
+
 def _show_questions(found: list) -> None:
     # The buttons act in callbacks, before the run: the run then draws the state after the click (for
     # instance no "Show the answer" button once the answer is shown).
@@ -489,7 +494,7 @@ def _show_questions(found: list) -> None:
                 st.radio("Your answer", question.choices, index=None, key=f"cy-{question.id}",
                          label_visibility="collapsed")
             else:
-                st.text_input("Your answer", key=f"cy-{question.id}", placeholder="a number, e.g. 0.25, 1/4 or 25%")
+                st.text_input("Your answer", key=f"cy-{question.id}", placeholder=_placeholder(question))
             with st.container(horizontal=True, vertical_alignment="center"):
                 st.form_submit_button("Check", on_click=_on_check, args=(question,))
                 done = attempt(question)

@@ -53,6 +53,7 @@ for number, (page, paths, title, teaches) in enumerate(LEARNING_PATH, start=1):
             body.caption(progress[page])
 
 st.progress(done_count / len(LEARNING_PATH), text=f"{done_count} of {len(LEARNING_PATH)} pages done")
-st.caption(f"Check-yourself score this session: {session_score().in_words()}.")
+st.caption(f"Check-yourself score this session: {session_score().in_words()}. The marks and the score last as long "
+           "as this browser tab's session: reloading the page or opening a link starts them again.")
 st.markdown("**Takeaway:** read each page top to bottom (words, formula, chart, numbers), then answer its "
             "questions before moving on.")

@@ -41,7 +41,7 @@ def example_tensors():
 
 
 @pytest.mark.parametrize("typed, value", [("0.5", 0.5), (" -2 ", -2.0), ("−1", -1.0), ("1/2", 0.5), ("1e-3", 1e-3),
-                                          (3, 3.0), (0.25, 0.25), ("1000", 1000.0)])
+                                          (3, 3.0), (0.25, 0.25), ("1000", 1000.0), ("4,0", 4.0), ("−0,179", -0.179)])
 def test_read_number_accepts_what_a_person_types(typed, value):
     assert read_number(typed) == value
 

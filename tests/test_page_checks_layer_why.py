@@ -325,3 +325,15 @@ def test_with_an_odd_d_k_order_and_position_asks_its_questions_without_rope():
     at = switch_to(at, "pages/start_here.py")
     assert [m.value for m in at.markdown if m.value.startswith("### ")][_path_index("order-and-position")] == DONE
     assert any(c.value == "2 of 2 check-yourself questions answered" for c in at.caption)
+
+
+def test_the_largest_cross_weight_names_every_key_that_ties_for_it():
+    """"The tallest bar is 1·Le, 0.198" while 6·le had 0.198 too (capitals share a vector)."""
+    weights = torch.tensor([[0.3, 0.1, 0.3, 0.3], [0.1, 0.2, 0.3, 0.4]])
+    largest = next(q for q in cross_questions(weights, ["1·a", "2·b"], ["1·Le", "2·x", "3·le", "4·y"], follow=0,
+                                              head=0, num_heads=1) if "-largest-" in q.id)
+    assert largest.answer == pytest.approx(0.3)
+    assert "“1·Le” and “3·le” and “4·y”" in largest.why and "each" in largest.why
+    single = next(q for q in cross_questions(weights, ["1·a", "2·b"], ["1·Le", "2·x", "3·le", "4·y"], follow=1,
+                                             head=0, num_heads=1) if "-largest-" in q.id)
+    assert "The tallest bar of the row of “2·b” is “4·y”" in single.why

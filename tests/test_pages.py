@@ -640,7 +640,7 @@ def test_presenter_mode_makes_the_stage_a_slide_sized_to_the_window():
     assert at.button(key="next_page_key") and at.button(key="back_page_key"), "a clicker's Page Down / Page Up"
     set_widget(at, "toggle", "presenter", False)
     assert [(c.spec["width"], c.spec["height"]) for c in charts(at)] == small
-    assert at.button(key="next").help == "Key: →"
+    assert not at.button(key="next").help, "the button shows its key; a tooltip left open by a click covered text"
     assert not [b for b in at.button if b.key and b.key.endswith("_page_key")], "a reader's Page Down scrolls"
 
 

@@ -148,6 +148,7 @@ def test_a_page_asks_its_questions_and_start_here_counts_them():
     at.run()
     count, kind = _page_questions()
     assert count.id == _page_questions()[0].id, "ids stay the same from run to run"
+    assert at.text_input[0].placeholder == "a whole number", "a count's box says so"
     _check(at, count, "3")
     assert any(s.value.startswith("Right.") for s in at.success)
     from attention_ui import questions
@@ -304,6 +305,7 @@ def test_the_same_answer_checked_twice_is_one_try():
     where a hint was promised."""
     at = _open_questions("scaled")
     q = default_question("scaled", "sqrt-dk")
+    assert "3 decimals (within ±0.002)" in at.text_input(key=f"cy-{q.id}").placeholder, "0.70 for 0.703 was wrong"
     _check(at, q, "3")
     _check(at, q, "3")
     assert [i.value for i in at.info if q.hint in i.value], "still the hint of a first wrong try"

@@ -13,6 +13,7 @@ import torch
 from attention_core import AttentionTrace
 
 from ..questions import Question, choice, numeric
+from . import top_keys
 from ..text import plain
 
 OVERVIEW, MULTI_HEAD, MASKS = "overview", "multi-head", "masks"
@@ -33,10 +34,13 @@ def overview_questions(trace: AttentionTrace, labels: list[str], *, follow: int,
     trace as from ``trace_attention``; labels (T,) the display labels of its tokens. Returns three questions: the
     largest weight in the outlined row, what a row means, and which vectors decide a weight."""
     row = trace.weights[head, follow]  # (S,)
-    largest, top = float(row.max()), int(row.argmax())
+    largest, names, count = top_keys(row, labels)
     me = _quoted(labels[follow])
-    if largest > 0:
-        why_largest = f"The row of {me} gives its largest weight, {largest:.3f}, to {_quoted(labels[top])}."
+    if largest > 0 and count > 1:
+        why_largest = (f"The row of {me} gives its largest weight, {largest:.3f}, to each of {names} (often one "
+                       "word twice: it has one vector, so one key and one weight).")
+    elif largest > 0:
+        why_largest = f"The row of {me} gives its largest weight, {largest:.3f}, to {names}."
     else:
         why_largest = f"Every key of the row of {me} is blocked by the mask, so all its weights are 0."
     return [

@@ -13,6 +13,7 @@ import torch
 from attention_core import AttentionTrace, RopeShiftCheck
 
 from ..questions import Question, choice, numeric
+from . import top_keys
 from ..text import plain
 
 WHY_SCALING, POSITIONS, CROSS = "why-scaling", "order-and-position", "cross-attention"
@@ -110,10 +111,13 @@ def cross_questions(weights: torch.Tensor, labels: list[str], source_labels: lis
     V come from. Returns three questions."""
     T, S = weights.shape
     row = weights[follow]  # (S,)
-    largest, top = float(row.max()), int(row.argmax())
+    largest, names, count = top_keys(row, source_labels)
     me = _quoted(labels[follow])
-    if largest > 0:
-        why_largest = f"The tallest bar of the row of {me} is {_quoted(source_labels[top])}, with {largest:.3f}."
+    if largest > 0 and count > 1:
+        why_largest = (f"The tallest bars of the row of {me} are {names}, with {largest:.3f} each (often one word "
+                       "twice: it has one vector, so one key and one weight).")
+    elif largest > 0:
+        why_largest = f"The tallest bar of the row of {me} is {names}, with {largest:.3f}."
     else:
         why_largest = f"Every source key of the row of {me} is blocked, so all its weights are 0."
     return [
