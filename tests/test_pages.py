@@ -955,3 +955,8 @@ def test_presenter_mode_never_sends_the_lecturer_to_a_sidebar(page):
              for w in at.get(kind)]
     said = [t for t in [*shown_text(at).split("\n"), *helps] if "sidebar" in t.lower()]
     assert not said, said
+
+
+def test_order_and_position_names_the_first_token_at_p_0():
+    at = open_page("pages/positions.py")
+    assert any("(the first token, 1·The, sits at p = 0)" in c for c in texts(at, "caption")), texts(at, "caption")
