@@ -16,11 +16,11 @@ trace = settings.lesson.trace
 h, d_k, d_v = trace.num_heads, trace.d_k, trace.d_v
 labels = frames.AxisLabels(settings.labels)
 
-st.markdown(
-    "Instead of one attention over all features, the projections are cut into **h** slices and each "
-    "slice runs its own attention: each head can look for a different kind of relation. "
-    "The heads' results are then put side by side and mixed by W_O."
-)
+INTRO = ("Instead of one attention over all features, the projections are cut into **h** slices and each slice runs "
+         "its own attention: each head can look for a different kind of relation. The heads' results are then put "
+         "side by side and mixed by W_O.")
+if not settings.presenter:  # on a slide the words follow the heads' panels, which take their room on the screen
+    st.markdown(INTRO)
 st.latex(r"\mathrm{head}_i = \mathrm{Attention}(X W_Q^{(i)}, X W_K^{(i)}, X W_V^{(i)}),\qquad "
          r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O")
 if h == 1:
@@ -31,8 +31,9 @@ if h == 1:
 # (A string here would be drawn on the page: Streamlit shows a bare expression of a page script.)
 GRID_WIDTH = 1500 if settings.presenter else 680
 GRID_CELL = 12
-PRESENTER_GRID_HEIGHT = 300  # what is left under the title, words, formula and heading at 800 px, less the labels
+PRESENTER_GRID_HEIGHT = 360  # what is left under the title, formula and heading at 800 px, less the labels
 PRESENTER_PANEL_ROW_PX = 64  # a second row of panels adds its heads' titles and the gap above them
+PRESENTER_MIN_GRID_CELL = 20  # read from the back of a hall: 8 heads' panels at 16 px were colour stamps; they scroll
 ROW_ROOM = GRID_WIDTH * 4 // 3
 st.subheader("1 · Each head's attention weights (one shared colour scale)")
 panels_per_row = max(1, min(h, 4, ROW_ROOM // (GRID_CELL * len(labels))))
@@ -40,7 +41,7 @@ grid_cell = max(GRID_CELL, min(settings.cell_size - 8, GRID_WIDTH // (panels_per
 if settings.presenter:  # the panels' rows and their key labels on a 1280×800 projector's first screen, too
     panel_rows = -(-h // panels_per_row)
     room = PRESENTER_GRID_HEIGHT - (panel_rows - 1) * PRESENTER_PANEL_ROW_PX
-    grid_cell = max(GRID_CELL, min(grid_cell, room // (panel_rows * len(labels))))
+    grid_cell = max(min(PRESENTER_MIN_GRID_CELL, grid_cell), min(grid_cell, room // (panel_rows * len(labels))))
 grid_options = {"columns": panels_per_row, "domain": (0, 1), "cell_size": grid_cell, "font_size": settings.font_size,
                 "selected": settings.head if h > 1 else None, "pick": h > 1}
 grid = cached_chart(("head grid", trace.weights, trace.mask, tuple(labels), sorted(grid_options.items())),
@@ -49,6 +50,8 @@ grid = cached_chart(("head grid", trace.weights, trace.mask, tuple(labels), sort
 show_chart(grid, key="pick_head", on_select=on_pick("pick_head", "head_index", lambda i: {"head": i + 1}))
 st.caption("Same colour = same weight in every head, so the panels can be compared directly. "
            + ("Click a head to look at it closely (outlined: the head shown below)." if h > 1 else ""))
+if settings.presenter:
+    st.markdown(INTRO)
 view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,
                  x=settings.lesson.x, projections=settings.lesson.projections, colour=settings.colour, pick=True)
 show_lines(view, title=f"head {settings.head + 1} as lines, query → key (thicker = more weight)")

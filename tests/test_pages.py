@@ -960,3 +960,11 @@ def test_presenter_mode_never_sends_the_lecturer_to_a_sidebar(page):
 def test_order_and_position_names_the_first_token_at_p_0():
     at = open_page("pages/positions.py")
     assert any("(the first token, 1·The, sits at p = 0)" in c for c in texts(at, "caption")), texts(at, "caption")
+
+
+def test_eight_heads_on_a_slide_have_cells_a_hall_can_see():
+    """Eight heads' panels on a slide had 16-px cells (colour stamps from the back of a hall) beside an empty
+    half of the screen: the page's words now follow the panels, which take their room (21 px at 7 tokens)."""
+    at = open_page("pages/multi_head.py", {"presenter": "true", "heads": "8", "d_model": "32"})
+    grid = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    assert grid["spec"]["width"] / 7 >= 20, grid["spec"]["width"]
