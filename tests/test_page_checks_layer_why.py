@@ -336,4 +336,4 @@ def test_the_largest_cross_weight_names_every_key_that_ties_for_it():
     assert "“1·Le” and “3·le” and “4·y”" in largest.why and "each" in largest.why
     single = next(q for q in cross_questions(weights, ["1·a", "2·b"], ["1·Le", "2·x", "3·le", "4·y"], follow=1,
                                              head=0, num_heads=1) if "-largest-" in q.id)
-    assert "The tallest bar of the row of “2·b” is “4·y”" in single.why
+    assert "The row of “2·b” gives its largest weight, 0.400, to “4·y”." in single.why

@@ -10,9 +10,20 @@ TIE_TOLERANCE = 0.0005
 """Weights this close count as tied: the charts print 3 decimals."""
 
 
-def top_keys(row, labels: list[str]) -> tuple[float, str, int]:
-    """The largest weight of ``row`` (S,), the keys that have it, quoted ("“1·Le” and “3·le”": a word that appears
-    twice has one vector, so one key and one weight), and how many they are."""
+def quoted(label: str) -> str:
+    """A token's label for a question's markdown: escaped, in curly quotes."""
+    return f"“{plain(label)}”"
+
+
+def largest_weight(row, labels: list[str], me: str) -> tuple[float, str]:
+    """The largest weight of the row ``row`` (S,) of the query ``me`` (quoted) over keys ``labels``, and why, in words:
+    every key that has it (a word that appears twice has one vector, so one key and one weight), or that every key
+    is blocked."""
     largest = float(row.max())
-    tied = [j for j in range(len(labels)) if abs(float(row[j]) - largest) < TIE_TOLERANCE]
-    return largest, " and ".join(f"“{plain(labels[j])}”" for j in tied), len(tied)
+    tied = [quoted(labels[j]) for j in range(len(labels)) if abs(float(row[j]) - largest) < TIE_TOLERANCE]
+    if largest <= 0:
+        return largest, f"Every key of the row of {me} is blocked by the mask, so all its weights are 0."
+    if len(tied) > 1:
+        return largest, (f"The row of {me} gives its largest weight, {largest:.3f}, to each of {' and '.join(tied)} "
+                         "(often one word twice: it has one vector, so one key and one weight).")
+    return largest, f"The row of {me} gives its largest weight, {largest:.3f}, to {tied[0]}."

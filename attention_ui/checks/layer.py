@@ -13,15 +13,10 @@ import torch
 from attention_core import AttentionTrace
 
 from ..questions import Question, choice, numeric
-from . import top_keys
-from ..text import plain
+from . import largest_weight, quoted
 
 OVERVIEW, MULTI_HEAD, MASKS = "overview", "multi-head", "masks"
 """The pages' url paths: the stage of their questions."""
-
-
-def _quoted(label: str) -> str:
-    return f"“{plain(label)}”"
 
 
 def _in_head(trace: AttentionTrace, head: int) -> str:
@@ -33,16 +28,8 @@ def overview_questions(trace: AttentionTrace, labels: list[str], *, follow: int,
 
     trace as from ``trace_attention``; labels (T,) the display labels of its tokens. Returns three questions: the
     largest weight in the outlined row, what a row means, and which vectors decide a weight."""
-    row = trace.weights[head, follow]  # (S,)
-    largest, names, count = top_keys(row, labels)
-    me = _quoted(labels[follow])
-    if largest > 0 and count > 1:
-        why_largest = (f"The row of {me} gives its largest weight, {largest:.3f}, to each of {names} (often one "
-                       "word twice: it has one vector, so one key and one weight).")
-    elif largest > 0:
-        why_largest = f"The row of {me} gives its largest weight, {largest:.3f}, to {names}."
-    else:
-        why_largest = f"Every key of the row of {me} is blocked by the mask, so all its weights are 0."
+    me = quoted(labels[follow])
+    largest, why_largest = largest_weight(trace.weights[head, follow], labels, me)
     return [
         numeric(OVERVIEW, "largest", f"In the chart{_in_head(trace, head)}, what is the largest weight in the "
                 f"outlined row, the row of {me}?", largest, why_largest,
@@ -119,7 +106,7 @@ def masking_questions(shown: dict[str, ShownMask]) -> list[Question]:
     if causal is not None:
         i = causal.follow
         allowed = int(causal.mask[i].sum())
-        me = _quoted(causal.labels[i])
+        me = quoted(causal.labels[i])
         found.append(numeric(
             MASKS, "causal-keys", f"Under the causal mask, how many keys may {me} attend to?", allowed,
             f"{me} is token {i + 1}. The causal mask lets token i see tokens 1 … i, itself included: "

@@ -13,15 +13,10 @@ import torch
 from attention_core import AttentionTrace, RopeShiftCheck
 
 from ..questions import Question, choice, numeric
-from . import top_keys
-from ..text import plain
+from . import largest_weight, quoted
 
 WHY_SCALING, POSITIONS, CROSS = "why-scaling", "order-and-position", "cross-attention"
 """The pages' url paths: the stage of their questions."""
-
-
-def _quoted(label: str) -> str:
-    return f"“{plain(label)}”"
 
 
 def _in_head(num_heads: int, head: int) -> str:
@@ -34,7 +29,7 @@ def scaling_questions(d_k: int, trace: AttentionTrace, labels: list[str], unscal
     of query ``follow``'s row of the sentence without the scaling (section 3: ``unscaled`` (T, S) is head
     ``head``'s softmax(QKᵀ), trace the sentence's), and why a saturated softmax is bad. Returns three questions."""
     spread = math.sqrt(d_k)
-    me = _quoted(labels[follow])
+    me = quoted(labels[follow])
     largest, scaled = float(unscaled[follow].max()), float(trace.weights[head, follow].max())
     return [
         numeric(WHY_SCALING, "spread", f"The experiments draw q and k of d_k = {d_k} random numbers with variance 1. "
@@ -70,7 +65,7 @@ def position_questions(encodings: torch.Tensor, rope: RopeShiftCheck | None, lab
     (T, d_model) as the page draws them), its RoPE score to the next token after the page's shift (``rope`` as
     from ``rope_shift_check``; None when the page cannot draw RoPE, with an odd d_k), and what shuffling does
     without positions. Returns three questions, or two without ``rope``."""
-    me = _quoted(labels[follow])
+    me = quoted(labels[follow])
     value = float(encodings[follow, 0])
     found = [numeric(
         POSITIONS, "pe-d1", f"What is the sinusoidal encoding of {me} in column d1 (the PE chart's first column)?",
@@ -84,7 +79,7 @@ def position_questions(encodings: torch.Tensor, rope: RopeShiftCheck | None, lab
         shifted, before = float(rope.shifted_scores[follow, j]), float(rope.scores[follow, j])
         found.append(numeric(
             POSITIONS, "rope-shift", f"In the RoPE grid with every position shifted by {rope.shift:g}, what is the "
-            f"score ÷ √d_k from {me} to {_quoted(labels[j])}?", shifted,
+            f"score ÷ √d_k from {me} to {quoted(labels[j])}?", shifted,
             f"It is {shifted:.3f}, the same as without the shift ({before:.3f}): a RoPE score depends only on how "
             "far apart the two tokens are, and a shift of every position does not change that.",
             hint="Find this cell in the right-hand grid; or think about what shifting every position does to the "
@@ -110,16 +105,8 @@ def cross_questions(weights: torch.Tensor, labels: list[str], source_labels: lis
     source's (``source_labels``): how many there are, the largest weight of query ``follow``'s row, and where K and
     V come from. Returns three questions."""
     T, S = weights.shape
-    row = weights[follow]  # (S,)
-    largest, names, count = top_keys(row, source_labels)
-    me = _quoted(labels[follow])
-    if largest > 0 and count > 1:
-        why_largest = (f"The tallest bars of the row of {me} are {names}, with {largest:.3f} each (often one word "
-                       "twice: it has one vector, so one key and one weight).")
-    elif largest > 0:
-        why_largest = f"The tallest bar of the row of {me} is {names}, with {largest:.3f}."
-    else:
-        why_largest = f"Every source key of the row of {me} is blocked, so all its weights are 0."
+    me = quoted(labels[follow])
+    largest, why_largest = largest_weight(weights[follow], source_labels, me)
     return [
         numeric(CROSS, "size", "How many cross-attention weights does one head compute for these two sentences?",
                 T * S, f"One weight for each pair of a target query and a source key: T × S = {T} × {S} = {T * S}.",
