@@ -200,6 +200,7 @@ st.markdown("A GPT-style model continues your sentence, always taking its most l
             "cache. For each new token we show where it looked, in every head of one layer.")
 from attention_ui.models import load_or_explain, model_names  # noqa: E402
 
+
 def real_generation() -> None:
     """Section 4: a GPT-style model, if the server has one, writes new tokens; where each looked, in one layer.
     Returns early (the page's path link still follows) without a model, with the toggle off or a bad prompt."""
