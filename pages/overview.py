@@ -34,10 +34,12 @@ with live:
                                                by_row=settings.colour == "row"))
     show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"attention weights (head {settings.head + 1})",
                              weights=True, cell=cell))
-    st.caption("Row = the token that is looking (query), column = the token it looks at (key). "
-               "Each row adds up to 1. A layer runs several such attentions side by side, its heads; this is head "
-               f"{settings.head + 1} of {settings.config.num_heads} (Multi-head shows them all). The outlined row is "
-               "the token the lessons follow.")
+# The chart is taller than the words: how to read it goes under the formula, beside the chart (on a slide's first
+# screen too, where under the chart it was below the window)
+words.caption(
+    "Row = the token that is looking (query), column = the token it looks at (key). Each row adds up to 1. A layer "
+    f"runs several such attentions side by side, its heads; this is head {settings.head + 1} of "
+    f"{settings.config.num_heads} (Multi-head shows them all). The outlined row is the token the lessons follow.")
 if settings.config.seeded_embeddings and settings.config.init == "random":
     st.info(TOY_NOTE, icon=":material/casino:")
 
