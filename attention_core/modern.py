@@ -12,11 +12,11 @@ that token and attends with one query row over t + 1 cached rows.
 
 from __future__ import annotations
 
-import statistics
 import time
 from dataclasses import dataclass
 
 import torch
+from torch.utils import benchmark
 
 from .errors import AttentionInputError
 from .attention import AttentionTrace, _check_trace_inputs, _split_heads, _trace_from_heads, trace_attention
@@ -157,11 +157,11 @@ class StepTiming:
     recompute_ms: float
 
 
-def time_generation_step(lengths=TIMED_LENGTHS, *, d_model: int = 64, num_heads: int = 8, repeats: int = 5,
+def time_generation_step(lengths=TIMED_LENGTHS, *, d_model: int = 64, num_heads: int = 8, repeats: int = 9,
                          seed: int = 0) -> list[StepTiming]:
-    """Measure one step of generating token n (for each n in ``lengths``), median of ``repeats``:
-    with a cache of n - 1 rows (project 1 token, attend 1 query) and without one (project all
-    n tokens and run causal attention over them, as a decoder without a cache must)."""
+    """Measure one step of generating token n (for each n in ``lengths``), the fastest of ``repeats`` runs in the
+    CPU time of one thread: with a cache of n - 1 rows (project 1 token, attend 1 query) and without one (project
+    all n tokens and run causal attention over them, as a decoder without a cache must)."""
     if not lengths or any(not isinstance(n, int) or n < 1 for n in lengths):
         raise AttentionInputError("Timing needs lengths that are whole numbers of at least 1.")
     d_head = max(1, d_model // num_heads)
@@ -179,18 +179,17 @@ def time_generation_step(lengths=TIMED_LENGTHS, *, d_model: int = 64, num_heads:
             trace_attention(x, **p.as_kwargs(), mask="causal")
 
         with torch.no_grad():
-            timings.append(StepTiming(n, _median_ms(cached, repeats), _median_ms(recompute, repeats)))
+            timings.append(StepTiming(n, _fastest_ms(cached, repeats), _fastest_ms(recompute, repeats)))
     return timings[1:]
 
 
-def _median_ms(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(max(1, repeats)):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+def _fastest_ms(fn, repeats: int) -> float:
+    """The fastest of ``repeats`` runs of ``fn`` (after one to warm up), in milliseconds of one thread's CPU time:
+    other sessions and programs on the server cannot inflate it (a median of wall times, measured once per server
+    while it was busy, showed a step with the cache slower at 128 tokens than at 256)."""
+    timer = benchmark.Timer(stmt="fn()", globals={"fn": fn}, num_threads=1, timer=time.thread_time)
+    timer.timeit(1)
+    return min(timer.timeit(1).times[0] for _ in range(max(1, repeats))) * 1000
 
 
 # ---------------------------------------------------------------- KV-cache memory of real models

@@ -187,10 +187,12 @@ with st.spinner("Timing one generation step at several lengths…"):
     timings = measured_timings()
 show_chart(cached_spec(timing_chart, timing_frame(timings), font_size=settings.font_size))
 last = timings[-1]
-st.markdown(f"Measured on this server (d_model 64, 8 heads, one thread): at {last.length} tokens a step takes "
-            f"**{last.cached_ms:.2f} ms** with the cache and **{last.recompute_ms:.2f} ms** recomputing every key, "
-            "value and row. With the cache a step's work grows linearly with the length (at these short lengths "
-            "fixed costs hide most of it, so its line is nearly flat); without it, quadratically.")
+st.markdown(f"Measured on this server (d_model 64, 8 heads, the CPU time of one thread, the fastest of 9 runs): at "
+            f"{last.length} tokens a step takes **{last.cached_ms:.2f} ms** with the cache and "
+            f"**{last.recompute_ms:.2f} ms** recomputing every key, value and row. With the cache a step's work grows "
+            "linearly with the length (at these short lengths fixed costs hide most of it, so its line is nearly "
+            "flat). Without it every step projects all n tokens again (n times the work) and scores n × n pairs: "
+            "the time grows with n at first and, once the n × n part dominates, with n².")
 
 show_page_questions("generation", generation_questions(step=t, num_tokens=T, kv_heads=int(g), d_k=step.d_k,
                                                         d_v=step.d_v))
