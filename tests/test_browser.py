@@ -61,6 +61,7 @@ class PageReport:
     has_sentence: bool = False
     page_errors: list[str] = field(default_factory=list)
     load_error: str = ""
+    path_links: list[tuple[str, str]] = field(default_factory=list)  # (words, address) of "Next on the path" links
 
     def problems(self) -> list[str]:
         out = []
@@ -195,6 +196,9 @@ def site(server, browser) -> list[PageReport]:
                     report.charts = bs.count_drawn_charts(pg)
                 report.has_slider = pg.locator(SLIDER).count() > 0
                 report.has_sentence = _sentence_box(pg) is not None
+                links = pg.locator("[data-testid='stPageLink'] a").filter(has_text=PATH_LINK)
+                report.path_links = [(a.inner_text().strip(), urlsplit(a.get_attribute("href") or "").path)
+                                     for a in links.all()]
             except Exception as exc:  # keep going: report every page, not just the first bad one
                 report.load_error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                 try:
@@ -217,6 +221,28 @@ def test_every_page_renders_without_exception_and_draws_charts(site, server):
         + f"\n(pages: {summary})"
         + (_server_log(server) if any(r.exceptions or r.load_error for r in site) else "")
     )
+
+
+PATH_LINK = re.compile(r"Next on the path|The end of the path")
+
+
+def test_every_lesson_page_ends_with_the_next_page_on_the_path(site):
+    """Drawn by app.py after a page's own run (AppTest runs a page file alone, without it): Only Step through's last
+    stage led on before, and What it costs and Generation stopped before their end."""
+    from attention_ui.text import LEARNING_PATH
+
+    urls = [paths[0] for _, paths, *_ in LEARNING_PATH]
+    checked = 0
+    for report in site:
+        path = urlsplit(report.url).path.strip("/") or "overview"
+        if path in ("start-here", "step-through") or path not in urls and path != "home":
+            assert not report.path_links, (report.label, report.path_links)
+            continue
+        here = urls.index("overview" if path == "home" else path)
+        expected = urls[here + 1] if here + 1 < len(urls) else "start-here"
+        assert [href.strip("/") for _, href in report.path_links] == [expected], (report.label, report.path_links)
+        checked += 1
+    assert checked == len(urls) - 1, "every lesson page but Step through was visited"
 
 
 def test_sidebar_slider_step_reruns_and_updates_url(site, page, server):
