@@ -202,6 +202,15 @@ def _colour_when(test: str, then: str, otherwise: str) -> alt.ColorValue:
 # and ``.properties()`` also checks every property against the schema.
 
 
+TITLE_CHAR_EM = 0.5
+"""About how wide a character of a chart title's sans-serif font is, in ems (measured: 0.47 em, bold, 16 px)."""
+
+
+def title_chars(width: float, font_size: int) -> int:
+    """About how many characters of a chart title (drawn at ``font_size`` + 2) fit over ``width`` pixels."""
+    return int(width / (TITLE_CHAR_EM * (font_size + 2)))
+
+
 def chart_title(title: str, font_size: int, *, width: int | None = None, subtitle: str = ""):
     """A chart's title at ``font_size`` + 2, left-aligned; nothing (Altair's Undefined) for an empty title.
     With ``width`` (px), a title longer than the chart is broken into lines instead of being cut off with "…";
@@ -209,8 +218,8 @@ def chart_title(title: str, font_size: int, *, width: int | None = None, subtitl
     if not title:
         return alt.Undefined
     text = title
-    if width is not None:  # about half an em per character of the sans-serif title font
-        lines = textwrap.wrap(title, max(20, int(width / (0.5 * (font_size + 2)))))
+    if width is not None:
+        lines = textwrap.wrap(title, max(20, title_chars(width, font_size)))
         text = lines if len(lines) > 1 else title
     extra = {"subtitle": subtitle, "subtitleFontSize": font_size} if subtitle else {}
     return alt.TitleParams(text, fontSize=font_size + 2, anchor="start", **extra)

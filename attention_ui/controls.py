@@ -20,10 +20,12 @@ from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, 
 
 from .frames import token_labels
 from .pickling import TensorsAsArrays
-from .text import EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, next_on_path, path_file, plain
+from .text import (EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, next_on_path, path_file, plain,
+                   quoted)
 from .url_state import (BOUND, LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored,
                         set_link_value, show_link_notes)
-from .views import PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT
+from .questions import OPEN_CHECK_PREFIX
+from .views import PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, presenting
 
 APP_ROOT = Path(__file__).resolve().parent.parent
 """The folder of app.py, which the page files' paths start from."""
@@ -65,10 +67,6 @@ class Settings:
 
 URL_KEYS = tuple(LINK_PARAMS)
 """Every key a link may hold; pages draw different subsets of the widgets bound to them."""
-
-
-OPEN_CHECK_PREFIX = "open_check"
-"""The session keys of the Check yourself expanders (the step-through's and each page's): kept across pages."""
 
 
 def keep_settings_across_pages() -> None:
@@ -640,7 +638,7 @@ def path_footer(url_path: str) -> None:
     """Under a lesson page (not a slide, not the step-through, which has its own): a link to the next page on
     Start here's path, or back to Start here after the last one."""
     file = path_file(url_path)
-    if file is None or file == "pages/step_through.py" or st.session_state.get("presenter"):
+    if file is None or file == "pages/step_through.py" or presenting():
         return
     following = next_on_path(file)
     st.divider()
@@ -669,4 +667,4 @@ def stage_footer(index: int, next_page: tuple[st.Page, str] | None) -> None:
 
 def token_caption(settings: Settings, index: int) -> str:
     """A markdown-safe mention of token ``index`` (user text escaped)."""
-    return f"“{plain(settings.labels[index])}”"
+    return quoted(settings.labels[index])

@@ -25,7 +25,7 @@ import streamlit as st
 
 from attention_core import AttentionInputError, AttentionTrace, read_number
 
-from .text import plain
+from .text import plain, quoted
 
 NUMBER_TOLERANCE = 0.002
 """A numeric answer within this distance of the true value is right (the charts show 3 decimals)."""
@@ -120,7 +120,7 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
     keys = labels if key_labels is None else key_labels
     h, i = head, follow
     j = _other_key(trace, h, i)
-    me, other = f"“{plain(labels[i])}”", f"“{plain(keys[j])}”"
+    me, other = quoted(labels[i]), quoted(keys[j])
     head_words = f" in head {h + 1}" if trace.num_heads > 1 else ""
     T, S, d_k, d_v = trace.q.shape[1], trace.k.shape[1], trace.d_k, trace.d_v
 
@@ -379,7 +379,9 @@ def answered_stages() -> set[str]:
 
 
 CHECK_LABEL = "Check yourself: questions on this stage, with the reasons"
-CHECK_KEY = "open_check_yourself"
+OPEN_CHECK_PREFIX = "open_check"
+"""The start of the session keys of the Check yourself expanders (the step-through's and each page's)."""
+CHECK_KEY = f"{OPEN_CHECK_PREFIX}_yourself"
 """The questions' expander: its label stays the same on every stage, so once opened it stays open."""
 
 
@@ -407,7 +409,8 @@ def show_page_questions(page: str, found: list[Question]) -> None:
     st.session_state.setdefault(PAGE_QUESTIONS_KEY, {})[page] = len(found)
     if not found:
         return
-    with st.expander(PAGE_CHECK_LABEL, key=f"open_check_{page}", on_change="rerun", icon=":material/quiz:") as box:
+    with st.expander(PAGE_CHECK_LABEL, key=f"{OPEN_CHECK_PREFIX}_{page}", on_change="rerun",
+                     icon=":material/quiz:") as box:
         if box.open:
             _show_questions(found)
 

@@ -23,6 +23,11 @@ def plain(text: str) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
+def quoted(label: str) -> str:
+    """A token's label for running markdown: escaped (``plain``), in curly quotes ("“3·sat”")."""
+    return f"“{plain(label)}”"
+
+
 @dataclass(frozen=True)
 class Stage:
     key: str

@@ -130,8 +130,9 @@ def show_measured(timings, skipped: list[int]) -> None:
     else:
         st.info(f"Only T = {measured_lengths[0]} was timed, and a slope needs two lengths: this machine is busy. Press "
                 "the button again later, or pick a smaller longest T.")
-    table = timings.pivot(index="T", columns="layer", values="seconds")
-    table = table.map(seconds_text).assign(**{"T×T weights": [bytes_text(weights_bytes(n)) for n in table.index]})
+    by_length = timings.pivot(index="T", columns="layer", values="seconds")  # (T, layer) in seconds, T in order
+    table = by_length.map(seconds_text).assign(**{"T×T weights": [bytes_text(weights_bytes(n))
+                                                                   for n in by_length.index]})
     show_table(table, hide_index=False, width="content")
     st.markdown(
         "The fused kernel does the same arithmetic but in tiles, without writing the T × T weights to memory "
@@ -141,7 +142,6 @@ def show_measured(timings, skipped: list[int]) -> None:
         "spread out."
     )
     st.markdown(fused_in_words(timings))
-    by_length = timings.pivot(index="T", columns="layer", values="seconds").sort_index()
     disagree = [n for n, row in by_length.iterrows() if n > width and row["attend"] < row["recurrent"]
                 and seconds_text(row["attend"]) != seconds_text(row["recurrent"])]  # as the table shows them
     if disagree:

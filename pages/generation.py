@@ -79,13 +79,10 @@ def slide_cell(columns: int, rows: list[str], value_title: str, width: int = HAL
     return max(8, min(settings.cell_size, (width - room) // max(columns, 1)))
 
 
-TITLE_CHAR_EM = 0.5  # a chart title's characters are about half an em wide (measured: 0.47 em, bold, 16 px)
-
-
 def fitting_title(titles: tuple[str, ...], width_px: float) -> str:
     """The first of ``titles`` (longest first) that fits over a chart ``width_px`` wide at the page's title font
     (Vega cuts a longer one to "…"), else the last one."""
-    room = width_px / (TITLE_CHAR_EM * (settings.font_size + 2))
+    room = charts.title_chars(width_px, settings.font_size)
     return next((title for title in titles if len(title) <= room), titles[-1])
 
 

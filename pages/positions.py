@@ -107,8 +107,8 @@ show_chart(cached_spec(line_chart, encoding_lines(long_range, columns), x="posit
                        title=f"some sin columns over positions 0–{LINE_POSITIONS - 1}: the frequency falls with i",
                        font_size=settings.font_size, width=900 if settings.presenter else 560, height=220))
 st.caption(f"Positions count from p = 0 as in the formula (the first token, {plain(settings.labels[0])}, sits at "
-           "p = 0), and column d1 is 2i = 0. It turns by one radian per position, so at whole positions it jumps about; each later column "
-           "pair turns more slowly and draws a smoother, longer wave.")
+           "p = 0), and column d1 is 2i = 0. It turns by one radian per position, so at whole positions it jumps "
+           "about; each later column pair turns more slowly and draws a smoother, longer wave.")
 if positioned is not None:
     show_gap(positioned, "largest difference, with PE")
 

@@ -4,15 +4,10 @@ A function per page returns a list of ``attention_ui.questions.Question`` (made 
 their stage the page's url path); the page passes it to ``show_page_questions``.
 """
 
-from ..text import plain
+from ..text import quoted
 
 TIE_TOLERANCE = 0.0005
 """Weights this close count as tied: the charts print 3 decimals."""
-
-
-def quoted(label: str) -> str:
-    """A token's label for a question's markdown: escaped, in curly quotes."""
-    return f"“{plain(label)}”"
 
 
 def largest_weight(row, labels: list[str], me: str) -> tuple[float, str]:

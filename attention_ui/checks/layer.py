@@ -13,7 +13,8 @@ import torch
 from attention_core import AttentionTrace
 
 from ..questions import Question, choice, numeric
-from . import largest_weight, quoted
+from ..text import quoted
+from . import largest_weight
 
 OVERVIEW, MULTI_HEAD, MASKS = "overview", "multi-head", "masks"
 """The pages' url paths: the stage of their questions."""

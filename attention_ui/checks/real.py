@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from attention_ui.questions import Question, choice, numeric
-from attention_ui.text import plain
+from attention_ui.text import plain, quoted
 
 REAL_MODEL, INSIDE_REAL_HEAD = "real-model", "inside-real-head"
 """The pages' url paths, which are their questions' ``stage``."""
@@ -26,8 +26,7 @@ def other_token(shown: list[int], follow: int, causal: bool) -> int:
 
 def _pair(labels, follow: int, other: int) -> tuple[str, str]:
     """The followed token in “curly quotes”, and the other one (or "itself")."""
-    me = f"“{plain(labels[follow])}”"
-    return me, ("itself" if other == follow else f"“{plain(labels[other])}”")
+    return quoted(labels[follow]), ("itself" if other == follow else quoted(labels[other]))
 
 
 def real_model_questions(*, num_tokens: int, labels, weights, layer: int, head: int, follow: int | None,

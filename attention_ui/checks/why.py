@@ -13,7 +13,8 @@ import torch
 from attention_core import AttentionTrace, RopeShiftCheck
 
 from ..questions import Question, choice, numeric
-from . import largest_weight, quoted
+from ..text import quoted
+from . import largest_weight
 
 WHY_SCALING, POSITIONS, CROSS = "why-scaling", "order-and-position", "cross-attention"
 """The pages' url paths: the stage of their questions."""
