@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from dataclasses import dataclass, replace
+from typing import NoReturn
 
 import streamlit as st
 import torch
@@ -106,7 +107,7 @@ def lesson_settings(title: str, *, slides: bool = False, uses_lesson: bool = Tru
         show_link_notes()
         if uses_lesson:
             st.error(f"**Please adjust the settings.** {err}", icon="⚠️")
-            st.stop()
+            stop_page()
         st.caption(f"The settings cannot make the other pages' lesson yet ({plain(str(err))}); this page does not "
                    "use them, so it carries on.")
         return Settings(config, None, [], 0, 0, presenter)
@@ -632,6 +633,19 @@ def path_page(file: str, url_path: str) -> st.Page:
     file would go to the app's default page, whose link has an empty address (opened in a new tab, it showed the
     page the link was on)."""
     return st.Page(APP_ROOT / file, url_path=url_path)
+
+
+CURRENT_PAGE = "current_page"
+"""Session key: the url path ``app.py`` is running, for a page that stops early to draw its path link itself."""
+
+
+def stop_page() -> NoReturn:
+    """``st.stop()`` for a page that cannot go on (settings it cannot use, no model): its link to the next page
+    on the path first, so that a student who cannot fix the settings is not left at a dead end."""
+    url_path = st.session_state.get(CURRENT_PAGE)
+    if url_path is not None:  # None: a page file run on its own, without the app's navigation
+        path_footer(url_path)
+    st.stop()
 
 
 def path_footer(url_path: str) -> None:

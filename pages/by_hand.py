@@ -7,7 +7,7 @@ import streamlit as st
 from attention_core import (ANSWER_TOLERANCE, HAND_STAGES, MAX_CELL_MAGNITUDE, MAX_HAND_TOKENS, MAX_HAND_WIDTH,
                             check_answer, diagnose, hand_trace, read_grid, stage_truth)
 from attention_ui import charts, frames, hand
-from attention_ui.controls import page_start
+from attention_ui.controls import page_start, stop_page
 from attention_ui.render import cached_matrix_chart, show_chart
 from attention_ui.text import plain
 
@@ -98,7 +98,7 @@ if problems:
     st.error("**Some cells cannot be used yet**, so nothing is computed until they are fixed:\n\n"
              + "\n".join(f"- {plain(p.message)}" for p in problems[:12])
              + ("\n- …" if len(problems) > 12 else ""), icon=":material/warning:")
-    st.stop()
+    stop_page()
 
 trace = hand_trace(readings["X"].values, readings["W_Q"].values, readings["W_K"].values, readings["W_V"].values,
                    causal=bool(sizes["causal"]))

@@ -8,7 +8,7 @@ from attention_core import (AttentionInputError, MAX_COST_LENGTH, MAX_COST_SECON
                             fitted_slope, operation_counts, resolve_device, weights_bytes)
 from attention_core.cost import CONVOLUTION_KERNEL
 from attention_ui.checks.modern import cost_questions
-from attention_ui.controls import lesson_settings
+from attention_ui.controls import lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.views import in_the_sidebar, show_chart, show_table
@@ -53,7 +53,7 @@ try:
     device = resolve_device(settings.config.device).type
 except AttentionInputError as err:
     st.error(f"**Please pick another device.** {err}", icon="⚠️")
-    st.stop()
+    stop_page()
 choices = [n for n in LONGEST_CHOICES if device != "cpu" or n <= CPU_LONGEST]
 left, right = st.columns(2)
 with left:

@@ -5,7 +5,7 @@ import streamlit as st
 from attention_core import (AttentionInputError, MAX_SENTENCE_CHARS, MAX_TOKENS, cross_attention, source_tokens)
 from attention_ui import charts, frames
 from attention_ui.checks.why import cross_questions
-from attention_ui.controls import BOUND, lesson_settings
+from attention_ui.controls import BOUND, lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.text import plain, size_in_words
@@ -66,7 +66,7 @@ try:
     cross = cross_attention(lesson, source, pad_to=pad_to, source_vectors=vectors)
 except AttentionInputError as err:
     st.error(f"**Please adjust the source sentence.** {err}", icon="⚠️")
-    st.stop()
+    stop_page()
 
 T, S = len(settings.labels), len(cross.source_tokens)
 source_labels = frames.token_labels(cross.source_tokens)

@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_ui import frames
 from attention_ui.checks.real import inside_head_questions
-from attention_ui.controls import sentence_settings, stage_picker
+from attention_ui.controls import sentence_settings, stage_picker, stop_page
 from attention_ui.models import cached_reproduction, real_model_controls
 from attention_ui.questions import show_page_questions
 from attention_ui.text import STAGES, agreement_in_words, layer_input_words, plain, size_in_words
@@ -28,7 +28,7 @@ else:
 with details:
     pick = real_model_controls(settings.sentence)
     if pick is None:
-        st.stop()
+        stop_page()
     rep = cached_reproduction(pick.name, pick.run.sentence, pick.layer)
     left, right = st.columns([1, 2])
     left.metric("Largest |our weights − model's|", size_in_words(rep.max_abs_diff),

@@ -8,7 +8,7 @@ from attention_core import (MAX_CONTEXT_LENGTH, MAX_HEADS, MAX_LAYERS, MAX_WINDO
                             sliding_window_reach, trace_attention)
 from attention_ui import charts, frames
 from attention_ui.checks.modern import modern_questions
-from attention_ui.controls import BOUND, lesson_settings
+from attention_ui.controls import BOUND, lesson_settings, stop_page
 from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram, sharing_takeaway
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart
@@ -160,7 +160,7 @@ try:
     reach = sliding_window_reach(T, int(window), int(layers))
 except AttentionInputError as err:
     st.warning(f"**Please choose another window.** {err}", icon="⚠️")
-    st.stop()
+    stop_page()
 
 cell = max(8, min(settings.cell_size - 6, (640 if settings.presenter else 330) // T))  # two charts side by side
 # The weights are drawn as on every other page (token_heatmap): keys outside the window grey with ×, not a dark 0.

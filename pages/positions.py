@@ -8,7 +8,7 @@ from attention_core import (AttentionInputError, MAX_POSITION, equivariance_chec
                             sinusoidal_positions)
 from attention_ui import frames
 from attention_ui.checks.why import position_questions
-from attention_ui.controls import lesson_settings
+from attention_ui.controls import lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.text import plain, size_in_words
@@ -94,7 +94,7 @@ try:
                                                                positions=encodings)
 except AttentionInputError as err:
     st.error(f"**The encodings cannot be built for these settings.** {err}", icon="⚠️")
-    st.stop()
+    stop_page()
 chart, note = feature_heatmap(view, encodings, frames.AxisLabels(f"p = {p}" for p in range(T)),  # p counts from 0
                               f"PE for positions 0–{T - 1} (rows) × d_model = {d_model} (columns)", prefix="d",
                               row_name="position")
@@ -128,7 +128,7 @@ if d_k % 2:
                "Pick an even d_k (or, with identity weights, a d_model that gives each head an even width).")
     show_page_questions("order-and-position", position_questions(encodings, None, settings.labels,
                                                                  follow=settings.follow))
-    st.stop()
+    stop_page()
 st.caption(f"The grids show the scores divided by √d_k = {d_k ** 0.5:.4f}, as the lesson's stage 4 does: a token at "
            "position 0 is not turned, so the first row's score with itself is the scaled score of Step through.")
 shift = page_slider("Shift every position by", 0, 1000, 100, "pos_shift",
@@ -137,7 +137,7 @@ try:
     rope = rope_shift_check(lesson.trace.q[head], lesson.trace.k[head], shift)
 except AttentionInputError as err:
     st.error(f"**The shift cannot be applied.** {err}", icon="⚠️")
-    st.stop()
+    stop_page()
 bound = float(rope.scores.abs().max()) or 1.0
 rope_share = half
 if not settings.presenter and view.fit_cell(T + 3, half) < SIGNED_READABLE_CELL_PX:

@@ -5,7 +5,7 @@ import streamlit as st
 
 from attention_ui import charts, frames
 from attention_ui.checks.real import real_model_questions
-from attention_ui.controls import sentence_settings
+from attention_ui.controls import sentence_settings, stop_page
 from attention_ui.models import real_model_controls
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
@@ -24,7 +24,7 @@ st.markdown(
 
 pick = real_model_controls(settings.sentence)
 if pick is None:
-    st.stop()
+    stop_page()
 run = pick.run
 
 keep = [i for i in range(run.num_tokens) if not (pick.hide_special and run.is_special[i])]

@@ -9,7 +9,7 @@ import streamlit as st
 from attention_core import (AttentionInputError, MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES,
                             unscaled_weights)
 from attention_ui.checks.why import scaling_questions
-from attention_ui.controls import lesson_settings
+from attention_ui.controls import lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart, cached_spec
 from attention_ui.views import StageView, in_the_sidebar, show_chart, show_table, token_heatmap
@@ -53,7 +53,7 @@ try:
     saturation = saturation_table(d_ks, num_keys, samples, seed)
 except AttentionInputError as err:
     st.error(f"**This experiment cannot run with these settings.** {err}", icon="⚠️")
-    st.stop()
+    stop_page()
 lines = pd.concat([
     variance.assign(series="Var(q·k), sampled", value=variance["sampled"]),
     variance.assign(series="theory: Var = d_k", value=variance["theory"]),

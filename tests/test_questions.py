@@ -369,6 +369,38 @@ def test_the_app_draws_the_path_link_under_its_page():
     assert [p.proto.page for p in at.get("page_link")][-1] == "step-through"
 
 
+def test_a_page_stopped_by_its_settings_still_links_to_the_next_page():
+    """A page that stopped on settings it could not use ended at the error box: no way on for a student alone."""
+    at = open_page()
+    at.text_input(key="sentence").input("   ").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("The sentence is empty" in e.value for e in at.error)
+    assert [(p.proto.label, p.proto.page) for p in at.get("page_link")] == [
+        ("Next on the path: Step through", "step-through")]
+
+
+STOP_SCRIPT = """
+import streamlit as st
+from attention_ui.controls import CURRENT_PAGE, stop_page
+{current}
+stop_page()
+st.markdown("not reached")
+"""
+
+
+@pytest.mark.parametrize(("current", "links"), [
+    ('st.session_state[CURRENT_PAGE] = "why-scaling"', [("Next on the path: Order and position", "order-and-position")]),
+    ("", []),  # a page file run on its own (no navigation): no page to link from
+])
+def test_stop_page_draws_the_path_link_then_stops(current, links):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(STOP_SCRIPT.format(current=current), default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [(p.proto.label, p.proto.page) for p in at.get("page_link")] == links
+    assert not [m for m in at.markdown if m.value == "not reached"]
+
+
 def test_an_opened_check_yourself_is_open_again_after_another_page():
     """A student who opened a page's questions, looked at another page and came back found them closed."""
     at = open_page("pages/masking.py")
