@@ -59,6 +59,9 @@ UNSCALED_KEY = "unscaled"
 """Session key of the stage-4 toggle that adds the softmax without ÷√d_k."""
 
 FOLLOW_KEY = "token"
+RERUN_PAGE = "_rerun_page"
+"""Session flag: a click inside the step-through's stage (which reruns alone) changed a setting that the sidebar
+and the lesson show, so the whole page runs again."""
 """Session key of the followed query token (0-based); clicking a chart's row sets it."""
 
 __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS", "column_cell",
@@ -264,7 +267,7 @@ def _show_main(view: StageView, chart, key: str) -> None:
 
 def follow_token(row) -> dict:
     """What a click on query row ``row`` changes: the followed token (and a note that the sidebar must redraw)."""
-    return {FOLLOW_KEY: int(row), "_follow_clicked": True}
+    return {FOLLOW_KEY: int(row), RERUN_PAGE: True}
 
 
 LONE_KEY_STAGES = ("masked", "softmax", "context")
@@ -766,6 +769,9 @@ def _masked_extra(view: StageView) -> None:
     if blocked == 0:
         st.info(_NOTHING_BLOCKED[view.mask_choice].format(tokens=len(view.labels), sidebar=in_the_sidebar()))
         _custom_grid_link(view)
+        if view.mask_choice == "none":  # one click on a slide, where the mask is a menu away
+            st.button("Show the causal mask here", icon=":material/visibility_off:", key="try_causal_mask",
+                      on_click=_choose_mask, args=("causal",))
     else:
         st.markdown(f"{blocked} of {mask.numel()} query–key pairs are blocked (grey, −∞). The other scores keep "
                     "their colours from the stage before (one colour scale for the scores before and after ÷√d_k).")
@@ -774,13 +780,18 @@ def _masked_extra(view: StageView) -> None:
 
 _NOTHING_BLOCKED = {
     None: "Nothing is blocked in this head: the model lets every token attend to every token here.",
-    "none": "No mask is set, so nothing is blocked at this stage. Pick a mask {sidebar} to see it act.",
+    "none": "No mask is set, so nothing is blocked at this stage. Show the causal mask with the button below, or "
+            "pick another mask {sidebar}.",
     "causal": "The causal mask blocks nothing here: a single token may attend to itself.",
     "padding": "The padding mask blocks nothing here: the sentence already has {tokens} tokens, so no [PAD] token "
                "was added. Pad it to more tokens {sidebar} to see the [PAD] keys blocked.",
     "custom": "The custom mask allows every pair. Untick cells of the grid on the Masking page to block them.",
 }
 """What the masking stage says when nothing is blocked, by the lesson's mask (None: a model's own mask)."""
+
+
+def _choose_mask(choice: str) -> None:
+    st.session_state.update({"mask": choice, RERUN_PAGE: True})
 
 
 def _custom_grid_link(view: StageView) -> None:

@@ -9,7 +9,7 @@ from attention_ui.controls import (Settings, lesson_settings, path_page, real_ve
                                   stage_picker, token_caption)
 from attention_ui.text import STAGES, TOY_CAPTION, next_on_path
 from attention_ui.url_state import linked_flag
-from attention_ui.views import UNSCALED_KEY, lesson_view, show_slide, show_stage
+from attention_ui.views import RERUN_PAGE, UNSCALED_KEY, lesson_view, show_slide, show_stage
 
 settings = lesson_settings("Step through attention", slides=True)
 if not settings.presenter:
@@ -24,8 +24,8 @@ if not settings.presenter:
 @st.fragment
 def stage(settings: Settings) -> None:
     """Back/Next rerun only this part of the page."""
-    if st.session_state.pop("_follow_clicked", False):
-        st.rerun(scope="app")  # a click on a chart row picked another token: the sidebar shows it too
+    if st.session_state.pop(RERUN_PAGE, False):
+        st.rerun(scope="app")  # a click picked another token or mask: the sidebar and the lesson show it too
     step = stage_picker(settings.presenter)
     key = STAGES[step].key
     lesson = settings.lesson

@@ -54,10 +54,25 @@ def test_the_head_and_the_mask_picked_on_a_slide_change_the_slide():
     assert any(title.endswith("head 3") for title in chart_titles(slide)), chart_titles(slide)
     assert (slide.query_params["head"], slide.query_params["mask"]) == ("3", "causal"), "the link keeps them"
     blocked = [info.value for info in open_page("pages/step_through.py", {
-        "presenter": "true", "step": "masked"}).info if "Pick a mask" in info.value]
+        "presenter": "true", "step": "masked"}).info if "No mask is set" in info.value]
     slide.selectbox(key="step").set_value("masked").run()
-    assert blocked and not [info.value for info in slide.info if "Pick a mask" in info.value], \
+    assert blocked and not [info.value for info in slide.info if "No mask is set" in info.value], \
         "with the causal mask picked on the slide, stage 5 has something blocked to show"
+
+
+@pytest.mark.parametrize("presenter", ["true", "false"])
+def test_stage_5_without_a_mask_shows_the_causal_mask_in_one_click(presenter):
+    """With the default mask ("none") stage 5 showed an all-✓ grid and sent the lecturer to a menu."""
+    at = open_page("pages/step_through.py", {"presenter": presenter, "step": "masked"})
+    assert not [m for m in at.markdown if "query–key pairs are blocked" in m.value]
+    at.button(key="try_causal_mask").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["mask"] == "causal" and at.query_params["mask"] == "causal", "the link keeps it"
+    assert at.selectbox(key="step").value == "masked", "still on stage 5"
+    tokens = len(at.session_state["sentence"].split()) + 1  # the default sentence ends in "."
+    assert any(f"{tokens * (tokens - 1) // 2} of {tokens * tokens} query–key pairs are blocked" in m.value
+               for m in at.markdown), [m.value for m in at.markdown]
+    assert not [b for b in at.button if b.key == "try_causal_mask"], "nothing left to offer"
 
 
 def test_a_value_set_on_a_slide_stays_when_presenter_mode_is_switched_off():
@@ -81,5 +96,5 @@ def test_a_real_model_slide_offers_its_sentence(page):
 
 def test_the_slide_names_the_settings_menu_where_the_sidebar_is_hidden():
     slide = open_page("pages/step_through.py", {"presenter": "true", "step": "masked"})
-    pointers = [info.value for info in slide.info if "Pick a mask" in info.value]
+    pointers = [info.value for info in slide.info if "No mask is set" in info.value]
     assert pointers and all("under Settings at the top" in text for text in pointers), pointers
