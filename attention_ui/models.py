@@ -21,7 +21,7 @@ from attention_core.real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedMo
                                         Reproduction, load_model, reproduce_layer, run_model, where_available,
                                         word_embeddings)
 
-from .controls import BOUND, whole_number_in
+from .controls import BOUND, stop_page, whole_number_in
 from .frames import token_labels
 from .pickling import TensorsAsArrays
 from .serving import long_lived_objects
@@ -200,6 +200,18 @@ def real_model_controls(sentence: str) -> RealSelection | None:
     hide_special = cols[3].toggle("Hide special tokens", key="hide_special",
                                   help="Hide [CLS]/[SEP]-style tokens in the charts.", **BOUND)
     return RealSelection(name, loaded, run, int(layer) - 1, int(head) - 1, int(follow), bool(hide_special))
+
+
+def real_model_or_stop(sentence: str, place, *, slide=None, place_label: str = "") -> RealSelection:
+    """``real_model_controls`` drawn in the container ``place``; without a model the page stops there. Under a
+    slide (the container ``slide``), ``place`` is the expander ``place_label`` and the slide says to look in it."""
+    with place:
+        pick = real_model_controls(sentence)
+    if pick is None:
+        if slide is not None:
+            slide.warning(f"No model to show: what went wrong is under “{place_label}” below.", icon="📦")
+        stop_page()
+    return pick
 
 
 def _model_label(name: str) -> str:

@@ -7,17 +7,18 @@ import streamlit as st
 
 from attention_ui import frames
 from attention_ui.checks.real import inside_head_questions
-from attention_ui.controls import sentence_settings, stage_picker, stop_page
-from attention_ui.models import cached_reproduction, real_model_controls
+from attention_ui.controls import sentence_settings, stage_picker
+from attention_ui.models import cached_reproduction, real_model_or_stop
 from attention_ui.questions import show_page_questions
 from attention_ui.text import STAGES, agreement_in_words, layer_input_words, plain, size_in_words
 from attention_ui.views import StageView, only_tokens, show_slide, show_stage, show_table
 
+DETAILS = "Model, layer, head and the check against the model"
 settings = sentence_settings("Inside one real head", slides=True)
 if settings.presenter:
     # A slide first; the model, layer and head pickers and the check against the model below it.
     slide = st.container()
-    details = st.expander("Model, layer, head and the check against the model", expanded=False)
+    details = st.expander(DETAILS, expanded=False)
 else:
     st.markdown(
         "We take the layer's own input vectors and its own W_Q, W_K, W_V (and biases), run them through **the "
@@ -25,10 +26,8 @@ else:
     )
     slide = details = st.container()
 
+pick = real_model_or_stop(settings.sentence, details, slide=slide if settings.presenter else None, place_label=DETAILS)
 with details:
-    pick = real_model_controls(settings.sentence)
-    if pick is None:
-        stop_page()
     rep = cached_reproduction(pick.name, pick.run.sentence, pick.layer)
     left, right = st.columns([1, 2])
     left.metric("Largest |our weights − model's|", size_in_words(rep.max_abs_diff),

@@ -5,8 +5,8 @@ import streamlit as st
 
 from attention_ui import charts, frames
 from attention_ui.checks.real import real_model_questions
-from attention_ui.controls import sentence_settings, stop_page
-from attention_ui.models import real_model_controls
+from attention_ui.controls import sentence_settings
+from attention_ui.models import real_model_or_stop
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
 from attention_ui.text import plain
@@ -15,27 +15,31 @@ from attention_ui.views import PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, on_pick, show
 GRID_SPACING_PX = 6  # the gap between two panels of the heads grid
 GRID_FRAME_PX = 115  # what the heads grid draws beside its panels at the page's font: "query" and the colour bar
 
+SLIDE_ABOVE_GRID_PX = 190  # a slide's top bar and title above the heads grid, and a margin below it
+
 settings = sentence_settings("A real model's attention")
-st.markdown(
-    "The same attention you stepped through runs inside every layer of a real transformer. Here a small "
-    "pretrained model reads your sentence; each small square below is one head's attention weights "
-    "(rows: the token looking, columns: the token looked at)."
-)
-
-pick = real_model_controls(settings.sentence)
-if pick is None:
-    stop_page()
+INTRO = ("The same attention you stepped through runs inside every layer of a real transformer. Here a small "
+         "pretrained model reads your sentence; each small square of the heads grid is one head's attention "
+         "weights (rows: the token looking, columns: the token looked at).")
+PICKERS = "Model, layer, head and the token to follow"
+if settings.presenter:  # the heads grid first, on the first screen; the pickers under it (a click picks a head)
+    slide = st.container()
+    pick = real_model_or_stop(settings.sentence, st.expander(PICKERS), slide=slide, place_label=PICKERS)
+else:
+    st.markdown(INTRO)
+    slide = st.container()
+    pick = real_model_or_stop(settings.sentence, slide)
 run = pick.run
-
 keep = [i for i in range(run.num_tokens) if not (pick.hide_special and run.is_special[i])]
 if len(keep) < run.num_tokens:
-    st.info("Special tokens are hidden from the charts, but the model still gives them weight: the visible "
-            "weights in a row now add up to less than 1 (often much less, as many heads rest on [CLS] or [SEP]).")
+    slide.info("Special tokens are hidden from the charts, but the model still gives them weight: the visible "
+               "weights in a row now add up to less than 1 (often much less, as many heads rest on [CLS] or [SEP]).")
 all_labels = frames.token_labels(run.tokens)
 labels = frames.AxisLabels(all_labels[i] for i in keep)
 attentions = run.attentions[:, :, keep][:, :, :, keep]  # (L, h, T', T'): the shown tokens only
 
-st.subheader(f"1 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
+if not settings.presenter:  # a slide's grid follows the title (its panels are named L1 H1 … L6 H12)
+    slide.subheader(f"1 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
 # The panels of a layer fit the main column beside the sidebar (PAGE_WIDTH_PX, with GRID_FRAME_PX for the row
 # title and the colour bar): 12 panels are 47 px wide, so a long sentence gets cells under 2 px. The browser draws a
 # grid this large on a canvas, which does not shrink to the page as an SVG does (and a canvas shrunk by the page's
@@ -57,15 +61,18 @@ on_head = on_pick("pick_model_head", "head_index",
                   lambda i: {"layer": i // per_layer + 1, "model_head": i % per_layer + 1})
 if settings.presenter:
     width, height = charts.fitted_grid_size(len(head_labels), per_layer, PRESENTER_COLUMN_PX, font_size)
-    with st.container(key="model_grid"):  # as wide as the column allows, as tall as square panels need
+    with slide.container(key="model_grid"):  # as wide as the column allows, as tall as square panels need
+        fits_window = f"calc((100vh - {SLIDE_ABOVE_GRID_PX}px) * {width / height:.4f})"  # its height within the window
         st.html(f"<style>.st-key-model_grid [data-testid='stVegaLiteChart'] {{height: auto !important; "
-                f"max-width: {width:.0f}px; aspect-ratio: {width:.0f} / {height:.0f};}}</style>")
+                f"max-width: min({width:.0f}px, {fits_window}); aspect-ratio: {width:.0f} / {height:.0f};}}</style>")
         show_chart(spec, key="pick_model_head", on_select=on_head, fit=True)
 else:
     show_chart(spec, key="pick_model_head", on_select=on_head)
-st.caption("Each square's rows and columns are the tokens in order (hover for the pair and the weight); the outlined "
-           "one is shown up close below. Look for patterns: heads that attend to the previous or next token, to "
-           "[CLS]/[SEP], or to the same word.")
+slide.caption("Each square's rows and columns are the tokens in order (hover for the pair and the weight); the "
+              "outlined one is shown up close below. Look for patterns: heads that attend to the previous or next "
+              "token, to [CLS]/[SEP], or to the same word.")
+if settings.presenter:
+    slide.markdown(INTRO)
 
 st.subheader(f"2 · Layer {pick.layer + 1}, head {pick.head + 1} up close")
 weights = attentions[pick.layer, pick.head]

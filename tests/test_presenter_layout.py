@@ -524,6 +524,18 @@ def test_real_model_grid_fits_a_1024_slide_and_a_click_picks_the_head_under_it(s
         assert (_picked(page, "layer"), _picked(page, "model_head")) == (str(layer), str(head))
 
 
+@needs_browser
+@pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
+def test_real_model_grid_is_on_the_first_screen_of_a_slide(slide, size):
+    """At 1280 × 800 the slide's 6 × 12 grid of heads began under the model and head pickers and its last three
+    layers were below the window. The pickers are under the grid now, and the grid is short enough for the window."""
+    page = slide("/real-model", {"width": size[0], "height": size[1]})
+    page.wait_for_timeout(300)  # a fitted chart draws again once its container has its width
+    grid = page.evaluate(_GRID_JS)
+    assert grid["top"] > 0 and grid["top"] + grid["height"] <= size[1], (grid, size)
+    assert grid["width"] >= 0.6 * size[0], f"the grid is shrunk more than the window needs: {grid}"
+
+
 def _titles_and_fit(at) -> list[tuple[str, bool]]:
     specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
     return [(json.dumps(spec.get("title", ""), ensure_ascii=False), spec.get("width") == "container")

@@ -75,6 +75,20 @@ def test_missing_model_is_explained_and_other_pages_work(no_model_anywhere, page
     assert not at.exception and not at.error and at.get("vega_lite_chart")
 
 
+@pytest.mark.parametrize("page", ["real_model", "inside_real_head"])
+def test_a_slide_without_a_model_says_where_the_reason_is(no_model_anywhere, page):
+    """On a slide the pickers, and so the explanation, are in a closed expander under the slide: the slide was
+    empty."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["presenter"] = "true"
+    at.run()
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    expander = next(e for e in at.expander if e.label.startswith("Model, layer, head"))
+    assert [w.value for w in at.warning] == [f"No model to show: what went wrong is under “{expander.label}” below."]
+    assert any("could not be loaded" in e.value for e in expander.error)
+
+
 def test_real_word_vectors_fall_back_to_seeded_when_no_model(no_model_anywhere):
     at = open_page("step_through", embeddings=MODEL)
     assert not at.exception
