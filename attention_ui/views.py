@@ -326,9 +326,30 @@ def show_worked(view: StageView, rec: StageRecord, *, lone_key_note: bool = True
     st.markdown(plain(numbers.intro))
     if numbers.latex:
         st.latex(numbers.latex)
-    st.table(numbers.table, hide_index=True)
+    _folded_table(numbers.table, key=f"worked_rest_{rec.key}")
     if numbers.sums is not None:
         st.table(numbers.sums, hide_index=True)
+
+
+WORKED_ROWS_FOLDED = 12
+"""A worked-numbers table of more rows shows its first WORKED_ROWS_FIRST, and the others one click away: a real
+head's 32 features of q made a table two screens tall (three on a slide) before the next heading."""
+WORKED_ROWS_FIRST = 8
+
+
+def _folded_table(table, *, key: str) -> None:
+    """``st.table`` of a pyarrow table, its rows after the first WORKED_ROWS_FIRST in an expander when it has more
+    than WORKED_ROWS_FOLDED. The expander names the rows it holds by the table's first column."""
+    if table.num_rows <= WORKED_ROWS_FOLDED:
+        st.table(table, hide_index=True)
+        return
+    st.table(table.slice(0, WORKED_ROWS_FIRST), hide_index=True)
+    names = table.column(0).to_pylist()
+    shown = str if table.column_names[0] == "key" else lambda name: plain(str(name))  # keys are escaped already
+    rest = f"{shown(names[WORKED_ROWS_FIRST])} … {shown(names[-1])}"
+    with lazy_expander(f"The other {table.num_rows - WORKED_ROWS_FIRST} rows ({rest})", key) as box:
+        if box.open:
+            st.table(table.slice(WORKED_ROWS_FIRST), hide_index=True)
 
 
 @dataclass(frozen=True)

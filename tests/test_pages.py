@@ -716,6 +716,22 @@ def test_worked_table_shows_tokens_literally():
         "3·\\$\\$", "4·\\*\\*"]
 
 
+def test_a_long_worked_table_shows_its_first_rows_and_the_rest_on_a_click():
+    """18 keys (or a real head's 32 features) made a worked table two screens tall before the next heading."""
+    at = open_page("pages/step_through.py", {"step": "scores", "sentence": "a b c d e f g h i j k l m n o $$ q"})
+    first = at.table[0].value
+    assert first["key"].tolist() == [f"{i}·{w}" for i, w in enumerate("abcdefgh", 1)]
+    rest = next(e for e in at.expander if e.label.startswith("The other"))
+    assert rest.label == "The other 10 rows (9·i … 18·q)" and not rest.table, "drawn only when opened"
+    at.session_state["open_worked_rest_scores"] = True
+    at.run()
+    shown = pd.concat([at.table[0].value, at.table[1].value])
+    assert shown["key"].tolist()[8:] == ["9·i", "10·j", "11·k", "12·l", "13·m", "14·n", "15·o", "16·\\$", "17·\\$",
+                                         "18·q"]
+    short = open_page("pages/step_through.py", {"step": "scores", "sentence": "a b c d e f g h i j k l"})
+    assert len(short.table[0].value) == 12 and not [e for e in short.expander if e.label.startswith("The other")]
+
+
 def all_chart_labels(at: AppTest) -> str:
     found = []
     for c in charts(at):
