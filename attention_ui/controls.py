@@ -272,11 +272,13 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 [data-testid='stMain']:focus, [data-testid='stMain'] *:focus:not(input):not(button) {outline: none;}
 [data-testid='stMain']:focus::before {box-shadow: none;}
 .st-key-slide [data-testid='stElementToolbar'] {display: none;}
+#vg-tooltip-element.vg-tooltip {font-size: 1.15rem; padding: 6px 10px;}
 </style>"""
 """Presenter mode: no sidebar, large text (also in expander and tab labels, slider values, inputs, select options and
 message boxes) and tables, and the slide's charts as tall as the window allows while the stage's words (up to three
 lines) still fit under them. The page menus at the top, a progress bar's words and page links are enlarged too; a
-slide's charts have no toolbar (it lay over the formula), and the page draws no focus frame when a clicker's key has
+slide's charts have no toolbar (it lay over the formula) and a chart's hover box is as large as the slide's
+captions (it was 12 px, the size of the page's), and the page draws no focus frame when a clicker's key has
 moved it on (a grey frame appeared round the slide from the second one). Pages draw their read-only tables with
 st.table in presenter mode (HTML, enlarged here); the dataframes left, the editable grids (Work it by hand's and the
 mask editor) and the by-hand marks, are zoomed 1.4× on a window 1180 px wide or more (their canvas text is out of

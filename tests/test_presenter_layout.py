@@ -536,6 +536,20 @@ def test_real_model_grid_is_on_the_first_screen_of_a_slide(slide, size):
     assert grid["width"] >= 0.6 * size[0], f"the grid is shrunk more than the window needs: {grid}"
 
 
+@needs_browser
+def test_a_charts_hover_box_on_a_slide_is_slide_sized(slide):
+    """A lecturer points at a cell to read out its pair and exact value; the box said so in 12-px text."""
+    page = slide("/step-through?step=4")
+    cell = page.locator("[data-testid=stMain] [data-testid=stVegaLiteChart] svg g.mark-rect.role-mark path").nth(20)
+    box = cell.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    tip = page.locator("#vg-tooltip-element.visible")
+    tip.wait_for(timeout=10_000)
+    assert "query" in tip.inner_text() and "score" in tip.inner_text()
+    size = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('#vg-tooltip-element td')).fontSize)")
+    assert size >= 18, size
+
+
 def _titles_and_fit(at) -> list[tuple[str, bool]]:
     specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
     return [(json.dumps(spec.get("title", ""), ensure_ascii=False), spec.get("width") == "container")
