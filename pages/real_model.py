@@ -31,15 +31,10 @@ else:
     pick = real_model_or_stop(settings.sentence, slide)
 run = pick.run
 keep = [i for i in range(run.num_tokens) if not (pick.hide_special and run.is_special[i])]
-if len(keep) < run.num_tokens:
-    slide.info("Special tokens are hidden from the charts, but the model still gives them weight: the visible "
-               "weights in a row now add up to less than 1 (often much less, as many heads rest on [CLS] or [SEP]).")
 all_labels = frames.token_labels(run.tokens)
 labels = frames.AxisLabels(all_labels[i] for i in keep)
 attentions = run.attentions[:, :, keep][:, :, :, keep]  # (L, h, T', T'): the shown tokens only
 
-if not settings.presenter:  # a slide's grid follows the title (its panels are named L1 H1 … L6 H12)
-    slide.subheader(f"1 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
 # The panels of a layer fit the main column beside the sidebar (PAGE_WIDTH_PX, with GRID_FRAME_PX for the row
 # title and the colour bar): 12 panels are 47 px wide, so a long sentence gets cells under 2 px. The browser draws a
 # grid this large on a canvas, which does not shrink to the page as an SVG does (and a canvas shrunk by the page's
@@ -59,26 +54,32 @@ spec = cached_head_grid(attentions.reshape(-1, len(keep), len(keep)), labels, he
                         selected=selected, pick=True, fit=settings.presenter)
 on_head = on_pick("pick_model_head", "head_index",
                   lambda i: {"layer": i // per_layer + 1, "model_head": i % per_layer + 1})
-if settings.presenter:
-    width, height = charts.fitted_grid_size(len(head_labels), per_layer, PRESENTER_COLUMN_PX, font_size)
-    with slide.container(key="model_grid"):  # as wide as the column allows, as tall as square panels need
+with slide:
+    if len(keep) < run.num_tokens:
+        st.info("Special tokens are hidden from the charts, but the model still gives them weight: the visible "
+                "weights in a row now add up to less than 1 (often much less, as many heads rest on [CLS] or [SEP]).")
+    if settings.presenter:  # the grid follows the title (its panels are named L1 H1 … L6 H12)
+        width, height = charts.fitted_grid_size(len(head_labels), per_layer, PRESENTER_COLUMN_PX, font_size)
         fits_window = f"calc((100vh - {SLIDE_ABOVE_GRID_PX}px) * {width / height:.4f})"  # its height within the window
-        st.html(f"<style>.st-key-model_grid [data-testid='stVegaLiteChart'] {{height: auto !important; "
-                f"max-width: min({width:.0f}px, {fits_window}); aspect-ratio: {width:.0f} / {height:.0f};}}</style>")
-        show_chart(spec, key="pick_model_head", on_select=on_head, fit=True)
-else:
-    show_chart(spec, key="pick_model_head", on_select=on_head)
-slide.caption("Each square's rows and columns are the tokens in order (hover for the pair and the weight); the "
-              "outlined one is shown up close below. Look for patterns: heads that attend to the previous or next "
-              "token, to [CLS]/[SEP], or to the same word.")
-if settings.presenter:
-    slide.markdown(INTRO)
+        with st.container(key="model_grid"):  # as wide as the column allows, as tall as square panels need
+            st.html(f"<style>.st-key-model_grid [data-testid='stVegaLiteChart'] {{height: auto !important; max-width: "
+                    f"min({width:.0f}px, {fits_window}); aspect-ratio: {width:.0f} / {height:.0f};}}</style>")
+            show_chart(spec, key="pick_model_head", on_select=on_head, fit=True)
+    else:
+        st.subheader(f"1 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
+        show_chart(spec, key="pick_model_head", on_select=on_head)
+    st.caption("Each square's rows and columns are the tokens in order (hover for the pair and the weight); the "
+               "outlined one is shown up close below. Look for patterns: heads that attend to the previous or next "
+               "token, to [CLS]/[SEP], or to the same word.")
+    if settings.presenter:
+        st.markdown(INTRO)
+
 
 st.subheader(f"2 · Layer {pick.layer + 1}, head {pick.head + 1} up close")
 weights = attentions[pick.layer, pick.head]
 follow_row = keep.index(pick.follow) if pick.follow in keep else None  # the followed token among the shown ones
-show_chart(cached_matrix_chart(charts.heatmap, weights, labels, labels, title=f"layer {pick.layer + 1}, head {pick.head + 1}",
-                               domain=(0, 1), value_title="weight", cell_size=settings.cell_size,
+show_chart(cached_matrix_chart(charts.heatmap, weights, labels, labels,
+                               title=f"layer {pick.layer + 1}, head {pick.head + 1}", domain=(0, 1), value_title="weight", cell_size=settings.cell_size,
                                font_size=settings.font_size, show_values=len(keep) <= 14, follow_row=follow_row))
 if follow_row is not None:
     row = frames.row_frame(weights[follow_row], labels)
@@ -86,7 +87,8 @@ if follow_row is not None:
                            cell_size=max(settings.cell_size, 26), font_size=settings.font_size))
 else:
     st.info("The followed token is a special token, which is hidden now.")
-st.page_link("pages/inside_real_head.py", label="See this head computed stage by stage", icon=":material/arrow_forward:")
+st.page_link("pages/inside_real_head.py", label="See this head computed stage by stage",
+             icon=":material/arrow_forward:")
 
 st.subheader("3 · The sentence as the model's tokenizer sees it")
 st.markdown("Real tokenizers split rare words into **sub-word pieces** (BERT marks a continuation with “##”, "
