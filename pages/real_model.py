@@ -80,7 +80,8 @@ weights = attentions[pick.layer, pick.head]
 follow_row = keep.index(pick.follow) if pick.follow in keep else None  # the followed token among the shown ones
 show_chart(cached_matrix_chart(charts.heatmap, weights, labels, labels,
                                title=f"layer {pick.layer + 1}, head {pick.head + 1}", domain=(0, 1),
-                               value_title="weight", cell_size=settings.cell_size, font_size=settings.font_size, show_values=len(keep) <= 14, follow_row=follow_row))
+                               value_title="weight", cell_size=settings.cell_size, font_size=settings.font_size,
+                               show_values=len(keep) <= 14, follow_row=follow_row))
 if follow_row is not None:
     row = frames.row_frame(weights[follow_row], labels)
     show_chart(cached_spec(charts.row_bars, row, title=f"what {run.tokens[pick.follow]} attends to",
