@@ -55,11 +55,11 @@ def navigation() -> None:
     # every page listed: a collapsed menu ("View 4 more") hid the real-model pages that other pages point to
     page = st.navigation(sections, position="top" if presenter else "sidebar", expanded=True)
     st.session_state.setdefault("pages_visited", set()).add(page.url_path)  # the Start here path shows them
-    from attention_ui.controls import CURRENT_PAGE, path_footer  # imported by every page already
+    from attention_ui.controls import CURRENT_PAGE, page_end  # imported by every page already
 
     st.session_state[CURRENT_PAGE] = page.url_path
     page.run()
-    path_footer(page.url_path)  # a page that stops early draws it itself
+    page_end(page.url_path)  # a page that stops early draws it itself
 
 
 if __name__ == "__main__":

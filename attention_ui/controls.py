@@ -21,6 +21,7 @@ from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, 
 
 from .frames import token_labels
 from .pickling import TensorsAsArrays
+from .progress import keep_progress
 from .text import (EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, next_on_path, path_file, plain,
                    quoted)
 from .url_state import (BOUND, LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored,
@@ -320,6 +321,7 @@ PAGE_STYLE = """<style>
 [data-testid='stNavSectionHeader'] {margin-top: 0.25rem;}
 [data-testid='stMain'] [data-testid='stVegaLiteChart'] {max-width: 100%; overflow-x: auto;}
 .st-key-sentence [data-testid='InputInstructions'] span:last-child {display: none;}
+[class*='st-key-progress_store'] {display: none;}
 @media (min-width: 641px) and (max-width: 900px) {
   .st-key-hand_grids [data-testid='stHorizontalBlock'] {flex-wrap: wrap; row-gap: 1rem;}
   .st-key-hand_grids [data-testid='stColumn'] {flex: 1 1 40% !important; min-width: 40% !important;}
@@ -646,8 +648,15 @@ def stop_page() -> NoReturn:
     on the path first, so that a student who cannot fix the settings is not left at a dead end."""
     url_path = st.session_state.get(CURRENT_PAGE)
     if url_path is not None:  # None: a page file run on its own, without the app's navigation
-        path_footer(url_path)
+        page_end(url_path)
     st.stop()
+
+
+def page_end(url_path: str) -> None:
+    """What ``app.py`` draws under every page (``stop_page`` too): the path link, and the browser's copy of the
+    student's progress brought up to date."""
+    path_footer(url_path)
+    keep_progress()
 
 
 def path_footer(url_path: str) -> None:

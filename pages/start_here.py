@@ -5,6 +5,7 @@ import streamlit as st
 from attention_core import HAND_STAGES
 from attention_ui.controls import page_start, path_page
 from attention_ui.hand import EVER_CHECKED_KEY, SOLVED_KEY
+from attention_ui.progress import forget
 from attention_ui.questions import answered_stages, page_progress, session_score
 from attention_ui.text import LEARNING_PATH, STAGES
 
@@ -17,7 +18,7 @@ visited = st.session_state.setdefault(VISITED_KEY, set())
 visited.add("start-here")
 page_start("Start here")
 st.markdown("A path through the app for learning on your own. Go in order, at your own pace: each page says what "
-            "it teaches, and a check mark shows what you have already done in this session (a part-filled circle: "
+            "it teaches, and a check mark shows what you have already done (a part-filled circle: "
             "started; a page is done when you have answered its check-yourself questions, looked at every stage, or "
             "checked every one by hand).")
 
@@ -53,7 +54,11 @@ for number, (page, paths, title, teaches) in enumerate(LEARNING_PATH, start=1):
             body.caption(progress[page])
 
 st.progress(done_count / len(LEARNING_PATH), text=f"{done_count} of {len(LEARNING_PATH)} pages done")
-st.caption(f"Check-yourself score this session: {session_score().in_words()}. The marks and the score last as long "
-           "as this browser tab's session: reloading the page or opening a link starts them again.")
+score, forget_column = st.columns([4, 1], vertical_alignment="center")
+score.caption(f"Check-yourself score: {session_score().in_words()}. The marks and the score are kept in this "
+              "browser, not on the server: they are here again after a reload or on your next visit (a private "
+              "window forgets them when it closes).")
+forget_column.button("Start again", icon=":material/restart_alt:", key="forget_progress", on_click=forget,
+                     help="Clear the marks and the score, here and in this browser (on a shared computer, say).")
 st.markdown("**Takeaway:** read each page top to bottom (words, formula, chart, numbers), then answer its "
             "questions before moving on.")

@@ -7,6 +7,7 @@ from attention_core import unscaled_weights
 from attention_ui import export, questions
 from attention_ui.controls import (Settings, lesson_settings, path_page, real_vectors_caption, stage_footer,
                                   stage_picker, token_caption)
+from attention_ui.progress import keep_progress
 from attention_ui.text import STAGES, TOY_CAPTION, next_on_path
 from attention_ui.url_state import linked_flag
 from attention_ui.views import RERUN_PAGE, UNSCALED_KEY, lesson_view, show_slide, show_stage
@@ -43,6 +44,7 @@ def stage(settings: Settings) -> None:
     if not settings.presenter:
         following, url_path, title = next_on_path("pages/step_through.py")
         stage_footer(step, (path_page(following, url_path), f"Next on the path: {title}"))
+    keep_progress(key="progress_store_stage")  # the stages seen and answers of Back/Next, which rerun this alone
 
 
 stage(settings)

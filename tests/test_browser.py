@@ -350,3 +350,30 @@ def test_every_start_here_card_title_is_larger_and_bolder_than_its_text(page, se
     assert cards[0]["title"].startswith("1. ")
     for card in cards:
         assert card["titlePx"] > card["textPx"] and card["weight"] >= 600, card
+
+
+def _step_through_caption(page) -> str:
+    return next(text for text in page.locator("[data-testid=stCaptionContainer]").all_inner_texts()
+                if "stages looked at" in text)
+
+
+def test_start_here_keeps_the_progress_across_a_reload_until_start_again(page, server):
+    """Start here's marks lived in the tab's session: a reload, or coming back the next day, lost them all."""
+    _load(page, f"{server}/step-through?step=3")
+    bs.click_stage_button(page, "Next")  # a Back/Next run is the stage's alone: it is kept too
+    _load(page, f"{server}/masks")
+    _load(page, f"{server}/start-here")
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stCaptionContainer]')]"
+                           ".some(c => c.innerText.startsWith('2 of 9 stages looked at'))", timeout=LOAD_TIMEOUT_MS)
+    page.reload()
+    bs.wait_for_app_idle(page, timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stCaptionContainer]')]"
+                           ".some(c => c.innerText.startsWith('2 of 9 stages looked at'))", timeout=LOAD_TIMEOUT_MS)
+    page.get_by_role("button", name="Start again").click()
+    bs.wait_for_app_idle(page, timeout=LOAD_TIMEOUT_MS)
+    assert _step_through_caption(page).startswith("0 of 9 stages looked at")
+    page.reload()
+    bs.wait_for_app_idle(page, timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_timeout(1500)  # the stored record is read after the first run: give it the time to arrive
+    bs.wait_for_app_idle(page, timeout=LOAD_TIMEOUT_MS)
+    assert _step_through_caption(page).startswith("0 of 9 stages looked at"), "Start again cleared the browser's copy"
