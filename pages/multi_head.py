@@ -9,7 +9,8 @@ from attention_ui.controls import lesson_settings
 from attention_ui.questions import show_page_questions
 from attention_ui.text import plain
 from attention_ui.render import cached_chart
-from attention_ui.views import StageView, in_the_sidebar, on_pick, show_chart, show_lines, show_stage, shown_features
+from attention_ui.views import (PRESENTER_COLUMN_PX, StageView, in_the_sidebar, on_pick, show_chart, show_lines,
+                                show_stage, shown_features)
 
 settings = lesson_settings("Multi-head attention")
 trace = settings.lesson.trace
@@ -67,7 +68,8 @@ q_cell = max(GRID_CELL, min(settings.cell_size - 8, GRID_WIDTH // (per_row * (q_
 def q_grid():
     df = frames.heads_frame(q_shown, labels, frames.feature_labels(q_shown.shape[-1], "q"), row_name="token",
                             col_name="feature",
-                            head_labels=[f"head {i + 1}: columns {i * d_k + 1}–{(i + 1) * d_k}" for i in range(h)])
+                            head_labels=[f"head {i + 1}: q1–q{d_k} = Q's columns {i * d_k + 1}–{(i + 1) * d_k}"
+                                         for i in range(h)])  # every panel's axis reads q1 … q_dk: its own
     return charts.head_grid(df, columns=per_row, domain=None, diverging=True, scheme="blueorange", row="token",
                             col="feature", value_title="feature value", cell_size=q_cell, font_size=settings.font_size,
                             title="Q of each head (one colour scale; rows = tokens, columns = that head's q features)")
@@ -78,7 +80,9 @@ if q_note:
     st.caption(q_note)
 
 st.subheader(f"3 · What {plain(settings.labels[settings.follow])} attends to, head by head")
-bars_cell = max(min(settings.cell_size, 340 // len(labels)), 18)
+# Two panels of bars side by side: half a slide's width each, or a part of the page's column
+bars_room = PRESENTER_COLUMN_PX // 2 - 120 if settings.presenter else 340
+bars_cell = max(min(settings.cell_size, bars_room // len(labels)), 18)
 
 
 def rows_by_head():

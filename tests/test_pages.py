@@ -339,7 +339,9 @@ def test_heads_change_the_number_of_head_panels_and_head_choices():
     set_widget(at, "slider", "heads", 4)
     by_title = {c.title: c for c in charts(at)}
     q = next(c for t, c in by_title.items() if t.startswith("Q of each head"))
-    assert sorted(q.data["head"].unique()) == [f"head {i}: columns {4 * i - 3}–{4 * i}" for i in range(1, 5)]
+    assert sorted(q.data["head"].unique()) == [
+        f"head {i}: q1–q4 = Q's columns {4 * i - 3}–{4 * i}" for i in range(1, 5)], (
+        "each panel's axis reads q1…q4: its title says which columns of Q they are")
     rows = next(c for t, c in by_title.items() if t.startswith("the row of"))
     assert sorted(rows.data["head"].unique()) == ["head 1", "head 2", "head 3", "head 4"]
     assert len(rows.data) == 4 * 7, "one bar per key in each head"

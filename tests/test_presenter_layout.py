@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from urllib.parse import quote
@@ -548,6 +549,17 @@ def test_a_charts_hover_box_on_a_slide_is_slide_sized(slide):
     assert "query" in tip.inner_text() and "score" in tip.inner_text()
     size = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('#vg-tooltip-element td')).fontSize)")
     assert size >= 18, size
+
+
+def test_multi_head_bars_on_a_slide_print_their_values_level():
+    """Section 3's bars on a slide were 48 px wide in two panels that left a third of the slide empty, so their
+    values were turned upright (0.289 read sideways from the back of the hall)."""
+    for query in ({"presenter": "true"}, {"presenter": "true", "heads": "4"}):
+        at = open_page("pages/multi_head.py", query)
+        spec = next(json.loads(c.proto.spec) for c in at.get("vega_lite_chart")
+                    if "the row of" in json.dumps(json.loads(c.proto.spec).get("title", "")))
+        angles = re.findall(r'"angle": *(\d+)', json.dumps(spec))
+        assert not angles, (query, angles)
 
 
 def _titles_and_fit(at) -> list[tuple[str, bool]]:
