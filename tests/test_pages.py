@@ -350,7 +350,7 @@ def test_heads_change_the_number_of_head_panels_and_head_choices():
     assert list(at.selectbox(key="head").options) == ["1", "2", "3", "4"]
 
     set_widget(at, "slider", "heads", 1)
-    assert chart(at, "Q of each head").data["head"].unique().tolist() == ["head 1: columns 1–4"]
+    assert chart(at, "Q of each head").data["head"].unique().tolist() == ["head 1: q1–q4 = Q's columns 1–4"]
     assert any("only one head" in i for i in texts(at, "info")), texts(at, "info")
     assert "head" not in widget_keys(at, "selectbox")
 
