@@ -147,7 +147,9 @@ def test_why_scaling_answers_are_the_pages_numbers(s):
 def test_position_answers_are_the_pages_encoding_and_rope_scores(s):
     lesson = run_lesson(s.config)
     found = page_questions("order-and-position", s)
-    assert answer(found, "pe-d1") == pytest.approx(math.sin(s.follow), abs=1e-6), "column d1 is sin(p), p from 0"
+    asked = s.follow or 1  # the first token's encodings are sin 0 = 0 and cos 0 = 1 on any settings
+    assert answer(found, "pe-d1") == pytest.approx(math.sin(asked), abs=1e-6), "column d1 is sin(p), p from 0"
+    assert f"encoding of “{token_labels(lesson.tokens)[asked]}” in" in found[0].prompt
     T, j = len(lesson.tokens), (s.follow + 1) % len(lesson.tokens)
     q, k = lesson.trace.q[s.head].double(), lesson.trace.k[s.head].double()
     for start in (0, s.shift):  # the same with and without the shift

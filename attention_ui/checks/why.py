@@ -62,17 +62,20 @@ def scaling_questions(d_k: int, trace: AttentionTrace, labels: list[str], unscal
 
 def position_questions(encodings: torch.Tensor, rope: RopeShiftCheck | None, labels: list[str], *,
                        follow: int) -> list[Question]:
-    """Order and position's questions: the sinusoidal encoding of query ``follow`` in column d1 (``encodings``
+    """Order and position's questions: the sinusoidal encoding of query ``follow`` (the second token when it is the
+    first, whose encodings are sin 0 and cos 0 on any settings) in column d1 (``encodings``
     (T, d_model) as the page draws them), its RoPE score to the next token after the page's shift (``rope`` as
     from ``rope_shift_check``; None when the page cannot draw RoPE, with an odd d_k), and what shuffling does
     without positions. Returns three questions, or two without ``rope``."""
     me = quoted(labels[follow])
-    value = float(encodings[follow, 0])
+    # the followed token, unless it is the first: at p = 0 every sine is 0 whatever the settings
+    asked = 1 if follow == 0 and encodings.shape[0] > 1 else follow
+    value = float(encodings[asked, 0])
     found = [numeric(
-        POSITIONS, "pe-d1", f"What is the sinusoidal encoding of {me} in column d1 (the PE chart's first column)?",
-        value,
-        f"{me} sits at position p = {follow} (counting from 0). Column d1 is 2i = 0, whose angle is "
-        f"p / 10000⁰ = p radians: PE = sin({follow}) = {value:.3f}.",
+        POSITIONS, "pe-d1", f"What is the sinusoidal encoding of {quoted(labels[asked])} in column d1 (the PE chart's "
+        "first column)?", value,
+        f"{quoted(labels[asked])} sits at position p = {asked} (counting from 0). Column d1 is 2i = 0, whose angle is "
+        f"p / 10000⁰ = p radians: PE = sin({asked}) = {value:.3f}.",
         hint="Find this token's position p (the first token is at position zero) and work out the formula of the "
              "first column, whose i is zero, with the angle in radians; or hover over its cell in the PE chart.")]
     if rope is not None:
