@@ -109,8 +109,8 @@ def lesson_settings(title: str, *, slides: bool = False, uses_lesson: bool = Tru
         if uses_lesson:
             st.error(f"**Please adjust the settings.** {err}", icon="⚠️")
             stop_page()
-        st.caption(f"The settings cannot make the other pages' lesson yet ({plain(str(err))}); this page does not "
-                   "use them, so it carries on.")
+        st.caption(f"The settings cannot make a lesson yet ({plain(str(err))}); this page carries on with what "
+                   "does not need one.")
         return Settings(config, None, [], 0, 0, presenter)
     labels = token_labels(lesson.tokens)
     with places.follow:

@@ -19,7 +19,7 @@ from attention_ui.why import (SCALING_D_KS, half_share, keep_page_settings, line
 KEYS = ("why_dk", "why_keys", "why_samples")
 TOLERANCE_SE = 4  # the sampled variance is "as expected" within this many standard errors of d_k
 
-settings = lesson_settings("Why divide by √d_k?")
+settings = lesson_settings("Why divide by √d_k?", uses_lesson=False)  # sections 1 and 2 never read the sentence
 half = half_share(settings.presenter)
 keep_page_settings(KEYS)
 st.markdown(
@@ -105,28 +105,41 @@ show_table(table, hide_index=False, width="content",
            column_config={c: st.column_config.NumberColumn(format="%.4f") for c in table.columns})
 
 # ------------------------------------------------------------------------------------------- sentence
-st.subheader("3 · Your sentence, with and without the scaling")
-trace, head = settings.lesson.trace, settings.head
-view = StageView(trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size)
-with_scaling = trace.weights[head]
-without = unscaled_weights(trace)[head]
-st.markdown(f"The same queries and keys (d_k = {trace.d_k}, set {in_the_sidebar()}), softmax with and without "
-            f"dividing by √{trace.d_k} = {math.sqrt(trace.d_k):.3f}.")
-left, right = st.columns(2)
-with left:
-    show_chart(token_heatmap(view, without, "softmax(QKᵀ): no scaling", weights=True, share=half))
-with right:
-    show_chart(token_heatmap(view, with_scaling, "softmax(QKᵀ / √d_k)", weights=True, share=half))
-rows = row_stats_frame(settings.labels, {"unscaled": without, "scaled": with_scaling})
-with st.expander("The numbers, row by row"):
-    show_row_stats(rows)
-    st.caption("A blocked key has weight 0 and adds 0 · log 0 = 0 to the entropy −Σ a log a; a row with "
-               "one allowed key has weight 1 on it and entropy 0.")
-if trace.d_k < 16:
-    st.caption(f"With d_k = {trace.d_k} the difference is mild; raise d_k {in_the_sidebar()} (up to 64) and the "
-               "unscaled rows turn into near one-hot rows.")
 
+
+def sentence_section(settings):
+    """Section 3 on the lesson's sentence: the weights of head ``settings.head`` with and without ÷√d_k, drawn side
+    by side; returns the trace and the unscaled weights (T, S) for the questions."""
+    trace, head = settings.lesson.trace, settings.head
+    view = StageView(trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size)
+    with_scaling = trace.weights[head]
+    without = unscaled_weights(trace)[head]
+    st.markdown(f"The same queries and keys (d_k = {trace.d_k}, set {in_the_sidebar()}), softmax with and without "
+                f"dividing by √{trace.d_k} = {math.sqrt(trace.d_k):.3f}.")
+    left, right = st.columns(2)
+    with left:
+        show_chart(token_heatmap(view, without, "softmax(QKᵀ): no scaling", weights=True, share=half))
+    with right:
+        show_chart(token_heatmap(view, with_scaling, "softmax(QKᵀ / √d_k)", weights=True, share=half))
+    rows = row_stats_frame(settings.labels, {"unscaled": without, "scaled": with_scaling})
+    with st.expander("The numbers, row by row"):
+        show_row_stats(rows)
+        st.caption("A blocked key has weight 0 and adds 0 · log 0 = 0 to the entropy −Σ a log a; a row with "
+                   "one allowed key has weight 1 on it and entropy 0.")
+    if trace.d_k < 16:
+        st.caption(f"With d_k = {trace.d_k} the difference is mild; raise d_k {in_the_sidebar()} (up to 64) and the "
+                   "unscaled rows turn into near one-hot rows.")
+    return trace, without
+
+
+st.subheader("3 · Your sentence, with and without the scaling")
+if settings.lesson is None:
+    st.info("This section runs on your sentence, which cannot make a lesson with these settings yet (the note at "
+            f"the top of the page says why; change it {in_the_sidebar()}). Sections 1 and 2 do not need it.")
+    trace = without = None
+else:
+    trace, without = sentence_section(settings)
 show_page_questions("why-scaling", scaling_questions(d_k, trace, settings.labels, without, follow=settings.follow,
-                                                     head=head))
+                                                     head=settings.head))
 st.markdown("**Takeaway:** dividing by √d_k keeps the scores' variance at 1 whatever the width, so the softmax "
             "stays soft and keeps passing gradients back to the queries and keys.")

@@ -395,7 +395,7 @@ def test_cost_page_works_with_a_sentence_that_makes_no_lesson(sentence):
     at = open_page("pages/cost.py")
     set_widget(at, "text_input", "sentence", sentence)
     assert not at.error, texts(at, "error")
-    assert any("this page does not use them" in c for c in texts(at, "caption")), texts(at, "caption")
+    assert any("carries on with what does not need one" in c for c in texts(at, "caption")), texts(at, "caption")
     assert chart_data(at, "multiply-adds").shape[0] > 0
     assert any("Nothing measured yet" in i for i in texts(at, "info"))
 
@@ -606,3 +606,19 @@ def test_a_slides_pair_prints_its_numbers_as_large_as_its_cells_allow(sentence, 
     shown = [s for s in specs if any(t.startswith(("before:", "after:")) for t in spec_titles(s))]
     assert len(shown) == 2
     assert set(value_fonts(shown)) == fonts and len(value_fonts(shown)) == (2 if fonts else 0), value_fonts(shown)
+
+
+def test_why_scaling_keeps_its_experiments_when_the_sentence_makes_no_lesson():
+    """An empty sentence replaced the whole page with an error, though sections 1 and 2 never read it."""
+    at = open_page("pages/why_scaling.py")
+    set_widget(at, "text_input", "sentence", "")
+    assert not at.exception and not at.error, texts(at, "error")
+    assert [s.value for s in at.subheader][:3] == ["1 · The spread of q·k grows with d_k",
+                                                   "2 · Unscaled scores saturate the softmax",
+                                                   "3 · Your sentence, with and without the scaling"]
+    assert len(at.get("vega_lite_chart")) == 2, "the two experiments' charts, not the sentence's"
+    assert any("This section runs on your sentence" in i for i in texts(at, "info"))
+    at.session_state["open_check_why-scaling"] = True
+    at.run()
+    asked = " ".join(texts(at, "markdown"))
+    assert "standard deviation of q·k" in asked and "saturated row" in asked and "In section 3" not in asked

@@ -24,15 +24,14 @@ def _in_head(num_heads: int, head: int) -> str:
     return f" in head {head + 1}" if num_heads > 1 else ""
 
 
-def scaling_questions(d_k: int, trace: AttentionTrace, labels: list[str], unscaled: torch.Tensor, *, follow: int,
-                      head: int) -> list[Question]:
+def scaling_questions(d_k: int, trace: AttentionTrace | None, labels: list[str], unscaled: torch.Tensor | None, *,
+                      follow: int, head: int) -> list[Question]:
     """Why √d_k's questions: the spread of q·k at the experiments' ``d_k`` (sections 1 and 2), the largest weight
     of query ``follow``'s row of the sentence without the scaling (section 3: ``unscaled`` (T, S) is head
-    ``head``'s softmax(QKᵀ), trace the sentence's), and why a saturated softmax is bad. Returns three questions."""
+    ``head``'s softmax(QKᵀ), trace the sentence's), and why a saturated softmax is bad. Returns three questions;
+    two, without the sentence's, when the settings make no lesson (``trace`` None)."""
     spread = math.sqrt(d_k)
-    me = quoted(labels[follow])
-    largest, scaled = float(unscaled[follow].max()), float(trace.weights[head, follow].max())
-    return [
+    found = [
         numeric(WHY_SCALING, "spread", f"The experiments draw q and k of d_k = {d_k} random numbers with variance 1. "
                 "In theory, what is the standard deviation of q·k?", spread,
                 f"Each product q_d·k_d has variance 1, so the sum of {d_k} of them has variance d_k = {d_k}. The "
@@ -40,13 +39,10 @@ def scaling_questions(d_k: int, trace: AttentionTrace, labels: list[str], unscal
                 "scores have standard deviation 1.",
                 hint="The page gives the variance of q·k in theory at this d_k; a standard deviation is the square "
                      "root of a variance."),
-        numeric(WHY_SCALING, "unscaled-largest", f"In section 3, what is the largest weight in the row of {me}"
-                f"{_in_head(trace.num_heads, head)} without the scaling, softmax(QKᵀ)?", largest,
-                f"Without dividing by √{trace.d_k} the row's largest weight is {largest:.3f}; with it, {scaled:.3f}. "
-                "Dividing every score by √d_k shrinks the gaps between them, so the largest weight can only fall "
-                "(or stay the same).",
-                hint="Open “The numbers, row by row” under the two charts and read this token's row in the column "
-                     "of the largest weight without the scaling (or hover over the left chart's row)."),
+    ]
+    if trace is not None:
+        found.append(_unscaled_largest(trace, labels, unscaled, follow=follow, head=head))
+    found.append(
         choice(WHY_SCALING, "saturation", "Why is a softmax row with one weight near 1 (a saturated row) bad for "
                "training?",
                ("Its weights no longer add up to 1",
@@ -56,8 +52,21 @@ def scaling_questions(d_k: int, trace: AttentionTrace, labels: list[str], unscal
                "With one weight a_i near 1, every entry a_i(δ_ij − a_j) of the softmax's derivative is near 0: "
                "a change in a score hardly moves the weights, so almost no gradient flows back to q and k.",
                hint="Look at section 2's third chart: what happens to the size of the softmax gradient as the "
-                    "largest weight in a row goes to 1?"),
-    ]
+                    "largest weight in a row goes to 1?"))
+    return found
+
+
+def _unscaled_largest(trace: AttentionTrace, labels: list[str], unscaled: torch.Tensor, *, follow: int,
+                      head: int) -> Question:
+    me = quoted(labels[follow])
+    largest, scaled = float(unscaled[follow].max()), float(trace.weights[head, follow].max())
+    return numeric(WHY_SCALING, "unscaled-largest", f"In section 3, what is the largest weight in the row of {me}"
+                   f"{_in_head(trace.num_heads, head)} without the scaling, softmax(QKᵀ)?", largest,
+                   f"Without dividing by √{trace.d_k} the row's largest weight is {largest:.3f}; with it, "
+                   f"{scaled:.3f}. Dividing every score by √d_k shrinks the gaps between them, so the largest weight "
+                   "can only fall (or stay the same).",
+                   hint="Open “The numbers, row by row” under the two charts and read this token's row in the "
+                        "column of the largest weight without the scaling (or hover over the left chart's row).")
 
 
 def position_questions(encodings: torch.Tensor, rope: RopeShiftCheck | None, labels: list[str], *,
