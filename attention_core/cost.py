@@ -25,6 +25,13 @@ from .limits import MAX_COST_LENGTH, MIN_COST_LENGTH, MAX_COST_WIDTH
 SLOPE_FROM_LENGTH = 256
 """Slopes are fitted from this length up: below it fixed overheads hide the growth."""
 
+MIN_RUN_TIME = 0.1
+"""Seconds that ``time_layer`` repeats a forward pass for, at least (on the CPU, of the thread's own CPU time)."""
+
+BLOCK_SECONDS = 0.01
+"""About the shortest block of passes ``torch.utils.benchmark`` times at once: it grows the block tenfold until
+the timer's own overhead is at most 1e-4 of it (about 10 ms), or to one pass when a pass is longer."""
+
 LAYER_KINDS = ("attend", "fused", "recurrent")
 """attend: this project's attention (materialises the weights); fused: torch's
 scaled_dot_product_attention; recurrent: torch.nn.RNN with d hidden units."""
@@ -36,6 +43,17 @@ def cost_lengths(longest: int, shortest: int = 64) -> list[int]:
     _check_length(shortest)
     lengths = [2**p for p in range(int(math.log2(shortest)), int(math.log2(longest)) + 1)]
     return [n for n in lengths if shortest <= n <= longest] or [longest]
+
+
+def formula_lengths(longest: int, width: int) -> list[int]:
+    """Powers of two from well below the width d (d/4, or 8 if that is smaller) to ``longest`` (or to 2·d if that
+    is longer): the lengths of the formulas' chart, so that it shows where attention's and the recurrent layer's
+    counts cross (T = d) with room on both sides."""
+    _check_length(longest)
+    if isinstance(width, bool) or not isinstance(width, int) or not 1 <= width <= MAX_COST_WIDTH:
+        raise AttentionInputError(f"d must be a whole number from 1 to {MAX_COST_WIDTH}, got {width!r}.")
+    shortest, longest = max(1, min(8, width // 4)), max(longest, 2 * width)
+    return [2**p for p in range(int(math.log2(shortest)), int(math.log2(longest)) + 1) if shortest <= 2**p <= longest]
 
 
 def weights_bytes(length: int, num_heads: int = 1, dtype=torch.float32) -> int:
@@ -54,7 +72,7 @@ def operation_counts(length: int, width: int, kernel: int = CONVOLUTION_KERNEL) 
             "convolution": kernel * length * width**2}
 
 
-def time_layer(kind: str, length: int, width: int, device: str = "cpu", *, min_run_time: float = 0.1,
+def time_layer(kind: str, length: int, width: int, device: str = "cpu", *, min_run_time: float = MIN_RUN_TIME,
                seed: int = 0) -> float:
     """Seconds for one forward pass of ``kind`` on a sequence of ``length`` tokens of width d.
 
@@ -94,6 +112,24 @@ def time_layer(kind: str, length: int, width: int, device: str = "cpu", *, min_r
     return min(timer.blocked_autorange(min_run_time=min_run_time).times)
 
 
+def timing_seconds(per_call: float, min_run_time: float = MIN_RUN_TIME) -> float:
+    """About how long ``time_layer`` runs for a layer whose forward pass takes ``per_call`` seconds.
+
+    It repeats the pass in blocks (one pass, or enough passes for about ``BLOCK_SECONDS``) until ``min_run_time``
+    has passed: sizing the block costs about one block, and the last block can overshoot by one. One more block
+    covers making the inputs. A fast layer thus costs about ``min_run_time`` whatever its pass takes."""
+    return min_run_time + 3 * max(per_call, BLOCK_SECONDS)
+
+
+def predicted_timing_seconds(per_call: dict[str, float], length: int, next_length: int,
+                             min_run_time: float = MIN_RUN_TIME) -> float:
+    """About how long timing every layer of ``per_call`` (its seconds per forward pass at ``length``) takes at
+    ``next_length``, on an idle machine: each pass is taken to grow with the square of T (attention's rate, the
+    fastest of the three), and each timing follows :func:`timing_seconds`."""
+    growth = (next_length / length) ** 2
+    return sum(timing_seconds(seconds * growth, min_run_time) for seconds in per_call.values())
+
+
 def fit_loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     """Least-squares line through (log x, log y): returns (slope, intercept), y ≈ e^intercept · x^slope.
 
@@ -124,4 +160,5 @@ def fitted_slope(lengths: Sequence[int], values: Sequence[float],
 
 def _check_length(length: int) -> None:
     if isinstance(length, bool) or not isinstance(length, int) or not MIN_COST_LENGTH <= length <= MAX_COST_LENGTH:
-        raise AttentionInputError(f"T must be a whole number from {MIN_COST_LENGTH} to {MAX_COST_LENGTH}, got {length!r}.")
+        raise AttentionInputError(
+            f"T must be a whole number from {MIN_COST_LENGTH} to {MAX_COST_LENGTH}, got {length!r}.")

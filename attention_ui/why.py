@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import altair as alt
 import pandas as pd
@@ -18,6 +19,7 @@ import torch
 
 from attention_core import (LAYER_KINDS, MAX_COST_SECONDS, dot_product_variance, row_entropy, softmax_saturation,
                             time_layer)
+from attention_core.cost import predicted_timing_seconds, timing_seconds
 
 from .charts import chart_title
 from .controls import BOUND
@@ -99,34 +101,62 @@ def measured_seconds(device: str, kind: str, length: int, width: int, attempt: i
     return time_layer(kind, length, width, device)
 
 
-def measure_costs(device: str, lengths: list[int], width: int, on_progress: Callable[[float, str], None],
-                  budget: float = MAX_COST_SECONDS) -> tuple[pd.DataFrame, list[int]]:
-    """Time every layer kind at every length, shortest first, in MEASURE_PASSES passes, within ``budget`` s.
+class CostRun(NamedTuple):
+    """What :func:`measure_costs` found: one row per (T, layer) with the fastest ``seconds`` over the passes; the
+    lengths left out to stay within the budget; the whole run's seconds; and, when lengths were left out, how many
+    more seconds timing the first of them was expected to take (0 otherwise)."""
 
-    A length (with all longer ones) is dropped when the time spent so far plus 4× the previous length's
-    time (attention grows quadratically) would pass this pass's share of the budget. Returns one row per
-    (T, layer) with the fastest ``seconds`` over the passes, and the lengths that were skipped."""
+    timings: pd.DataFrame
+    skipped: list[int]
+    elapsed: float
+    next_seconds: float = 0.0
+
+
+def measure_costs(device: str, lengths: list[int], width: int, on_progress: Callable[[float, str], None],
+                  budget: float = MAX_COST_SECONDS, clock: Callable[[], float] | None = None) -> CostRun:
+    """Time every layer kind at every length, shortest first, in MEASURE_PASSES passes, within ``budget`` s of
+    ``clock`` (``time.perf_counter`` by default).
+
+    The first pass times a length (and every longer one) only if the time spent so far plus the time the length is
+    predicted to take stays within the budget. The prediction grows the previous length's time per forward pass
+    with T² and adds each timing's minimum run (:func:`predicted_timing_seconds`), scaled by how much longer the
+    previous length took than predicted for it (a busy machine, the first run's warm-up). Later passes time again
+    the lengths the first one timed, while the time each took in the first pass still fits; a length not timed
+    again keeps its first time."""
+    clock = clock or time.perf_counter
     times: dict[tuple[int, str], float] = {}
-    started, kept = time.perf_counter(), list(lengths)
-    steps = len(lengths) * len(LAYER_KINDS) * MEASURE_PASSES
-    done = 0
+    took: dict[int, float] = {}  # seconds each length took in the first pass
+    started, timed, next_seconds = clock(), [], 0.0
+    steps, done = len(lengths) * len(LAYER_KINDS) * MEASURE_PASSES, 0
     for attempt in range(MEASURE_PASSES):
-        previous, share = 0.0, budget * (attempt + 1) / MEASURE_PASSES
-        for i, length in enumerate(kept):
-            spent = time.perf_counter() - started
-            if i and spent + 4 * previous > share:
-                kept = kept[:i]
+        previous = None  # (length, {layer: seconds per pass}, seconds its timing took)
+        for length in lengths if attempt == 0 else timed:
+            spent = clock() - started
+            if attempt > 0:
+                expected = took[length]
+            elif previous is None:
+                expected = 0.0  # the shortest length is always timed
+            else:
+                before, per_call, seconds = previous
+                slower = max(1.0, seconds / sum(timing_seconds(s) for s in per_call.values()))
+                expected = predicted_timing_seconds(per_call, before, length) * slower
+            if spent + expected > budget:
+                if attempt == 0:  # (a later pass keeps the first pass's time of a length it cannot time again)
+                    next_seconds = expected
                 break
-            begin = time.perf_counter()
+            begin, per_call = clock(), {}
             for kind in LAYER_KINDS:
                 on_progress(done / steps, f"Pass {attempt + 1} of {MEASURE_PASSES}: timing {kind} at T = {length}…")
-                seconds = measured_seconds(device, kind, length, width, attempt)
-                times[length, kind] = min(seconds, times.get((length, kind), seconds))
+                per_call[kind] = measured_seconds(device, kind, length, width, attempt)
+                times[length, kind] = min(per_call[kind], times.get((length, kind), per_call[kind]))
                 done += 1
-            previous = time.perf_counter() - begin
+            previous = (length, per_call, clock() - begin)
+            if attempt == 0:
+                timed.append(length)
+                took[length] = previous[2]
     on_progress(1.0, "Done.")
-    rows = [{"T": n, "layer": kind, "seconds": times[n, kind]} for n in kept for kind in LAYER_KINDS]
-    return pd.DataFrame(rows), [n for n in lengths if n not in kept]
+    rows = [{"T": n, "layer": kind, "seconds": times[n, kind]} for n in timed for kind in LAYER_KINDS]
+    return CostRun(pd.DataFrame(rows), [n for n in lengths if n not in timed], clock() - started, next_seconds)
 
 
 SLOWER_NOTE = ": less memory traffic does not always mean less time"
@@ -237,7 +267,9 @@ def line_chart(df: pd.DataFrame, *, x: str, y: str, series: str | None = None, t
                width: int = 360, height: int = 240, font_size: int = 13, colors: list[str] | None = None,
                y_format: str = ".4~g", dashed: tuple[str, ...] = (),
                marker: tuple[float, str] | None = None, y_axis_format: str | None = None,
-               x_values: Sequence[float] | None = None, side_by_side: bool = False) -> alt.LayerChart:
+               x_values: Sequence[float] | None = None, side_by_side: bool = False,
+               y_label_expr: str | None = None, y_tooltip: str | None = None,
+               y_values: Sequence[float] | None = None) -> alt.LayerChart:
     """Lines with points: ``y`` against ``x`` (one line per value of ``series``), optional log axes.
 
     ``dashed`` lists series drawn as dashed lines without points (theory lines and fits);
@@ -246,7 +278,10 @@ def line_chart(df: pd.DataFrame, *, x: str, y: str, series: str | None = None, t
     ``x_values`` puts a labelled tick at each of these x values (and only there), the labels slanted
     when they would not fit side by side (see :func:`tick_label_angle`);
     ``side_by_side`` keeps the y labels and the points inside the plot's top edge, so the titles of
-    charts drawn side by side (``alt.hconcat``) sit at one height whatever the data."""
+    charts drawn side by side (``alt.hconcat``) sit at one height whatever the data;
+    ``y_label_expr`` (a Vega expression of ``datum.value``, such as :data:`SECONDS_LABEL`) writes the y labels;
+    ``y_tooltip`` names a column the hover box shows in place of ``y`` (the value as text, say);
+    ``y_values`` puts the y ticks at these values only (see :func:`one_two_five`)."""
     axis = {"labelFontSize": font_size, "titleFontSize": font_size}
     ticks = {} if x_values is None else {
         "values": list(x_values), "labelOverlap": False, "format": "~g",
@@ -255,9 +290,12 @@ def line_chart(df: pd.DataFrame, *, x: str, y: str, series: str | None = None, t
     flush = {"labelFlush": True} if side_by_side else {}
     y_scale = _scale(log_y, padding=POINT_ROOM if side_by_side else None)
     y_enc = alt.Y(f"{y}:Q", scale=y_scale,
-                  axis=alt.Axis(title=y_title or y, format=y_axis_format or alt.Undefined, **axis, **flush))
+                  axis=alt.Axis(title=y_title or y, format=y_axis_format or alt.Undefined,
+                                labelExpr=y_label_expr or alt.Undefined,
+                                values=alt.Undefined if y_values is None else list(y_values), **axis, **flush))
     tooltip = ([alt.Tooltip(f"{series}:N")] if series else []) + [
-        alt.Tooltip(f"{x}:Q", format=".4~g"), alt.Tooltip(f"{y}:Q", format=y_format)]
+        alt.Tooltip(f"{x}:Q", format=".4~g"),
+        alt.Tooltip(f"{y_tooltip}:N") if y_tooltip else alt.Tooltip(f"{y}:Q", format=y_format)]
     base = alt.Chart(df).encode(x=x_enc, y=y_enc, tooltip=tooltip)
     if series:
         names = list(dict.fromkeys(df[series]))
@@ -280,6 +318,22 @@ def line_chart(df: pd.DataFrame, *, x: str, y: str, series: str | None = None, t
                    rule.mark_text(align="left", dx=4, baseline="top", color=GUIDE_COLOR, fontSize=font_size)
                    .encode(y=alt.YValue(2), text=alt.Text("text:N"))]
     return alt.layer(*layers, width=width, height=height, title=chart_title(title, font_size))
+
+
+def one_two_five(low: float, high: float) -> list[float]:
+    """Ticks for a log axis from ``low`` to ``high`` (both > 0): 1, 2 and 5 times powers of ten, from the one at or
+    below ``low`` to the one at or above ``high`` (a log axis labels every minor tick, which crowds its labels)."""
+    ticks = []
+    for power in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1):
+        ticks += [float(f"{m}e{power}") for m in (1, 2, 5)]  # (written in decimal: 0.0002, not 0.00020000000000000001)
+    below = max([t for t in ticks if t <= low], default=ticks[0])
+    above = min([t for t in ticks if t >= high], default=ticks[-1])
+    return [t for t in ticks if below <= t <= above]
+
+
+SECONDS_LABEL = ("datum.value >= 1 ? format(datum.value, '~g') + ' s' : datum.value >= 1e-3 ? "
+                 "format(datum.value * 1e3, '~g') + ' ms' : format(datum.value * 1e6, '~g') + ' µs'")
+"""A y-label expression for times in seconds: 0.0001 -> "100 µs", 0.02 -> "20 ms", 2 -> "2 s"."""
 
 
 def bytes_text(count: float) -> str:

@@ -6,20 +6,21 @@ import streamlit as st
 
 from attention_core import (AttentionInputError, MAX_COST_LENGTH, MAX_COST_SECONDS, SLOPE_FROM_LENGTH, cost_lengths,
                             fitted_slope, operation_counts, resolve_device, weights_bytes)
-from attention_core.cost import CONVOLUTION_KERNEL
+from attention_core.cost import CONVOLUTION_KERNEL, MIN_RUN_TIME, formula_lengths
 from attention_ui.checks.modern import cost_questions
 from attention_ui.controls import lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.views import in_the_sidebar, show_chart, show_table
-from attention_ui.why import (SERIES_COLORS, bytes_text, fused_in_words, keep_page_settings, line_chart, measure_costs,
-                              page_choice, seconds_text)
+from attention_ui.why import (SECONDS_LABEL, SERIES_COLORS, CostRun, bytes_text, fused_in_words, keep_page_settings,
+                              line_chart, measure_costs, one_two_five, page_choice, seconds_text)
 
 KEYS = ("cost_longest", "cost_width")
 LONGEST_CHOICES = [n for n in (256, 512, 1024, 2048, 4096) if n <= MAX_COST_LENGTH]
 CPU_LONGEST = 2048  # on a shared CPU host, T = 4096 would hold about 250 MB of scores and weights at once
 WIDTH_CHOICES = [16, 32, 64, 128, 256]
-RESULTS = "cost_results"  # session key: {(device, longest, width): (timings, skipped lengths)}
+RESULTS = "cost_results"  # session key: {(device, longest, width): CostRun}
+BACKGROUND = "Why T²: the formulas and the paper's table"  # a slide folds them away, so its first chart is on screen
 LAYER_NAMES = {"attend": "attention (attend: keeps the T×T weights)",
                "fused": "fused scaled_dot_product_attention",
                "recurrent": "recurrent layer (torch.nn.RNN)"}
@@ -31,15 +32,16 @@ KIND_COLORS = {"self-attention": SERIES_COLORS[0], "attend": SERIES_COLORS[0], "
 settings = lesson_settings("What attention costs", uses_lesson=False)  # it never reads the sentence
 keep_page_settings(KEYS)
 font, wide = settings.font_size, settings.presenter
-st.markdown(
+background = st.expander(BACKGROUND) if wide else st.container()
+background.markdown(
     "Every query is compared with every key, so a sequence of T tokens makes T² scores per head, and the "
     "softmax weights form a T × T matrix. Double the sentence and attention does four times the work and "
     "needs four times the memory for its weights. A recurrent layer grows only linearly in T, but it has "
     "to walk through the tokens one after another, while attention does all of them at once."
 )
-st.latex(r"\underbrace{Q K^\top}_{T \times T}:\ O(T^2 \cdot d)\ \text{operations},\quad "
+background.latex(r"\underbrace{Q K^\top}_{T \times T}:\ O(T^2 \cdot d)\ \text{operations},\quad "
          r"O(T^2)\ \text{memory per head} \qquad\text{vs.}\qquad \text{RNN: } O(T \cdot d^2)")
-st.markdown(
+background.markdown(
     "| Layer | Operations per layer | Sequential steps | Longest path between two tokens |\n"
     "|---|---|---|---|\n"
     "| Self-attention | O(T²·d) | O(1) | O(1) |\n"
@@ -47,7 +49,8 @@ st.markdown(
     "| Convolution (kernel k) | O(k·T·d²) | O(1) | O(log_k T) |\n"
     "| Self-attention within a window r | O(r·T·d) | O(1) | O(T/r) |\n"
 )
-st.caption("From Vaswani et al. (2017), “Attention is all you need”, table 1. T: sequence length, d: width.")
+background.caption("From Vaswani et al. (2017), “Attention is all you need”, table 1. "
+                   "T: sequence length, d: width.")
 
 try:
     device = resolve_device(settings.config.device).type
@@ -55,31 +58,37 @@ except AttentionInputError as err:
     st.error(f"**Please pick another device.** {err}", icon="⚠️")
     stop_page()
 choices = [n for n in LONGEST_CHOICES if device != "cpu" or n <= CPU_LONGEST]
-left, right = st.columns(2)
-with left:
-    longest = page_choice("Longest T", choices, 2048, "cost_longest",
-                          help=f"Up to {choices[-1]} on {device} (the device is picked {in_the_sidebar()}).")
-with right:
-    width = page_choice("Width d (d_k = d_v = the RNN's hidden size)", WIDTH_CHOICES, 64, "cost_width")
+above = st.container()  # the page's two sliders: above section 1, or on a slide under its charts
+st.subheader("1 · What the formulas predict")
+charts = st.container()
+with st.container() if wide else above:
+    left, right = st.columns(2)
+    with left:
+        longest = page_choice("Longest T", choices, 2048, "cost_longest",
+                              help=f"Up to {choices[-1]} on {device} (the device is picked {in_the_sidebar()}).")
+    with right:
+        width = page_choice("Width d (d_k = d_v = the RNN's hidden size)", WIDTH_CHOICES, 64, "cost_width")
 lengths = cost_lengths(longest)
 
-st.subheader("1 · What the formulas predict")
+predicted = formula_lengths(longest, width)  # from well below d, so the lines' crossing at T = d is on the chart
 counts = pd.DataFrame([{"T": n, "layer": name, "operations": ops}
-                       for n in lengths for name, ops in operation_counts(n, width).items()])
-memory = pd.DataFrame({"T": lengths, "layer": "T × T float32 weights, one head",
-                       "bytes": [weights_bytes(n) for n in lengths]})
+                       for n in predicted for name, ops in operation_counts(n, width).items()])
+memory = pd.DataFrame({"T": predicted, "layer": "T × T float32 weights, one head",
+                       "bytes": [weights_bytes(n) for n in predicted]})
 size = {"font_size": font, "width": 500 if wide else 300, "height": 300 if wide else 240, "log_x": True, "log_y": True,
-        "y_axis_format": "~s"}
-left, right = st.columns(2)
-with left:
-    show_chart(cached_spec(line_chart, counts, x="T", y="operations", series="layer",
-                           title=f"multiply-adds (d = {width})", y_format=".3~s",
-                           colors=[KIND_COLORS[k] for k in dict.fromkeys(counts["layer"])], **size))
-with right:
-    show_chart(cached_spec(line_chart, memory, x="T", y="bytes", series="layer",
-                           title="memory of the attention weights", y_format=".3~s", **size))
-st.markdown(f"The lines cross at T = d = {width}: for sentences shorter than the width, attention does fewer "
-            f"operations than a recurrent layer; beyond it, more (the convolution's kernel is k = "
+        "y_axis_format": "~s", "x_values": predicted}
+with charts:
+    left, right = st.columns(2)
+    with left:
+        show_chart(cached_spec(line_chart, counts, x="T", y="operations", series="layer",
+                               title=f"multiply-adds (d = {width})", y_format=".3~s", marker=(width, "T = d"),
+                               colors=[KIND_COLORS[k] for k in dict.fromkeys(counts["layer"])], **size))
+    with right:
+        show_chart(cached_spec(line_chart, memory, x="T", y="bytes", series="layer",
+                               title="memory of the attention weights", y_format=".3~s", **size))
+st.markdown(f"The self-attention and recurrent lines cross at T = d = {width} (the grey line marked T = d): for "
+            f"sentences shorter than the width, attention does fewer operations than a recurrent layer; beyond it, "
+            f"more (the convolution's kernel is k = "
             f"{CONVOLUTION_KERNEL} tokens wide). At T = {longest} one head's weights take "
             f"{bytes_text(weights_bytes(longest))}. More operations need not mean more time: section 2 measures "
             "it, and says why the two can disagree.")
@@ -88,35 +97,65 @@ questions = cost_questions(longest, width)
 st.subheader("2 · Measure it on this machine")
 clock = "the CPU time of one thread, which other programs cannot inflate" if device == "cpu" else "wall time"
 st.markdown(f"Times one forward pass at T = {', '.join(map(str, lengths))} on **{device}** ({clock}), for each "
-            f"layer, repeated for at least 0.1 s in two passes (the faster counts). The whole run stops after "
-            f"about {MAX_COST_SECONDS:.0f} s; results are kept for this device, so pressing again is instant.")
+            f"layer, repeated for at least {MIN_RUN_TIME:g} s, in two passes (the faster counts). A length is timed "
+            f"only if it is expected to fit in the {MAX_COST_SECONDS:.0f} s the whole run may take; results are kept "
+            "for this device, so pressing again is instant.")
 key = (device, longest, width)
 if st.button(f"Measure on {device}", key="cost_measure", type="primary", icon=":material/timer:"):
     bar = st.progress(0.0, text="Starting…")
     try:
-        timings, skipped = measure_costs(device, lengths, width, lambda f, text: bar.progress(f, text=text))
+        run = measure_costs(device, lengths, width, lambda f, text: bar.progress(f, text=text))
     except (AttentionInputError, RuntimeError) as err:
         st.error(f"**The measurement failed.** {err}", icon="⚠️")
     else:
-        st.session_state.setdefault(RESULTS, {})[key] = (timings, skipped)
+        st.session_state.setdefault(RESULTS, {})[key] = run
     bar.empty()
 
 
-def show_measured(timings, skipped: list[int]) -> None:
-    """Section 2's results: the times per T (``timings``, long format: T, layer, seconds) as a chart, fitted slopes
-    and a table, what they say, and why the count and the clock may disagree; ``skipped`` lengths were not timed."""
-    if skipped:
-        st.warning(f"Stopped before T = {', '.join(map(str, skipped))} to stay within {MAX_COST_SECONDS:.0f} s.")
+def listed(numbers: list[int]) -> str:
+    """[1024] -> "1024", [512, 1024, 2048] -> "512, 1024 and 2048"."""
+    return ", ".join(map(str, numbers[:-1])) + (" and " if len(numbers) > 1 else "") + str(numbers[-1])
+
+
+def about_seconds(seconds: float) -> str:
+    """A predicted or elapsed time, as rounded as it is rough: "0.4 s", "12 s"."""
+    return f"{seconds:.1f} s" if seconds < 2 else f"{seconds:.0f} s"
+
+
+def left_out_words(run: CostRun) -> str:
+    """Which lengths the run left out, and why, with its own numbers."""
+    timed = sorted(set(run.timings["T"]))
+    said = (f"Measured T = {timed[0]}" + (f" to {timed[-1]}" if len(timed) > 1 else "")
+            + f" in {about_seconds(run.elapsed)}. ")
+    if run.next_seconds > 0:
+        said += (f"Timing T = {run.skipped[0]} would take about {about_seconds(run.next_seconds)} more, past the "
+                 f"{MAX_COST_SECONDS:.0f} s the run may take, ")
+    else:
+        said += f"To stay within {MAX_COST_SECONDS:.0f} s, "
+    return said + (f"so T = {listed(run.skipped)} {'was' if len(run.skipped) == 1 else 'were'} left out. This machine "
+                   "is busy: press the button again later (the lengths already timed are reused, which leaves more "
+                   "time for the longer ones), or pick a smaller longest T.")
+
+
+def show_measured(run: CostRun) -> None:
+    """Section 2's results: the times per T (``run.timings``, long format: T, layer, seconds) as a chart, fitted
+    slopes and a table, what they say, and why the count and the clock may disagree; ``run.skipped`` lengths were
+    not timed."""
+    timings = run.timings
+    if run.skipped:
+        st.warning(left_out_words(run))
     measured_lengths = sorted(set(timings["T"]))
     slopes = {}
     if len(measured_lengths) >= 2:  # a slope needs two lengths: a busy machine may time only the first in the budget
         for kind, group in timings.groupby("layer", sort=False):
             slopes[kind], _ = fitted_slope(group["T"].tolist(), group["seconds"].tolist())
     named = timings.assign(layer=[f"{LAYER_NAMES[k]}: slope {slopes[k]:.2f}" if slopes else LAYER_NAMES[k]
-                                  for k in timings["layer"]])
+                                  for k in timings["layer"]], time=timings["seconds"].map(seconds_text))
     show_chart(cached_spec(line_chart, named, x="T", y="seconds", series="layer",
                            colors=[KIND_COLORS[k] for k in dict.fromkeys(timings["layer"])],
-                           title=f"time per forward pass on {device} (log–log)", y_format=".3~s", log_x=True,
+                           title=f"time per forward pass on {device} (log–log)", y_title="time per forward pass",
+                           y_label_expr=SECONDS_LABEL, y_tooltip="time", x_values=measured_lengths,
+                           y_values=one_two_five(timings["seconds"].min(), timings["seconds"].max()), log_x=True,
                            log_y=True, font_size=font, width=900 if wide else 560, height=380 if wide else 300))
     if slopes:
         memory_slope, _ = fitted_slope(measured_lengths, [weights_bytes(n) for n in measured_lengths])
@@ -142,18 +181,22 @@ def show_measured(timings, skipped: list[int]) -> None:
         "spread out."
     )
     st.markdown(fused_in_words(timings))
-    disagree = [n for n, row in by_length.iterrows() if n > width and row["attend"] < row["recurrent"]
-                and seconds_text(row["attend"]) != seconds_text(row["recurrent"])]  # as the table shows them
+    beyond = [(n, row) for n, row in by_length.iterrows()
+              if n > width and seconds_text(row["attend"]) != seconds_text(row["recurrent"])]  # as the table shows
+    disagree = [n for n, row in beyond if row["attend"] < row["recurrent"]]
+    caught_up = [n for n, row in beyond if row["attend"] > row["recurrent"]]
     if disagree:
-        listed = ", ".join(map(str, disagree[:-1])) + (" and " if len(disagree) > 1 else "") + str(disagree[-1])
         st.markdown(
             f"**Why the count and the clock disagree.** Beyond T = d = {width}, section 1 counts more multiply-adds "
-            f"for attention than for the recurrent layer, yet on this machine attention ran faster at T = {listed}. "
+            f"for attention than for the recurrent layer, yet on this machine attention ran faster at "
+            f"T = {listed(disagree)}. "
             "A count is not a time. Attention's T × T work is a few large matrix products, each one call to an "
             "optimised kernel that keeps the processor busy (vectorised; on a GPU spread over thousands of cores). "
             "The recurrent layer takes T small steps, and step t cannot start before step t − 1 is done: each "
             "multiplies one vector by a d × d matrix and pays a fixed overhead, so the hardware mostly waits. That "
             "per-step overhead dominates until T is large enough for attention's T² to catch up."
+            + (f" Here it had caught up at T = {listed(caught_up)}: there attention was the slower of the two."
+               if caught_up and min(caught_up) > max(disagree) else "")
         )
 
 
@@ -161,7 +204,7 @@ measured = st.session_state.get(RESULTS, {}).get(key)
 if measured is None:
     st.info("Nothing measured yet for these settings: press the button (it takes a few seconds).")
 else:
-    show_measured(*measured)
+    show_measured(measured)
 show_page_questions("what-it-costs", questions)
 st.markdown("**Takeaway:** attention's cost grows with the square of the length — in time and in the memory of its "
             "weights. Long contexts need kernels that never store the T × T weights (fused attention: the memory "

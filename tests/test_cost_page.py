@@ -1,0 +1,274 @@
+"""What it costs (/what-it-costs): how the measurement spends its time budget, what its charts put on their axes,
+where the formulas' lines cross, and what a slide shows first.
+
+The budget logic is tested with a fake clock and fake timings (no timed asserts); what the page shows through
+AppTest, with the timings faked where their values matter; the slide's first screen in a real browser.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from apptest_support import open_page
+from attention_core import LAYER_KINDS, MAX_COST_SECONDS, cost_lengths, operation_counts
+from attention_core import cost as core  # (its names are looked up in the tests: each fails on its own)
+from attention_ui import why
+
+PAGE = "pages/cost.py"
+
+# Seconds per forward pass at d = 64 on a 2-core machine (attend, fused, recurrent), as measured there.
+PER_CALL = {64: (6e-5, 5e-5, 3.6e-4), 128: (1e-4, 1e-4, 7.5e-4), 256: (2.4e-4, 5e-4, 2.2e-3),
+            512: (1.0e-3, 1.6e-3, 4.0e-3), 1024: (4.4e-3, 6.4e-3, 5.2e-3), 2048: (2.2e-2, 3.4e-2, 1.1e-2)}
+
+
+class FakeMachine:
+    """A clock and a ``measured_seconds`` that returns PER_CALL and advances the clock by what the timing would
+    take on a machine ``load`` times slower than idle (the thread gets 1/load of a core), plus a warm-up the
+    first time."""
+
+    def __init__(self, load: float, warm_up: float = 0.5):
+        self.now, self.load, self.warm_up, self.calls = 0.0, load, warm_up, []
+
+    def clock(self) -> float:
+        return self.now
+
+    def cost(self, length: int) -> float:
+        """What timing every layer at ``length`` takes on this machine."""
+        return sum(self.load * core.timing_seconds(s) for s in PER_CALL[length])
+
+    def measured_seconds(self, device, kind, length, width, attempt=0):
+        per_call = PER_CALL[length][LAYER_KINDS.index(kind)]
+        self.now += self.load * core.timing_seconds(per_call) + (self.warm_up if not self.calls else 0.0)
+        self.calls.append((length, kind, attempt))
+        return per_call * (1 + 0.1 * attempt)  # the second pass a little slower: the first one's time counts
+
+
+def run_on(machine: FakeMachine, monkeypatch) -> why.CostRun:
+    """``measure_costs`` at d = 64 up to T = 2048 on ``machine`` (its clock stands in for ``time.perf_counter``)."""
+    monkeypatch.setattr(why, "measured_seconds", machine.measured_seconds)
+    monkeypatch.setattr(why, "time", SimpleNamespace(perf_counter=machine.clock))
+    return why.measure_costs("cpu", cost_lengths(2048), 64, lambda f, text: None)
+
+
+# ------------------------------------------------------------------------------------------------ the budget
+
+
+def test_a_timing_costs_its_minimum_run_whatever_a_pass_takes():
+    assert core.timing_seconds(1e-5) == pytest.approx(core.MIN_RUN_TIME + 0.03)
+    assert core.timing_seconds(0.05) == pytest.approx(core.MIN_RUN_TIME + 0.15)
+    # attention's pass grows with T², but at these lengths the three timings cost about their minimum runs
+    both = core.predicted_timing_seconds({"a": 1e-3, "b": 2e-3}, 512, 1024)
+    assert both == pytest.approx(2 * core.MIN_RUN_TIME + 0.06)
+    assert core.predicted_timing_seconds({"a": 4e-3}, 1024, 2048) == pytest.approx(core.MIN_RUN_TIME + 3 * 0.016)
+
+
+@pytest.mark.parametrize("load", [1, 3, 6])
+def test_the_default_run_reaches_t_2048_within_the_budget_on_a_busy_machine(monkeypatch, load):
+    """At d = 64, up to T = 2048, a run stopped before T = 1024 after 12 s: it expected each length to take 4× the
+    last one's time, though each timing's 0.1-s minimum run dominated it."""
+    machine = FakeMachine(load)
+    run = run_on(machine, monkeypatch)
+    timings, skipped = run[0], run[1]
+    assert skipped == [] and sorted(set(timings["T"])) == cost_lengths(2048), skipped
+    assert run.next_seconds == 0
+    assert run.elapsed == machine.now <= MAX_COST_SECONDS
+    assert {a for _, _, a in machine.calls} == {0, 1}, "both passes ran"
+    first = run.timings.set_index(["T", "layer"])["seconds"]
+    assert first[2048, "attend"] == PER_CALL[2048][0], "the faster pass counts"
+
+
+def test_a_run_that_cannot_fit_leaves_out_the_longest_lengths_and_says_what_the_next_would_take(monkeypatch):
+    machine = FakeMachine(load=25)  # one length takes about 8 s
+    run = run_on(machine, monkeypatch)
+    timed = sorted(set(run.timings["T"]))
+    assert timed == cost_lengths(2048)[:len(timed)] and run.skipped == cost_lengths(2048)[len(timed):]
+    assert run.skipped, "a machine this slow cannot time all six lengths in 30 s"
+    assert run.elapsed == machine.now <= MAX_COST_SECONDS
+    nxt = run.skipped[0]
+    assert machine.cost(nxt) / 2 <= run.next_seconds <= 2 * machine.cost(nxt), (run.next_seconds, machine.cost(nxt))
+    # it stopped where the next length would have passed the budget, not earlier
+    first_pass = sum(machine.cost(n) for n in timed) + machine.warm_up
+    assert first_pass + machine.cost(nxt) > MAX_COST_SECONDS
+
+
+def test_a_second_pass_short_of_time_keeps_the_first_passs_lengths(monkeypatch):
+    """The second pass used to cut the list of lengths when it ran out of time, dropping what the first had timed."""
+    machine = FakeMachine(load=9)  # the first pass takes about 22 s: room to time only the shortest again
+    run = run_on(machine, monkeypatch)
+    assert sorted(set(run.timings["T"])) == cost_lengths(2048) and run.skipped == []
+    again = {n for n, _, attempt in machine.calls if attempt == 1}
+    assert again == {64, 128}
+    assert run.elapsed <= MAX_COST_SECONDS
+
+
+# ---------------------------------------------------------------------------------------- helpers of the page
+
+
+def test_one_two_five_ticks_cover_the_times():
+    assert why.one_two_five(5.7e-5, 2.53e-2) == [5e-05, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2]
+    assert why.one_two_five(1e-4, 1e-4) == [1e-4]
+
+
+@pytest.mark.parametrize("longest", [256, 2048])
+@pytest.mark.parametrize("width", [16, 32, 64, 128, 256])
+def test_the_formulas_lengths_show_the_crossing_at_t_equals_d(longest, width):
+    lengths = core.formula_lengths(longest, width)
+    assert lengths[0] <= width / 4 and lengths[-1] >= max(longest, 2 * width) and width in lengths
+    assert all(b == 2 * a for a, b in zip(lengths, lengths[1:]))
+
+
+# -------------------------------------------------------------------------------------------- what is shown
+
+
+def chart_spec(at, title_part: str) -> dict:
+    for element in at.get("vega_lite_chart"):
+        spec = json.loads(element.proto.spec)
+        if title_part in json.dumps(spec.get("title", ""), ensure_ascii=False):
+            return spec
+    raise AssertionError(f"no chart titled like {title_part!r}")
+
+
+def chart_frame(at, title_part: str) -> pd.DataFrame:
+    for element in at.get("vega_lite_chart"):
+        if title_part in json.dumps(json.loads(element.proto.spec).get("title", ""), ensure_ascii=False):
+            frames = [pa.ipc.open_stream(d.data.data).read_pandas() for d in element.proto.datasets]
+            return pd.concat(frames, ignore_index=True)
+    raise AssertionError(f"no chart titled like {title_part!r}")
+
+
+def marker_rows(at, title_part: str) -> list[list[dict]]:
+    """The rows of each dataset of the chart, as records."""
+    for element in at.get("vega_lite_chart"):
+        if title_part in json.dumps(json.loads(element.proto.spec).get("title", ""), ensure_ascii=False):
+            return [pa.ipc.open_stream(d.data.data).read_pandas().to_dict("records") for d in element.proto.datasets]
+    raise AssertionError(f"no chart titled like {title_part!r}")
+
+
+def axis(spec: dict, channel: str) -> dict:
+    return next(layer["encoding"][channel]["axis"] for layer in spec["layer"]
+                if "axis" in layer.get("encoding", {}).get(channel, {}))
+
+
+@pytest.mark.parametrize("width", [16, 32, 64])
+def test_the_formulas_chart_shows_where_its_lines_cross(width):
+    """The chart started at T = 64, so the crossing the text names (T = d = 16 or 32) was off it."""
+    at = open_page(PAGE, {"cost_longest": "2048", "cost_width": str(width)})
+    counts = chart_frame(at, "multiply-adds")
+    lengths = sorted(set(counts["T"]))
+    assert lengths[0] <= width / 4, lengths
+    attention = counts[counts["layer"] == "self-attention"].set_index("T")["operations"]
+    recurrent = counts[counts["layer"] == "recurrent"].set_index("T")["operations"]
+    assert (attention[lengths[0]] < recurrent[lengths[0]]) and (attention[lengths[-1]] > recurrent[lengths[-1]])
+    assert attention[width] == recurrent[width] == operation_counts(width, width)["recurrent"]
+    spec = chart_spec(at, "multiply-adds")
+    assert axis(spec, "x")["values"] == lengths, "a tick at each length"
+    assert [{"T": width, "text": "T = d"}] in marker_rows(at, "multiply-adds"), "a labelled rule at T = d"
+    shown = " ".join(m.value for m in at.markdown)
+    assert f"The self-attention and recurrent lines cross at T = d = {width} (the grey line marked T = d)" in shown
+
+
+def fake_timings(attend_2048: float):
+    """measured_seconds with attention faster than the recurrent layer up to T = 1024, and ``attend_2048`` at 2048."""
+    def fake(device, kind, length, width, attempt=0):
+        seconds = dict(zip(LAYER_KINDS, PER_CALL[length]))[kind]
+        return attend_2048 if (kind, length) == ("attend", 2048) else seconds
+    return fake
+
+
+def test_the_timing_chart_ticks_at_the_measured_lengths_and_reads_in_ms_and_us(monkeypatch):
+    """Its x ticks were 100, 150 … 500 (none at 64, 128, 256, 512), its y labels raw seconds (0.00001)."""
+    monkeypatch.setattr(why, "measured_seconds", fake_timings(2.2e-2))
+    at = open_page(PAGE, {"cost_longest": "512", "cost_width": "64"})
+    at.button(key="cost_measure").click().run()
+    assert not at.exception
+    spec = chart_spec(at, "time per forward pass")
+    assert axis(spec, "x")["values"] == [64, 128, 256, 512]
+    y = axis(spec, "y")
+    assert y["labelExpr"] == why.SECONDS_LABEL and "' µs'" in y["labelExpr"] and "' ms'" in y["labelExpr"]
+    assert y["values"] == why.one_two_five(5e-5, 4e-3) and y["title"] == "time per forward pass"
+    tooltips = [t["field"] for layer in spec["layer"] for t in layer["encoding"].get("tooltip", [])]
+    assert "time" in tooltips and "seconds" not in tooltips
+    data = chart_frame(at, "time per forward pass")
+    assert data.loc[(data["T"] == 512) & data["layer"].str.startswith("recurrent"), "time"].item() == "4.00 ms"
+
+
+@pytest.mark.parametrize("attend_2048, caught_up", [(2.2e-2, True), (9e-3, False)])
+def test_the_page_says_where_attention_caught_up_with_the_recurrent_layer(monkeypatch, attend_2048, caught_up):
+    monkeypatch.setattr(why, "measured_seconds", fake_timings(attend_2048))
+    at = open_page(PAGE, {"cost_longest": "2048", "cost_width": "64"})
+    at.button(key="cost_measure").click().run()
+    assert not at.exception and not at.warning, [w.value for w in at.warning]
+    why_text = [m.value for m in at.markdown if m.value.startswith("**Why the count and the clock disagree.**")]
+    assert len(why_text) == 1
+    listed = "128, 256, 512, 1024 and 2048" if not caught_up else "128, 256, 512 and 1024"
+    assert f"attention ran faster at T = {listed}." in why_text[0]
+    said = "Here it had caught up at T = 2048: there attention was the slower of the two."
+    assert (said in why_text[0]) == caught_up
+
+
+def test_a_run_that_left_lengths_out_says_its_own_numbers(monkeypatch):
+    def slow_run(device, lengths, width, on_progress, budget=MAX_COST_SECONDS):
+        rows = [{"T": n, "layer": kind, "seconds": s} for n in lengths[:4]
+                for kind, s in zip(LAYER_KINDS, PER_CALL[n])]
+        return why.CostRun(pd.DataFrame(rows), lengths[4:], elapsed=12.3, next_seconds=21.4)
+
+    monkeypatch.setattr(why, "measure_costs", slow_run)
+    at = open_page(PAGE, {"cost_longest": "2048", "cost_width": "64"})
+    at.button(key="cost_measure").click().run()
+    assert [w.value for w in at.warning] == [
+        "Measured T = 64 to 512 in 12 s. Timing T = 1024 would take about 21 s more, past the 30 s the run may take, "
+        "so T = 1024 and 2048 were left out. This machine is busy: press the button again later (the lengths already "
+        "timed are reused, which leaves more time for the longer ones), or pick a smaller longest T."]
+
+
+def test_a_slide_folds_the_background_away_and_puts_the_sliders_under_the_charts():
+    at = open_page(PAGE, {"presenter": "true"})
+    assert not at.exception
+    background = [e for e in at.expander if e.label.startswith("Why T²")]
+    assert len(background) == 1 and any("Vaswani" in c.value for c in background[0].caption)
+    assert any("Every query is compared with every key" in m.value for m in background[0].markdown)
+    # the page's elements in the order drawn: the two charts before the two sliders
+    kinds = [n.type for n in _in_order(at.main) if n.type in ("vega_lite_chart", "select_slider")]
+    assert kinds == ["vega_lite_chart"] * 2 + ["select_slider"] * 2, kinds
+    at = open_page(PAGE)
+    assert not [e for e in at.expander if e.label.startswith("Why T²")], "the lesson shows the background as it is"
+    kinds = [n.type for n in _in_order(at.main) if n.type in ("vega_lite_chart", "select_slider")]
+    assert kinds[:4] == ["select_slider"] * 2 + ["vega_lite_chart"] * 2, kinds
+
+
+def _in_order(node):
+    """Every element under ``node``, depth first, in the order the page draws them."""
+    children = getattr(node, "children", None)
+    if not children:
+        yield node
+        return
+    for key in sorted(children):
+        yield from _in_order(children[key])
+
+
+# ------------------------------------------------------------------------------------------------ a browser
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import test_presenter_layout as layout  # noqa: E402
+
+server, browser, slide = layout.server, layout.browser, layout.slide  # its fixtures: a server and a 1280x800 slide
+needs_browser = layout.needs_browser
+
+
+@needs_browser
+def test_the_slides_first_chart_is_on_its_first_screen(slide):
+    """At 1280 × 800 the first chart began at y ≈ 762, under the intro, the paper's table and the sliders."""
+    page = slide("/what-it-costs")
+    tops = page.evaluate("""() => Array.from(document.querySelectorAll(
+        '[data-testid=stMain] [data-testid=stVegaLiteChart]')).map(e => e.getBoundingClientRect().top)""")
+    assert len(tops) == 2 and max(tops) <= 450, tops
+    sliders = page.evaluate("""() => Array.from(document.querySelectorAll(
+        '[data-testid=stMain] [data-testid=stSlider]')).map(e => e.getBoundingClientRect().top)""")
+    assert len(sliders) == 2 and min(sliders) > max(tops), (sliders, tops)
