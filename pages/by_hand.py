@@ -37,36 +37,48 @@ def start_chart(start: hand.StartingPoint, tokens: list[str]) -> dict:
                                **HAND_CHART)
 
 
+def introduce() -> None:
+    """What the page is for, and the formula it works through."""
+    st.markdown(
+        "Attention is a handful of small sums. **Work them out yourself** on a tiny example (at first three tokens "
+        "with two numbers each). Change any number in X or the weights and every stage below is recomputed. Then "
+        "type your own answer for a stage and press **Check**: each cell is marked right or wrong."
+    )
+    st.latex(r"Q = XW_Q,\quad K = XW_K,\quad V = XW_V,\qquad "
+             r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V")
+
+
+def sizes_and_mask() -> None:
+    """The sizes of the example and its mask, folded (its number inputs change every grid)."""
+    with st.expander("Sizes and mask", expanded=False):
+        cols = st.columns(5, vertical_alignment="bottom")
+        cols[0].number_input("Tokens T", 1, MAX_HAND_TOKENS, step=1, key="hand-size-tokens",
+                             on_change=hand.apply_size_change)
+        cols[1].number_input("d_model", 1, MAX_HAND_WIDTH, step=1, key="hand-size-d_model",
+                             on_change=hand.apply_size_change)
+        cols[2].number_input("d_k", 1, MAX_HAND_WIDTH, step=1, key="hand-size-d_k", on_change=hand.apply_size_change)
+        cols[3].number_input("d_v", 1, MAX_HAND_WIDTH, step=1, key="hand-size-d_v", on_change=hand.apply_size_change)
+        cols[4].checkbox("Causal mask", key="hand-size-causal", on_change=hand.apply_size_change,
+                         help="Token i may only attend to tokens 1…i.")
+        st.caption(f"Limits: {MAX_HAND_TOKENS} tokens, d_model, d_k and d_v up to {MAX_HAND_WIDTH}; every number "
+                   f"between −{MAX_CELL_MAGNITUDE:g} and {MAX_CELL_MAGNITUDE:g}. Fractions such as 1/2 and a decimal "
+                   "comma (0,5) are fine.")
+        st.button("Reset to the example", on_click=hand.reset_to_example, key="hand-reset",
+                  icon=":material/restart_alt:")
+
+
 st.session_state.setdefault("pages_visited", set()).add("by-hand")
 presenter = page_start("Work it by hand")
-st.markdown(
-    "Attention is a handful of small sums. **Work them out yourself** on a tiny example (at first three tokens with "
-    "two numbers each). Change any number in X or the weights and every stage below is recomputed. Then type "
-    "your own answer for a stage and press **Check**: each cell is marked right or wrong."
-)
-st.latex(r"Q = XW_Q,\quad K = XW_K,\quad V = XW_V,\qquad "
-         r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V")
+if not presenter:
+    introduce()
 
 # ------------------------------------------------------------------------------------------ sizes
 hand.keep_sizes_widgets()
 sizes = hand.sizes()
 if hand.GRIDS_KEY not in st.session_state:
     st.session_state[hand.GRIDS_KEY] = hand.example_grids(sizes)
-with st.expander("Sizes and mask", expanded=False):
-    cols = st.columns(5, vertical_alignment="bottom")
-    cols[0].number_input("Tokens T", 1, MAX_HAND_TOKENS, step=1, key="hand-size-tokens",
-                         on_change=hand.apply_size_change)
-    cols[1].number_input("d_model", 1, MAX_HAND_WIDTH, step=1, key="hand-size-d_model",
-                         on_change=hand.apply_size_change)
-    cols[2].number_input("d_k", 1, MAX_HAND_WIDTH, step=1, key="hand-size-d_k", on_change=hand.apply_size_change)
-    cols[3].number_input("d_v", 1, MAX_HAND_WIDTH, step=1, key="hand-size-d_v", on_change=hand.apply_size_change)
-    cols[4].checkbox("Causal mask", key="hand-size-causal", on_change=hand.apply_size_change,
-                     help="Token i may only attend to tokens 1…i.")
-    st.caption(f"Limits: {MAX_HAND_TOKENS} tokens, d_model, d_k and d_v up to {MAX_HAND_WIDTH}; every number "
-               f"between −{MAX_CELL_MAGNITUDE:g} and {MAX_CELL_MAGNITUDE:g}. Fractions such as 1/2 and a decimal "
-               "comma (0,5) are fine.")
-    st.button("Reset to the example", on_click=hand.reset_to_example, key="hand-reset",
-              icon=":material/restart_alt:")
+if not presenter:
+    sizes_and_mask()
 
 tokens = frames.token_labels(hand.TOKENS[:sizes["tokens"]])
 x_cols = frames.feature_labels(sizes["d_model"], "x")
@@ -76,9 +88,11 @@ col_labels = {"X": x_cols, "W_Q": frames.feature_labels(sizes["d_k"], "q"),
 row_labels = {"X": tokens, "W_Q": x_cols, "W_K": x_cols, "W_V": x_cols}
 
 # ------------------------------------------------------------------------------- typed matrices
-st.subheader("Your matrices")
-st.caption("Click a cell (on a touch screen, tap it twice) and type. X has one row per token; each W has one row per "
-           "feature of X.")
+HOW_TO_TYPE = ("Click a cell (on a touch screen, tap it twice) and type. X has one row per token; each W has one row "
+               "per feature of X.")
+if not presenter:  # a slide opens on the grids and the Q, K and V they make; the words go under Q, K and V
+    st.subheader("Your matrices")
+    st.caption(HOW_TO_TYPE)
 typed, readings = {}, {}
 # Four in a row while each matrix has at most two columns; wider ones go two by two (four 4-column grids in one row
 # showed half their columns, the rest behind a hidden scroll). Two by two on a tablet as well.
@@ -98,20 +112,31 @@ if problems:
     st.error("**Some cells cannot be used yet**, so nothing is computed until they are fixed:\n\n"
              + "\n".join(f"- {plain(p.message)}" for p in problems[:12])
              + ("\n- …" if len(problems) > 12 else ""), icon=":material/warning:")
+    if presenter:
+        introduce()
+        sizes_and_mask()
     stop_page()
 
 trace = hand_trace(readings["X"].values, readings["W_Q"].values, readings["W_K"].values, readings["W_V"].values,
                    causal=bool(sizes["causal"]))
 
 # ----------------------------------------------------------------------------- Q, K, V (given)
-st.subheader("Q, K and V from your numbers")
-st.markdown("These are given, so you can start from them: each row of X times each W.")
+if presenter:
+    st.markdown("**Q, K and V from your numbers.** These are given, so you can start from them: each row of X times "
+                "each W.")
+else:
+    st.subheader("Q, K and V from your numbers")
+    st.markdown("These are given, so you can start from them: each row of X times each W.")
 HAND_CHART = hand.chart_sizes(presenter, max(sizes["d_k"], sizes["d_v"]))  # Q, K and V side by side
 for col, name, values, prefix in zip(st.columns(3), "QKV", (trace.q[0], trace.k[0], trace.v[0]), "qkv"):
     features = frames.feature_labels(values.shape[1], prefix)
     with col:
         show_chart(cached_matrix_chart(charts.matrix_heatmap, values, tokens, features, row_name="token",
                                        col_name="feature", title=f"{name} = X·W_{name}", **HAND_CHART))
+if presenter:
+    st.caption(HOW_TO_TYPE)
+    introduce()
+    sizes_and_mask()
 
 # ------------------------------------------------------------------------------ your answers
 st.subheader("Your turn")

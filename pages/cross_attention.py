@@ -19,39 +19,57 @@ settings = lesson_settings("Cross-attention")
 half = half_share(settings.presenter)
 keep_page_settings(KEYS)
 lesson, config, head = settings.lesson, settings.config, settings.head
-st.markdown(
-    "In self-attention a sentence looks at itself. In **cross-attention** the queries come from one "
-    "sequence and the keys and values from another. A translation model's decoder, writing the English "
-    "sentence, asks questions with its own tokens and reads the answers from the encoded source sentence. "
-    "T queries meet S keys, so the weights form a T × S grid that need not be square."
-)
-st.latex(r"Q = X_{\text{target}} W_Q,\quad K = X_{\text{source}} W_K,\quad V = X_{\text{source}} W_V,\qquad "
-         r"A = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) \in \mathbb{R}^{T \times S}")
+presenter = settings.presenter
+# On a slide the weights come first, under the title, so that the hall has a chart to look at: the two sentences,
+# the introduction and the encoder–decoder diagram follow them (on a page they lead up to the weights).
+weights_box = st.container() if presenter else None
 
-st.subheader("1 · Where each attention sits in an encoder–decoder")
-st.graphviz_chart(
-    """
-    digraph {
-      rankdir=LR; bgcolor="transparent"; compound=true;
-      node [shape=box, style="rounded,filled", fillcolor="#eef2ff", color="#3b5bdb", fontname="sans-serif",
-            fontsize=13];
-      edge [color="#555555", fontname="sans-serif", fontsize=11];
-      subgraph cluster_enc { label="encoder (reads the source)"; fontname="sans-serif"; color="#adb5bd";
-        src [label="source tokens"]; es [label="self-attention\\n(every source token\\nsees every other)"];
-        src -> es; }
-      subgraph cluster_dec { label="decoder (writes the target)"; labelloc="b"; fontname="sans-serif";
-        color="#adb5bd";
-        tgt [label="target tokens"]; ds [label="masked self-attention\\n(no peeking ahead)"];
-        ca [label="cross-attention\\nQ from the decoder,\\nK and V from the encoder", fillcolor="#fff3bf",
-            color="#f08c00"];
-        out [label="next word"]; tgt -> ds -> ca -> out; }
-      es -> ca [label="K, V"];
-    }
-    """,
-    width="stretch",  # its labels as large as the page allows (the decoder's title sits below, clear of the arrow)
-)
 
-st.subheader("2 · Two sentences")
+def numbered(section: int, title: str) -> str:
+    """A section's heading: numbered on a page; a slide shows the sections in another order, without numbers."""
+    return title if presenter else f"{section} · {title}"
+
+
+def introduce() -> None:
+    """The page's introduction, its formula and where cross-attention sits in an encoder–decoder."""
+    st.markdown(
+        "In self-attention a sentence looks at itself. In **cross-attention** the queries come from one "
+        "sequence and the keys and values from another. A translation model's decoder, writing the English "
+        "sentence, asks questions with its own tokens and reads the answers from the encoded source sentence. "
+        "T queries meet S keys, so the weights form a T × S grid that need not be square."
+    )
+    st.latex(r"Q = X_{\text{target}} W_Q,\quad K = X_{\text{source}} W_K,\quad V = X_{\text{source}} W_V,\qquad "
+             r"A = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) \in \mathbb{R}^{T \times S}")
+
+    st.subheader(numbered(1, "Where each attention sits in an encoder–decoder"))
+    st.graphviz_chart(
+        """
+        digraph {
+          rankdir=LR; bgcolor="transparent"; compound=true;
+          node [shape=box, style="rounded,filled", fillcolor="#eef2ff", color="#3b5bdb", fontname="sans-serif",
+                fontsize=13];
+          edge [color="#555555", fontname="sans-serif", fontsize=11];
+          subgraph cluster_enc { label="encoder (reads the source)"; fontname="sans-serif"; color="#adb5bd";
+            src [label="source tokens"]; es [label="self-attention\\n(every source token\\nsees every other)"];
+            src -> es; }
+          subgraph cluster_dec { label="decoder (writes the target)"; labelloc="b"; fontname="sans-serif";
+            color="#adb5bd";
+            tgt [label="target tokens"]; ds [label="masked self-attention\\n(no peeking ahead)"];
+            ca [label="cross-attention\\nQ from the decoder,\\nK and V from the encoder", fillcolor="#fff3bf",
+                color="#f08c00"];
+            out [label="next word"]; tgt -> ds -> ca -> out; }
+          es -> ca [label="K, V"];
+        }
+        """,
+        # its labels as large as the page allows (the decoder's title sits below, clear of the arrow)
+        width="stretch",
+    )
+
+
+if not presenter:
+    introduce()
+
+st.subheader(numbered(2, "Two sentences"))
 left, right = st.columns(2)
 left.markdown(f"**Queries (the target):** your sentence, {len(lesson.tokens)} tokens.")
 with right:
@@ -67,39 +85,43 @@ try:
 except AttentionInputError as err:
     st.error(f"**Please adjust the source sentence.** {err}", icon="⚠️")
     stop_page()
+if presenter:
+    introduce()
 
 T, S = len(settings.labels), len(cross.source_tokens)
 source_labels = frames.token_labels(cross.source_tokens)
 weights = cross.trace.weights[head]  # (T, S)
-st.subheader(f"3 · Cross-attention weights: T × S = {T} × {S}")
+weights_box = weights_box or st.container()
+weights_box.subheader(numbered(3, f"Cross-attention weights: T × S = {T} × {S}"))
 cross_view = StageView(cross.trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size,
                        key_labels=source_labels)
 self_view = StageView(lesson.trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size)
 # One cell size for both, so that their rows (the same queries) are as tall; side by side unless that leaves cells
 # too small for their numbers (a padded source of 12 keys beside 7), then one above the other.
 cell = min(self_view.fit_cell(T + 3, half), cross_view.fit_cell(S + 3, half))
-if not prints_values(cell, settings.font_size, signed=False):
-    cell = min(self_view.fit_cell(T + 3), cross_view.fit_cell(S + 3))
-    left, right = st.container(), st.container()
-else:
-    left, right = st.columns(2)
-with left:
-    show_chart(token_heatmap(self_view, lesson.trace.weights[head], f"self-attention: {T} × {T}", weights=True,
-                             cell=cell))
-with right:
-    show_chart(token_heatmap(cross_view, weights, f"cross-attention: {T} × {S}", weights=True, cell=cell))
-cols = st.columns(3)
-cols[0].metric("queries T (rows)", T)
-cols[1].metric("keys S (columns)", S)
-cols[2].metric("largest |row sum − 1|", size_in_words(cross.row_sum_error))
-st.markdown("Left, the target sentence attends to itself (T × T, with the lesson's mask). Right, the same queries "
-            "attend to the source (T × S): every row is still a set of weights that adds up to 1, now spread over "
-            "the other sentence. The same weights W_Q, W_K, W_V are used for both here; a real model learns "
-            "separate ones for its cross-attention.")
-if cross.mask is not None:
-    real = is_padding.count(False)
-    st.info(f"The source is padded from {real} to {S} tokens. The [PAD] keys are blocked in every row, so they get "
-            "zero weight and the real source tokens share all of it.")
+with weights_box:
+    if not prints_values(cell, settings.font_size, signed=False):
+        cell = min(self_view.fit_cell(T + 3), cross_view.fit_cell(S + 3))
+        left, right = st.container(), st.container()
+    else:
+        left, right = st.columns(2)
+    with left:
+        show_chart(token_heatmap(self_view, lesson.trace.weights[head], f"self-attention: {T} × {T}", weights=True,
+                                 cell=cell))
+    with right:
+        show_chart(token_heatmap(cross_view, weights, f"cross-attention: {T} × {S}", weights=True, cell=cell))
+    cols = st.columns(3)
+    cols[0].metric("queries T (rows)", T)
+    cols[1].metric("keys S (columns)", S)
+    cols[2].metric("largest |row sum − 1|", size_in_words(cross.row_sum_error))
+    st.markdown("Left, the target sentence attends to itself (T × T, with the lesson's mask). Right, the same "
+                "queries attend to the source (T × S): every row is still a set of weights that adds up to 1, now "
+                "spread over the other sentence. The same weights W_Q, W_K, W_V are used for both here; a real model "
+                "learns separate ones for its cross-attention.")
+    if cross.mask is not None:
+        real = is_padding.count(False)
+        st.info(f"The source is padded from {real} to {S} tokens. The [PAD] keys are blocked in every row, so they "
+                "get zero weight and the real source tokens share all of it.")
 
 st.markdown(f"**What {plain(settings.labels[settings.follow])} reads from the source** (head {head + 1}):")
 show_chart(cached_spec(charts.row_bars, frames.row_frame(weights[settings.follow], source_labels),

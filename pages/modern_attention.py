@@ -19,29 +19,56 @@ from attention_ui.views import StageView, in_the_sidebar, mask_chart, show_chart
 BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
 CONTEXT_LENGTHS = [2**n for n in range(8, MAX_CONTEXT_LENGTH.bit_length())]  # 256 … 1,048,576 tokens
 
+INTRO = ("Today's language models keep the attention you stepped through but change three things: several query "
+         "heads **share one key/value head**, a token may look only a **window** back, and text is generated one "
+         "token at a time from a **cache** of keys and values (see the Generation page).")
+MORE_HEADS_KEY = "more_heads_undo"  # what "Use 4 heads on every page" changed, so that a click can undo it
+
+
+def use_more_heads(more: int, before: int, g_before: int) -> None:
+    """Set the lesson's number of heads (every page uses it) and g, and remember what they were."""
+    st.session_state.update(heads=more, kv_heads=more // 2)
+    st.session_state[MORE_HEADS_KEY] = {"to": more, "from": before, "g": g_before}
+
+
+def back_to_fewer_heads() -> None:
+    undo = st.session_state.pop(MORE_HEADS_KEY, None)
+    if undo:
+        st.session_state.update(heads=undo["from"], kv_heads=undo["g"])
+
+
+def explain_sharing() -> None:
+    st.markdown("With **g** key/value heads for **h** query heads, query head i reads key/value head ⌈i / (h/g)⌉ "
+                "(heads counted from 1, as in the diagram: each run of h/g query heads shares one key/value head): "
+                "g = h is the original multi-head attention, g = 1 is multi-query attention, anything between is "
+                "grouped-query attention (Llama 2 70B, Llama 3, Mistral).")
+    st.latex(r"\mathrm{head}_i = \mathrm{Attention}\big(X W_Q^{(i)},\; X W_K^{(\lceil i/(h/g) \rceil)},\; "
+             r"X W_V^{(\lceil i/(h/g) \rceil)}\big),\qquad i = 1,\dots,h")
+
+
 settings = lesson_settings("Modern attention: shared keys and values, sliding windows")
 config, lesson = settings.config, settings.lesson
 h = config.num_heads
 labels = frames.AxisLabels(settings.labels)
-st.markdown(
-    "Today's language models keep the attention you stepped through but change three things: several query "
-    "heads **share one key/value head**, a token may look only a **window** back, and text is generated one "
-    "token at a time from a **cache** of keys and values (see the Generation page)."
-)
+presenter = settings.presenter
+if presenter:  # a slide opens on the diagrams; the introduction is one click away
+    with st.expander("What today's models change"):
+        st.markdown(INTRO)
+else:
+    st.markdown(INTRO)
 
 # ---------------------------------------------------------------- 1. sharing keys and values
 st.subheader("1 · Multi-head, grouped-query, multi-query")
-st.markdown("With **g** key/value heads for **h** query heads, query head i reads key/value head ⌈i / (h/g)⌉ "
-            "(heads counted from 1, as in the diagram: each run of h/g query heads shares one key/value head): "
-            "g = h is the original multi-head attention, g = 1 is multi-query attention, anything between is "
-            "grouped-query attention (Llama 2 70B, Llama 3, Mistral).")
-st.latex(r"\mathrm{head}_i = \mathrm{Attention}\big(X W_Q^{(i)},\; X W_K^{(\lceil i/(h/g) \rceil)},\; "
-         r"X W_V^{(\lceil i/(h/g) \rceil)}\big),\qquad i = 1,\dots,h")
+if not presenter:
+    explain_sharing()
 shared = None  # the key/value heads g of section 1, when it shows them
 if h == 1:
     st.info(f"There is only one head, so there is nothing to share. Raise “Number of heads” {in_the_sidebar()} "
             "(4 or 8 show it best).")
+    if presenter:
+        explain_sharing()
 else:
+    diagrams = st.container() if presenter else None  # on a slide the diagrams come first, their controls under them
     default_g = max(d for d in divisors(h) if d < h)
     check_linked_choice("kv_heads", range(1, h + 1), f"there are {h} heads")
     show_link_notes(key="kv_heads_link_notes")
@@ -49,14 +76,27 @@ else:
         "Key/value heads g", range(1, h + 1), index=default_g - 1, key="kv_heads",
         help=f"Must divide the number of heads h = {h}: {', '.join(map(str, divisors(h)))}.", **BOUND)
     if len(divisors(h)) == 2:
+        where = "above" if presenter else "below"
         st.info(f"With h = {h} heads the only groupings are g = 1 (the same as multi-query) and g = {h} (the same "
-                f"as multi-head), so two of the three diagrams below match. Set “Number of heads” {in_the_sidebar()} "
-                "to 4 or 8 to see grouped-query attention between them.")
+                f"as multi-head), so two of the three diagrams {where} match. Set “Number of heads” "
+                f"{in_the_sidebar()} to 4 or 8 to see grouped-query attention between them.")
         more = next((n for n in (4, 8) if n > h and n <= MAX_HEADS
                      and (config.init != "identity" or config.d_model % n == 0)), None)
-        if more is not None:  # one click instead of a trip to the settings (they change on every page)
-            st.button(f"Use {more} heads", key="use_more_heads", on_click=st.session_state.update,
-                      kwargs={"heads": more, "kv_heads": more // 2}, icon=":material/view_module:")
+        if more is not None:  # one click instead of a trip to the settings; it says that every page changes
+            st.button(f"Use {more} heads on every page", key="use_more_heads", on_click=use_more_heads,
+                      args=(more, h, int(g)), icon=":material/view_module:",
+                      help=f"Sets “Number of heads” to {more} for the whole lesson, not only this page: Multi-head, "
+                           "Step through, Generation and the other pages use it too. A button then takes you back.")
+    undo = st.session_state.get(MORE_HEADS_KEY)
+    if undo and undo["to"] == h:
+        st.info(f"The lesson now uses **{h} heads on every page** (before: {undo['from']}): Multi-head, Step "
+                f"through, Generation and the other pages show {h} too.", icon=":material/view_module:")
+        st.button(f"Back to {undo['from']} heads", key="back_to_fewer_heads", on_click=back_to_fewer_heads,
+                  icon=":material/undo:")
+    elif undo:  # the number of heads was changed some other way since: nothing to undo here
+        del st.session_state[MORE_HEADS_KEY]
+    if presenter:  # under the diagrams and their controls
+        explain_sharing()
     try:
         traces = compare_kv_sharing(lesson.x, lesson.projections, int(g), mask=lesson.mask)
     except AttentionInputError as err:
@@ -65,7 +105,8 @@ else:
     if traces is not None:
         shared = int(g)
         side_by_side = h <= 4  # more heads need a full row each to stay readable
-        cols = st.columns(3) if side_by_side else [st.container() for _ in traces]
+        with diagrams or st.container():
+            cols = st.columns(3) if side_by_side else [st.container() for _ in traces]
         for col, (kind, trace) in zip(cols, traces.items()):
             groups = [trace.kv_group(i) for i in range(h)]
             with col:
@@ -81,8 +122,8 @@ else:
         cell = max(10, min(settings.cell_size - 8, (900 if settings.presenter else 680) // (per_row * len(labels))))
 
         def grouped_grid():
-            grid = frames.heads_frame(grouped.weights, labels, labels,
-                                      head_labels=[f"head {i + 1} · reads KV{grouped.kv_group(i) + 1}" for i in range(h)])
+            names = [f"head {i + 1} · reads KV{grouped.kv_group(i) + 1}" for i in range(h)]
+            grid = frames.heads_frame(grouped.weights, labels, labels, head_labels=names)
             return charts.head_grid(grid, columns=per_row, domain=(0, 1), cell_size=cell, font_size=settings.font_size)
 
         show_chart(cached_chart(("grouped grid", grouped.weights, tuple(labels), grouped.kv_groups, per_row, cell,
@@ -154,7 +195,8 @@ window = left.number_input(f"Window w (tokens, up to {MAX_WINDOW})", min_value=N
 layers = right.slider("Layers stacked", 1, MAX_LAYERS, 3, key="window_layers", **BOUND)
 try:
     if not 1 <= int(window) <= MAX_WINDOW:
-        raise AttentionInputError(f"The window must be a whole number from 1 to {MAX_WINDOW} tokens, got {int(window)}.")
+        raise AttentionInputError(f"The window must be a whole number from 1 to {MAX_WINDOW} tokens, "
+                                  f"got {int(window)}.")
     mask = sliding_window_mask(T, int(window))
     windowed = trace_attention(lesson.x, **lesson.projections.as_kwargs(), mask=mask)
     reach = sliding_window_reach(T, int(window), int(layers))
