@@ -22,15 +22,16 @@ TOLERANCE_SE = 4  # the sampled variance is "as expected" within this many stand
 settings = lesson_settings("Why divide by √d_k?", uses_lesson=False)  # sections 1 and 2 never read the sentence
 half = half_share(settings.presenter)
 keep_page_settings(KEYS)
-st.markdown(
-    "A score is a dot product of d_k numbers. If the entries of q and k are random with variance 1, every "
-    "product q_d·k_d has variance 1, and the sum of d_k of them has variance **d_k**: the longer the vectors, "
-    "the more spread out the scores. Softmax turns a wide spread into one weight near 1 and the rest near 0, "
-    "and then it barely reacts to its input: the gradient that training needs vanishes."
-)
-st.latex(r"q_d, k_d \sim \mathcal{N}(0, 1) \;\Rightarrow\; \operatorname{Var}(q \cdot k) = "
-         r"\sum_{d=1}^{d_k} \operatorname{Var}(q_d k_d) = d_k, \qquad "
-         r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = 1")
+INTRO = ("A score is a dot product of d_k numbers. If the entries of q and k are random with variance 1, every "
+         "product q_d·k_d has variance 1, and the sum of d_k of them has variance **d_k**: the longer the vectors, "
+         "the more spread out the scores. Softmax turns a wide spread into one weight near 1 and the rest near 0, "
+         "and then it barely reacts to its input: the gradient that training needs vanishes.")
+top = st.container()  # the words and the formula; on a slide the formula and section 1's chart, above the sliders
+if not settings.presenter:
+    top.markdown(INTRO)
+top.latex(r"q_d, k_d \sim \mathcal{N}(0, 1) \;\Rightarrow\; \operatorname{Var}(q \cdot k) = "
+          r"\sum_{d=1}^{d_k} \operatorname{Var}(q_d k_d) = d_k, \qquad "
+          r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = 1")
 
 controls = st.columns(3)
 with controls[0]:
@@ -47,7 +48,8 @@ seed = settings.config.seed
 font, wide = settings.font_size, settings.presenter
 
 # -------------------------------------------------------------------------------------------- variance
-st.subheader("1 · The spread of q·k grows with d_k")
+section_1 = top if settings.presenter else st.container()
+section_1.subheader("1 · The spread of q·k grows with d_k")
 try:
     variance = variance_table(d_ks, samples, seed)
     saturation = saturation_table(d_ks, num_keys, samples, seed)
@@ -59,10 +61,11 @@ lines = pd.concat([
     variance.assign(series="theory: Var = d_k", value=variance["theory"]),
     variance.assign(series="Var(q·k / √d_k), sampled", value=variance["scaled"]),
 ])[["d_k", "series", "value"]]
-show_chart(cached_spec(line_chart, lines, x="d_k", y="value", series="series", log_x=True, log_y=True,
-                       y_title="variance of the score", title="variance of q·k against d_k (log–log)",
-                       dashed=("theory: Var = d_k",), marker=(d_k, f"d_k = {d_k}"), x_values=SCALING_D_KS,
-                       font_size=font, width=900 if wide else 560, height=380 if wide else 280))
+with section_1:
+    show_chart(cached_spec(line_chart, lines, x="d_k", y="value", series="series", log_x=True, log_y=True,
+                           y_title="variance of the score", title="variance of q·k against d_k (log–log)",
+                           dashed=("theory: Var = d_k",), marker=(d_k, f"d_k = {d_k}"), x_values=SCALING_D_KS,
+                           font_size=font, width=900 if wide else 560, height=280))
 here = variance[variance["d_k"] == d_k].iloc[0]
 off = (here["sampled"] - d_k) / here["standard_error"]
 cols = st.columns(3)
@@ -78,6 +81,8 @@ st.markdown(f"The sampled variance, {here['sampled']:.2f}, is {abs(off):.1f} sta
             f"from {samples} samples{share}; a standard error is how far a variance measured on that many random "
             "samples typically lands from the true one). After dividing by √d_k the variance is about 1 for every "
             "d_k.")
+if settings.presenter:
+    st.markdown(INTRO)
 
 # ------------------------------------------------------------------------------------------ saturation
 st.subheader("2 · Unscaled scores saturate the softmax")

@@ -562,6 +562,16 @@ def test_multi_head_bars_on_a_slide_print_their_values_level():
         assert not angles, (query, angles)
 
 
+@needs_browser
+def test_why_scaling_slide_shows_its_first_chart_whole_on_the_first_screen(slide):
+    """The slide began with a paragraph and a row of sliders, and the variance chart was cut at its middle."""
+    page = slide("/why-scaling")
+    chart = page.locator("[data-testid=stMain] [data-testid=stVegaLiteChart]").first.bounding_box()
+    assert chart["y"] > 0 and chart["y"] + chart["height"] <= VIEWPORT["height"], chart
+    sliders = page.locator("[data-testid=stMain] [data-testid=stSlider]").first.bounding_box()
+    assert sliders["y"] > chart["y"] + chart["height"], "the sliders come after the chart on a slide"
+
+
 def _titles_and_fit(at) -> list[tuple[str, bool]]:
     specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
     return [(json.dumps(spec.get("title", ""), ensure_ascii=False), spec.get("width") == "container")
