@@ -41,42 +41,53 @@ settings = lesson_settings("Generation with a KV cache")
 config, lesson = settings.config, settings.lesson
 labels = list(settings.labels)
 T, h = len(labels), config.num_heads
-st.markdown(
-    "A GPT-style model writes one token at a time. Each new token needs its own query, key and value; the keys "
-    "and values of all earlier tokens never change (a causal mask means no token looks ahead), so they are kept "
-    "in a **KV cache**. Each step adds one row of K and one row of V, and the new query attends to every cached row. "
-    "Here the toy layer takes your sentence's own tokens one at a time, as if it had written them (it predicts no "
-    "words; section 4 shows a real model that does, on a server that has one installed)."
-)
-st.latex(r"K_{1:t} = \begin{bmatrix} K_{1:t-1} \\ x_t W_K \end{bmatrix},\quad "
-         r"V_{1:t} = \begin{bmatrix} V_{1:t-1} \\ x_t W_V \end{bmatrix},\quad "
-         r"a_t = \mathrm{softmax}\!\Big(\frac{x_t W_Q\, K_{1:t}^\top}{\sqrt{d_k}}\Big),\quad c_t = a_t V_{1:t}")
+# On a slide the step's buttons and charts come first (what changes at each step is on the first screen); the
+# words, the formula and the rarely changed number of key/value heads follow them
+first, second = st.container(), st.container()
+intro_box, step_box = (second, first) if settings.presenter else (first, second)
+with intro_box:
+    st.markdown(
+        "A GPT-style model writes one token at a time. Each new token needs its own query, key and value; the "
+        "keys and values of all earlier tokens never change (a causal mask means no token looks ahead), so they "
+        "are kept in a **KV cache**. Each step adds one row of K and one row of V, and the new query attends to "
+        "every cached row. Here the toy layer takes your sentence's own tokens one at a time, as if it had written "
+        "them (it predicts no words; section 4 shows a real model that does, on a server that has one installed)."
+    )
+    st.latex(r"K_{1:t} = \begin{bmatrix} K_{1:t-1} \\ x_t W_K \end{bmatrix},\quad "
+             r"V_{1:t} = \begin{bmatrix} V_{1:t-1} \\ x_t W_V \end{bmatrix},\quad "
+             r"a_t = \mathrm{softmax}\!\Big(\frac{x_t W_Q\, K_{1:t}^\top}{\sqrt{d_k}}\Big),\quad c_t = a_t V_{1:t}")
 
-g = st.columns(3)[0].selectbox("Key/value heads g (shared by the query heads)", divisors(h),
-                               index=len(divisors(h)) - 1, key="generation_kv_heads",
-                               help=f"g = h = {h} is multi-head; smaller g shares the cache.", **BOUND)
+    g = st.columns(3)[0].selectbox("Key/value heads g (shared by the query heads)", divisors(h),
+                                   index=len(divisors(h)) - 1, key="generation_kv_heads",
+                                   help=f"g = h = {h} is multi-head; smaller g shares the cache.", **BOUND)
 check = check_cache(lesson.x, lesson.projections, None if g == h else g)
 
-if STEP_KEY not in st.session_state and (linked := st.query_params.get(STEP_KEY)):
-    if int(linked) <= T:  # the link's form was checked by check_link
-        st.session_state[STEP_KEY] = int(linked)
-    else:
-        note_ignored(STEP_KEY, linked, f"the sentence has {T} tokens")
-        show_link_notes()
-if not isinstance(st.session_state.get(STEP_KEY), int) or not 1 <= st.session_state[STEP_KEY] <= T:
-    st.session_state[STEP_KEY] = 1
+with step_box:  # a note on a link's step goes above the buttons
+    if STEP_KEY not in st.session_state and (linked := st.query_params.get(STEP_KEY)):
+        if int(linked) <= T:  # the link's form was checked by check_link
+            st.session_state[STEP_KEY] = int(linked)
+        else:
+            note_ignored(STEP_KEY, linked, f"the sentence has {T} tokens")
+            show_link_notes()
+    if not isinstance(st.session_state.get(STEP_KEY), int) or not 1 <= st.session_state[STEP_KEY] <= T:
+        st.session_state[STEP_KEY] = 1
 
 
 # Width of one of two columns in presenter mode: a chart wider than this is shrunk, and its text with it.
 HALF_SLIDE_PX = (PRESENTER_COLUMN_PX - PRESENTER_GAP_PX) // 2
 
 
+def slide_room(rows: list[str], value_title: str) -> int:
+    """Presenter mode: what a heatmap draws beside its cells, its ``rows`` labels and its colour bar titled
+    ``value_title`` ("" for none), at the slide's font."""
+    longest = max((len(label) for label in rows), default=1)
+    return 50 + int(0.55 * settings.font_size * (longest + len(value_title)))  # measured: 151 px for "1·The", "weight"
+
+
 def slide_cell(columns: int, rows: list[str], value_title: str, width: int = HALF_SLIDE_PX) -> int:
     """Presenter mode: the cell size at which a heatmap of ``columns`` cells beside its ``rows`` labels and its colour
     bar titled ``value_title`` (at the slide's font) fits ``width`` pixels, at most the slide's cell size."""
-    longest = max((len(label) for label in rows), default=1)
-    room = 50 + int(0.55 * settings.font_size * (longest + len(value_title)))  # measured: 151 px for "1·The", "weight"
-    return max(8, min(settings.cell_size, (width - room) // max(columns, 1)))
+    return max(8, min(settings.cell_size, (width - slide_room(rows, value_title)) // max(columns, 1)))
 
 
 def fitting_title(titles: tuple[str, ...], width_px: float) -> str:
@@ -90,68 +101,102 @@ def move(delta: int) -> None:
     st.session_state[STEP_KEY] = min(max(st.session_state[STEP_KEY] + delta, 1), T)
 
 
-back, reset, forward = st.columns(3)
-back.button("◀ Back", on_click=move, args=(-1,), disabled=st.session_state[STEP_KEY] == 1, width="stretch",
-            key="generation_back")
-reset.button("Start again", on_click=move, args=(-T,), width="stretch", key="generation_reset")
-forward.button("Next token ▶", on_click=move, args=(1,), disabled=st.session_state[STEP_KEY] == T, width="stretch",
-               key="generation_next")
-t = st.session_state[STEP_KEY]
-keep_in_link(STEP_KEY, str(t), "1")
-step = check.steps[t - 1]
-head = settings.head
-st.progress(t / T, text=f"Step {t} of {T}: the newest token is {plain(labels[t - 1])}")
+def step_buttons() -> None:
+    """Back, Start again and Next token; → and ← press Back and Next (Streamlit ignores them while an input has
+    the focus), and on a slide a clicker's Page Up and Page Down too, as on the step-through."""
+    back, reset, forward = st.columns(3)
+    back.button("◀ Back", on_click=move, args=(-1,), disabled=st.session_state[STEP_KEY] == 1, width="stretch",
+                key="generation_back", shortcut="Left")
+    reset.button("Start again", on_click=move, args=(-T,), width="stretch", key="generation_reset")
+    forward.button("Next token ▶", on_click=move, args=(1,), disabled=st.session_state[STEP_KEY] == T,
+                   width="stretch", key="generation_next", shortcut="Right")
+    if settings.presenter:  # hidden twins for the clicker's keys (a reader's Page Down scrolls the page)
+        with st.container(key="clicker_keys", height=1, border=False):
+            st.button("back", on_click=move, args=(-1,), key="generation_back_page_key", shortcut="PageUp")
+            st.button("next", on_click=move, args=(1,), key="generation_next_page_key", shortcut="PageDown")
 
-st.subheader(f"1 · The cache after step {t}: {counted(t, 'row')} of K and V")
-view = StageView(step, labels[t - 1:t], 0, head, settings.cell_size, settings.font_size, key_labels=labels[:t])
-features = min(max(step.d_k, step.d_v), MAX_FEATURES_SHOWN)
-if not settings.presenter and view.fit_cell(features + 3, 1 / 3) < MIN_SIDE_BY_SIDE_CELL:
-    view = replace(view, stacked=True)  # wide heads: one under another, each full width
-in_head = f", head {head + 1}" if h > 1 else ""
-# Each chart's titles, longest first: a narrow chart takes the longest that fits (the caption names the head)
-matrices = ((step.q[head], labels[t - 1:t], (f"new query q_t{in_head}", "new query q_t", "q_t"), "q"),
-            *((values, labels[:t], (f"{name} cache ({counted(t, 'row')}){in_head}", f"{name} cache{in_head}",
-                                    f"{name} cache", name), name.lower())
-              for name, values in (("K", step.k[head]), ("V", step.v[head]))))
-if settings.presenter:
-    # Three charts at the slide's size do not fit side by side: the page shrank them and their text. The new query
-    # goes on top and the caches side by side, all at one cell size that fits half the window, at the slide's font.
-    cell = slide_cell(features, labels[:t], "feature value")
-    cols = [st.container(), *st.columns(2)]
-    for col, (values, rows, titles, prefix) in zip(cols, matrices):
-        shown, _ = shown_features(values)
-        with col:
-            show_chart(cached_matrix_chart(
-                charts.matrix_heatmap, shown, rows, frames.feature_labels(shown.shape[-1], prefix), row_name="token",
-                col_name="feature", title=titles[0], cell_size=cell,
-                font_size=settings.font_size, show_values=shown.shape[-1] <= 12 and cell >= SLIDE_CELL,
-                value_title="feature value", follow_row=0 if len(rows) == 1 else None))
-else:
-    # Side by side, the three share one colour scale (one colour bar, beside V) and one cell size that fills the row
-    cell = domain = None
-    if not view.stacked:
+
+def new_query_weights(row, t: int, width_px: int | None = None) -> dict:
+    """The new query's weights over the ``t`` cached keys as bars (on a slide within ``width_px``)."""
+    bar = max(30, min(settings.cell_size + 10, ((width_px - 90) if width_px else 700) // max(t, 1)))
+    return cached_spec(charts.row_bars, row, cell_size=bar, font_size=settings.font_size,
+                       **({"height": 170} if settings.presenter else {}))
+
+
+with step_box:
+    step_buttons()
+    t = st.session_state[STEP_KEY]
+    keep_in_link(STEP_KEY, str(t), "1")
+    step = check.steps[t - 1]
+    head = settings.head
+    row = frames.row_frame(step.weights[head, 0], frames.AxisLabels(labels[:t]))
+    in_head = f", head {head + 1}" if h > 1 else ""
+    if settings.presenter:
+        st.progress(t / T, text=f"Step {t} of {T}: the newest token is {plain(labels[t - 1])}, and the cache holds "
+                                f"{counted(t, 'row')} of K and V")
+    else:
+        st.progress(t / T, text=f"Step {t} of {T}: the newest token is {plain(labels[t - 1])}")
+        st.subheader(f"1 · The cache after step {t}: {counted(t, 'row')} of K and V")
+    view = StageView(step, labels[t - 1:t], 0, head, settings.cell_size, settings.font_size, key_labels=labels[:t])
+    features = min(max(step.d_k, step.d_v), MAX_FEATURES_SHOWN)
+    if not settings.presenter and view.fit_cell(features + 3, 1 / 3) < MIN_SIDE_BY_SIDE_CELL:
+        view = replace(view, stacked=True)  # wide heads: one under another, each full width
+    # Each chart's titles, longest first: a narrow chart takes the longest that fits (the caption names the head)
+    matrices = ((step.q[head], labels[t - 1:t], (f"new query q_t{in_head}", "new query q_t", "q_t"), "q"),
+                *((values, labels[:t], (f"{name} cache ({counted(t, 'row')}){in_head}", f"{name} cache{in_head}",
+                                        f"{name} cache", name), name.lower())
+                  for name, values in (("K", step.k[head]), ("V", step.v[head]))))
+    if settings.presenter:
+        # On a slide the K cache, the V cache and (beside them) the new query with its weights, side by side, so
+        # that the row each step adds is on the first screen. The three share one colour scale (one colour bar,
+        # beside V) and one cell size, each drawn at its own size (not shrunk with its text) at the slide's font.
         domain = shared_domain(*(values for values, *_ in matrices))
-        cell = shared_scale_cell(view, labels[:t], sum(shown_features(v)[0].shape[-1] for v, *_ in matrices), 3)
-    drawn = []
-    for values, rows, titles, prefix in matrices:
-        columns = shown_features(values)[0].shape[-1]
-        title = fitting_title(titles, columns * (cell or view.fit_cell(columns + 3, 1 / 3)))
-        drawn.append(feature_heatmap(view, values, rows, title, prefix=prefix, share=1 / 3, domain=domain, cell=cell,
-                                     legend=view.stacked or prefix == "v")[0])
-    cols = [st.container() for _ in drawn] if view.stacked else side_by_side(drawn, view)
-    for col, chart in zip(cols, drawn):
-        with col:
-            show_chart(chart)
-st.caption(f"The bottom row of K and V is new: {plain(labels[t - 1])} was projected once and appended. "
-           + (f"The charts show head {head + 1} of {h} (the head is picked {in_the_sidebar()}). " if h > 1 else "")
-           + (f"With g = {g}, head {head + 1} reads key/value head {step.kv_group(head) + 1}." if g < h else ""))
+        bare = slide_room(labels[:t], "")
+        cell = max(8, min(settings.cell_size, (PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX - 2 * bare
+                                               - slide_room(labels[:t], "feature value")) // (3 * features)))
+        widths = [bare + features * cell, slide_room(labels[:t], "feature value") + features * cell,
+                  bare + features * cell]
+        k_col, v_col, q_col = st.columns(widths)
+        q_col = q_col.container(key="generation_new_query")
+        for col, (values, rows, titles, prefix) in zip((q_col, k_col, v_col), matrices):
+            shown, _ = shown_features(values)
+            with col:
+                show_chart(cached_matrix_chart(
+                    charts.matrix_heatmap, shown, rows, frames.feature_labels(shown.shape[-1], prefix),
+                    row_name="token", col_name="feature", title=fitting_title(titles, features * cell),
+                    cell_size=cell, font_size=settings.font_size, domain=domain, legend=prefix == "v",
+                    show_values=shown.shape[-1] <= 12 and cell >= SLIDE_CELL, value_title="feature value",
+                    follow_row=0 if len(rows) == 1 else None))
+        with q_col:
+            st.markdown(f"**Its weights over the {counted(t, 'cached key')}**")
+            show_chart(new_query_weights(row, t, (PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX) * widths[2]
+                                         // sum(widths)))
+    else:
+        # Side by side, the three share one colour scale (one colour bar, beside V) and one cell size that fills
+        # the row
+        cell = domain = None
+        if not view.stacked:
+            domain = shared_domain(*(values for values, *_ in matrices))
+            cell = shared_scale_cell(view, labels[:t], sum(shown_features(v)[0].shape[-1] for v, *_ in matrices), 3)
+        drawn = []
+        for values, rows, titles, prefix in matrices:
+            columns = shown_features(values)[0].shape[-1]
+            title = fitting_title(titles, columns * (cell or view.fit_cell(columns + 3, 1 / 3)))
+            drawn.append(feature_heatmap(view, values, rows, title, prefix=prefix, share=1 / 3, domain=domain,
+                                         cell=cell, legend=view.stacked or prefix == "v")[0])
+        cols = [st.container() for _ in drawn] if view.stacked else side_by_side(drawn, view)
+        for col, chart in zip(cols, drawn):
+            with col:
+                show_chart(chart)
+    st.caption(f"The bottom row of K and V is new: {plain(labels[t - 1])} was projected once and appended. "
+               + (f"The charts show head {head + 1} of {h} (the head is picked {in_the_sidebar()}). " if h > 1 else "")
+               + (f"With g = {g}, head {head + 1} reads key/value head {step.kv_group(head) + 1}." if g < h else ""))
 
 st.subheader("2 · The new query attends to everything cached")
-row = frames.row_frame(step.weights[head, 0], frames.AxisLabels(labels[:t]))
-st.markdown(f"**Weights of the new query {plain(labels[t - 1])} over the {counted(t, 'cached key')}** "
-            "(they add up to 1):")
-show_chart(cached_spec(charts.row_bars, row, cell_size=max(30, min(settings.cell_size + 10, 700 // max(t, 1))),
-                       font_size=settings.font_size))
+if not settings.presenter:  # (a slide shows the bars beside the caches, on its first screen)
+    st.markdown(f"**Weights of the new query {plain(labels[t - 1])} over the {counted(t, 'cached key')}** "
+                "(they add up to 1):")
+    show_chart(new_query_weights(row, t))
 # Step r's row covers the keys cached by then; the later keys did not exist yet: grey with ×, like the cells
 # the causal mask blocks in the full attention on the right.
 so_far, not_cached = np.zeros((t, T)), np.ones((t, T), dtype=bool)

@@ -1,0 +1,153 @@
+"""Generation on a slide: a lecturer steps through it with a clicker, and what changes at each step is on the first
+screen.
+
+AppTest: → and ← press Next token and Back (on the page too); on a slide hidden twins take a clicker's Page Down and
+Page Up, and work. On a slide the buttons, the K and V caches, the new query and its weights come before the words,
+the formula and the key/value heads picker,
+
+In a real browser (skipped without Playwright or Chromium): on a 1280 × 800 slide the clicker's keys move the step,
+and at every step the K cache, the V cache, the new query and its weights lie inside the window.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from apptest_support import open_page
+
+try:
+    from tests import browser_support as bs
+except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import browser_support as bs
+
+GENERATION = "pages/generation.py"
+STEPS = 7  # "The cat sat on the mat." has 7 tokens
+
+
+def _shortcuts(at) -> dict[str, str]:
+    return {button.key: button.proto.shortcut for button in at.button}
+
+
+@pytest.mark.parametrize("presenter", [False, True], ids=["page", "slide"])
+def test_the_step_buttons_take_the_arrow_keys_and_a_slide_the_clicker_keys(presenter):
+    at = open_page(GENERATION, {"presenter": "true"} if presenter else None)
+    keys = _shortcuts(at)
+    assert keys["generation_next"] == "right" and keys["generation_back"] == "left", keys
+    page_keys = {key: shortcut for key, shortcut in keys.items() if shortcut in ("pagedown", "pageup")}
+    assert len(page_keys) == (2 if presenter else 0), keys  # a reader's Page Down scrolls the page
+    if presenter:
+        down = next(key for key, shortcut in page_keys.items() if shortcut == "pagedown")
+        up = next(key for key, shortcut in page_keys.items() if shortcut == "pageup")
+        at.button(key=down).click().run()
+        at.button(key=down).click().run()
+        assert at.session_state["generation_step"] == 3
+        at.button(key=up).click().run()
+        assert at.session_state["generation_step"] == 2
+
+
+def _order(at) -> list[str]:
+    """The main column's text, charts and widgets in the order drawn."""
+    out = []
+
+    def walk(node):
+        kind = type(node).__name__
+        if "vega_lite_chart" in str(getattr(node, "type", "")):
+            out.append("chart:" + json.dumps(json.loads(node.proto.spec).get("title", ""), ensure_ascii=False))
+        elif kind in ("Selectbox", "Button"):
+            out.append(f"{kind}:{node.key}")
+        elif kind in ("Markdown", "Latex"):
+            out.append(f"{kind}:{node.value[:30]}")
+        children = getattr(node, "children", None)
+        for child in children.values() if isinstance(children, dict) else []:
+            walk(child)
+
+    walk(at.main)
+    return out
+
+
+def test_a_slide_shows_the_step_and_its_charts_before_the_words_and_the_heads_picker():
+    at = open_page(GENERATION, {"presenter": "true", "generation_step": "4"})
+    order = _order(at)
+    first = {name: next(i for i, item in enumerate(order) if want in item) for name, want in (
+        ("next", "Button:generation_next"), ("K", "K cache"), ("V", "V cache"), ("q", "new query q_t"),
+        ("bars", "Its weights over"), ("words", "A GPT-style model"), ("formula", "Latex:"),
+        ("g", "Selectbox:generation_kv_heads"), ("cache rows", "rows made by the cache"))}
+    assert first["next"] < first["K"] < first["V"] < first["q"] < first["bars"] < first["words"], order
+    assert first["bars"] < first["formula"] and first["bars"] < first["g"] < first["cache rows"], order
+
+
+def test_the_page_keeps_its_words_and_heads_picker_above_the_step():
+    order = _order(open_page(GENERATION))
+    assert order.index("Selectbox:generation_kv_heads") < order.index("Button:generation_next") < next(
+        i for i, item in enumerate(order) if "K cache" in item), order
+
+
+# ------------------------------------------------------------------------------------------ in a browser
+
+
+def _browser_available():
+    if bs.find_chromium() is None:
+        return False
+    return importlib.util.find_spec("playwright") is not None
+
+
+needs_browser = pytest.mark.skipif(not _browser_available(), reason="needs Playwright and a Chromium")
+LOAD_MS = 120_000
+
+_CHARTS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'))
+  .map(c => { const r = (c.querySelector('svg, canvas') || c).getBoundingClientRect();
+              const t = c.querySelector('g.role-title text');
+              const bars = !!c.closest('.st-key-generation_new_query') && !!c.querySelector('g.mark-rect.role-mark');
+              return {title: bars && !t ? 'the new query weights' : (t ? t.textContent : ''), top: r.top,
+                      bottom: r.bottom}; })"""
+
+
+@pytest.fixture(scope="module")
+def slide():
+    from playwright.sync_api import sync_playwright
+
+    with bs.streamlit_server(timeout=60) as server, sync_playwright() as p:
+        browser = bs.launch_chromium(p)
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        context.set_default_timeout(LOAD_MS)
+        page = context.new_page()
+        page.goto(bs.with_query(server + "/generation", "presenter=true"), wait_until="domcontentloaded",
+                  timeout=LOAD_MS)
+        bs.wait_for_app_idle(page, timeout=LOAD_MS)
+        bs.wait_for_all_charts(page)
+        yield page
+        browser.close()
+
+
+def _press(page, key: str, step: int) -> None:
+    page.evaluate("() => { if (document.activeElement && document.activeElement !== document.body) "
+                  "document.activeElement.blur(); }")
+    page.keyboard.press(key)
+    page.wait_for_function("s => new URLSearchParams(location.search).get('generation_step') === s",
+                           arg=None if step == 1 else str(step), timeout=30_000) if step > 1 else \
+        page.wait_for_function("() => !new URLSearchParams(location.search).get('generation_step')", timeout=30_000)
+    bs.wait_for_app_idle(page, timeout=LOAD_MS)
+    bs.wait_for_all_charts(page)
+    page.wait_for_timeout(300)
+
+
+@needs_browser
+def test_clicker_keys_step_through_a_slide_and_each_step_is_on_the_first_screen(slide):
+    page = slide
+    moves = [("ArrowRight", 2), ("PageDown", 3), *((("ArrowRight", s) for s in range(4, STEPS + 1))),
+             ("PageUp", STEPS - 1), ("ArrowLeft", STEPS - 2)]
+    for key, step in moves:
+        _press(page, key, step)
+        assert not page.locator(bs.EXCEPTION).count()
+        charts = page.evaluate(_CHARTS_JS)
+        for want in ("K cache", "V cache", "new query q_t", "the new query weights"):
+            found = [c for c in charts if c["title"].startswith(want)]
+            assert found, f"step {step}: no chart titled {want!r}: {[c['title'] for c in charts]}"
+            assert found[0]["top"] >= 0 and found[0]["bottom"] <= 800, (
+                f"step {step} ({key}): {want!r} is not on the first screen: {found[0]}")
