@@ -13,8 +13,8 @@ from attention_ui.controls import (DEFAULT_PAD_TO, PRESENTER_GAP_PX, cached_less
 from attention_ui.frames import ALLOWED, BLOCKED
 from attention_ui.questions import show_page_questions
 from attention_ui.text import counted, plain
-from attention_ui.views import (WEIGHT_TITLE, StageView, column_cell, main_column_px, mask_chart, show_chart,
-                                token_heatmap)
+from attention_ui.views import (WEIGHT_TITLE, StageView, column_cell, in_the_sidebar, main_column_px, mask_chart,
+                                show_chart, slide_value_font, token_heatmap)
 
 settings = lesson_settings("Masking: who may look at whom")
 config = settings.config
@@ -37,7 +37,27 @@ words, _ = lesson_tokens(replace(config, mask="none"))  # the sentence's own tok
 T = len(words)
 labels = frames.token_labels(words)
 grid = kept_grid(T)
-pad_to = config.pad_to if config.mask == "padding" else max(DEFAULT_PAD_TO, T + 2)
+# The padding chart pads to the lesson's length if that adds a [PAD] token, else to a length that does
+SHOWN_PAD_TO = max(DEFAULT_PAD_TO, T + 2)
+pads_nothing = config.mask == "padding" and config.pad_to <= T
+pad_to = config.pad_to if config.mask == "padding" and not pads_nothing else SHOWN_PAD_TO
+
+
+def padding_note() -> str:
+    """What the padding chart pads the sentence to, and why when that is not the lesson's length."""
+    pads = f"Here your {counted(T, 'token')} are padded to {pad_to}: {counted(pad_to - T, '[PAD] token')}."
+    if config.mask != "padding":
+        return f"{pads} (The lesson's mask is “{config.mask}”, so this chart picks the length.)"
+    return pads
+
+
+def level_cell(view: StageView, width_px: float) -> int:
+    """One cell size for a mask chart and its weights chart, each ``width_px`` wide, so that their rows are level."""
+    return min(column_cell(view, width_px, len(view.labels),
+                           charts.fit_room_px(view.labels, settings.font_size, ["mask", ALLOWED, BLOCKED])),
+               column_cell(view, width_px, len(view.labels),
+                           charts.heatmap_fit_room(view.labels, settings.font_size, WEIGHT_TITLE)))
+
 
 st.subheader("The four masks and what they do to the weights")
 shown = {}  # mask kind -> ShownMask, for the questions
@@ -50,19 +70,27 @@ for kind in MASK_KINDS:
         continue
     variant_labels = frames.token_labels(lesson.tokens)
     mask = lesson.trace.mask[settings.head]
-    st.markdown(f"**{kind.capitalize()}**: {EXPLAIN[kind]}")
+    if kind == "padding" and pads_nothing:  # the lesson's padding mask blocks nothing: say so, and show one that does
+        st.info(f"Your sentence already has {counted(T, 'token')}, so padding it to {config.pad_to} pads nothing "
+                f"and the padding mask blocks nothing: pad to {T + 1} or more ({in_the_sidebar()}) to see [PAD] "
+                f"keys. The padding charts below pad it to {pad_to} to show them.", icon=":material/info:")
+    st.markdown(f"**{kind.capitalize()}**: {EXPLAIN[kind]}" + (f" {padding_note()}" if kind == "padding" else ""))
     # the followed token (a row of the sentence; [PAD] rows come after it) is outlined as on the rest of the page
     follow = min(settings.follow, len(variant_labels) - 1)
     shown[kind] = ShownMask(variant_labels, mask, follow)
     view = StageView(lesson.trace, variant_labels, follow, settings.head, settings.cell_size - 6, settings.font_size)
     # One cell size for the two, so their rows are level, each drawn at its own size in its half of the row (with a
     # long sentence they were drawn wider and shrunk, the ✓ marks to 8 px)
-    half_px = (main_column_px(settings.presenter) - PRESENTER_GAP_PX) / 2
-    cell = min(column_cell(view, half_px, len(variant_labels),
-                           charts.fit_room_px(variant_labels, settings.font_size, ["mask", ALLOWED, BLOCKED])),
-               column_cell(view, half_px, len(variant_labels),
-                           charts.heatmap_fit_room(variant_labels, settings.font_size, WEIGHT_TITLE)))
-    left, right = st.columns(2)
+    column_px = main_column_px(settings.presenter)
+    cell = level_cell(view, (column_px - PRESENTER_GAP_PX) / 2)
+    # On a slide, two charts whose cells are too narrow for the numbers at a slide's size (the padded sentence's 10
+    # tokens printed them at 12 px) go one under the other, each as wide as the slide
+    slide_font = slide_value_font(view, len(variant_labels), 1.0, signed=False) if settings.presenter else None
+    stacked = slide_font is not None and charts.cell_value_font(cell, settings.font_size, diverging=False,
+                                                                fit=False) < slide_font
+    if stacked:
+        cell = level_cell(view, column_px)
+    left, right = (st.container(), st.container()) if stacked else st.columns(2)
     with left:
         show_chart(mask_chart(mask, variant_labels, variant_labels, title=f"mask: {kind}", cell_size=cell,
                               font_size=settings.font_size))
