@@ -11,11 +11,15 @@ from attention_ui.views import (WEIGHT_TITLE, StageView, column_cell, in_the_sid
                                 token_heatmap)
 
 GAP_PX = 32  # st.columns' "medium" gap between the words and the live chart
+# Up to this many tokens the live chart sits beside the words; a longer sentence's chart takes the whole width under
+# them (in half the column 27 rows were 8 px tall and their labels ran together)
+BESIDE_TOKENS = 14
 
 settings = lesson_settings("Attention, step by step")
 lesson = settings.lesson
 # The definition and, beside it, what it does to the sidebar's sentence: both on the first screen.
-words, live = st.columns(2, gap="medium")
+beside = len(settings.labels) <= BESIDE_TOKENS
+words, live = st.columns(2, gap="medium") if beside else (st.container(), st.container())
 words.markdown(
     "**Attention is a weighted average of values, with the weights computed from how well a query "
     "matches each key.** Every token asks a question (its *query*), every token offers an answer "
@@ -29,7 +33,8 @@ with live:
     # full cell size and shrunk into the column, its labels to 5-8 px
     view = StageView(lesson.trace, settings.labels, settings.follow, settings.head, settings.cell_size,
                      settings.font_size, colour=settings.colour)
-    cell = column_cell(view, (main_column_px(settings.presenter) - GAP_PX) / 2, len(settings.labels),
+    room = (main_column_px(settings.presenter) - GAP_PX) / 2 if beside else main_column_px(settings.presenter)
+    cell = column_cell(view, room, len(settings.labels),
                        charts.heatmap_fit_room(settings.labels, settings.font_size, WEIGHT_TITLE,
                                                by_row=settings.colour == "row"))
     show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"attention weights (head {settings.head + 1})",

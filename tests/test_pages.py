@@ -986,3 +986,13 @@ def test_eight_heads_on_a_slide_have_cells_a_hall_can_see():
     at = open_page("pages/multi_head.py", {"presenter": "true", "heads": "8", "d_model": "32"})
     grid = json.loads(at.get("vega_lite_chart")[0].proto.spec)
     assert grid["spec"]["width"] / 7 >= 20, grid["spec"]["width"]
+
+
+def test_overview_draws_a_long_sentence_across_the_width():
+    """A 27-token sentence's chart was squeezed into half the column: rows 8 px tall, labels running together."""
+    words = ("the old lighthouse keeper watched the grey storm roll over the quiet harbour while small boats pulled "
+             "at their ropes and gulls cried above the dark water").split()
+    for count, least_cell in ((7, 25), (27, 18)):
+        at = open_page("pages/overview.py", {"sentence": " ".join(words[:count])})
+        cell = json.loads(at.get("vega_lite_chart")[0].proto.spec)["width"] / count
+        assert cell >= least_cell, (count, cell)
