@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+import pandas as pd
+import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,3 +46,12 @@ def shown_number(text: str) -> float:
     if written:
         return float(written.group(1)) * 10 ** int(written.group(2).translate(_POWER))
     return float(text)
+
+
+def chart_data(at: AppTest, title_part: str) -> pd.DataFrame:
+    """The data of the first chart whose title contains ``title_part`` (all its datasets, one frame)."""
+    for chart in at.get("vega_lite_chart"):
+        if title_part in json.dumps(json.loads(chart.proto.spec).get("title", ""), ensure_ascii=False):
+            frames = [pa.ipc.open_stream(d.data.data).read_pandas() for d in chart.proto.datasets]
+            return pd.concat(frames, ignore_index=True)
+    raise AssertionError(f"no chart titled like {title_part!r}")

@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from apptest_support import open_page
+from apptest_support import chart_data, open_page
 from attention_core import LAYER_KINDS, MAX_COST_SECONDS, cost_lengths, operation_counts
 from attention_core import cost as core  # (its names are looked up in the tests: each fails on its own)
 from attention_ui import why
@@ -135,14 +135,6 @@ def chart_spec(at, title_part: str) -> dict:
     raise AssertionError(f"no chart titled like {title_part!r}")
 
 
-def chart_frame(at, title_part: str) -> pd.DataFrame:
-    for element in at.get("vega_lite_chart"):
-        if title_part in json.dumps(json.loads(element.proto.spec).get("title", ""), ensure_ascii=False):
-            frames = [pa.ipc.open_stream(d.data.data).read_pandas() for d in element.proto.datasets]
-            return pd.concat(frames, ignore_index=True)
-    raise AssertionError(f"no chart titled like {title_part!r}")
-
-
 def marker_rows(at, title_part: str) -> list[list[dict]]:
     """The rows of each dataset of the chart, as records."""
     for element in at.get("vega_lite_chart"):
@@ -160,7 +152,7 @@ def axis(spec: dict, channel: str) -> dict:
 def test_the_formulas_chart_shows_where_its_lines_cross(width):
     """The chart started at T = 64, so the crossing the text names (T = d = 16 or 32) was off it."""
     at = open_page(PAGE, {"cost_longest": "2048", "cost_width": str(width)})
-    counts = chart_frame(at, "multiply-adds")
+    counts = chart_data(at, "multiply-adds")
     lengths = sorted(set(counts["T"]))
     assert lengths[0] <= width / 4, lengths
     attention = counts[counts["layer"] == "self-attention"].set_index("T")["operations"]
@@ -195,7 +187,7 @@ def test_the_timing_chart_ticks_at_the_measured_lengths_and_reads_in_ms_and_us(m
     assert y["values"] == why.one_two_five(5e-5, 4e-3) and y["title"] == "time per forward pass"
     tooltips = [t["field"] for layer in spec["layer"] for t in layer["encoding"].get("tooltip", [])]
     assert "time" in tooltips and "seconds" not in tooltips
-    data = chart_frame(at, "time per forward pass")
+    data = chart_data(at, "time per forward pass")
     assert data.loc[(data["T"] == 512) & data["layer"].str.startswith("recurrent"), "time"].item() == "4.00 ms"
 
 

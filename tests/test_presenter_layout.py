@@ -28,8 +28,6 @@ import sys
 from pathlib import Path
 from urllib.parse import quote
 
-import pandas as pd
-import pyarrow as pa
 import pytest
 
 try:
@@ -38,7 +36,7 @@ except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import browser_support as bs
 
-from apptest_support import open_page
+from apptest_support import chart_data, open_page
 from attention_core import sliding_window_mask
 from attention_ui.charts import FIT_GRID_GAP, FIT_GRID_LEGEND_PX, FIT_GRID_ROW_GAP
 from attention_ui.modern import NAME_CHAR_EM, node_size, sharing_diagram
@@ -55,19 +53,11 @@ SLIDE_VALUE_PX = 16  # the numbers inside a slide's cells (SLIDE_CELL 60 px wide
 # ------------------------------------------------------------------------------------------ AppTest
 
 
-def _chart_data(at, title_part: str) -> pd.DataFrame:
-    for chart in at.get("vega_lite_chart"):
-        if title_part in json.dumps(json.loads(chart.proto.spec).get("title", ""), ensure_ascii=False):
-            frames = [pa.ipc.open_stream(d.data.data).read_pandas() for d in chart.proto.datasets]
-            return pd.concat(frames, ignore_index=True)
-    raise AssertionError(f"no chart titled like {title_part!r}")
-
-
 @pytest.mark.parametrize("window", [2, 3])
 def test_sliding_window_weights_show_blocked_keys_as_blocked(window):
     at = open_page(MODERN)
     at.number_input(key="window").set_value(window).run()
-    data = _chart_data(at, "weights of head")
+    data = chart_data(at, "weights of head")
     assert "masked" in data.columns, list(data.columns)
     tokens = int(data["row_index"].max()) + 1
     allowed = sliding_window_mask(tokens, window)
