@@ -611,8 +611,10 @@ def row_bars_by_head(
     panel = _bars(df, name=name, domain=(0, 1), value_title=value_title, font_size=font_size, cell_size=cell_size,
                   height=height)
     header = alt.Header(title=None, labelFontSize=font_size + 1)
+    # every panel names its keys (a wrapped facet labelled only its bottom row: heads 1-6 of 8 had bars and no words)
     return panel.facet(facet=alt.Facet("head:N", sort=tuple(heads), header=header),
-                       columns=max(1, min(columns, len(heads))), spacing=24, title=chart_title(title, font_size))
+                       columns=max(1, min(columns, len(heads))), spacing=24, title=chart_title(title, font_size),
+                       resolve=alt.Resolve(axis=alt.AxisResolveMap(x="independent")))
 
 
 def before_after_softmax(

@@ -791,9 +791,12 @@ def _masked_extra(view: StageView) -> None:
         st.info(_NOTHING_BLOCKED[view.mask_choice].format(tokens=len(view.labels), sidebar=in_the_sidebar()))
         _custom_grid_link(view)
         if view.mask_choice == "none":  # one click on a slide, where the mask is a menu away
-            st.button("Show the causal mask here", icon=":material/visibility_off:", key="try_causal_mask",
+            st.button("Use the causal mask (on every page)", icon=":material/visibility_off:", key="try_causal_mask",
                       on_click=_choose_mask, args=("causal",))
     else:
+        if view.mask_choice == "causal" and st.session_state.get(MASK_TRIED_KEY):
+            st.button("Back to no mask", icon=":material/visibility:", key="back_to_no_mask", on_click=_choose_mask,
+                      args=("none",))
         st.markdown(f"{blocked} of {mask.numel()} query–key pairs are blocked (grey, −∞). The other scores keep "
                     "their colours from the stage before (one colour scale for the scores before and after ÷√d_k).")
     numbers_table(view.trace.masked[view.head], view.labels, view.keys, key="masked")
@@ -811,8 +814,12 @@ _NOTHING_BLOCKED = {
 """What the masking stage says when nothing is blocked, by the lesson's mask (None: a model's own mask)."""
 
 
+MASK_TRIED_KEY = "_causal_mask_tried"
+"""Session flag: stage 5's button set the causal mask, so the stage offers to go back to no mask."""
+
+
 def _choose_mask(choice: str) -> None:
-    st.session_state.update({"mask": choice, RERUN_PAGE: True})
+    st.session_state.update({"mask": choice, RERUN_PAGE: True, MASK_TRIED_KEY: choice == "causal"})
 
 
 def _custom_grid_link(view: StageView) -> None:

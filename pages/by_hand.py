@@ -122,8 +122,8 @@ trace = hand_trace(readings["X"].values, readings["W_Q"].values, readings["W_K"]
 
 # ----------------------------------------------------------------------------- Q, K, V (given)
 if presenter:
-    st.markdown("**Q, K and V from your numbers.** These are given, so you can start from them: each row of X times "
-                "each W.")
+    st.markdown("**Click a cell above and type: Q, K and V follow your numbers.** They are given, so you can start "
+                "from them: each row of X times each W.")
 else:
     st.subheader("Q, K and V from your numbers")
     st.markdown("These are given, so you can start from them: each row of X times each W.")

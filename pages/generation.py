@@ -166,7 +166,7 @@ with step_box:
                     row_name="token", col_name="feature", title=fitting_title(titles, features * cell),
                     cell_size=cell, font_size=settings.font_size, domain=domain, legend=prefix == "v",
                     show_values=shown.shape[-1] <= 12 and cell >= SLIDE_CELL, value_title="feature value",
-                    follow_row=0 if len(rows) == 1 else None))
+                    follow_row=len(rows) - 1))  # the row this step added
         with q_col:
             st.markdown(f"**Its weights over the {counted(t, 'cached key')}**")
             show_chart(new_query_weights(row, t, (PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX) * widths[2]

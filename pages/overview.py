@@ -14,6 +14,7 @@ GAP_PX = 32  # st.columns' "medium" gap between the words and the live chart
 # Up to this many tokens the live chart sits beside the words; a longer sentence's chart takes the whole width under
 # them (in half the column 27 rows were 8 px tall and their labels ran together)
 BESIDE_TOKENS = 14
+SLIDE_ROWS_PX = 540  # a slide's long-sentence chart: its rows within one screen (at 57-px cells 18 rows ran past it)
 
 settings = lesson_settings("Attention, step by step")
 lesson = settings.lesson
@@ -37,6 +38,8 @@ with live:
     cell = column_cell(view, room, len(settings.labels),
                        charts.heatmap_fit_room(settings.labels, settings.font_size, WEIGHT_TITLE,
                                                by_row=settings.colour == "row"))
+    if settings.presenter and not beside:
+        cell = min(cell, SLIDE_ROWS_PX // len(settings.labels))
     show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"attention weights (head {settings.head + 1})",
                              weights=True, cell=cell))
 # The chart is taller than the words: how to read it goes under the formula, beside the chart (on a slide's first

@@ -38,7 +38,7 @@ def stage(settings: Settings) -> None:
     else:
         show_stage(view, key)
     seen = st.session_state.get("stages_seen", set())
-    st.caption(f"You have looked at {len(seen)} of {len(STAGES)} stages in this session.")
+    st.caption(f"You have looked at {len(seen)} of {len(STAGES)} stages (kept in this browser).")
     questions.show_check_yourself(settings, key)
     export.show_downloads(settings, key)
     if not settings.presenter:

@@ -715,3 +715,11 @@ def test_colour_bar_numbers_are_at_least_10_px():
     weights = torch.softmax(masked_scores(), dim=-1)
     spec = charts.heatmap(matrix_frame(weights, TOKENS, TOKENS), cell_size=20, font_size=11).to_dict()
     assert coloured(spec)["encoding"]["color"]["legend"]["labelFontSize"] == charts.MIN_LEGEND_LABEL_PX == 10
+
+
+def test_bars_by_head_label_the_keys_under_every_panel():
+    """A wrapped facet drew the key axis under its bottom row only: with 8 heads, heads 1-6 had bars and no words."""
+    df = pd.DataFrame({"key": ["a", "b"] * 8, "value": [0.5] * 16, "index": [0, 1] * 8,
+                       "head": [f"head {i // 2 + 1}" for i in range(16)], "head_index": [i // 2 for i in range(16)]})
+    spec = charts.row_bars_by_head(df.assign(label="0.5"), columns=2).to_dict()
+    assert spec["resolve"]["axis"]["x"] == "independent"

@@ -151,3 +151,14 @@ def test_clicker_keys_step_through_a_slide_and_each_step_is_on_the_first_screen(
             assert found, f"step {step}: no chart titled {want!r}: {[c['title'] for c in charts]}"
             assert found[0]["top"] >= 0 and found[0]["bottom"] <= 800, (
                 f"step {step} ({key}): {want!r} is not on the first screen: {found[0]}")
+
+
+def test_a_slide_outlines_the_row_each_step_adds_to_the_caches():
+    """On a slide only step 1 outlined a K and V row (the only one); from step 2 no row said which one was new."""
+    for step in (1, 4):
+        at = open_page("pages/generation.py", {"presenter": "true", "generation_step": str(step)})
+        specs = {json.dumps(json.loads(c.proto.spec).get("title", ""), ensure_ascii=False): c.proto.spec
+                 for c in at.get("vega_lite_chart")}
+        for name in ("K cache", "V cache"):
+            spec = next(s for title, s in specs.items() if name in title)
+            assert f"datum.row_index == {step - 1}" in spec, (step, name)

@@ -996,3 +996,6 @@ def test_overview_draws_a_long_sentence_across_the_width():
         at = open_page("pages/overview.py", {"sentence": " ".join(words[:count])})
         cell = json.loads(at.get("vega_lite_chart")[0].proto.spec)["width"] / count
         assert cell >= least_cell, (count, cell)
+    slide = open_page("pages/overview.py", {"sentence": " ".join(words[:18]), "presenter": "true"})
+    height = json.loads(slide.get("vega_lite_chart")[0].proto.spec)["height"]
+    assert height <= 540, f"a slide's 18 rows are {height} px: taller than a screen"
