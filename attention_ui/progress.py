@@ -15,6 +15,7 @@ import streamlit as st
 
 from .hand import EVER_CHECKED_KEY, SOLVED_KEY
 from .questions import ANSWERS_KEY, PAGE_QUESTIONS_KEY
+from .url_state import repeat_link_notes
 
 STORAGE_KEY = "attention-step-by-step/progress"
 """The browser's local-storage entry."""
@@ -91,6 +92,7 @@ def _on_saved(key: str) -> None:
     if saved is not None and not st.session_state.get(RESTORED_KEY):
         restore(saved)
         st.session_state[RESTORED_KEY] = True
+        repeat_link_notes()  # this report reruns the page: a link's notes stay in view
 
 
 def _parse(saved) -> dict:

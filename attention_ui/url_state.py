@@ -158,6 +158,9 @@ OWN_KEYS = ("step", "token", "generation_step")
 """Kept in the URL by this module (short forms) rather than by a bound widget."""
 
 NOTES_KEY = "_link_notes"
+SHOWN_NOTES_KEY = "_link_notes_shown"
+"""Session key: the link notes this run has shown (``repeat_link_notes`` shows them once more)."""
+REPEAT_NOTES_KEY = "_link_notes_again"
 
 
 def _session_query_params():
@@ -205,7 +208,8 @@ def check_link() -> list[str]:
             notes.append(f"{key} = “{_shown(raw)}” (expected {param.expects})")
         elif value != raw:
             set_link_value(key, value)
-    st.session_state[NOTES_KEY] = notes
+    st.session_state[NOTES_KEY] = st.session_state.pop(REPEAT_NOTES_KEY, []) + notes
+    st.session_state[SHOWN_NOTES_KEY] = []
     return notes
 
 
@@ -227,11 +231,18 @@ def note_ignored(key: str, raw: str, why: str) -> None:
 def show_link_notes(key: str = "link_notes") -> None:
     """The notes on link values that could not be used, in a box (its container ``key`` unique on the page)."""
     notes = st.session_state.get(NOTES_KEY) or []
+    st.session_state.setdefault(SHOWN_NOTES_KEY, []).extend(notes)
     if notes:
         with st.container(key=key):  # presenter mode makes the slide's charts shorter by its height
             st.info("Some values in the link could not be used, so defaults are shown instead: " + "; ".join(notes)
                     + ".", icon="🔗")
         st.session_state[NOTES_KEY] = []
+
+
+def repeat_link_notes() -> None:
+    """The next run shows this run's link notes again: a rerun the person did not ask for (the browser reporting the
+    progress it keeps, right after a link opened) must not take away a note they may not have read yet."""
+    st.session_state[REPEAT_NOTES_KEY] = list(st.session_state.get(SHOWN_NOTES_KEY, []))
 
 
 def _shown(raw: str) -> str:

@@ -309,3 +309,28 @@ def test_a_model_not_offered_here_is_dropped_with_a_note():
     notes = [i.value for i in at.info]
     assert any("model = “distilgpt2” (one of the models offered here: all-MiniLM-L6-v2)" in n for n in notes), notes
     assert "model" not in at.query_params
+
+
+NOTES_AGAIN_SCRIPT = """
+import streamlit as st
+from attention_ui import url_state
+url_state.check_link()
+url_state.show_link_notes()
+st.button("again", key="again", on_click=url_state.repeat_link_notes)
+"""
+
+
+def test_a_link_note_survives_one_rerun_the_person_did_not_ask_for():
+    """The browser reports the progress it keeps right after a page opens, and that reruns the page: the note on
+    a link's unusable values was gone about a second after it appeared."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(NOTES_AGAIN_SCRIPT, default_timeout=60)
+    at.query_params["d_k"] = "999"
+    at.run()
+    first = [i.value for i in at.info]
+    assert len(first) == 1 and "d_k" in first[0], first
+    at.button(key="again").click().run()  # what the progress store's report does before its rerun
+    assert [i.value for i in at.info] == first
+    at.run()  # any later run: the note has been seen
+    assert not at.info
