@@ -59,10 +59,10 @@ UNSCALED_KEY = "unscaled"
 """Session key of the stage-4 toggle that adds the softmax without ÷√d_k."""
 
 FOLLOW_KEY = "token"
+"""Session key of the followed query token (0-based); clicking a chart's row sets it."""
 RERUN_PAGE = "_rerun_page"
 """Session flag: a click inside the step-through's stage (which reruns alone) changed a setting that the sidebar
 and the lesson show, so the whole page runs again."""
-"""Session key of the followed query token (0-based); clicking a chart's row sets it."""
 
 __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS", "column_cell",
            "feature_heatmap", "follow_token", "in_the_sidebar", "lesson_view", "lines_spec", "main_column_px",
