@@ -5,8 +5,13 @@ to find ``app`` (an ``st.App``), warms up (imports, one lesson) and serves that;
 (``__name__ == "__main__"``), which draws the navigation.
 """
 
+from pathlib import Path
+
 import streamlit as st
 
+# a small attention grid; a file, not an emoji: an emoji icon makes Streamlit load its emoji table (0.2 s of every
+# server start), and a Material icon makes the browser fetch the picture from a font host
+ICON = Path(__file__).resolve().parent / "attention_ui" / "favicon.svg"
 LESSONS = {
     # section: [(file, title, icon, url path)]. Distinct hyphenated url paths: a deep link always goes through
     # this file's navigation, never through the legacy pages-folder routing.
@@ -40,7 +45,7 @@ HOME_URL = "home"
 
 
 def navigation() -> None:
-    st.set_page_config(page_title="Attention, step by step", page_icon="🔎", layout="wide",
+    st.set_page_config(page_title="Attention, step by step", page_icon=str(ICON), layout="wide",
                        initial_sidebar_state="auto")
     sections = {section: [st.Page(path, title=title, icon=icon, url_path=HOME_URL if url == HOME else url,
                                   default=url == HOME) for path, title, icon, url in lessons]

@@ -8,6 +8,7 @@ machine, and changing one word leaves the other rows of X unchanged.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import unicodedata
 
@@ -25,17 +26,12 @@ def _combining_mark_class() -> str:
     selectors. Python's ``\\w`` does not match them, so without this a word like "नमस्ते"
     would fall apart into letters and stray marks. Marks only exist below U+20000 and in
     the variation selectors supplement (U+E0100..), so only those planes are scanned."""
-    ranges, start, prev = [], None, None
-    for cp in (*range(0x20000), *range(0xE0000, 0xE1000)):
-        is_mark = unicodedata.category(chr(cp)).startswith("M")
-        if is_mark and start is None:
-            start = cp
-        elif not is_mark and start is not None:
-            ranges.append((start, prev))
-            start = None
-        prev = cp
-    if start is not None:
-        ranges.append((start, prev))
+    code_points = (*range(0x20000), *range(0xE0000, 0xE1000))
+    marks = [cp for cp, category in zip(code_points, map(unicodedata.category, map(chr, code_points)))
+             if category[0] == "M"]  # map over C functions: a Python loop here took 0.2 s of every server start
+    # consecutive code points share (index - code point): each group is one range
+    ranges = [(run[0][1], run[-1][1]) for run in
+              (list(group) for _, group in itertools.groupby(enumerate(marks), lambda pair: pair[1] - pair[0]))]
     return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
 
 

@@ -107,7 +107,7 @@ def lesson_settings(title: str, *, slides: bool = False, uses_lesson: bool = Tru
     except AttentionInputError as err:
         show_link_notes()
         if uses_lesson:
-            st.error(f"**Please adjust the settings.** {err}", icon="⚠️")
+            st.error(f"**Please adjust the settings.** {err}", icon=":material/warning:")
             stop_page()
         st.caption(f"The settings cannot make a lesson yet ({plain(str(err))}); this page carries on with what "
                    "does not need one.")

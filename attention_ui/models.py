@@ -131,7 +131,7 @@ def load_or_explain(name: str) -> LoadedModel | None:
         with st.spinner(f"Loading {name}… (the first time takes a few seconds)"):
             return cached_model(name)
     except ModelLoadError as err:
-        st.error(f"**The model {name} could not be loaded.** The other pages work without it.", icon="📦")
+        st.error(f"**The model {name} could not be loaded.** The other pages work without it.", icon=":material/inventory_2:")
         with st.container(border=True):
             st.markdown("**Sources tried, in order:**")
             for attempt in err.attempts:
@@ -175,10 +175,10 @@ def real_model_controls(sentence: str) -> RealSelection | None:
         with st.spinner("Running the sentence through the model…"):
             run = cached_run(name, sentence)
     except AttentionInputError as err:
-        st.error(f"**Please adjust the sentence.** {err}", icon="⚠️")
+        st.error(f"**Please adjust the sentence.** {err}", icon=":material/warning:")
         return None
     if run.truncation_notice:
-        st.warning(run.truncation_notice, icon="✂️")
+        st.warning(run.truncation_notice, icon=":material/content_cut:")
     with st.expander(f"About {name}: {loaded.num_layers} layers × {loaded.num_heads} heads, "
                      f"{'causal' if loaded.causal else 'bidirectional'}"):
         st.markdown(plain(spec.description))
@@ -209,7 +209,7 @@ def real_model_or_stop(sentence: str, place, *, slide=None, place_label: str = "
         pick = real_model_controls(sentence)
     if pick is None:
         if slide is not None:
-            slide.warning(f"No model to show: what went wrong is under “{place_label}” below.", icon="📦")
+            slide.warning(f"No model to show: what went wrong is under “{place_label}” below.", icon=":material/inventory_2:")
         stop_page()
     return pick
 

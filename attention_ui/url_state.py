@@ -235,7 +235,7 @@ def show_link_notes(key: str = "link_notes") -> None:
     if notes:
         with st.container(key=key):  # presenter mode makes the slide's charts shorter by its height
             st.info("Some values in the link could not be used, so defaults are shown instead: " + "; ".join(notes)
-                    + ".", icon="🔗")
+                    + ".", icon=":material/link:")
         st.session_state[NOTES_KEY] = []
 
 

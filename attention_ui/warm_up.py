@@ -35,7 +35,6 @@ def warm_up() -> float:
         labels = frames.token_labels(lesson.tokens)
         views.prebuild_stages(views.lesson_view(lesson, labels, 0, 0, cell_size=views.PAGE_CELL,
                                                 font_size=views.PAGE_FONT))
-        import streamlit.emojis  # noqa: F401  (read by the first st.set_page_config)
     except Exception:  # noqa: BLE001  (a warm-up must never stop the server from starting)
         _log.warning("warm-up failed; the first visitor loads the libraries instead", exc_info=True)
     return time.perf_counter() - started

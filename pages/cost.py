@@ -55,7 +55,7 @@ background.caption("From Vaswani et al. (2017), “Attention is all you need”,
 try:
     device = resolve_device(settings.config.device).type
 except AttentionInputError as err:
-    st.error(f"**Please pick another device.** {err}", icon="⚠️")
+    st.error(f"**Please pick another device.** {err}", icon=":material/warning:")
     stop_page()
 choices = [n for n in LONGEST_CHOICES if device != "cpu" or n <= CPU_LONGEST]
 above = st.container()  # the page's two sliders: above section 1, or on a slide under its charts
@@ -106,7 +106,7 @@ if st.button(f"Measure on {device}", key="cost_measure", type="primary", icon=":
     try:
         run = measure_costs(device, lengths, width, lambda f, text: bar.progress(f, text=text))
     except (AttentionInputError, RuntimeError) as err:
-        st.error(f"**The measurement failed.** {err}", icon="⚠️")
+        st.error(f"**The measurement failed.** {err}", icon=":material/warning:")
     else:
         st.session_state.setdefault(RESULTS, {})[key] = run
     bar.empty()

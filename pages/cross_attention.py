@@ -83,7 +83,7 @@ try:
     vectors = source_word_vectors(config, [w for w, p in zip(words, is_padding) if not p])
     cross = cross_attention(lesson, source, pad_to=pad_to, source_vectors=vectors)
 except AttentionInputError as err:
-    st.error(f"**Please adjust the source sentence.** {err}", icon="⚠️")
+    st.error(f"**Please adjust the source sentence.** {err}", icon=":material/warning:")
     stop_page()
 if presenter:
     introduce()

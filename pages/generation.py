@@ -269,7 +269,7 @@ def real_generation() -> None:
         with st.spinner(f"{name} is writing…"):
             gen = cached_generation(name, config.sentence, int(count))
     except AttentionInputError as err:
-        st.warning(f"**Please adjust the prompt.** {err}", icon="⚠️")
+        st.warning(f"**Please adjust the prompt.** {err}", icon=":material/warning:")
         return
     if gen.truncated:
         st.info(f"The prompt was long, so only its last {gen.prompt_length} pieces were kept "

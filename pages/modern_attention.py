@@ -100,7 +100,7 @@ else:
     try:
         traces = compare_kv_sharing(lesson.x, lesson.projections, int(g), mask=lesson.mask)
     except AttentionInputError as err:
-        st.warning(f"**Please choose another number of key/value heads.** {err}", icon="⚠️")
+        st.warning(f"**Please choose another number of key/value heads.** {err}", icon=":material/warning:")
         traces = None
     if traces is not None:
         shared = int(g)
@@ -155,7 +155,7 @@ precision = right.selectbox("Numbers stored as", list(BYTES), key="cache_precisi
 try:
     rows = kv_cache_table(int(context), BYTES[precision])
 except (AttentionInputError, OverflowError) as err:
-    st.warning(f"**Please choose another context length.** {err}", icon="⚠️")
+    st.warning(f"**Please choose another context length.** {err}", icon=":material/warning:")
     rows = None
 if rows is not None:
     table = cache_table_frame(rows)
@@ -201,7 +201,7 @@ try:
     windowed = trace_attention(lesson.x, **lesson.projections.as_kwargs(), mask=mask)
     reach = sliding_window_reach(T, int(window), int(layers))
 except AttentionInputError as err:
-    st.warning(f"**Please choose another window.** {err}", icon="⚠️")
+    st.warning(f"**Please choose another window.** {err}", icon=":material/warning:")
     stop_page()
 
 cell = max(8, min(settings.cell_size - 6, (640 if settings.presenter else 330) // T))  # two charts side by side

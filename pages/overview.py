@@ -79,9 +79,9 @@ st.markdown(
 st.page_link("pages/start_here.py", label="New here? Start here: a path through the pages, in order",
              icon=":material/flag:")
 cols = st.columns(3)
-cols[0].page_link("pages/step_through.py", label="Step through the stages", icon="👣")
-cols[1].page_link("pages/multi_head.py", label="Compare the heads", icon="🧠")
-cols[2].page_link("pages/masking.py", label="Play with masks", icon="🎭")
+cols[0].page_link("pages/step_through.py", label="Step through the stages", icon=":material/footprint:")
+cols[1].page_link("pages/multi_head.py", label="Compare the heads", icon=":material/view_module:")
+cols[2].page_link("pages/masking.py", label="Play with masks", icon=":material/visibility_off:")
 
 show_page_questions("overview", overview_questions(lesson.trace, settings.labels, follow=settings.follow,
                                                        head=settings.head))

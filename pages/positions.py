@@ -93,7 +93,7 @@ try:
     positioned = None if order is None else equivariance_check(lesson.x, lesson.projections, order,
                                                                positions=encodings)
 except AttentionInputError as err:
-    st.error(f"**The encodings cannot be built for these settings.** {err}", icon="⚠️")
+    st.error(f"**The encodings cannot be built for these settings.** {err}", icon=":material/warning:")
     stop_page()
 chart, note = feature_heatmap(view, encodings, frames.AxisLabels(f"p = {p}" for p in range(T)),  # p counts from 0
                               f"PE for positions 0–{T - 1} (rows) × d_model = {d_model} (columns)", prefix="d",
@@ -136,7 +136,7 @@ shift = page_slider("Shift every position by", 0, 1000, 100, "pos_shift",
 try:
     rope = rope_shift_check(lesson.trace.q[head], lesson.trace.k[head], shift)
 except AttentionInputError as err:
-    st.error(f"**The shift cannot be applied.** {err}", icon="⚠️")
+    st.error(f"**The shift cannot be applied.** {err}", icon=":material/warning:")
     stop_page()
 bound = float(rope.scores.abs().max()) or 1.0
 rope_share = half

@@ -54,7 +54,7 @@ try:
     variance = variance_table(d_ks, samples, seed)
     saturation = saturation_table(d_ks, num_keys, samples, seed)
 except AttentionInputError as err:
-    st.error(f"**This experiment cannot run with these settings.** {err}", icon="⚠️")
+    st.error(f"**This experiment cannot run with these settings.** {err}", icon=":material/warning:")
     stop_page()
 lines = pd.concat([
     variance.assign(series="Var(q·k), sampled", value=variance["sampled"]),
