@@ -56,7 +56,8 @@ class HeadStats:
     """Per (layer, head), each (L, h), averaged over query rows:
 
     entropy: bits of each row's distribution (0 = one key takes all; log2 T = uniform);
-    previous: weight on the token just before (rows 2..T); first: weight on the first token;
+    previous: weight on the token just before (rows 2..T); first: weight on the first token (rows 2..T when the
+    model is causal: the first row can only attend to itself, so it always gives weight 1 there);
     special: weight on special tokens ([CLS], [SEP], <|endoftext|>; 0 when there are none).
     """
 
@@ -66,8 +67,9 @@ class HeadStats:
     special: torch.Tensor
 
 
-def head_stats(attentions: torch.Tensor, is_special: list[bool] | None = None) -> HeadStats:
-    """The numbers that find "previous-token" heads and "sink" heads (see ``HeadStats``)."""
+def head_stats(attentions: torch.Tensor, is_special: list[bool] | None = None, *, causal: bool = False) -> HeadStats:
+    """The numbers that find "previous-token" heads and "sink" heads (see ``HeadStats``) from ``attentions``
+    (L, h, T, T); ``causal``: the model's rows attend only to themselves and earlier tokens."""
     _check_attentions(attentions)
     T = attentions.shape[-1]
     entropy = -torch.special.xlogy(attentions, attentions).sum(-1) / math.log(2)  # (L, h, T)  bits per row
@@ -79,7 +81,8 @@ def head_stats(attentions: torch.Tensor, is_special: list[bool] | None = None) -
             raise AttentionInputError(f"is_special has {len(is_special)} entries for {T} tokens.")
         keys = torch.tensor(is_special, dtype=torch.bool, device=attentions.device)
         special = attentions[..., keys].sum(-1).mean(-1)  # (L, h)
-    return HeadStats(entropy.mean(-1), previous, attentions[..., 0].mean(-1), special)
+    rows_with_a_choice = attentions[..., 1:, :] if causal and T > 1 else attentions  # (L, h, T or T-1, T)
+    return HeadStats(entropy.mean(-1), previous, rows_with_a_choice[..., 0].mean(-1), special)
 
 
 def head_roles(stats: HeadStats, threshold: float = ROLE_THRESHOLD) -> list[list[str]]:

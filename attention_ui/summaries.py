@@ -135,12 +135,16 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
                                font_size=settings.font_size))
 
     st.subheader(f"{n + 2} · Every head in numbers")
+    spread = (f"log₂ {run.num_tokens} = {math.log2(run.num_tokens):.2f} bits = spread evenly" if not model.causal
+              else f"token i may see i tokens, so spread evenly is log₂ i bits, at most log₂ {run.num_tokens} = "
+                   f"{math.log2(run.num_tokens):.2f} for the last token. The first token sees only itself: its row is "
+                   "always 0 bits, all on the first token, so the share to the first token averages the other rows")
     st.markdown("Per head, averaged over the query tokens: the **entropy** of its weights (0 bits = all on one token; "
-                f"log₂ {run.num_tokens} = {math.log2(run.num_tokens):.2f} bits = spread evenly), and the share it "
+                f"{spread}), and the share it "
                 "gives to the **previous token**, to the **first token** and to **special tokens**. "
                 + ("The strongest heads are named below the table." if settings.presenter else
                    "Sort a column to find the heads that do one thing."))
-    stats = head_stats(attentions, run.is_special)
+    stats = head_stats(attentions, run.is_special, causal=model.causal)
     table = head_table(stats, head_roles(stats))
     if settings.presenter:  # a dataframe's canvas keeps the page's small text; HTML takes the slide's
         st.table(presenter_head_table(table), hide_index=True,

@@ -65,7 +65,8 @@ STAGES = (
     Stage("softmax", "6 · Softmax: attention weights",
           r"A_{ij} = \mathrm{softmax}_j(\tilde S_{ij}) = \frac{e^{\tilde S_{ij}}}{\sum_{l} e^{\tilde S_{il}}}",
           "Softmax turns each row of scores into positive weights that add up to 1: how much of "
-          "each token the query takes. A row that is fully blocked gets all-zero weights."),
+          "each token the query takes. A row that is fully blocked gets all-zero weights here: softmax "
+          "itself is undefined there (0 / 0), and this page's rule keeps the numbers finite."),
     Stage("context", "7 · Context vectors: weighted average of values",
           r"C = A V,\qquad c_i = \sum_j A_{ij}\, v_j",
           "Each token's new vector is the weighted average of the value vectors it may attend to, "
@@ -77,8 +78,10 @@ STAGES = (
     Stage("output", "9 · Output projection W_O",
           r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O",
           "A last weight matrix mixes the heads' results back into d_model numbers per token. In a real "
-          "transformer layer this output is then added to X (the residual connection), normalised, and passed "
-          "through a feed-forward network (usually about four times wider than d_model) before the next layer."),
+          "transformer layer this output is then added to X (the residual connection) and passed through a "
+          "feed-forward network (usually about four times wider than d_model) before the next layer. Where the "
+          "normalisation goes differs: the original Transformer and BERT normalise after each addition, GPT-2 and "
+          "most newer models normalise each block's input instead."),
 )
 
 STAGE_KEYS = tuple(s.key for s in STAGES)

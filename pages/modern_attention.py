@@ -107,16 +107,22 @@ else:
         side_by_side = h <= 4  # more heads need a full row each to stay readable
         with diagrams or st.container():
             cols = st.columns(3) if side_by_side else [st.container() for _ in traces]
+        # grouped-query means 1 < g < h; the middle diagram shows the chosen g, which may be either end
+        chosen = "grouped-query" if 1 < shared < h else "multi-query" if shared == 1 else "multi-head"
         for col, (kind, trace) in zip(cols, traces.items()):
             groups = [trace.kv_group(i) for i in range(h)]
+            title = f"{kind}: g = {trace.kv_groups}"
+            if kind == "grouped-query" and chosen != kind:
+                title = f"your g = {shared}: {chosen} again"
             with col:
-                options = {"title": f"{kind}: g = {trace.kv_groups}", "width": 260 if side_by_side else 70 * h,
+                options = {"title": title,
+                           "width": 260 if side_by_side else 70 * h,
                            "font_size": settings.font_size}
                 show_chart(cached_chart(("sharing", h, tuple(groups), options),
                                         lambda: sharing_diagram(h, groups, **options)))
         st.markdown(f"The grouped variants here are made from the multi-head weights by **averaging the W_K and W_V "
                     f"columns of each group** (how Ainslie et al., 2023, convert a trained model). Their weights for "
-                    f"your sentence, head by head (grouped-query, g = {int(g)}):")
+                    f"your sentence, head by head (g = {shared}: {chosen}):")
         grouped = traces["grouped-query"]
         per_row = min(h, 4)
         cell = max(10, min(settings.cell_size - 8, (900 if settings.presenter else 680) // (per_row * len(labels))))
@@ -131,7 +137,8 @@ else:
         base = traces["multi-head"]
         d_k, d_v = base.d_k, base.d_v
         summary = pd.DataFrame({
-            "attention": list(traces),
+            "attention": [kind if kind != "grouped-query" or chosen == kind else f"your g ({chosen})"
+                          for kind in traces],
             "key/value heads g": [t.kv_groups for t in traces.values()],
             "numbers cached per token and layer": [t.kv_groups * (d_k + d_v) for t in traces.values()],
             "largest weight change vs multi-head": [

@@ -24,8 +24,8 @@ words, live = st.columns(2, gap="medium") if beside else (st.container(), st.con
 words.markdown(
     "**Attention is a weighted average of values, with the weights computed from how well a query "
     "matches each key.** Every token asks a question (its *query*), every token offers an answer "
-    "(its *key*) and some content (its *value*). A token's new vector is the average of all values, "
-    "weighted by how well its query matches each key."
+    "(its *key*) and some content (its *value*). A token's new vector (its *context vector*) is the average of "
+    "the values it may see, weighted by how well its query matches each key."
 )
 words.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
 with live:

@@ -93,7 +93,7 @@ st.page_link("pages/inside_real_head.py", label="See this head computed stage by
 
 st.subheader("3 · The sentence as the model's tokenizer sees it")
 st.markdown("Real tokenizers split rare words into **sub-word pieces** (BERT marks a continuation with “##”, "
-            "GPT-2 shows a leading space as “␣”) and add **special tokens** such as [CLS] and [SEP].")
+            "GPT-2 marks a leading space with “Ġ”, shown here as “␣”) and add **special tokens** such as [CLS] and [SEP].")
 # One column per token (position 1, 2, …): the table is two rows tall.
 shown_pieces = [plain(p) for p in run.tokens] if settings.presenter else list(run.tokens)
 pieces = pd.DataFrame([shown_pieces, ["yes" if s else "" for s in run.is_special]], index=["piece", "special token"],

@@ -93,7 +93,10 @@ st.markdown(f"For each d_k: one random query against {num_keys} random keys, sof
             "row has largest weight 1 and entropy 0.")
 st.markdown("How much the weights move when a score moves is the softmax's derivative J (δ_ij is 1 when i = j, "
             "else 0). Its size ‖J‖_F, the square root of the sum of its squared entries, is what training learns "
-            "from: it goes to 0 as one weight goes to 1, so a saturated row hardly learns.")
+            "from. It is not largest for an even row: it grows as a row moves away from even, peaks at a moderate "
+            "spread and goes to 0 as one weight goes to 1. So at small d_k the unscaled line sits a little above "
+            "the scaled one; from d_k ≈ 16 on the unscaled rows saturate and lose their gradient, while the scaled "
+            "rows keep theirs.")
 st.latex(r"J_{ij} = \frac{\partial a_i}{\partial s_j} = a_i(\delta_{ij} - a_j), \qquad "
          r"\lVert J \rVert_F \to 0 \text{ as one } a_i \to 1")
 panel = {"x": "d_k", "series": "scores", "log_x": True, "marker": (d_k, f"{d_k}"), "font_size": font,

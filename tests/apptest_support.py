@@ -48,10 +48,22 @@ def shown_number(text: str) -> float:
     return float(text)
 
 
+def spec_titles(spec: dict) -> list[str]:
+    """A chart's title and those of its side-by-side or stacked parts, as text."""
+    title = spec.get("title", "")
+    found = [title.get("text", "") if isinstance(title, dict) else json.dumps(title, ensure_ascii=False)
+             if isinstance(title, list) else str(title)]
+    return found + [t for key in ("hconcat", "vconcat") for part in spec.get(key, []) for t in spec_titles(part)]
+
+
 def chart_data(at: AppTest, title_part: str) -> pd.DataFrame:
-    """The data of the first chart whose title contains ``title_part`` (all its datasets, one frame)."""
+    """The data of the first chart whose title, or one of whose parts' titles, contains ``title_part`` (all its
+    datasets, one frame)."""
+    titles = []
     for chart in at.get("vega_lite_chart"):
-        if title_part in json.dumps(json.loads(chart.proto.spec).get("title", ""), ensure_ascii=False):
+        names = spec_titles(json.loads(chart.proto.spec))
+        titles.extend(names)
+        if any(title_part in name for name in names):
             frames = [pa.ipc.open_stream(d.data.data).read_pandas() for d in chart.proto.datasets]
             return pd.concat(frames, ignore_index=True)
-    raise AssertionError(f"no chart titled like {title_part!r}")
+    raise AssertionError(f"no chart titled like {title_part!r}; charts: {titles}")

@@ -292,6 +292,19 @@ def test_head_stats_find_a_previous_token_head_and_a_sink():
         head_stats(att, is_special=[True])
 
 
+def test_a_causal_models_first_row_does_not_count_as_a_sink():
+    """In a causal model the first token can attend only to itself, so its row always puts weight 1 on the first
+    token; counted, it made every head of GPT-2 look more like a first-token sink than it is."""
+    T = 5
+    causal_previous = torch.zeros(T, T, dtype=torch.float64)
+    causal_previous[0, 0] = 1
+    causal_previous[torch.arange(1, T), torch.arange(0, T - 1)] = 1  # the token before, from the second row on
+    att = causal_previous[None, None]  # (1, 1, T, T)
+    assert head_stats(att).first.item() == pytest.approx(2 / T)  # rows 1 and 2 both on the first token
+    assert head_stats(att, causal=True).first.item() == pytest.approx(1 / (T - 1))  # only row 2 of rows 2..T
+    assert head_stats(att, causal=True).previous.item() == 1.0
+
+
 # ---------------------------------------------------------------- a tiny GPT-2 generating
 
 @pytest.fixture(scope="module")

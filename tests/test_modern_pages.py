@@ -85,7 +85,7 @@ def test_grouping_the_heads_changes_the_diagram_and_bad_groups_get_a_message():
     at = open_page(MODERN, {"heads": "4"})
     assert at.selectbox(key="kv_heads").options == ["1", "2", "3", "4"]  # any may be tried
     at.selectbox(key="kv_heads").set_value(1).run()
-    assert "grouped-query: g = 1" in chart_titles(at)
+    assert "your g = 1: multi-query again" in chart_titles(at) and "grouped-query: g = 1" not in chart_titles(at)
     at.selectbox(key="kv_heads").set_value(3).run()
     assert not at.exception
     assert any("cannot be shared evenly by 4 query heads" in w and "1, 2, 4" in w for w in warnings(at))
@@ -355,7 +355,7 @@ def test_an_empty_sentence_is_a_message():
 def test_a_link_restores_the_modern_settings():
     at = open_page(MODERN, {"heads": "4", "kv_heads": "1", "cache_precision": "8-bit", "window_layers": "2"})
     assert at.selectbox(key="kv_heads").value == 1
-    assert "grouped-query: g = 1" in chart_titles(at)
+    assert "your g = 1: multi-query again" in chart_titles(at) and "grouped-query: g = 1" not in chart_titles(at)
     assert at.dataframe[1].value.set_index("model").loc["Llama 2 7B", "cache MiB"] == 2048  # 8,192 × 256 KiB
     assert "After 2 layers" in texts(at)
     for widget in (at.selectbox(key="kv_heads"), at.slider(key="window_layers"), at.selectbox(key="cache_precision"),
@@ -396,7 +396,7 @@ def test_one_click_shows_grouped_query_attention_at_the_default_two_heads():
     """At the default 2 heads grouped-query attention cannot be seen: a student had to find the number of heads in
     the settings. A button sets 4 heads and g = 2, and the page draws the grouped-query diagram between the others."""
     at = open_page(MODERN)
-    assert "grouped-query: g = 1" in chart_titles(at)
+    assert "your g = 1: multi-query again" in chart_titles(at) and "grouped-query: g = 1" not in chart_titles(at)
     at.button(key="use_more_heads").click().run()
     assert not at.exception
     assert at.slider(key="heads").value == 4 and at.selectbox(key="kv_heads").value == 2

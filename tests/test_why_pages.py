@@ -12,11 +12,10 @@ import math
 import re
 
 import pandas as pd
-import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import ROOT, open_page, shown_number, switch_to
+from apptest_support import ROOT, chart_data, open_page, shown_number, spec_titles, switch_to
 
 WHY_PAGES = {
     "pages/why_scaling.py": "Why divide by √d_k?",
@@ -42,25 +41,6 @@ def metric(at: AppTest, label_part: str) -> float:
     found = [shown_number(v) for label, v in metrics(at).items() if label_part in label]
     assert found, f"no metric like {label_part!r}: {metrics(at)}"
     return found[0]
-
-
-def spec_titles(spec: dict) -> list[str]:
-    """The chart's title and those of its side-by-side parts."""
-    title = spec.get("title", "")
-    found = [title.get("text", "") if isinstance(title, dict) else str(title)]
-    return found + [t for part in spec.get("hconcat", []) for t in spec_titles(part)]
-
-
-def chart_data(at: AppTest, title_part: str) -> pd.DataFrame:
-    """The inline data of the first chart whose title (or a part's title) contains ``title_part``."""
-    titles = []
-    for element in at.get("vega_lite_chart"):
-        names = spec_titles(json.loads(element.proto.spec))
-        titles.extend(names)
-        if any(title_part in name for name in names):
-            parts = [pa.ipc.open_stream(d.data.data).read_pandas() for d in element.proto.datasets]
-            return pd.concat(parts, ignore_index=True)
-    raise AssertionError(f"no chart titled like {title_part!r}; charts: {titles}")
 
 
 def matrix(data: pd.DataFrame) -> pd.DataFrame:

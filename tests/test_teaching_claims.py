@@ -1,0 +1,71 @@
+"""What the pages claim, checked against what they show: sentences a lecturer found incomplete or misleading."""
+
+from __future__ import annotations
+
+import torch
+
+from apptest_support import chart_data, open_page
+from attention_core import LessonConfig, run_lesson
+from attention_ui.checks.layer import multi_head_questions
+from attention_ui.checks.real import real_model_questions
+
+
+def words(at) -> str:
+    return " ".join(m.value for m in at.markdown)
+
+
+def test_why_scaling_does_not_say_the_gradient_only_falls_when_its_chart_shows_it_rising():
+    """At small d_k the unscaled rows are sharper and their softmax gradient is larger than the scaled rows'; the
+    text said it only shrinks as a row sharpens, which the chart beside it contradicted."""
+    at = open_page("pages/why_scaling.py")
+    gradient = chart_data(at, "size of the softmax gradient").dropna(subset=["scores"])
+    by_scaling = gradient.pivot_table(index="d_k", columns="scores", values="gradient size")
+    unscaled = by_scaling[[c for c in by_scaling.columns if "unscaled" in c][0]]
+    scaled = by_scaling[[c for c in by_scaling.columns if "unscaled" not in c][0]]
+    assert unscaled[4] > scaled[4] and unscaled[64] < scaled[64]  # what the chart shows
+    text = words(at)
+    assert "It is not largest for an even row" in text and "peaks at a moderate spread" in text
+
+
+def test_a_fully_blocked_row_is_called_this_pages_rule_not_what_softmax_does():
+    text = words(open_page("pages/step_through.py", {"step": "softmax"}))
+    assert "softmax itself is undefined there" in text
+
+
+def test_the_output_stage_says_where_models_normalise():
+    text = words(open_page("pages/step_through.py", {"step": "output"}))
+    assert "BERT normalise after each addition" in text and "GPT-2" in text
+
+
+def test_the_overview_averages_only_the_values_a_token_may_see():
+    text = words(open_page("pages/overview.py"))
+    assert "the average of the values it may see" in text and "average of all values" not in text
+
+
+def test_a_causal_real_models_weights_are_a_softmax_over_the_tokens_it_may_see():
+    weights = torch.tril(torch.ones(4, 4)) / torch.arange(1, 5)[:, None]  # (T, T), rows add up to 1
+    labels = ["a", "b", "c", "d"]
+
+    def feedback(causal: bool) -> str:
+        questions = real_model_questions(num_tokens=4, labels=labels, weights=weights, layer=0, head=0, follow=2,
+                                         causal=causal)
+        return next(q.why for q in questions if "-weight-" in q.id)
+
+    assert "the tokens it may see" in feedback(True) and "over all the tokens" in feedback(False)
+
+
+def test_multi_heads_count_of_weights_names_both_axes():
+    trace = run_lesson(LessonConfig()).trace
+    why = next(q.why for q in multi_head_questions(trace, head=0) if "-all-weights-" in q.id)
+    assert "T × S grid" in why and "T × T grid" not in why
+
+
+def test_a_g_at_either_end_is_not_called_grouped_query():
+    """Grouped-query means 1 < g < h; at the default two heads the chosen g = 1 is multi-query, and the diagram,
+    the grid's words and the table said "grouped-query" for it."""
+    at = open_page("pages/modern_attention.py")
+    summary = at.dataframe[0].value
+    assert list(summary["attention"]) == ["multi-head", "your g (multi-query)", "multi-query"]
+    assert "head by head (g = 1: multi-query)" in words(at)
+    at = open_page("pages/modern_attention.py", {"heads": "4"})
+    assert list(at.dataframe[0].value["attention"]) == ["multi-head", "grouped-query", "multi-query"]
