@@ -2,9 +2,11 @@
 checked by hand and the check-yourself answers (right or not, never the text typed). Start here's marks and score
 then survive a reload, a closed tab and the next day's visit in the same browser; nothing is kept on the server.
 
-The browser side is a small component with no view: on a page load it reports what it has stored once, and from
-then on it stores what each full run sends. The server merges the stored record into the session once, before it
-sends anything to store, so an empty new session never overwrites the record it is about to read.
+The browser side is a small component with no view. On a page load it reports what it has stored, once; the server
+merges that into the session (``restore``). Every full run sends the session's record from the first run on, and
+the browser joins it to what it has stored by the rules ``restore`` uses, so a visit left before the stored record
+reached the server is kept, and an empty new session never wipes what is stored. Only "Start again" (``forget``)
+replaces the stored record.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 
 import streamlit as st
+from streamlit.errors import StreamlitDuplicateElementKey
 
 from .hand import EVER_CHECKED_KEY, SOLVED_KEY
 from .questions import ANSWERS_KEY, PAGE_QUESTIONS_KEY
@@ -21,27 +24,85 @@ STORAGE_KEY = "attention-step-by-step/progress"
 """The browser's local-storage entry."""
 COMPONENT_KEY = "progress_store"
 RESTORED_KEY = "_progress_restored"
-"""Session flag: the browser's record has been read (or there was none), so the session's progress may be stored."""
+"""Session flag: the browser's record has been merged into the session (or there was none, or "Start again" came
+first): a later report is not merged again."""
+FORGET_KEY = "_progress_forget"
+"""Session flag: "Start again" was pressed; the next record sent replaces the stored one instead of joining it."""
 SET_KEYS = ("pages_visited", "stages_seen", EVER_CHECKED_KEY, SOLVED_KEY)
 """Session keys of sets of names (url paths, stage keys)."""
 MAX_STORED_CHARS = 200_000
 MAX_ENTRIES = 2_000
 MAX_NAME_CHARS = 200
+MAX_QUESTIONS = 100
+"""The most check-yourself questions a page may be counted as asking."""
 _ANSWER_FIELDS = {"stage": str, "correct": bool, "wrong": int, "shown": bool}
+_RULES = {"chars": MAX_STORED_CHARS, "entries": MAX_ENTRIES, "name_chars": MAX_NAME_CHARS,
+          "max_count": MAX_QUESTIONS, "set_keys": SET_KEYS, "answers": ANSWERS_KEY, "counts": PAGE_QUESTIONS_KEY}
 
 _JS = """
-export default function ({ data, setStateValue }) {
-  if (data.save !== null) {
-    try { window.localStorage.setItem(data.storage_key, data.save); } catch (e) { /* storage off: nothing kept */ }
-    return;
+const RULES = %s;  // the limits and names restore() reads a record with (progress.py)
+
+const isName = v => typeof v === "string" && v.length > 0 && v.length <= RULES.name_chars;
+const isObject = v => v !== null && typeof v === "object" && !Array.isArray(v);
+const entries = v => (isObject(v) ? Object.entries(v).slice(0, RULES.entries) : []);
+const isAnswer = a => isObject(a) && isName(a.stage) && typeof a.correct === "boolean"
+  && Number.isInteger(a.wrong) && a.wrong >= 0 && typeof a.shown === "boolean";
+
+// A record as restore() reads it: what is not JSON, too long or of the wrong kind is left out, part by part.
+function clean(text) {
+  let record = {};
+  if (typeof text === "string" && text && text.length <= RULES.chars) {
+    try { record = JSON.parse(text); } catch (e) { record = {}; }
   }
-  if (window.__attentionProgressRead) return;  // once per page load: a new session
-  window.__attentionProgressRead = true;
+  if (!isObject(record)) record = {};
+  const out = {};
+  for (const key of RULES.set_keys) {
+    out[key] = Array.isArray(record[key]) ? record[key].slice(0, RULES.entries).filter(isName) : [];
+  }
+  out.answers = new Map(entries(record[RULES.answers]).filter(([id, a]) => isName(id) && isAnswer(a))
+    .map(([id, a]) => [id, { stage: a.stage, correct: a.correct, wrong: a.wrong, shown: a.shown }]));
+  out.counts = new Map(entries(record[RULES.counts])
+    .filter(([page, n]) => isName(page) && Number.isInteger(n) && n >= 0 && n <= RULES.max_count));
+  return out;
+}
+
+// The session's record joined to the stored one: sets joined, the session's answer kept over a stored one,
+// a page's question count the larger. The session's own entries come first under the size limits.
+function join(session, stored) {
+  const out = { answers: new Map(session.answers), counts: new Map(session.counts) };
+  for (const key of RULES.set_keys) out[key] = [...new Set([...session[key], ...stored[key]])].slice(0, RULES.entries);
+  for (const [id, a] of stored.answers) {
+    if (!out.answers.has(id) && out.answers.size < RULES.entries) out.answers.set(id, a);
+  }
+  for (const [page, n] of stored.counts) {
+    if (out.counts.has(page)) out.counts.set(page, Math.max(out.counts.get(page), n));
+    else if (out.counts.size < RULES.entries) out.counts.set(page, n);
+  }
+  return out;
+}
+
+function text(record) {
+  const out = {};
+  for (const key of RULES.set_keys) out[key] = [...record[key]].sort();
+  out[RULES.answers] = Object.fromEntries(record.answers);
+  out[RULES.counts] = Object.fromEntries(record.counts);
+  return JSON.stringify(out);
+}
+
+export default function ({ data, setStateValue }) {
   let saved = "";
   try { saved = window.localStorage.getItem(data.storage_key) || ""; } catch (e) { /* storage off */ }
-  setStateValue("saved", saved);
+  if (!window.__attentionProgressRead) {  // once per page load: a new session
+    window.__attentionProgressRead = true;
+    setStateValue("saved", saved);
+  }
+  const session = clean(data.save);
+  let record = text(data.replace ? session : join(session, clean(saved)));
+  if (record.length > RULES.chars) record = text(session);  // too much stored (not this app's): the session's
+  if (record.length > RULES.chars || record === saved) return;
+  try { window.localStorage.setItem(data.storage_key, record); } catch (e) { /* storage off: nothing kept */ }
 }
-"""
+""" % json.dumps(_RULES)
 
 _store = st.components.v2.component(COMPONENT_KEY, js=_JS)
 
@@ -73,22 +134,30 @@ def restore(saved: str) -> None:
 
 
 def forget() -> None:
-    """Clear the session's progress; the next full run stores the empty record in the browser."""
+    """Clear the session's progress; the next full run replaces the browser's record with the empty one (a report
+    of the stored record still on its way is not merged any more)."""
     for key in (*SET_KEYS, ANSWERS_KEY, PAGE_QUESTIONS_KEY):
         st.session_state.pop(key, None)
+    st.session_state[FORGET_KEY] = True
+    st.session_state[RESTORED_KEY] = True
 
 
-def keep_progress(key: str = COMPONENT_KEY) -> None:
-    """Mount the store (it draws nothing): read the browser's record once a session, then store the session's.
-    A fragment that reruns alone (the step-through's stage) mounts one of its own, under another ``key``, so what
-    is done there is kept without a full run; the browser reads its record for the first one mounted only."""
-    restored = st.session_state.get(RESTORED_KEY, False)
-    _store(data={"storage_key": STORAGE_KEY, "save": snapshot() if restored else None}, key=key,
-           default={"saved": None}, on_saved_change=lambda: _on_saved(key), height=0)
+def keep_progress() -> None:
+    """Mount the store (it draws nothing): the browser reports its record once a page load, and joins the
+    session's to it on every run. One store serves a run: the step-through's stage mounts it inside its fragment,
+    so Back/Next, which rerun the stage alone, are kept too, and the call under the page (``page_end``) then finds
+    it mounted already and adds no second one."""
+    try:
+        _store(data={"storage_key": STORAGE_KEY, "save": snapshot(),
+                     "replace": bool(st.session_state.get(FORGET_KEY))},
+               key=COMPONENT_KEY, default={"saved": None}, on_saved_change=_on_saved, height=0)
+    except StreamlitDuplicateElementKey:
+        return  # mounted earlier in this run (inside the step-through's stage)
+    st.session_state.pop(FORGET_KEY, None)
 
 
-def _on_saved(key: str) -> None:
-    saved = (st.session_state.get(key) or {}).get("saved")
+def _on_saved() -> None:
+    saved = (st.session_state.get(COMPONENT_KEY) or {}).get("saved")
     if saved is not None and not st.session_state.get(RESTORED_KEY):
         restore(saved)
         st.session_state[RESTORED_KEY] = True
@@ -127,4 +196,4 @@ def _counts(values) -> dict[str, int]:
     if not isinstance(values, dict):
         return {}
     return {page: count for page, count in list(values.items())[:MAX_ENTRIES]
-            if _name(page) and type(count) is int and 0 <= count <= 100}
+            if _name(page) and type(count) is int and 0 <= count <= MAX_QUESTIONS}

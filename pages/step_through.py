@@ -44,7 +44,7 @@ def stage(settings: Settings) -> None:
     if not settings.presenter:
         following, url_path, title = next_on_path("pages/step_through.py")
         stage_footer(step, (path_page(following, url_path), f"Next on the path: {title}"))
-    keep_progress(key="progress_store_stage")  # the stages seen and answers of Back/Next, which rerun this alone
+    keep_progress()  # the run's one store, here so that Back/Next, which rerun this alone, are kept too
 
 
 stage(settings)
