@@ -273,3 +273,54 @@ def linked_token() -> int | None:
 def keep_in_link(key: str, value: str | None, default: str | None = None) -> None:
     """Write one of ``OWN_KEYS`` to the address bar; the default value is left out of it."""
     set_link_value(key, None if value == default else value)
+    page = st.session_state.get(PAGE_KEY)
+    if page is not None:  # also a fragment's run (Next, Back), which app.py does not finish
+        remember_link(page)
+
+
+STEP_THROUGH = "step-through"
+"""The step-through page's url path."""
+PAGE_KEY = "current_page"
+"""Session key: the url path of the page this run draws (set by ``app.py``)."""
+LEFT_LINKS_KEY = "_left_links"
+"""Session key: url path -> that page's address parameters when the session last drew it (``remember_link``)."""
+
+
+def remember_link(page: str) -> None:
+    """Keep page ``page``'s address parameters as they are now, for ``restore_left_link``."""
+    st.session_state.setdefault(LEFT_LINKS_KEY, {})[page] = {key: st.query_params.get_all(key)
+                                                             for key in st.query_params}
+
+
+def restore_left_link(page: str) -> bool:
+    """The browser's Back or Forward button landed on page ``page``: give its settings the values of that history
+    entry, or, for an entry without any, the values the page had when this session last drew it; returns whether
+    it put any back.
+
+    Streamlit lets the address decide on Back and Forward, and two things there lost a student's settings without
+    a word: going to another page adds two history entries without parameters (the page left, then the page
+    opened before its settings are written back), where every setting gets its default; and on an entry of
+    another page it drops the settings whose widgets the sidebar last drew there (all of them)."""
+    from urllib.parse import parse_qs
+
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not getattr(ctx, "is_history_navigation", False):
+        return False
+    entry = {key: values for key, values in parse_qs(getattr(ctx, "query_string", "") or "").items()
+             if key in LINK_PARAMS}
+    wanted = entry or st.session_state.get(LEFT_LINKS_KEY, {}).get(page, {})
+    restored = False
+    for key, values in wanted.items():
+        if key in LINK_PARAMS and len(values) == 1 and st.query_params.get_all(key) != values:
+            set_link_value(key, values[0])
+            restored = True
+    # the followed token and the step-through's stage are kept by the session, not by widgets: the entry's
+    # values (an address leaves out a default) replace them
+    token = token_number((wanted.get("token") or ["1"])[-1])
+    if token is not None and wanted:
+        st.session_state["token"] = int(token) - 1
+    if page == STEP_THROUGH and wanted:
+        st.session_state["step"] = stage_key((wanted.get("step") or [STAGE_KEYS[0]])[-1]) or STAGE_KEYS[0]
+    return restored

@@ -1,0 +1,87 @@
+"""The browser's Back and Forward buttons keep a student's settings.
+
+Going to another page, Streamlit adds history entries without the page's settings, and on Back it lets the
+address decide: every setting bound to the address went back to its default there (a typed sentence, the number
+of heads), and an entry of another page lost the sidebar's settings too. ``url_state.restore_left_link`` puts
+back the entry's values, or the page's last values for an entry without any. In a real browser, since only a
+browser makes those entries.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+import browser_support as bs
+
+
+def _browser_available() -> bool:
+    try:
+        return bs.find_chromium() is not None and importlib.util.find_spec("playwright.sync_api") is not None
+    except ImportError:
+        return False
+
+
+pytestmark = pytest.mark.skipif(not _browser_available(),
+                                reason="needs Playwright and a Chromium (set CHROMIUM_PATH or put chromium on PATH)")
+LOAD_MS = 90_000
+SENTENCE = "the dog chased the red ball across the wide green field"
+SENTENCE_BOX = 'section[data-testid="stSidebar"] input[aria-label="Sentence"]'
+
+
+@pytest.fixture(scope="module")
+def tab():
+    from playwright.sync_api import sync_playwright
+
+    with bs.streamlit_server(timeout=60) as base_url, sync_playwright() as p:
+        chromium = bs.launch_chromium(p)
+        try:
+            page = chromium.new_page(viewport={"width": 1280, "height": 800})
+            page.base_url = base_url
+            yield page
+        finally:
+            chromium.close()
+
+
+def settle(page) -> None:
+    page.wait_for_timeout(600)  # the run a history step starts
+    bs.wait_for_app_idle(page, timeout=LOAD_MS)
+
+
+def sidebar_link(page, title: str):
+    return page.locator(f'section[data-testid="stSidebar"] a:has-text("{title}")').first
+
+
+def test_back_and_forward_keep_the_sentence_and_go_back_a_stage(tab):
+    tab.goto(f"{tab.base_url}/masks")
+    settle(tab)
+    box = tab.locator(SENTENCE_BOX)
+    box.fill(SENTENCE)
+    box.press("Enter")
+    settle(tab)
+    sidebar_link(tab, "Step through").click()
+    settle(tab)
+    for _ in range(2):
+        bs.click_stage_button(tab, "next", timeout=LOAD_MS)
+        settle(tab)
+    assert bs.stage_in_url(tab) == "scores"
+    sidebar_link(tab, "Multi-head").click()
+    settle(tab)
+    assert "/multi-head" in tab.url and box.input_value() == SENTENCE
+
+    seen = []
+    for _ in range(12):  # back through Streamlit's own entries to the stages and the Masking page
+        tab.go_back()
+        settle(tab)
+        seen.append((tab.url.split("?")[0].rsplit("/", 1)[-1], bs.stage_in_url(tab)))
+        assert box.input_value() == SENTENCE, f"the sentence was lost going back: {seen}"
+        if seen[-1][0] == "masks":
+            break
+    step_through = [stage for page, stage in seen if page == "step-through"]
+    assert "scores" in step_through and "qkv" in step_through, seen  # Back goes back a stage too
+    assert seen[-1][0] == "masks", seen
+
+    tab.go_forward()
+    settle(tab)
+    assert box.input_value() == SENTENCE
