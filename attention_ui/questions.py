@@ -277,6 +277,18 @@ def read_answer(text) -> float:
     return value / 100 if percent else value
 
 
+ANSWER_DECIMALS = 3
+"""Decimals a numeric answer should give (the charts and tables show 3)."""
+
+
+def _decimals_typed(response) -> int | None:
+    """How many decimals a typed plain decimal number has ("0.13" → 2, "1" → 0); None for any other form."""
+    text = str(response if response is not None else "").strip().replace(",", ".")
+    if not text or text.count(".") > 1 or not text.lstrip("-").replace(".", "").isdigit():
+        return None
+    return len(text.split(".")[1]) if "." in text else 0
+
+
 def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = False) -> Feedback:
     """Mark a response: the chosen option (for multiple choice) or the typed text (for numbers).
 
@@ -294,13 +306,19 @@ def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = 
             return Feedback(None, f"Type a number (like 0.25 or 1/2): your answer {plain(str(err))}.")
         right = abs(value - question.answer) <= question.tolerance
         tolerance = f" (within ±{question.tolerance:g})" if question.tolerance else ""
+        decimals = _decimals_typed(response)
+        if not right and decimals is not None and decimals < ANSWER_DECIMALS and question.tolerance < 10 ** -decimals \
+                and abs(value - round(question.answer, decimals)) < 1e-9:  # rounded too far: not a wrong try
+            return Feedback(None, f"Close: that is the answer rounded to {decimals} decimal"
+                                  f"{'s' * (decimals != 1)}. Give {ANSWER_DECIMALS} decimals, as the charts show.")
     if right:
         late = " The answer had been shown, so this one does not add to your score." if shown else ""
         return Feedback(True, f"Right{tolerance}.{late} " + question.why, shown=True)
     if not shown and wrong_before + 1 < WRONG_TRIES_BEFORE_ANSWER:
         return Feedback(False, f"Not quite. **Hint:** {question.hint or 'look at the formula of this stage.'} "
                                "Try again, or press “Show the answer”.")
-    return Feedback(False, f"Not quite: it is {_answer_text(question)}. " + question.why, shown=True)
+    return Feedback(False, f"Not quite: it is {_answer_text(question)}. A second wrong try shows the answer, so this "
+                           "question counts as not right. " + question.why, shown=True)
 
 
 def _answer_text(question: Question) -> str:
@@ -345,18 +363,22 @@ def reveal(question: Question) -> None:
 
 class Score(NamedTuple):
     """This session's questions: ``right`` of ``answered`` (right, or wrong until the answer was shown),
-    ``trying`` (one wrong try so far, which costs nothing) and ``looked_up`` (the answer shown before any try)."""
+    ``trying`` (one wrong try so far, which costs nothing), ``looked_up`` (the answer shown before any try) and
+    ``first_try`` (right without a wrong try before: how ready a student is for an exam)."""
 
     right: int
     answered: int
     trying: int
     looked_up: int
+    first_try: int = 0
 
     def in_words(self) -> str:
-        """"2 right of 3 answered", then how many are still being tried and looked up, if any."""
+        """"2 right of 3 answered", how many of them at the first try when not all, then how many are still
+        being tried and looked up, if any."""
+        first = f" ({self.first_try} at the first try)" if self.first_try < self.right else ""
         extra = [f"{self.trying} still to try again" if self.trying else "",
                  f"{self.looked_up} answer{'s' * (self.looked_up != 1)} shown before a try" if self.looked_up else ""]
-        return f"{self.right} right of {self.answered} answered" + "".join(f", {e}" for e in extra if e)
+        return f"{self.right} right of {self.answered} answered{first}" + "".join(f", {e}" for e in extra if e)
 
 
 def _settled(entry: dict) -> bool:
@@ -370,7 +392,8 @@ def session_score() -> Score:
     looked_up = [a for a in answers if a.get("shown") and not a.get("correct") and not a.get("wrong")]
     settled = [a for a in answers if _settled(a)]
     return Score(sum(bool(a.get("correct")) for a in settled), len(settled),
-                 len(answers) - len(settled) - len(looked_up), len(looked_up))
+                 len(answers) - len(settled) - len(looked_up), len(looked_up),
+                 sum(bool(a.get("correct")) and not a.get("wrong") for a in settled))
 
 
 def answered_stages() -> set[str]:
@@ -433,7 +456,8 @@ def _slug(question_id: str, stage: str) -> str:
     return question_id[len(stage) + 1:].rsplit("-", 1)[0]
 
 
-SCORE_RULE = ("A question counts as right when you answer it right before its answer is shown; a first "
+SCORE_RULE = ("A question counts as right when you answer it right before its answer is shown (a second wrong try "
+              "shows it); a first "
               "wrong try gets a hint and costs nothing.")
 
 

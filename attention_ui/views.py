@@ -18,7 +18,7 @@ import streamlit as st
 import torch
 from streamlit import dataframe_util
 
-from attention_core import AttentionTrace, Projections
+from attention_core import MAX_D_K, AttentionTrace, Projections
 
 from . import charts, frames, worked
 from .render import cached_chart, cached_matrix_chart, cached_spec, cached_value, show_chart
@@ -764,7 +764,8 @@ def _scaled_extra(view: StageView) -> None:
                     "the right). Unscaled scores spread out more the larger d_k is (their spread grows like "
                     "√d_k), so the softmax leans harder on the largest score. At a small d_k such as 4 the "
                     "difference is mild; at d_k = 64 many rows put almost all their weight on one key (the softmax "
-                    f"saturates) and the softmax's gradient all but vanishes. Raise d_k {in_the_sidebar()} to see it.")
+                    "saturates) and the softmax's gradient all but vanishes."
+                    + (f" Raise d_k {in_the_sidebar()} to see it." if t.d_k < MAX_D_K else ""))
         below = _scaled_charts if on_slide else _unscaled_charts  # the slide drew the other pair
         for column, chart in zip(st.columns(2), below(replace(view, fit=False, pick=False))):
             with column:

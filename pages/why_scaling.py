@@ -105,7 +105,7 @@ panel = {"x": "d_k", "series": "scores", "log_x": True, "marker": (d_k, f"{d_k}"
 show_chart(cached_chart(("saturation", saturation, sorted(panel.items())), lambda: alt.hconcat(
     line_chart(saturation, y="largest weight", title="largest weight in a row", **panel),
     line_chart(saturation, y="entropy", y_title="entropy (nats)", title="entropy of a row", **panel),
-    line_chart(saturation, y="gradient size", y_title="‖∂a/∂s‖", title="size of the softmax gradient", **panel))))
+    line_chart(saturation, y="gradient size", y_title="‖J‖_F", title="size of the softmax gradient", **panel))))
 current = saturation[saturation["d_k"] == d_k].set_index("scores")
 table = current[["largest weight", "entropy", "gradient size"]].T
 st.markdown(f"**At d_k = {d_k}**, averaged over {samples} rows of {num_keys} keys:")

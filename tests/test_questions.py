@@ -429,3 +429,28 @@ def test_a_question_asked_again_on_other_numbers_counts_once_towards_a_page():
         assert questions.page_progress("generation") == (2, 2), "wrong until shown counts as answered"
         state[ANSWERS_KEY]["what-it-costs-cache-0123456789"] = {"stage": "what-it-costs", "correct": True}
         assert questions.page_progress("generation") == (2, 2)
+
+
+def test_an_answer_rounded_too_far_is_told_so_and_costs_no_try():
+    """0.13 for 0.134 got a plain "Not quite" and a hint to compute it all again; it is the right number, rounded."""
+    from attention_ui.questions import grade, numeric
+
+    question = numeric("softmax", "weight", "What weight?", 0.1342, "It is the softmax of the row.", hint="Look.")
+    for typed in ("0.13", "0,13", "0.1"):
+        feedback = grade(question, typed)
+        assert feedback.correct is None and "rounded to" in feedback.message and "Give 3 decimals" in feedback.message
+    assert grade(question, "0.134").correct is True
+    assert grade(question, "0.12").correct is False  # not the answer rounded: a wrong try
+    assert grade(numeric("masks", "count", "How many?", 3, "Three.", tolerance=0, hint="Count."), "2").correct is False
+
+
+def test_the_second_wrong_try_says_it_shows_the_answer_and_the_score_counts_first_tries():
+    from attention_ui.questions import Score, grade, numeric
+
+    question = numeric("softmax", "weight", "What weight?", 0.5, "Half.", hint="Look.")
+    assert "shows the answer" not in grade(question, "0.9").message
+    second = grade(question, "0.8", wrong_before=1)
+    assert second.shown and "A second wrong try shows the answer" in second.message
+    assert "second wrong try" in SCORE_RULE
+    assert Score(8, 8, 0, 0, 5).in_words() == "8 right of 8 answered (5 at the first try)"
+    assert Score(3, 3, 0, 0, 3).in_words() == "3 right of 3 answered"

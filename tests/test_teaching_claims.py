@@ -57,7 +57,7 @@ def test_a_causal_real_models_weights_are_a_softmax_over_the_tokens_it_may_see()
 def test_multi_heads_count_of_weights_names_both_axes():
     trace = run_lesson(LessonConfig()).trace
     why = next(q.why for q in multi_head_questions(trace, head=0) if "-all-weights-" in q.id)
-    assert "T × S grid" in why and "T × T grid" not in why
+    assert "one row per query token and one column per key token" in why
 
 
 def test_a_g_at_either_end_is_not_called_grouped_query():
@@ -69,3 +69,17 @@ def test_a_g_at_either_end_is_not_called_grouped_query():
     assert "head by head (g = 1: multi-query)" in words(at)
     at = open_page("pages/modern_attention.py", {"heads": "4"})
     assert list(at.dataframe[0].value["attention"]) == ["multi-head", "grouped-query", "multi-query"]
+
+
+def test_stages_explain_what_their_questions_and_words_need_before_they_are_needed():
+    """Stage 5 asked what happens to a fully blocked row while only stage 6 said it; stage 4 explained scaling by a
+    softmax that saturates before softmax was taught; stage 2 never said how d_k relates to d_model and h."""
+    assert "this app gives it all-zero weights" in words(open_page("pages/step_through.py", {"step": "masked"}))
+    assert "Softmax (stage 6) will turn each row" in words(open_page("pages/step_through.py", {"step": "scaled"}))
+    assert "d_k = d_model / h" in words(open_page("pages/step_through.py", {"step": "qkv"}))
+
+
+def test_stage_4_asks_to_raise_d_k_only_below_its_limit():
+    at = open_page("pages/step_through.py", {"step": "scaled", "unscaled": "true", "d_k": "64"})
+    assert "saturates" in words(at) and "Raise d_k" not in words(at)
+    assert "Raise d_k" in words(open_page("pages/step_through.py", {"step": "scaled", "unscaled": "true"}))

@@ -71,8 +71,8 @@ def multi_head_questions(trace: AttentionTrace, *, head: int) -> list[Question]:
                      "of the blocks up to and including this head's."),
         numeric(MULTI_HEAD, "all-weights", "How many attention weights does this layer compute for your sentence, "
                 "counting every head?", h * T * S,
-                f"Every head has its own T × S grid of weights (S = T here: the tokens attend to each other): "
-                f"{h} × {T} × {S} = {h * T * S}.", tolerance=0,
+                f"Every head has its own grid of weights, one row per query token and one column per key token: "
+                f"{h} heads × {T} × {S} = {h * T * S}.", tolerance=0,
                 hint="Each head has a grid of its own with one weight per query–key pair: count the panels in "
                      "section 1, and the cells of one panel."),
         choice(MULTI_HEAD, "why-heads", "Why does a layer run several heads instead of one attention over all the "
