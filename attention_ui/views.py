@@ -187,7 +187,7 @@ def show_slide(view: StageView, key: str, *, worked_view: StageView | None = Non
     with st.container(key="slide_words"):  # the slide's charts leave room for these on the screen
         st.markdown(stage.words)
         if key in LONE_KEY_STAGES:
-            _lone_key_note(view, key, on_slide=True)
+            lone_key_note(view, key, on_slide=True)
     if rec.extra is not None:
         rec.extra(view)
     show_worked(worked_view or view, rec, lone_key_note=False)
@@ -274,11 +274,12 @@ LONE_KEY_STAGES = ("masked", "softmax", "context")
 """Stages whose worked numbers say nothing when the followed query may attend to one key only."""
 
 
-def _lone_key_note(view: StageView, key: str, *, on_slide: bool = False) -> None:
+def lone_key_note(view: StageView, key: str, *, on_slide: bool = False, in_fragment: bool = True) -> None:
     """When the mask leaves the followed query one key (token 1 under the causal mask), its weight is 1 and its
     context is that key's value: nothing is mixed. Say so, and on the lesson's own stages (``view.pick``: its
     followed token is the sidebar's) offer the query that attends to the most keys. ``on_slide``: one line beside
-    the button, under the slide's words (the worked numbers are screens down)."""
+    the button, under the slide's words (the worked numbers are screens down). ``in_fragment``: drawn by the
+    step-through's stage, which then reruns the whole page (the sidebar shows the followed token)."""
     allowed = view.trace.mask[view.head]  # (T, S) bool
     counts = allowed.sum(dim=-1)  # (T,) keys each query may attend to
     if int(counts[view.follow]) != 1 or int(counts.max()) < 2:
@@ -286,7 +287,8 @@ def _lone_key_note(view: StageView, key: str, *, on_slide: bool = False) -> None
     only = int(allowed[view.follow].nonzero()[0, 0])
     richest = int(counts.argmax())
     follow, key_label, other = plain(view.follow_label), plain(view.keys[only]), plain(view.labels[richest])
-    button = {"key": f"follow_richest_{key}", "on_click": st.session_state.update, "args": (follow_token(richest),)}
+    changes = follow_token(richest) if in_fragment else {FOLLOW_KEY: richest}
+    button = {"key": f"follow_richest_{key}", "on_click": st.session_state.update, "args": (changes,)}
     if on_slide:
         with st.container(key="lone_key_note"):
             words, press = st.columns([5, 1], vertical_alignment="center")
@@ -322,7 +324,7 @@ def show_worked(view: StageView, rec: StageRecord, *, lone_key_note: bool = True
     numbers = _shown_worked(view, rec)
     st.markdown(f"#### Worked numbers for {plain(view.follow_label)}")
     if lone_key_note and rec.key in LONE_KEY_STAGES:
-        _lone_key_note(view, rec.key)
+        lone_key_note(view, rec.key)
     st.markdown(plain(numbers.intro))
     if numbers.latex:
         st.latex(numbers.latex)

@@ -83,3 +83,14 @@ def test_stage_4_asks_to_raise_d_k_only_below_its_limit():
     at = open_page("pages/step_through.py", {"step": "scaled", "unscaled": "true", "d_k": "64"})
     assert "saturates" in words(at) and "Raise d_k" not in words(at)
     assert "Raise d_k" in words(open_page("pages/step_through.py", {"step": "scaled", "unscaled": "true"}))
+
+
+def test_multi_head_says_when_the_followed_token_has_one_key_and_offers_another():
+    """Under the causal mask token 1 may attend to itself only: every head's bars read 1 on it, the one chart meant
+    to show the heads differ showed identical bars without a word."""
+    at = open_page("pages/multi_head.py", {"mask": "causal"})
+    assert any("leaves 1·The one key" in i.value for i in at.info)
+    at.button(key="follow_richest_multi_head").click().run()
+    assert at.session_state["token"] == len(at.session_state["sentence"].split()) and not at.exception
+    assert not any("one key" in i.value for i in at.info)
+    assert not any("one key" in i.value for i in open_page("pages/multi_head.py").info)  # no mask: not said
