@@ -187,7 +187,7 @@ def show_slide(view: StageView, key: str, *, worked_view: StageView | None = Non
     with st.container(key="slide_words"):  # the slide's charts leave room for these on the screen
         st.markdown(stage.words)
         if key in LONE_KEY_STAGES:
-            lone_key_note(view, key, on_slide=True)
+            note_lone_key(view, key, on_slide=True)
     if rec.extra is not None:
         rec.extra(view)
     show_worked(worked_view or view, rec, lone_key_note=False)
@@ -274,7 +274,7 @@ LONE_KEY_STAGES = ("masked", "softmax", "context")
 """Stages whose worked numbers say nothing when the followed query may attend to one key only."""
 
 
-def lone_key_note(view: StageView, key: str, *, on_slide: bool = False, in_fragment: bool = True) -> None:
+def note_lone_key(view: StageView, key: str, *, on_slide: bool = False, in_fragment: bool = True) -> None:
     """When the mask leaves the followed query one key (token 1 under the causal mask), its weight is 1 and its
     context is that key's value: nothing is mixed. Say so, and on the lesson's own stages (``view.pick``: its
     followed token is the sidebar's) offer the query that attends to the most keys. ``on_slide``: one line beside
@@ -324,7 +324,7 @@ def show_worked(view: StageView, rec: StageRecord, *, lone_key_note: bool = True
     numbers = _shown_worked(view, rec)
     st.markdown(f"#### Worked numbers for {plain(view.follow_label)}")
     if lone_key_note and rec.key in LONE_KEY_STAGES:
-        lone_key_note(view, rec.key)
+        note_lone_key(view, rec.key)
     st.markdown(plain(numbers.intro))
     if numbers.latex:
         st.latex(numbers.latex)

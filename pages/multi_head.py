@@ -9,7 +9,7 @@ from attention_ui.controls import lesson_settings
 from attention_ui.questions import show_page_questions
 from attention_ui.text import plain
 from attention_ui.render import cached_chart
-from attention_ui.views import (PRESENTER_COLUMN_PX, StageView, in_the_sidebar, lone_key_note, on_pick, show_chart,
+from attention_ui.views import (PRESENTER_COLUMN_PX, StageView, in_the_sidebar, note_lone_key, on_pick, show_chart,
                                 show_lines, show_stage, shown_features)
 
 settings = lesson_settings("Multi-head attention")
@@ -80,7 +80,7 @@ if q_note:
     st.caption(q_note)
 
 st.subheader(f"3 · What {plain(settings.labels[settings.follow])} attends to, head by head")
-lone_key_note(view, "multi_head", in_fragment=False)  # under the causal mask token 1's bars are the same in every head
+note_lone_key(view, "multi_head", in_fragment=False)  # under the causal mask token 1's bars are the same in every head
 # Two panels of bars side by side: half a slide's width each, or a part of the page's column
 bars_room = PRESENTER_COLUMN_PX // 2 - 120 if settings.presenter else 340
 bars_cell = max(min(settings.cell_size, bars_room // len(labels)), 18)
