@@ -36,7 +36,11 @@ progress = {
 # (A string here would be drawn on the page: Streamlit shows a bare expression of a page script.)
 finished = {"pages/step_through.py": stages_seen >= {s.key for s in STAGES},
             "pages/by_hand.py": len(checked) >= len(HAND_STAGES)}
-done_count = 0
+next_up = st.container(key="path_next_up")  # filled once the cards below know what is done
+st.html("<style>.st-key-path_next_up [data-testid='stPageLink'] a {border: 2px solid #3b5bdb; border-radius: 0.5rem; "
+        "background: #edf2ff; padding: 0.5rem 1rem;} .st-key-path_next_up [data-testid='stPageLink'] p "
+        "{font-size: 1.15rem; font-weight: 600;}</style>")
+done_count, first_not_done = 0, None
 for number, (page, paths, title, teaches) in enumerate(LEARNING_PATH, start=1):
     opened = bool(visited & set(paths)) or (page == "pages/step_through.py" and bool(stages_seen))
     asked = page_progress(paths[0])  # None on a page not opened yet, or without questions
@@ -45,14 +49,24 @@ for number, (page, paths, title, teaches) in enumerate(LEARNING_PATH, start=1):
         finished[page] = asked[0] >= asked[1]
     done = finished.get(page, opened)
     done_count += done
+    if not done and first_not_done is None:
+        first_not_done = (number, page, paths[0], title, opened)
     with st.container(border=True, key=f"path_card_{number}"):  # PAGE_STYLE sets its title above its text
         mark, body = st.columns([1, 12], vertical_alignment="center")
         mark.markdown(DONE if done else STARTED if opened else NOT_YET)
-        body.page_link(path_page(page, paths[0]), label=f"{number}. {title}")
+        body.page_link(path_page(page, paths[0]), label=f"{number}. {title}", icon=":material/arrow_forward:")
         body.markdown(teaches)
         if page in progress:
             body.caption(progress[page])
 
+with next_up:
+    if first_not_done is None:
+        st.success("You have done every page on the path. Go back to any of them, or try other sentences and sizes.",
+                   icon=":material/celebration:")
+    else:
+        number, page, path, title, opened = first_not_done
+        verb = "Carry on with" if opened else ("Start with" if done_count == 0 else "Next on the path:")
+        st.page_link(path_page(page, path), label=f"{verb} {number}. {title}", icon=":material/play_circle:")
 st.progress(done_count / len(LEARNING_PATH), text=f"{done_count} of {len(LEARNING_PATH)} pages done")
 score, forget_column = st.columns([4, 1], vertical_alignment="center")
 score.caption(f"Check-yourself score: {session_score().in_words()}. The marks and the score are kept in this "

@@ -94,3 +94,18 @@ def test_multi_head_says_when_the_followed_token_has_one_key_and_offers_another(
     assert at.session_state["token"] == len(at.session_state["sentence"].split()) and not at.exception
     assert not any("one key" in i.value for i in at.info)
     assert not any("one key" in i.value for i in open_page("pages/multi_head.py").info)  # no mask: not said
+
+
+def test_start_here_links_to_the_first_page_not_done():
+    """A student coming back had to find the first unmarked card; Start here now opens with a link to it."""
+    def next_up(at) -> str:
+        return next(link.proto.label for link in at.get("page_link") if link.proto.icon == ":material/play_circle:")
+
+    at = open_page("pages/start_here.py")
+    assert next_up(at) == "Start with 1. Overview"
+    at.session_state["pages_visited"] = {"start-here", "home"}  # the Overview opened (app.py notes each page)
+    at.run()
+    assert next_up(at) == "Next on the path: 2. Step through"  # an opened page without questions is done
+    at.session_state["stages_seen"] = {"embed", "qkv"}
+    at.run()
+    assert next_up(at) == "Carry on with 2. Step through"  # 2 of its 9 stages looked at
