@@ -99,6 +99,8 @@ for kind in MASK_KINDS:
                                  weights=True, cell=cell))
 
 st.subheader("Edit your own mask")
+EDITOR_ROW_PX = 35  # a data editor's row (and header) height
+EDITOR_COLUMN_PX = 46  # a tick box and a two-digit number
 current = grid or tuple(tuple(True for _ in range(T)) for _ in range(T))
 st.markdown("Tick a cell to let the row's token (query) attend to the column's token (key). "
             "Untick a whole row to see what a **fully blocked row** does.")
@@ -117,8 +119,14 @@ if start[2].button("Block the followed token's row", width="stretch"):
 
 table = pd.DataFrame([list(row) for row in current], index=labels, columns=labels)
 st.space(28)  # the editor's toolbar, shown on hover above its top right corner, stays off the buttons
+# Columns headed by the key's number only (its token on hover) and every row shown: with the tokens' words the
+# grid of an 11-token sentence was wider than the page and its last keys hid behind a scroll bar
 edited = st.data_editor(table, key=f"mask_editor_{T}_{hash(current)}", width="content",
-                        column_config={c: st.column_config.CheckboxColumn(c, default=False) for c in labels})
+                        height=EDITOR_ROW_PX * (T + 1) + 3,
+                        column_config={c: st.column_config.CheckboxColumn(str(j), default=False, width=EDITOR_COLUMN_PX,
+                                                                          help=f"key {c}")
+                                       for j, c in enumerate(labels, start=1)})
+st.caption("Rows are the queries, columns the keys (numbered as the rows; hover a column's number for its token).")
 if edited.isna().to_numpy().any():
     st.error("A cell of the mask is empty: tick it or leave it unticked.")
 elif not edited.equals(table):

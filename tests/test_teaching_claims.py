@@ -109,3 +109,16 @@ def test_start_here_links_to_the_first_page_not_done():
     at.session_state["stages_seen"] = {"embed", "qkv"}
     at.run()
     assert next_up(at) == "Carry on with 2. Step through"  # 2 of its 9 stages looked at
+
+
+def test_the_mask_editor_fits_an_eleven_token_sentence():
+    """With the tokens' words as its column headers the editor of an 11-token sentence was wider than the page, its
+    last keys behind a scroll bar; the columns are headed by the key's number now, and every row is shown."""
+    import json
+
+    sentence = "The animal did not cross the street because it was tired"
+    at = open_page("pages/masking.py", {"mask": "custom", "sentence": sentence})
+    editor = next(d for d in at.dataframe if d.proto.editing_mode)
+    columns = json.loads(editor.proto.columns)
+    assert [columns[key]["label"] for key in columns if key != "_index"][:3] == ["1", "2", "3"]
+    assert sum(columns[key]["width"] for key in columns if key != "_index") <= 11 * 46
