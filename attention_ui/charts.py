@@ -297,6 +297,16 @@ def _value_font_size(cell_size: int, font_size: int, chars: int = 6) -> int:
     return max(8, min(font_size, int(cell_size / (0.6 * chars))))
 
 
+VALUE_CHAR_EM = 0.55
+"""Width of a printed value's character (digit, point or sign) in ems, a little room on each side included: a
+"−0.390" fills a cell 3.3 ems wide (measured on a slide: 52 px at 16 px)."""
+MARK_CHAR_EM = 0.9
+"""The same for a blocked cell's "×" or "−∞" (the ∞ is about an em wide)."""
+MIN_FITTED_VALUE_PX = 12
+"""Smallest font of the numbers in the cells of a chart that fills its container (a slide's): read from the back of
+a hall. Narrower cells (a 1024-px projector with 9–12 tokens) show their colours only; the value is in the tooltip."""
+
+
 def cell_value_font(cell_size: int, font_size: int, *, diverging: bool, fit: bool) -> int:
     """Font size of a heatmap's printed values: weights (not ``diverging``) are never negative, so a cell holds a
     larger "0.390" than "−0.390"; a slide's cells (``fit``) may be drawn narrower than their nominal ``cell_size``,
@@ -385,12 +395,26 @@ def _heatmap_layers(
     dark = (f"{shown} && datum.{color_field} > 0.5" if scheme not in DARK_LOW_SCHEMES else
             f"{shown} && datum.{color_field} < 0.5") if by_row else f"!datum.masked && {_text_color_test(domain, scheme, diverging)}"
     value_font = value_font_px or cell_value_font(cell_size, font_size, diverging=diverging, fit=fit)
-    text = base.mark_text(fontSize=value_font).encode(
-        text=alt.Text("label:N"),
-        color=_colour_when(dark, LIGHT_TEXT, DARK_TEXT),
-    )
     mark_font = _value_font_size(cell_size, font_size, chars=3)  # a blocked cell's "×" or "−∞": 1–2 characters
-    if not every_cell_shown and mark_font > value_font:  # (a blocked "×" was printed at the numbers' 8 px)
+    if fit and show_values:
+        # Only the browser knows how wide a fitted chart's cells are drawn: the numbers fill them up to value_font,
+        # and a cell too narrow for MIN_FITTED_VALUE_PX shows its colour only (its value stays in the tooltip)
+        blocked = df["masked"].to_numpy(dtype=bool)
+        em = VALUE_CHAR_EM * max((len(str(label)) for label in df["label"][~blocked]), default=1)
+        mark_em = MARK_CHAR_EM * max((len(str(label)) for label in df["label"][blocked]), default=1)
+        fitted = (f"datum.masked ? min({max(mark_font, value_font)}, floor(bandwidth('x') / {mark_em:.3g})) : "
+                  f"min({value_font}, floor(bandwidth('x') / {em:.3g}))")
+        text = base.mark_text(fontSize=alt.ExprRef(expr=fitted)).encode(
+            text=alt.condition(f"({fitted}) >= {MIN_FITTED_VALUE_PX}", alt.Text("label:N"), alt.value("")),
+            color=_colour_when(dark, LIGHT_TEXT, DARK_TEXT),
+        )
+    else:
+        text = base.mark_text(fontSize=value_font).encode(
+            text=alt.Text("label:N"),
+            color=_colour_when(dark, LIGHT_TEXT, DARK_TEXT),
+        )
+    if not (fit and show_values) and not every_cell_shown and mark_font > value_font:
+        # (a blocked "×" was printed at the numbers' 8 px)
         text = text.encode(size=alt.SizeValue(**alt.when("datum.masked").then(alt.value(mark_font))
                                               .otherwise(alt.value(value_font))))
     if not show_values:

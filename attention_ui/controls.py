@@ -261,26 +261,21 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
     div:has(> span > [data-testid='stIconMaterial'])) {display: none;}
   .st-key-slide_settings {right: 15.7rem;} .st-key-slide_settings button {padding: 0 0.6rem; min-width: 0;}
   .st-key-slide_settings button p {font-size: 1rem !important;} .st-key-presenter label p {font-size: 1rem !important;}
-  :is([data-testid='stTopNavSection'], [data-testid='stTopNavDropdownLink']) p {font-size: 0.875rem !important;}
-  .st-key-slide [data-testid='stHorizontalBlock'] g.mark-text.role-mark text {font-size: 12px !important;}
-  .st-key-slide_rows_8 [data-testid='stHorizontalBlock'] g.mark-text.role-mark text {font-size: 11px !important;}
-  :is(.st-key-slide_rows_9, .st-key-slide_rows_10) [data-testid='stHorizontalBlock'] g.mark-text.role-mark text {
-    font-size: 10px !important;}
-  :is(.st-key-slide_rows_11, .st-key-slide_rows_12) [data-testid='stHorizontalBlock'] g.mark-text.role-mark text {
-    font-size: 9px !important;}}
+  :is([data-testid='stTopNavSection'], [data-testid='stTopNavDropdownLink']) p {font-size: 0.875rem !important;}}
 [data-testid='stMain'] .stProgress {margin-top: -0.6rem;}
 [data-testid='stMain'] :is(.stProgress p, [data-testid='stPageLink'] p) {font-size: 1.3rem !important;}
 [data-testid='stMain']:focus, [data-testid='stMain'] *:focus:not(input):not(button) {outline: none;}
 [data-testid='stMain']:focus::before {box-shadow: none;}
 .st-key-slide [data-testid='stElementToolbar'] {display: none;}
+[data-testid='stMain'] [data-testid='stElementContainer']:has([data-testid='stVegaLiteChart']) {margin-top: 0;}
 #vg-tooltip-element.vg-tooltip {font-size: 1.15rem; padding: 6px 10px;}
 </style>"""
 """Presenter mode: no sidebar, large text (also in expander and tab labels, slider values, inputs, select options and
 message boxes) and tables, and the slide's charts as tall as the window allows while the stage's words (up to three
 lines) still fit under them. The page menus at the top, a progress bar's words and page links are enlarged too; a
-slide's charts have no toolbar (it lay over the formula) and a chart's hover box is as large as the slide's
-captions (it was 12 px, the size of the page's), and the page draws no focus frame when a clicker's key has
-moved it on (a grey frame appeared round the slide from the second one). Pages draw their read-only tables with
+slide's charts have no toolbar (it lay over the formula), no chart keeps the page's room for one above it, and a
+chart's hover box is as large as the slide's captions (it was 12 px, the size of the page's), and the page draws
+no focus frame when a clicker's key has moved it on (a grey frame appeared round the slide from the second one). Pages draw their read-only tables with
 st.table in presenter mode (HTML, enlarged here); the dataframes left, the editable grids (Work it by hand's and the
 mask editor) and the by-hand marks, are zoomed 1.4× on a window 1180 px wide or more (their canvas text is out of
 reach of a font size; there the grids stay within their columns, and a click still lands on the cell under it; at
@@ -289,11 +284,9 @@ unusable values keeps the page's size: the slide's charts leave room for it at t
 the followed token may attend to one key only. The Settings menu (the sidebar's controls) sits beside the presenter
 switch, in its usual small text, as tall as the window allows (its three columns fit 1280 × 800 unscrolled). On a
 window narrower than 1180 px the menu shows its name only, in a smaller text (the slides send a lecturer "under
-Settings at the top"), and the page menus and the switch's label keep a smaller text, so that the three fit; two
-charts side by side on a slide print the numbers in their cells at 12 px there, 11 px for 8 tokens, 10 px for 9
-or 10 and 9 px for 11 or 12 (the most that print numbers at 1280 px; at 1280 px their font fits their cells, at
-the slide's 16 px they ran together; left out, a 1024-px projector showed stage 4's scaling as two colour
-patches)."""
+Settings at the top"), and the page menus and the switch's label keep a smaller text, so that the three fit. (A
+slide's charts size the numbers in their cells to the cells the browser draws, see ``charts.MIN_FITTED_VALUE_PX``:
+a font set here for a window width printed them at 9 px in cells of 32 px and in the context's cells of 62.)"""
 
 PRESENTER_GAP_PX = 16
 """The gap between two of ``st.columns`` (Streamlit's default "small" gap, 1rem)."""
@@ -320,6 +313,7 @@ PAGE_STYLE = """<style>
 [data-testid='stSidebarNavLink'] span {line-height: 1.5rem;}
 [data-testid='stNavSectionHeader'] {margin-top: 0.25rem;}
 [data-testid='stMain'] [data-testid='stVegaLiteChart'] {max-width: 100%; overflow-x: auto;}
+[data-testid='stMain'] [data-testid='stElementContainer']:has([data-testid='stVegaLiteChart']) {margin-top: 1.25rem;}
 .st-key-sentence [data-testid='InputInstructions'] span:last-child {display: none;}
 [class*='st-key-progress_store'] {display: none;}
 @media (min-width: 641px) and (max-width: 900px) {
@@ -351,7 +345,9 @@ below); the buttons that take a presentation clicker's Page Up / Page Down keys 
 that holds this style and the clicker keys' script (``#page-keys``) out of the page's flow (an element that is more
 than a style would take a row and its gap); a Start here card's title (its page link) is larger than the text under
 it; the sidebar's list of pages is compact, so that with every page listed the sentence box still starts on an
-800-px screen.
+800-px screen. A chart keeps 20 px more above it: the toolbar Streamlit shows over a chart's top right corner on
+hover (its ⋯ menu and full-screen button, 36 px tall) lay over the last line of the text above it ("(head 1):" of
+Cross-attention's "What 1·The reads from the source"); a slide keeps the room (see PRESENTER_STYLE).
 
 Small screens: a chart wider than the page (a real model's grid, drawn on a canvas, does not shrink) scrolls inside
 its own box instead of widening the page; on a phone (640 px or less) a chart keeps its size and scrolls rather

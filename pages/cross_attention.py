@@ -26,8 +26,9 @@ weights_box = st.container() if presenter else None
 
 
 def numbered(section: int, title: str) -> str:
-    """A section's heading: numbered on a page; a slide shows the sections in another order, without numbers."""
-    return title if presenter else f"{section} · {title}"
+    """Section ``section``'s heading (of 3), numbered in the order shown: a slide shows the sections in the
+    opposite order, the weights first."""
+    return f"{4 - section if presenter else section} · {title}"
 
 
 def introduce() -> None:
@@ -123,11 +124,13 @@ with weights_box:
         st.info(f"The source is padded from {real} to {S} tokens. The [PAD] keys are blocked in every row, so they "
                 "get zero weight and the real source tokens share all of it.")
 
-st.markdown(f"**What {plain(settings.labels[settings.follow])} reads from the source** (head {head + 1}):")
-show_chart(cached_spec(charts.row_bars, frames.row_frame(weights[settings.follow], source_labels),
-                       cell_size=max(min(settings.cell_size, 700 // S), 24), font_size=settings.font_size,
-                       title=f"row of {settings.labels[settings.follow]}"))
-numbers_table(weights, settings.labels, source_labels, key="cross", caption="The numbers: cross-attention weights")
+    # the followed token's row and the numbers belong to the weights (on a slide, before the next section)
+    st.markdown(f"**What {plain(settings.labels[settings.follow])} reads from the source** (head {head + 1}):")
+    show_chart(cached_spec(charts.row_bars, frames.row_frame(weights[settings.follow], source_labels),
+                           cell_size=max(min(settings.cell_size, 700 // S), 24), font_size=settings.font_size,
+                           title=f"row of {settings.labels[settings.follow]}"))
+    numbers_table(weights, settings.labels, source_labels, key="cross",
+                  caption="The numbers: cross-attention weights")
 
 show_page_questions("cross-attention", cross_questions(weights, settings.labels, source_labels,
                                                       follow=settings.follow, head=head,

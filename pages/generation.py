@@ -131,9 +131,9 @@ with step_box:
     head = settings.head
     row = frames.row_frame(step.weights[head, 0], frames.AxisLabels(labels[:t]))
     in_head = f", head {head + 1}" if h > 1 else ""
-    if settings.presenter:
-        st.progress(t / T, text=f"Step {t} of {T}: the newest token is {plain(labels[t - 1])}, and the cache holds "
-                                f"{counted(t, 'row')} of K and V")
+    if settings.presenter:  # the step's line stands for section 1's heading (a slide has no room for both)
+        st.progress(t / T, text=f"1 · The cache after step {t} of {T}: {counted(t, 'row')} of K and V; the newest "
+                                f"token is {plain(labels[t - 1])}")
     else:
         st.progress(t / T, text=f"Step {t} of {T}: the newest token is {plain(labels[t - 1])}")
         st.subheader(f"1 · The cache after step {t}: {counted(t, 'row')} of K and V")

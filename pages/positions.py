@@ -6,14 +6,15 @@ import streamlit as st
 
 from attention_core import (AttentionInputError, MAX_POSITION, equivariance_check, rope_shift_check, shuffled_order,
                             sinusoidal_positions)
-from attention_ui import frames
+from attention_ui import charts, frames
 from attention_ui.checks.why import position_questions
-from attention_ui.controls import lesson_settings, stop_page
+from attention_ui.controls import PRESENTER_GAP_PX, lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
-from attention_ui.render import cached_spec
+from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import plain, size_in_words
-from attention_ui.views import (SIGNED_READABLE_CELL_PX, StageView, feature_heatmap, shared_domain,
-                                 shared_scale_cell, show_chart, shown_features, side_by_side, token_heatmap)
+from attention_ui.views import (DRAWN_FRAME_SHARE, PRESENTER_COLUMN_PX, SIGNED_READABLE_CELL_PX, SLIDE_CELL,
+                                 StageView, column_cell, feature_heatmap, shared_domain, shared_scale_cell, show_chart,
+                                 shown_features, side_by_side, token_heatmap)
 from attention_ui.why import encoding_lines, half_share, keep_page_settings, line_chart, page_slider
 
 KEYS = ("pos_shuffle", "pos_shift")
@@ -33,6 +34,44 @@ st.markdown(
     "transformer must be told where each token stands."
 )
 st.latex(r"\mathrm{Attn}(P X) = P\, \mathrm{Attn}(X) \quad \text{for every permutation } P")
+
+
+SIGNED_CHARS = 6  # the widest number the grids print: a signed "−0.390"
+
+
+def slide_pair(columns: int, legend_title: str, legends: int) -> tuple[int, int | None, list, bool]:
+    """On a slide, two grids of ``columns`` cells each beside the sentence's token labels, with ``legends`` colour
+    bars titled ``legend_title`` (one: the second grid's): their cell size, the font of their numbers (None: too
+    small to read, colours only), the two places to draw them in and whether these are one above the other: side
+    by side while their numbers are as large as the other slides print them (the slide's 16 px). (Cells sized by
+    ``StageView.fit_cell`` printed them at 13-14 px.)"""
+    font = settings.font_size
+    wanted = charts.cell_value_font(SLIDE_CELL, font, diverging=True, fit=True)
+    rows = charts.fit_room_px(settings.labels, font)  # the token labels and the axis title beside one grid
+    legend = charts.label_px([legend_title, *charts.LEGEND_NUMBERS], font) + font + 8
+
+    def value_font(cell: int) -> int:
+        return min(wanted, int(cell / (charts.VALUE_CHAR_EM * SIGNED_CHARS)))
+
+    cell = column_cell(view, PRESENTER_COLUMN_PX - PRESENTER_GAP_PX, 2 * columns, 2 * rows + legends * legend)
+    stacked = value_font(cell) < wanted
+    if stacked:
+        cell = column_cell(view, PRESENTER_COLUMN_PX, columns, rows + legend)
+        places = [st.container(), st.container()]
+    else:  # each column as wide as its grid (the one with a colour bar is wider)
+        places = st.columns([columns * cell + DRAWN_FRAME_SHARE * (rows + (legend if legends == 2 or i else 0))
+                             for i in (0, 1)])
+    font_px = value_font(cell) if value_font(cell) >= charts.MIN_FITTED_VALUE_PX else None
+    return cell, font_px, places, stacked
+
+
+def slide_grid(builder, values, rows, cols, title: str, *, cell: int, value_font: int | None, follow: int,
+               **options) -> dict:
+    """A slide's grid (``charts.heatmap`` or ``charts.matrix_heatmap``) drawn with ``cell``-px cells and its
+    numbers at ``value_font`` px (None: colours only, the values in the tooltips)."""
+    return cached_matrix_chart(builder, values, rows, cols, title=title, cell_size=cell, font_size=settings.font_size,
+                               value_font_px=value_font, show_values=value_font is not None, follow_row=follow,
+                               **options)
 
 
 def show_gap(check, label: str) -> None:
@@ -59,20 +98,33 @@ else:
     st.markdown("**Shuffled sentence:** " + " ".join(plain(tokens[i]) for i in order))
     plain_check = equivariance_check(lesson.x, lesson.projections, order)
     # On the page the two share one colour scale (the same numbers, reordered), one colour bar and one cell size;
-    # one above the other when side by side would print their numbers too small (then each has its colour bar)
+    # one above the other when side by side would print their numbers too small (then each has its colour bar).
+    # On a slide likewise, their numbers as large as the slide's other charts print them
     domain = shared_domain(plain_check.output)
-    joint = not settings.presenter
     features = shown_features(plain_check.output)[0].shape[-1]
-    cell = shared_scale_cell(view, settings.labels, 2 * features, 2) if joint else None
-    stacked = joint and cell < SIGNED_READABLE_CELL_PX
-    if stacked:
-        cell = shared_scale_cell(view, settings.labels, features, 1)
     moved = replace(view, follow=list(order).index(settings.follow))  # the followed token, where it moved to
-    drawn = [feature_heatmap(view, plain_check.output, settings.labels, "output for the sentence", prefix="o",
-                             share=half, domain=domain, cell=cell, legend=stacked or not joint)[0],
-             feature_heatmap(moved, plain_check.shuffled_output, shuffled_labels, "output for the shuffled sentence",
-                             prefix="o", share=half, domain=domain, cell=cell)[0]]
-    for column, chart in zip([st.container(), st.container()] if stacked else side_by_side(drawn, view), drawn):
+    titles = ("output for the sentence", "output for the shuffled sentence")
+    if settings.presenter:
+        cell, value_font, places, stacked = slide_pair(features, "feature value", 1)
+        value_font = value_font if features <= 12 else None
+        outputs = [shown_features(plain_check.output)[0], shown_features(plain_check.shuffled_output)[0]]
+        drawn = [slide_grid(charts.matrix_heatmap, values, rows, frames.feature_labels(features, "o"), title,
+                            cell=cell, value_font=value_font, follow=shown_view.follow, row_name="token",
+                            col_name="feature", row="token", col="feature", value_title="feature value",
+                            domain=domain, legend=stacked or shown_view is moved)
+                 for values, rows, title, shown_view in zip(outputs, (settings.labels, shuffled_labels), titles,
+                                                            (view, moved))]
+    else:
+        cell = shared_scale_cell(view, settings.labels, 2 * features, 2)
+        stacked = cell < SIGNED_READABLE_CELL_PX
+        if stacked:
+            cell = shared_scale_cell(view, settings.labels, features, 1)
+        drawn = [feature_heatmap(view, plain_check.output, settings.labels, titles[0], prefix="o", share=half,
+                                 domain=domain, cell=cell, legend=stacked)[0],
+                 feature_heatmap(moved, plain_check.shuffled_output, shuffled_labels, titles[1], prefix="o",
+                                 share=half, domain=domain, cell=cell)[0]]
+        places = [st.container(), st.container()] if stacked else side_by_side(drawn, view)
+    for column, chart in zip(places, drawn):
         with column:
             show_chart(chart)
     show_gap(plain_check, "largest difference, no positions")
@@ -139,17 +191,23 @@ except AttentionInputError as err:
     st.error(f"**The shift cannot be applied.** {err}", icon=":material/warning:")
     stop_page()
 bound = float(rope.scores.abs().max()) or 1.0
-rope_share = half
-if not settings.presenter and view.fit_cell(T + 3, half) < SIGNED_READABLE_CELL_PX:
-    rope_share, left, right = 1.0, st.container(), st.container()  # side by side, its scores would be too small
+rope_titles = (f"RoPE scores ÷ √d_k, positions 0…{T - 1}", f"positions {shift}…{shift + T - 1}")
+if settings.presenter:  # as large as the slide's other numbers, as in section 1
+    cell, value_font, places, _ = slide_pair(T, "score", 2)
+    for column, scores, title in zip(places, (rope.scores, rope.shifted_scores), rope_titles):
+        with column:
+            show_chart(slide_grid(charts.heatmap, scores, settings.labels, settings.labels, title, cell=cell,
+                                  value_font=value_font if T <= 14 else None, follow=settings.follow,
+                                  diverging=True, scheme="blueorange", value_title="score", domain=(-bound, bound)))
 else:
-    left, right = st.columns(2)
-with left:
-    show_chart(token_heatmap(view, rope.scores, f"RoPE scores ÷ √d_k, positions 0…{T - 1}",
-                             domain=(-bound, bound), share=rope_share))
-with right:
-    show_chart(token_heatmap(view, rope.shifted_scores, f"positions {shift}…{shift + T - 1}",
-                             domain=(-bound, bound), share=rope_share))
+    rope_share = half
+    if view.fit_cell(T + 3, half) < SIGNED_READABLE_CELL_PX:
+        rope_share, left, right = 1.0, st.container(), st.container()  # side by side, its scores would be too small
+    else:
+        left, right = st.columns(2)
+    for column, scores, title in zip((left, right), (rope.scores, rope.shifted_scores), rope_titles):
+        with column:
+            show_chart(token_heatmap(view, scores, title, domain=(-bound, bound), share=rope_share))
 left, right = st.columns([1, 2], vertical_alignment="center")
 left.metric("largest score difference after the shift", size_in_words(rope.gap))
 right.markdown("The two grids are the same: a RoPE score sees how far apart two tokens are, not where they are. "

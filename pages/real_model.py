@@ -75,7 +75,9 @@ with slide:
         st.markdown(INTRO)
 
 
-st.subheader(f"2 · Layer {pick.layer + 1}, head {pick.head + 1} up close")
+# A slide shows the heads grid without its heading (the grid follows the title): its sections count from 1 after it
+close_up = 1 if settings.presenter else 2
+st.subheader(f"{close_up} · Layer {pick.layer + 1}, head {pick.head + 1} up close")
 weights = attentions[pick.layer, pick.head]
 follow_row = keep.index(pick.follow) if pick.follow in keep else None  # the followed token among the shown ones
 show_chart(cached_matrix_chart(charts.heatmap, weights, labels, labels,
@@ -91,7 +93,7 @@ else:
 st.page_link("pages/inside_real_head.py", label="See this head computed stage by stage",
              icon=":material/arrow_forward:")
 
-st.subheader("3 · The sentence as the model's tokenizer sees it")
+st.subheader(f"{close_up + 1} · The sentence as the model's tokenizer sees it")
 st.markdown("Real tokenizers split rare words into **sub-word pieces** (BERT marks a continuation with “##”, "
             "GPT-2 marks a leading space with “Ġ”, shown here as “␣”) and add **special tokens** such as [CLS] and [SEP].")
 # One column per token (position 1, 2, …): the table is two rows tall.
@@ -108,7 +110,7 @@ if "[UNK]" in run.tokens:
 
 from attention_ui.summaries import show_model_summaries  # noqa: E402
 
-show_model_summaries(pick, settings)
+show_model_summaries(pick, settings, first_section=close_up + 2)
 show_page_questions("real-model", real_model_questions(num_tokens=run.num_tokens, labels=labels, weights=weights,
                                                        layer=pick.layer, head=pick.head, follow=follow_row,
                                                        causal=pick.model.causal))

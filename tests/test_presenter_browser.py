@@ -506,7 +506,9 @@ def test_next_under_a_stage_moves_on_and_shows_the_new_stage_from_its_top(server
                          ids=["1024", "1024-8-tokens", "1280"])
 def test_side_by_side_slides_print_cell_numbers_that_do_not_run_together(server, browser, width, query):
     """At 1024 px the numbers of stage 4's two charts ran into each other ("−0.086−0.226−0.249") at the slide's
-    16 px; left out, the slide showed the scaling as two colour patches. Below 1180 px they are printed smaller."""
+    16 px; left out, the slide showed the scaling as two colour patches. They are printed as large as the cells the
+    browser draws allow: 7 tokens at 12 px or more at 1024 px; 8 tokens, in cells about 38 px wide, would get 11 px,
+    which a hall cannot read, and show colours only (the values are in the tooltips)."""
     context, page = _new_page(browser, {"width": width, "height": 768})
     try:
         _open(page, server + "/step-through?presenter=true&step=scaled" + query, FIRST_LOAD_MS)
@@ -516,8 +518,8 @@ def test_side_by_side_slides_print_cell_numbers_that_do_not_run_together(server,
                         return {left: b.left, right: b.right, top: Math.round(b.top), width: b.width,
                                 px: parseFloat(getComputedStyle(t).fontSize)}; })
             .filter(b => b.width > 0)""")
-        assert len(numbers) >= 2 * 49, len(numbers)
-        assert min(n["px"] for n in numbers) >= (11 if query else 12), numbers[:3]
+        assert all(n["px"] >= 12 for n in numbers), numbers[:3]
+        assert len(numbers) >= (0 if query else 2 * 49), len(numbers)
         rows = {}
         for n in numbers:
             rows.setdefault(n["top"], []).append(n)

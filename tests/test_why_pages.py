@@ -521,9 +521,12 @@ def test_the_rope_grids_print_their_scores_at_a_readable_size(sentence, side_by_
 
 
 def value_fonts(specs: list[dict]) -> list[int]:
-    """The font sizes of the numbers printed in these heatmaps' cells."""
-    return [layer["mark"]["fontSize"] for spec in specs for layer in spec["layer"]
-            if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"]
+    """The font sizes of the numbers printed in these heatmaps' cells. A slide's chart, which fills its container,
+    gives its font as an expression of its cells' width: there, the largest it prints them at."""
+    fonts = [layer["mark"]["fontSize"] for spec in specs for layer in spec["layer"]
+             if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"]
+    return [int(re.search(r": min\((\d+),", font["expr"]).group(1)) if isinstance(font, dict) else font
+            for font in fonts]
 
 
 def columns_with_chart(at: AppTest, title_start: str) -> list:
