@@ -361,7 +361,7 @@ def handout_html(trace: AttentionTrace, labels: list[str], *, x=None, head: int 
     if not with_charts:
         parts.append(f"<p class='note'>Charts are not included: {e(MISSING_CONVERTER)}</p>")
     for stage in STAGES:
-        parts.append(f"<section id='{e(stage.key)}'><h2>{e(stage.title)}</h2><p>{e(stage.words)}</p>")
+        parts.append(f"<section id='{e(stage.key)}'><h2>{e(stage.title)}</h2><p>{e(stage.words)} {e(stage.more)}</p>")
         parts.append(f"<p class='formula'>{e(HANDOUT_FORMULAS.get(stage.key, stage.latex))}</p>")
         if with_charts:
             for chart in stage_charts(trace, labels, stage.key, head=head, follow=follow, x=x,

@@ -34,6 +34,8 @@ class Stage:
     title: str
     latex: str
     words: str
+    more: str = ""
+    """Words a page adds after ``words`` and a slide leaves to the lecturer (a slide has no room for them)."""
 
 
 STAGES = (
@@ -47,8 +49,9 @@ STAGES = (
           "Three weight matrices turn each token's vector into a query (what this token is looking for), "
           "a key (what it offers to others) and a value (what it passes on if chosen). "
           "Each head (an attention of its own, run side by side with the others) gets its own block of d_k "
-          "columns, so W_Q and W_K have h·d_k columns. Real models usually pick d_k = d_model / h, so that all "
-          "the heads together are as wide as X; here d_k is set on its own, so you can try other widths."),
+          "columns, so W_Q and W_K have h·d_k columns.",
+          "Real models usually pick d_k = d_model / h, so that all the heads together are as wide as X; here d_k "
+          "is set on its own, so you can try other widths."),
     Stage("scores", "3 · Raw scores QKᵀ",
           r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{i,d}\, k_{j,d}",
           "Every query is compared with every key by a dot product. A large score means the key "
@@ -57,20 +60,21 @@ STAGES = (
           r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}",
           "A dot product adds up d_k products, so it grows with d_k (for random numbers its variance is d_k "
           "times larger). "
-          "Softmax (stage 6) will turn each row of scores into weights that add up to 1; the larger the "
-          "scores, the more it gives almost all the weight to the largest one (it saturates). "
           "Dividing by √d_k keeps the scores in a range where softmax is not yet saturated, "
-          "so no single key takes all the weight just because vectors are long."),
+          "so no single key takes all the weight just because vectors are long.",
+          "(Softmax, stage 6, turns each row of scores into weights that add up to 1; the larger the scores, the "
+          "more of the weight goes to the largest one: it saturates.)"),
     Stage("masked", "5 · Masking",
           r"\tilde S_{ij} \leftarrow -\infty \quad \text{where token } i \text{ may not attend to token } j",
           "A mask blocks some query–key pairs: a causal mask hides the future, a padding mask hides "
-          "padding tokens. Blocked scores become −∞ so that softmax gives them exactly zero weight. A row "
-          "whose every key is blocked has no weight to give: this app gives it all-zero weights."),
+          "padding tokens. Blocked scores become −∞ so that softmax gives them exactly zero weight.",
+          "A row whose every key is blocked has no weight to give: this app gives it all-zero weights."),
     Stage("softmax", "6 · Softmax: attention weights",
           r"A_{ij} = \mathrm{softmax}_j(\tilde S_{ij}) = \frac{e^{\tilde S_{ij}}}{\sum_{l} e^{\tilde S_{il}}}",
           "Softmax turns each row of scores into positive weights that add up to 1: how much of "
-          "each token the query takes. A row that is fully blocked gets all-zero weights here: softmax "
-          "itself is undefined there (0 / 0), and this page's rule keeps the numbers finite."),
+          "each token the query takes. A row that is fully blocked gets all-zero weights.",
+          "That is this app's rule: softmax itself is undefined for such a row (0 / 0), and the rule keeps the "
+          "numbers finite."),
     Stage("context", "7 · Context vectors: weighted average of values",
           r"C = A V,\qquad c_i = \sum_j A_{ij}\, v_j",
           "Each token's new vector is the weighted average of the value vectors it may attend to, "
@@ -83,9 +87,9 @@ STAGES = (
           r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O",
           "A last weight matrix mixes the heads' results back into d_model numbers per token. In a real "
           "transformer layer this output is then added to X (the residual connection) and passed through a "
-          "feed-forward network (usually about four times wider than d_model) before the next layer. Where the "
-          "normalisation goes differs: the original Transformer and BERT normalise after each addition, GPT-2 and "
-          "most newer models normalise each block's input instead."),
+          "feed-forward network (usually about four times wider than d_model) before the next layer.",
+          "Where the normalisation goes differs: the original Transformer and BERT normalise after each addition, "
+          "GPT-2 and most newer models normalise each block's input instead."),
 )
 
 STAGE_KEYS = tuple(s.key for s in STAGES)

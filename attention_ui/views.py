@@ -141,7 +141,7 @@ class StageRecord:
 
 def stage_header(stage: Stage, heading: str | None = None) -> None:
     st.subheader(heading or stage.title)
-    st.markdown(stage.words)
+    st.markdown(f"{stage.words} {stage.more}" if stage.more else stage.words)
     st.latex(stage.latex)
 
 

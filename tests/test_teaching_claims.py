@@ -29,7 +29,7 @@ def test_why_scaling_does_not_say_the_gradient_only_falls_when_its_chart_shows_i
 
 def test_a_fully_blocked_row_is_called_this_pages_rule_not_what_softmax_does():
     text = words(open_page("pages/step_through.py", {"step": "softmax"}))
-    assert "softmax itself is undefined there" in text
+    assert "softmax itself is undefined for such a row" in text
 
 
 def test_the_output_stage_says_where_models_normalise():
@@ -75,7 +75,7 @@ def test_stages_explain_what_their_questions_and_words_need_before_they_are_need
     """Stage 5 asked what happens to a fully blocked row while only stage 6 said it; stage 4 explained scaling by a
     softmax that saturates before softmax was taught; stage 2 never said how d_k relates to d_model and h."""
     assert "this app gives it all-zero weights" in words(open_page("pages/step_through.py", {"step": "masked"}))
-    assert "Softmax (stage 6) will turn each row" in words(open_page("pages/step_through.py", {"step": "scaled"}))
+    assert "(Softmax, stage 6, turns each row" in words(open_page("pages/step_through.py", {"step": "scaled"}))
     assert "d_k = d_model / h" in words(open_page("pages/step_through.py", {"step": "qkv"}))
 
 
@@ -122,3 +122,9 @@ def test_the_mask_editor_fits_an_eleven_token_sentence():
     columns = json.loads(editor.proto.columns)
     assert [columns[key]["label"] for key in columns if key != "_index"][:3] == ["1", "2", "3"]
     assert sum(columns[key]["width"] for key in columns if key != "_index") <= 11 * 46
+
+
+def test_a_slide_leaves_the_pages_further_words_to_the_lecturer():
+    """The words added for a student alone made three stages' slides taller than a 1024 × 768 window."""
+    at = open_page("pages/step_through.py", {"step": "qkv", "presenter": "true"})
+    assert "d_k = d_model / h" not in words(at) and "h·d_k columns" in words(at)
