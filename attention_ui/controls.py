@@ -464,9 +464,12 @@ def _size_controls(real_width: int | None):
     else:
         d_model = real_width
         st.caption(f"d_model = {real_width}: the model's embedding width (fixed by its word vectors).")
-    num_heads = st.slider("Number of heads h", 1, MAX_HEADS, DEFAULTS.num_heads, key="heads", **BOUND)
+    num_heads = st.slider("Number of heads h", 1, MAX_HEADS, DEFAULTS.num_heads, key="heads",
+                          help="Real models usually set d_k = d_model / h; here d_k is set on its own.", **BOUND)
     init = st.radio("Projection weights", list(INIT_LABELS), captions=list(INIT_LABELS.values()), key="init",
-                    **BOUND)
+                    help="Where W_Q, W_K and W_V come from. Random: numbers drawn from a normal distribution with "
+                    "mean 0 and variance 1/d_model (so Q, K and V are about as large as X), the same for the same "
+                    "seed. Identity: the weights copy X, so a query matches the keys of similar words.", **BOUND)
     if init == "identity":
         d_k = d_v = DEFAULTS.d_k  # unused: identity weights give each head d_model / h features
         if d_model % num_heads == 0:
@@ -490,10 +493,12 @@ def _mask_controls() -> tuple[str, int]:
 def _number_controls() -> tuple[int, str]:
     st.header("Numbers")
     seed = st.number_input("Seed", 0, MAX_SEED, DEFAULTS.seed, step=1, key="seed",
-                           help="Same seed, same numbers: on every machine.", **BOUND)
+                           help="The starting number of the random numbers (word vectors and weights). Same seed, "
+                           "same numbers, on every machine; another seed, another example.", **BOUND)
     devices = available_devices()
-    device = st.selectbox("Device", devices, key="device", help="Only devices present on this machine are listed.",
-                          **BOUND)
+    device = st.selectbox("Device", devices, key="device", help="Where the numbers are computed: the CPU, or a "
+                          "graphics card (cuda, mps) when this machine has one; the results are the same. Only devices "
+                          "present on this machine are listed.", **BOUND)
     return int(seed), device
 
 
@@ -529,8 +534,9 @@ def _follow_controls(labels: list[str], num_heads: int) -> tuple[int, int]:
     if not whole_number_in(st.session_state.get("head", 1), 1, num_heads):
         st.session_state["head"] = 1
     follow = st.selectbox("Query token to follow", range(len(labels)), format_func=labels.__getitem__,
-                          key="token", help="Its row of numbers is worked out step by step. Clicking a row of a "
-                          "chart follows that token too.")
+                          key="token", persist_state="session",  # kept through a page without it (Work it by hand)
+                          help="Its row of numbers is worked out step by step. Clicking a row of a chart follows that "
+                          "token too.")
     keep_in_link("token", str(follow + 1), "1")
     head = 1
     if num_heads > 1:

@@ -1,4 +1,4 @@
-"""The browser's Back and Forward buttons keep a student's settings.
+"""The browser keeps a student's settings: through the Back and Forward buttons, and through pages without them.
 
 Going to another page, Streamlit adds history entries without the page's settings, and on Back it lets the
 address decide: every setting bound to the address went back to its default there (a typed sentence, the number
@@ -85,3 +85,14 @@ def test_back_and_forward_keep_the_sentence_and_go_back_a_stage(tab):
     tab.go_forward()
     settle(tab)
     assert box.input_value() == SENTENCE
+
+
+def test_the_followed_token_survives_a_page_without_the_follow_control(tab):
+    """Work it by hand has no "Query token to follow": going through it reset the followed token to 1 (Streamlit
+    drops a widget's value on a page that does not draw it), while the mask and the sentence were kept."""
+    tab.goto(f"{tab.base_url}/step-through?step=softmax&token=5")
+    settle(tab)
+    for title in ("Work it by hand", "Multi-head"):
+        sidebar_link(tab, title).click()
+        settle(tab)
+    assert "/multi-head" in tab.url and "token=5" in tab.url

@@ -128,3 +128,4 @@ def test_a_slide_leaves_the_pages_further_words_to_the_lecturer():
     """The words added for a student alone made three stages' slides taller than a 1024 × 768 window."""
     at = open_page("pages/step_through.py", {"step": "qkv", "presenter": "true"})
     assert "d_k = d_model / h" not in words(at) and "h·d_k columns" in words(at)
+
