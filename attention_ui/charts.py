@@ -62,7 +62,7 @@ width × sin 45° apart, about one line of text. Narrower columns get labels at 
 browser thins out (every other one left out) while they would still overlap."""
 
 
-STEEP_LABEL_GAP_PX = 2
+STEEP_LABEL_GAP_PX = 0
 """Least gap the browser leaves between labels at −90° (a line of text each, its glyphs narrower than the line)."""
 
 

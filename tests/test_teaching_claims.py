@@ -129,3 +129,16 @@ def test_a_slide_leaves_the_pages_further_words_to_the_lecturer():
     at = open_page("pages/step_through.py", {"step": "qkv", "presenter": "true"})
     assert "d_k = d_model / h" not in words(at) and "h·d_k columns" in words(at)
 
+
+
+def test_multi_heads_panels_label_every_key_of_an_eleven_token_sentence():
+    """Vega leaves out every other label at −90° when a label and its gap are taller than a cell: "2·animal" had
+    no label, so the classic "it → animal" could not be read."""
+    import json
+
+    at = open_page("pages/multi_head.py", {"sentence": "The animal did not cross the street because it was tired",
+                                           "heads": "4"})
+    spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    axis = spec["spec"]["layer"][0]["encoding"]["x"]["axis"]
+    cell = spec["spec"]["width"] / 11
+    assert axis["labelFontSize"] + axis.get("labelSeparation", 0) < cell, (axis, cell)
