@@ -111,6 +111,20 @@ def find_chromium() -> str | None:
     return None
 
 
+NO_BROWSER = "needs Playwright and a Chromium (set CHROMIUM_PATH or put chromium on PATH)"
+"""Why a browser test is skipped when ``browser_available()`` is False."""
+
+
+def browser_available() -> bool:
+    """Whether a browser test can run here: a Chromium and Playwright's Python package."""
+    import importlib.util
+
+    try:
+        return find_chromium() is not None and importlib.util.find_spec("playwright.sync_api") is not None
+    except ImportError:  # no playwright package at all
+        return False
+
+
 def launch_chromium(playwright, headless: bool = True):
     """Launch the system Chromium through Playwright (``playwright install`` is not needed)."""
     path = find_chromium()

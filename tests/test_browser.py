@@ -131,20 +131,6 @@ def _server_log(server) -> str:
     return f"\n--- streamlit server output (tail) ---\n{output}" if output.strip() else ""
 
 
-@pytest.fixture(scope="module")
-def server():
-    with bs.streamlit_server(timeout=60) as base_url:
-        yield base_url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = bs.launch_chromium(p)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture()

@@ -11,7 +11,6 @@ and at every step the K cache, the V cache, the new query and its weights lie in
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -91,13 +90,7 @@ def test_the_page_keeps_its_words_and_heads_picker_above_the_step():
 # ------------------------------------------------------------------------------------------ in a browser
 
 
-def _browser_available():
-    if bs.find_chromium() is None:
-        return False
-    return importlib.util.find_spec("playwright") is not None
-
-
-needs_browser = pytest.mark.skipif(not _browser_available(), reason="needs Playwright and a Chromium")
+needs_browser = pytest.mark.skipif(not bs.browser_available(), reason=bs.NO_BROWSER)
 LOAD_MS = 120_000
 
 _CHARTS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'))

@@ -9,39 +9,23 @@ browser makes those entries.
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 import browser_support as bs
 
 
-def _browser_available() -> bool:
-    try:
-        return bs.find_chromium() is not None and importlib.util.find_spec("playwright.sync_api") is not None
-    except ImportError:
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _browser_available(),
-                                reason="needs Playwright and a Chromium (set CHROMIUM_PATH or put chromium on PATH)")
+pytestmark = pytest.mark.skipif(not bs.browser_available(), reason=bs.NO_BROWSER)
 LOAD_MS = 90_000
 SENTENCE = "the dog chased the red ball across the wide green field"
 SENTENCE_BOX = 'section[data-testid="stSidebar"] input[aria-label="Sentence"]'
 
 
 @pytest.fixture(scope="module")
-def tab():
-    from playwright.sync_api import sync_playwright
-
-    with bs.streamlit_server(timeout=60) as base_url, sync_playwright() as p:
-        chromium = bs.launch_chromium(p)
-        try:
-            page = chromium.new_page(viewport={"width": 1280, "height": 800})
-            page.base_url = base_url
-            yield page
-        finally:
-            chromium.close()
+def tab(server, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.base_url = server
+    yield page
+    page.close()
 
 
 def settle(page) -> None:

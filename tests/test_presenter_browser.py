@@ -48,20 +48,6 @@ PHONE = {"width": 390, "height": 844}
 EIGHT_TOKENS = "The cat sat on the mat because it"
 
 
-@pytest.fixture(scope="module")
-def server():
-    with bs.streamlit_server(timeout=60) as base_url:
-        yield base_url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = bs.launch_chromium(p)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _server_log(server) -> str:

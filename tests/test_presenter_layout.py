@@ -150,18 +150,7 @@ _FONT_SIZES_JS = """(selectors) => Object.fromEntries(Object.entries(selectors).
     [what, Array.from(document.querySelectorAll(sel), e => parseFloat(getComputedStyle(e).fontSize))]))"""
 
 
-def _browser_available():
-    if bs.find_chromium() is None:
-        return False
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_browser = pytest.mark.skipif(not _browser_available(),
-                                   reason="needs Playwright and a Chromium (set CHROMIUM_PATH or put chromium on PATH)")
+needs_browser = pytest.mark.skipif(not bs.browser_available(), reason=bs.NO_BROWSER)
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,6 @@
 """The progress kept in the browser: what is stored, how a stored record is read back, and (in a real browser,
 skipped without Playwright or Chromium) how the browser joins the session's record to the one it has stored."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -162,35 +161,11 @@ def test_a_step_through_run_has_one_progress_store_that_keeps_back_and_next():
 # --- in a real browser ------------------------------------------------------------------------------------------
 
 
-def _browser_available() -> bool:
-    try:
-        return bs.find_chromium() is not None and importlib.util.find_spec("playwright.sync_api") is not None
-    except ImportError:  # no playwright package at all
-        return False
-
-
-needs_browser = pytest.mark.skipif(not _browser_available(),
-                                   reason="needs Playwright and a Chromium (set CHROMIUM_PATH or put chromium on PATH)")
+needs_browser = pytest.mark.skipif(not bs.browser_available(), reason=bs.NO_BROWSER)
 LOAD_MS = 90_000
 STORAGE_KEY = "attention-step-by-step/progress"
 
 
-@pytest.fixture(scope="module")
-def server():
-    with bs.streamlit_server(timeout=60) as base_url:
-        yield base_url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = bs.launch_chromium(p)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture
