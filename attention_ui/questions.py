@@ -55,6 +55,8 @@ class Question:
     choices: tuple[str, ...] = ()
     correct: int | None = None
     hint: str = ""
+    slips: tuple[tuple[float, str], ...] = ()
+    """Numeric: wrong numbers a common slip gives, each with what it is ("the key's number, not the query's")."""
 
     @property
     def is_choice(self) -> bool:
@@ -86,10 +88,12 @@ def _id(stage: str, slug: str, *facts) -> str:
 
 
 def numeric(stage: str, slug: str, prompt: str, answer: float, why: str, tolerance: float = NUMBER_TOLERANCE, *,
-            hint: str) -> Question:
-    """A question answered by a number: right within ``tolerance`` of ``answer``."""
+            hint: str, slips: tuple[tuple[float, str], ...] = ()) -> Question:
+    """A question answered by a number: right within ``tolerance`` of ``answer``; ``slips`` name the wrong numbers
+    of common slips (one that is also the right answer is left out)."""
+    named = tuple((float(value), what) for value, what in slips if abs(float(value) - float(answer)) > tolerance)
     return Question(_id(stage, slug, prompt, round(float(answer), 6)), stage, prompt, why, answer=float(answer),
-                    tolerance=tolerance, hint=hint)
+                    tolerance=tolerance, hint=hint, slips=named)
 
 
 def choice(stage: str, slug: str, prompt: str, choices: tuple[str, ...], correct: int, why: str, *,
@@ -149,7 +153,9 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
                     f"(Q row {i + 1}, column 1)?", trace.q[h, i, 0],
                     "q = x · W_Q, using this head's columns of W_Q.",
                     hint="Multiply this token's row of X by the first of this head's columns of W_Q, number by "
-                         "number, and add the products."),
+                         "number, and add the products.",
+                    slips=((trace.k[h, i, 0], "that is the first number of its key (K), not of its query"),
+                           (trace.v[h, i, 0], "that is the first number of its value (V), not of its query"))),
             numeric(stage, "q-width", "How many numbers does each query of one head have (its width)?", d_k,
                     f"A head's query and key vectors have d_k = {d_k} numbers.", tolerance=0,
                     hint="Count the columns of one head's Q in the chart: that width has a name in the formula, "
@@ -166,7 +172,10 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
                     trace.scores[h, i, j], f"q · k = Σ_d q_d k_d over this head's d_k = {d_k} numbers.",
                     hint="Take the query row of the token the question starts from and the key row of the token it "
                          "goes to, multiply them number by number and add up: a raw score is not divided by "
-                         "anything yet."),
+                         "anything yet.",
+                    slips=(*(((trace.scores[h, j, i], f"that is the score the other way round, from {other} to "
+                                                      f"{me}: the row is the query's"),) if j < T and i < S else ()),
+                           (trace.scaled[h, i, j], "that score is already divided by √d_k (stage 4)"))),
             choice(stage, "meaning", "A query–key pair has a large positive score. What does that mean?",
                    ("The key matches what the query looks for, so it will get more weight",
                     "The two tokens are next to each other", "The key is blocked"), 0,
@@ -181,7 +190,9 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
             numeric(stage, "scaled", f"What is the scaled score from {me} to {other}{head_words}?",
                     trace.scaled[h, i, j], f"{float(trace.scores[h, i, j]):.3f} / {math.sqrt(d_k):.3f} = "
                     f"{float(trace.scaled[h, i, j]):.3f}.",
-                    hint="Take this pair's raw score QKᵀ from the stage before and divide it by √d_k."),
+                    hint="Take this pair's raw score QKᵀ from the stage before and divide it by √d_k.",
+                    slips=((trace.scores[h, i, j], "that is the raw score, not yet divided by √d_k"),
+                           (trace.scores[h, i, j] / d_k, "that is the raw score divided by d_k, not by √d_k"))),
             choice(stage, "why", "Why divide by √d_k?",
                    ("To make the scores add up to 1",
                     "Dot products grow with d_k; scaling keeps softmax from saturating on one key",
@@ -314,11 +325,24 @@ def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = 
     if right:
         late = " The answer had been shown, so this one does not add to your score." if shown else ""
         return Feedback(True, f"Right{tolerance}.{late} " + question.why, shown=True)
+    slip = _slip(question, response)
     if not shown and wrong_before + 1 < WRONG_TRIES_BEFORE_ANSWER:
-        return Feedback(False, f"Not quite. **Hint:** {question.hint or 'look at the formula of this stage.'} "
-                               "Try again, or press “Show the answer”.")
+        return Feedback(False, f"Not quite{f': {slip}' if slip else ''}. **Hint:** "
+                               f"{question.hint or 'look at the formula of this stage.'} Try again, or press "
+                               "“Show the answer”.")
     return Feedback(False, f"Not quite: it is {_answer_text(question)}. A second wrong try shows the answer, so this "
                            "question counts as not right. " + question.why, shown=True)
+
+
+def _slip(question: Question, response) -> str:
+    """What a wrong number is when a common slip gives it (``Question.slips``), else ""."""
+    if question.is_choice or not question.slips:
+        return ""
+    try:
+        value = read_answer(response)
+    except AttentionInputError:
+        return ""
+    return next((what for slip, what in question.slips if abs(value - slip) <= max(question.tolerance, 1e-9)), "")
 
 
 def _answer_text(question: Question) -> str:

@@ -454,3 +454,28 @@ def test_the_second_wrong_try_says_it_shows_the_answer_and_the_score_counts_firs
     assert "second wrong try" in SCORE_RULE
     assert Score(8, 8, 0, 0, 5).in_words() == "8 right of 8 answered (5 at the first try)"
     assert Score(3, 3, 0, 0, 3).in_words() == "3 right of 3 answered"
+
+
+def test_a_common_slip_is_named_in_the_feedback():
+    """Typing K's number for Q's, or the raw score where the scaled one is asked, got the generic "Not quite" and a
+    hint to compute it all again, where Work it by hand names such slips."""
+    lesson = run_lesson(LessonConfig())
+    trace, labels = lesson.trace, token_labels(lesson.tokens)
+
+    def asked(stage: str, slug: str):
+        return next(q for q in questions_for(trace, labels, stage, follow=0, head=0) if f"-{slug}-" in q.id)
+
+    q_value = asked("qkv", "q-value")
+    feedback = grade(q_value, f"{float(trace.k[0, 0, 0]):.3f}")
+    assert feedback.correct is False and "its key (K), not of its query" in feedback.message
+    scaled = asked("scaled", "scaled")
+    assert "not yet divided by √d_k" in grade(scaled, f"{float(trace.scores[0, 0, scaled_key(trace)]):.3f}").message
+    assert "divided by d_k, not by √d_k" in grade(
+        scaled, f"{float(trace.scores[0, 0, scaled_key(trace)]) / trace.d_k:.3f}").message
+    assert "Not quite." in grade(q_value, "123").message  # any other wrong number: no slip named
+
+
+def scaled_key(trace) -> int:
+    from attention_ui.questions import _other_key
+
+    return _other_key(trace, 0, 0)
