@@ -144,6 +144,18 @@ d_k = trace.d_k
 st.markdown(f"Here d_k = {d_k}, so √d_k = {math.sqrt(d_k):.4f}. A cell is right when it is within "
             f"±{ANSWER_TOLERANCE:g} of the true value: round to 2 or 3 decimals.")
 checked = st.session_state.setdefault(hand.CHECKED_KEY, set())
+
+
+def answer_grid(stage: str, shape: tuple[int, int], columns: list[str]):
+    """The editable grid for ``stage``'s answer, and what its rows and columns are (the grid has no axis titles)."""
+    typed = hand.grid_editor(f"answer_{stage}", shape, tokens, columns)
+    st.caption("Rows: the query tokens. Columns: " + ("the context's numbers c1, c2, … (one per column of V)."
+                                                      if stage == "context" else
+                                                      "the key tokens, so row i, column j is token i's number for "
+                                                      "token j."))
+    return typed
+
+
 for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAND_STAGES):
     title, formula, how = HAND_STAGE_TEXT[stage]
     truth = stage_truth(trace, stage)  # (T, T) or (T, d_v)
@@ -153,7 +165,7 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
         st.markdown(how)
         st.latex(formula)
         if start is None:  # the first stage starts from Q and K, shown above
-            answer = hand.grid_editor(f"answer_{stage}", tuple(truth.shape), tokens, answer_cols)
+            answer = answer_grid(stage, tuple(truth.shape), answer_cols)
         else:
             given, yours = st.columns(2, gap="medium")
             with given:
@@ -163,7 +175,7 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
                     st.caption(start.note)
             with yours:
                 st.markdown("**Your answer:**")
-                answer = hand.grid_editor(f"answer_{stage}", tuple(truth.shape), tokens, answer_cols)
+                answer = answer_grid(stage, tuple(truth.shape), answer_cols)
         left, right = st.columns([1, 3], vertical_alignment="center")
         if left.button("Check", key=f"hand-check-{stage}", type="primary", icon=":material/check:"):
             checked.add(stage)

@@ -142,3 +142,10 @@ def test_multi_heads_panels_label_every_key_of_an_eleven_token_sentence():
     axis = spec["spec"]["layer"][0]["encoding"]["x"]["axis"]
     cell = spec["spec"]["width"] / 11
     assert axis["labelFontSize"] + axis.get("labelSeparation", 0) < cell, (axis, cell)
+
+
+def test_work_it_by_hands_answer_grids_say_what_their_rows_and_columns_are():
+    at = open_page("pages/by_hand.py")
+    for tab, columns in zip(at.tabs, ("the key tokens", "the key tokens", "the key tokens", "the context's numbers")):
+        captions = [c.value for c in tab.caption]
+        assert any(c.startswith("Rows: the query tokens. Columns: " + columns) for c in captions), captions
