@@ -24,8 +24,8 @@ from .pickling import TensorsAsArrays
 from .progress import keep_progress
 from .text import (EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, next_on_path, path_file, plain,
                    quoted)
-from .url_state import (BOUND, LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token, note_ignored,
-                        set_link_value, show_link_notes)
+from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token,
+                        note_ignored, set_link_value, show_link_notes)
 from .questions import OPEN_CHECK_PREFIX
 from .views import PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, presenting
 
@@ -639,10 +639,6 @@ def path_page(file: str, url_path: str) -> st.Page:
     file would go to the app's default page, whose link has an empty address (opened in a new tab, it showed the
     page the link was on)."""
     return st.Page(APP_ROOT / file, url_path=url_path)
-
-
-CURRENT_PAGE = "current_page"
-"""Session key: the url path ``app.py`` is running, for a page that stops early to draw its path link itself."""
 
 
 def stop_page() -> NoReturn:

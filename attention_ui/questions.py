@@ -309,7 +309,7 @@ def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = 
         if response not in question.choices:
             return Feedback(None, "Pick one of the options first.")
         right = question.choices.index(response) == question.correct
-        tolerance = ""
+        tolerance, slip = "", ""
     else:
         try:
             value = read_answer(response)
@@ -322,10 +322,10 @@ def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = 
                 and abs(value - round(question.answer, decimals)) < 1e-9:  # rounded too far: not a wrong try
             return Feedback(None, f"Close: that is the answer rounded to {decimals} decimal"
                                   f"{'s' * (decimals != 1)}. Give {ANSWER_DECIMALS} decimals, as the charts show.")
+        slip = _slip(question, value)
     if right:
         late = " The answer had been shown, so this one does not add to your score." if shown else ""
         return Feedback(True, f"Right{tolerance}.{late} " + question.why, shown=True)
-    slip = _slip(question, response)
     if not shown and wrong_before + 1 < WRONG_TRIES_BEFORE_ANSWER:
         return Feedback(False, f"Not quite{f': {slip}' if slip else ''}. **Hint:** "
                                f"{question.hint or 'look at the formula of this stage.'} Try again, or press "
@@ -334,14 +334,8 @@ def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = 
                            "question counts as not right. " + question.why, shown=True)
 
 
-def _slip(question: Question, response) -> str:
-    """What a wrong number is when a common slip gives it (``Question.slips``), else ""."""
-    if question.is_choice or not question.slips:
-        return ""
-    try:
-        value = read_answer(response)
-    except AttentionInputError:
-        return ""
+def _slip(question: Question, value: float) -> str:
+    """What the number ``value`` is when a common slip gives it (``Question.slips``), else ""."""
     return next((what for slip, what in question.slips if abs(value - slip) <= max(question.tolerance, 1e-9)), "")
 
 

@@ -273,15 +273,16 @@ def linked_token() -> int | None:
 def keep_in_link(key: str, value: str | None, default: str | None = None) -> None:
     """Write one of ``OWN_KEYS`` to the address bar; the default value is left out of it."""
     set_link_value(key, None if value == default else value)
-    page = st.session_state.get(PAGE_KEY)
+    page = st.session_state.get(CURRENT_PAGE)
     if page is not None:  # also a fragment's run (Next, Back), which app.py does not finish
         remember_link(page)
 
 
 STEP_THROUGH = "step-through"
 """The step-through page's url path."""
-PAGE_KEY = "current_page"
-"""Session key: the url path of the page this run draws (set by ``app.py``)."""
+CURRENT_PAGE = "current_page"
+"""Session key: the url path of the page this run draws (set by ``app.py``; a page that stops early reads it to draw
+its path link itself)."""
 LEFT_LINKS_KEY = "_left_links"
 """Session key: url path -> that page's address parameters when the session last drew it (``remember_link``)."""
 
