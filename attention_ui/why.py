@@ -269,7 +269,7 @@ def line_chart(df: pd.DataFrame, *, x: str, y: str, series: str | None = None, t
                marker: tuple[float, str] | None = None, y_axis_format: str | None = None,
                x_values: Sequence[float] | None = None, side_by_side: bool = False,
                y_label_expr: str | None = None, y_tooltip: str | None = None,
-               y_values: Sequence[float] | None = None) -> alt.LayerChart:
+               y_values: Sequence[float] | None = None, x_label_flush: bool = True) -> alt.LayerChart:
     """Lines with points: ``y`` against ``x`` (one line per value of ``series``), optional log axes.
 
     ``dashed`` lists series drawn as dashed lines without points (theory lines and fits);
@@ -281,12 +281,15 @@ def line_chart(df: pd.DataFrame, *, x: str, y: str, series: str | None = None, t
     charts drawn side by side (``alt.hconcat``) sit at one height whatever the data;
     ``y_label_expr`` (a Vega expression of ``datum.value``, such as :data:`SECONDS_LABEL`) writes the y labels;
     ``y_tooltip`` names a column the hover box shows in place of ``y`` (the value as text, say);
-    ``y_values`` puts the y ticks at these values only (see :func:`one_two_five`)."""
+    ``y_values`` puts the y ticks at these values only (see :func:`one_two_five`);
+    ``x_label_flush`` False centres every x label on its tick: Vega-Lite sets the first and last flush with the
+    plot's ends, and on a slide a last "2048", drawn to the left of its tick, all but touched "1024"."""
     axis = {"labelFontSize": font_size, "titleFontSize": font_size}
     ticks = {} if x_values is None else {
         "values": list(x_values), "labelOverlap": False, "format": "~g",
         "labelAngle": tick_label_angle(x_values, width, font_size, log=log_x)}
-    x_enc = alt.X(f"{x}:Q", scale=_scale(log_x, 2), axis=alt.Axis(title=x_title or x, **axis, **ticks))
+    flush = {} if x_label_flush else {"labelFlush": False}
+    x_enc = alt.X(f"{x}:Q", scale=_scale(log_x, 2), axis=alt.Axis(title=x_title or x, **axis, **ticks, **flush))
     flush = {"labelFlush": True} if side_by_side else {}
     y_scale = _scale(log_y, padding=POINT_ROOM if side_by_side else None)
     y_enc = alt.Y(f"{y}:Q", scale=y_scale,

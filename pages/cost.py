@@ -1,7 +1,6 @@
 """What attention costs: time and memory against the sequence length T, next to a recurrent layer and a
 fused kernel. Measurements run only when the button is pressed."""
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -29,18 +28,6 @@ LAYER_NAMES = {"attend": "attention (attend: keeps the T×T weights)",
 # fused kernel, measured side by side, get a blue and a red (blue and violet were hard to tell apart).
 KIND_COLORS = {"self-attention": SERIES_COLORS[0], "attend": SERIES_COLORS[0], "recurrent": SERIES_COLORS[1],
                "convolution": SERIES_COLORS[2], "fused": SERIES_COLORS[3]}
-
-
-def lengths_chart(df: pd.DataFrame, **options):
-    """``line_chart`` of something against T, every T label centred on its tick: Vega-Lite sets the first and last
-    flush with the plot's ends, and on a slide "2048", drawn to the left of its tick, all but touched "1024"."""
-    chart = line_chart(df, **options)
-    for layer in chart.layer:
-        x = layer["encoding"]["x"]
-        if x is not alt.Undefined and isinstance(x["axis"], alt.Axis):
-            x["axis"]["labelFlush"] = False
-    return chart
-
 
 settings = lesson_settings("What attention costs", uses_lesson=False)  # it never reads the sentence
 keep_page_settings(KEYS)
@@ -89,15 +76,15 @@ counts = pd.DataFrame([{"T": n, "layer": name, "operations": ops}
 memory = pd.DataFrame({"T": predicted, "layer": "T × T float32 weights, one head",
                        "bytes": [weights_bytes(n) for n in predicted]})
 size = {"font_size": font, "width": 500 if wide else 300, "height": 300 if wide else 240, "log_x": True, "log_y": True,
-        "y_axis_format": "~s", "x_values": predicted}
+        "y_axis_format": "~s", "x_values": predicted, "x_label_flush": False}
 with charts:
     left, right = st.columns(2)
     with left:
-        show_chart(cached_spec(lengths_chart, counts, x="T", y="operations", series="layer",
+        show_chart(cached_spec(line_chart, counts, x="T", y="operations", series="layer",
                                title=f"multiply-adds (d = {width})", y_format=".3~s", marker=(width, "T = d"),
                                colors=[KIND_COLORS[k] for k in dict.fromkeys(counts["layer"])], **size))
     with right:
-        show_chart(cached_spec(lengths_chart, memory, x="T", y="bytes", series="layer",
+        show_chart(cached_spec(line_chart, memory, x="T", y="bytes", series="layer",
                                title="memory of the attention weights", y_format=".3~s", **size))
 st.markdown(f"The self-attention and recurrent lines cross at T = d = {width} (the grey line marked T = d): for "
             f"sentences shorter than the width, attention does fewer operations than a recurrent layer; beyond it, "
@@ -164,12 +151,13 @@ def show_measured(run: CostRun) -> None:
             slopes[kind], _ = fitted_slope(group["T"].tolist(), group["seconds"].tolist())
     named = timings.assign(layer=[f"{LAYER_NAMES[k]}: slope {slopes[k]:.2f}" if slopes else LAYER_NAMES[k]
                                   for k in timings["layer"]], time=timings["seconds"].map(seconds_text))
-    show_chart(cached_spec(lengths_chart, named, x="T", y="seconds", series="layer",
+    show_chart(cached_spec(line_chart, named, x="T", y="seconds", series="layer",
                            colors=[KIND_COLORS[k] for k in dict.fromkeys(timings["layer"])],
                            title=f"time per forward pass on {device} (log–log)", y_title="time per forward pass",
                            y_label_expr=SECONDS_LABEL, y_tooltip="time", x_values=measured_lengths,
                            y_values=one_two_five(timings["seconds"].min(), timings["seconds"].max()), log_x=True,
-                           log_y=True, font_size=font, width=900 if wide else 560, height=380 if wide else 300))
+                           log_y=True, font_size=font, width=900 if wide else 560, height=380 if wide else 300,
+                           x_label_flush=False))
     if slopes:
         memory_slope, _ = fitted_slope(measured_lengths, [weights_bytes(n) for n in measured_lengths])
         cols = st.columns(4)
