@@ -62,12 +62,14 @@ def navigation() -> None:
     st.session_state.setdefault("pages_visited", set()).add(page.url_path)  # the Start here path shows them
     from attention_ui.controls import CURRENT_PAGE, page_end  # imported by every page already
     from attention_ui.url_state import remember_link, restore_left_link
+    from attention_ui.warm_up import warm_up_the_rest
 
     st.session_state[CURRENT_PAGE] = page.url_path
     restore_left_link(page.url_path)  # the browser's Back to an entry without the settings
     page.run()
     page_end(page.url_path)  # a page that stops early draws it itself
     remember_link(page.url_path)
+    warm_up_the_rest()  # the first run of a fresh server: its page is sent, the other stages' charts made now
 
 
 if __name__ == "__main__":

@@ -990,10 +990,12 @@ def lesson_view(lesson, labels: list[str], follow: int, head: int, *, cell_size:
                      colour=colour, pick=True, seeded=seeded, unscaled=unscaled, mask_choice=lesson.config.mask)
 
 
-def prebuild_stages(view: StageView) -> None:
-    """Make every stage's charts and worked numbers for ``view`` into the shared cache (what the first visitor of
-    each stage would otherwise wait for)."""
+def prebuild_stages(view: StageView, keys: tuple[str, ...] | None = None) -> None:
+    """Make the charts and worked numbers of the stages ``keys`` (default: every stage) for ``view`` into the
+    shared cache (what the first visitor of each stage would otherwise wait for)."""
     for rec in STAGE_RECORDS:
+        if keys is not None and rec.key not in keys:
+            continue
         rec.charts(view)
         _shown_worked(view, rec)
         for spec in _EXTRA_SPECS.get(rec.key, ()):

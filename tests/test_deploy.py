@@ -91,7 +91,10 @@ def test_the_warm_up_makes_every_chart_a_fresh_step_through_draws():
         render._specs.clear()
         render._bytes = 0
     warm_up.warm_up()
+    first = render.cache_size()[0]
+    warm_up.warm_up_the_rest().join(timeout=120)
     made = render.cache_size()[0]
+    assert made > first, "the other stages are made after the server listens, not before"
     at = open_page("pages/step_through.py")
     shown = len(at.get("vega_lite_chart"))
     for _ in range(8):
@@ -100,6 +103,32 @@ def test_the_warm_up_makes_every_chart_a_fresh_step_through_draws():
         shown += len(at.get("vega_lite_chart"))
     assert at.selectbox(key="step").value == "output"
     assert shown >= 12 and render.cache_size()[0] == made
+
+
+def test_the_first_visit_starts_the_rest_of_the_warm_up_once():
+    """Before the server listens only the first stage is made (the first visitor of a cold server waits for no
+    more); the end of the first run starts the other stages in a background thread, and no later run starts it
+    again. Without a warm-up (a failed one) there is nothing to start."""
+    from attention_ui import warm_up
+
+    warm_up.warm_up()
+    started = []
+    real = warm_up.warm_up_the_rest
+
+    def counted():
+        thread = real()
+        started.append(thread)
+        return thread
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(warm_up, "warm_up_the_rest", counted)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(started) == 2 and started[0] is not None and started[1] is None
+    started[0].join(timeout=120)
+    assert not started[0].is_alive()
+    assert warm_up.warm_up_the_rest() is None
 
 
 def test_what_lives_as_long_as_the_server_is_left_out_of_garbage_collections():
