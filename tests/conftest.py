@@ -1,10 +1,24 @@
-"""Fixtures the browser tests share: one app server and one Chromium per test module."""
+"""Fixtures every test shares: Streamlit's component scan done once; for the browser tests, one app server and one
+Chromium per test module."""
 
 from __future__ import annotations
 
 import pytest
 
 import browser_support as bs
+
+
+@pytest.fixture(autouse=True, scope="session")
+def scan_for_components_once():
+    """A new AppTest scans every installed package's metadata for Streamlit components (0.15 s here, and the
+    suite makes hundreds of AppTests). The installed packages do not change while the tests run: scan once.
+    (The app's own component, the progress store, is defined in its source, not found by the scan.)"""
+    from streamlit.components.v2 import manifest_scanner
+
+    found = manifest_scanner.scan_component_manifests()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(manifest_scanner, "scan_component_manifests", lambda max_workers=None: list(found))
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -160,18 +160,6 @@ def server():
         yield base_url
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = bs.launch_chromium(p)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 @pytest.fixture
 def slide(server, browser):
     """Open ``path`` in presenter mode in a window of ``viewport`` (default 1280×800) and return the page (closed
