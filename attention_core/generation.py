@@ -10,6 +10,8 @@ The next-token scores use the input embedding matrix (GPT-2 ties its output laye
 
 from __future__ import annotations
 
+import inspect
+
 from dataclasses import dataclass
 
 import torch
@@ -41,6 +43,12 @@ class GenerationRun:
         return len(self.step_attentions)
 
 
+def _cache_argument(model) -> str:
+    """What the model's forward calls its KV cache, in its arguments and its output: ``cache`` in transformers
+    from 5.x on (which warns that ``past_key_values`` will go), ``past_key_values`` before."""
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
 def generate_with_attention(loaded: LoadedModel, prompt: str, num_new_tokens: int = 6) -> GenerationRun:
     """Greedy generation with the model's KV cache (``past_key_values``), attention per step.
 
@@ -63,8 +71,10 @@ def generate_with_attention(loaded: LoadedModel, prompt: str, num_new_tokens: in
     model, device = loaded.model, loaded.device
     output_embeddings = model.get_input_embeddings().weight  # (vocab, hidden), tied to the output layer
 
+    cache_name = _cache_argument(model)
+
     def forward(new_ids, cache):
-        out = model(input_ids=torch.tensor([new_ids], device=device), past_key_values=cache, use_cache=True,
+        out = model(input_ids=torch.tensor([new_ids], device=device), **{cache_name: cache}, use_cache=True,
                     output_attentions=True)
         next_id = int((out.last_hidden_state[0, -1] @ output_embeddings.T).argmax())  # greedy
         return out, next_id
@@ -74,7 +84,7 @@ def generate_with_attention(loaded: LoadedModel, prompt: str, num_new_tokens: in
         out, next_id = forward(ids, None)  # the prompt fills the cache
         for _ in range(num_new_tokens):
             ids.append(next_id)
-            out, next_id = forward([next_id], out.past_key_values)  # one token in, one row of K and V added
+            out, next_id = forward([next_id], out[cache_name])  # one token in, one row of K and V added
             steps.append(torch.stack([a[0, :, 0] for a in out.attentions]))  # (L, h, t+1)
         full = model(input_ids=torch.tensor([ids], device=device), output_attentions=True)
     full_attentions = torch.stack([a[0] for a in full.attentions])  # (L, h, T, T)

@@ -4,6 +4,8 @@ tiny GPT-2 generating with its own cache."""
 
 from __future__ import annotations
 
+import inspect
+
 import math
 import sys
 from pathlib import Path
@@ -332,6 +334,22 @@ def test_generation_with_the_models_cache_matches_a_full_pass(tiny_models):
     assert gen.max_abs_diff < 1e-5
     again = generate_with_attention(gpt2, "The cat sat on the mat.", num_new_tokens=4)
     assert again.tokens == gen.tokens  # greedy: the same text every time
+
+
+def test_generation_passes_the_cache_by_the_name_the_installed_transformers_uses(tiny_models):
+    """transformers 5 calls the KV cache ``cache`` and warns that ``past_key_values`` will be removed; 4.x knows
+    only ``past_key_values``. Generation uses whichever the model's forward takes, so it keeps working past the
+    removal and warns nothing now."""
+    import warnings
+
+    from attention_core.generation import _cache_argument, generate_with_attention
+
+    gpt2, _ = tiny_models
+    assert _cache_argument(gpt2.model) in inspect.signature(gpt2.model.forward).parameters
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        gen = generate_with_attention(gpt2, "The cat sat on the mat.", num_new_tokens=2)
+    assert gen.num_generated == 2
 
 
 def test_generation_refuses_bad_input(tiny_models):
