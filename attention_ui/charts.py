@@ -39,8 +39,10 @@ DARK_LOW_SCHEMES = frozenset(
     | {"darkblue", "darkgold", "darkgreen", "darkmulti", "darkred"}
 )
 VALID = "isValid(datum.value) && isFinite(datum.value)"
-FOLLOW_COLOR = "#e8590c"
-"""Outline of the followed query's row, in every chart of a stage."""
+FOLLOW_COLOR = "#d6336c"
+"""Outline of the followed query's row, in every chart of a stage: a magenta that no value is drawn in (orange is
+the positive end of the diverging scheme and the colour of negative bars; an orange outline vanished among a row's
+large scores)."""
 PICK, PICK_BLOCKED = "pick", "pick_blocked"
 """Names of the click selections that follow the clicked row's token."""
 

@@ -723,3 +723,24 @@ def test_bars_by_head_label_the_keys_under_every_panel():
                        "head": [f"head {i // 2 + 1}" for i in range(16)], "head_index": [i // 2 for i in range(16)]})
     spec = charts.row_bars_by_head(df.assign(label="0.5"), columns=2).to_dict()
     assert spec["resolve"]["axis"]["x"] == "independent"
+
+
+def test_the_followed_rows_outline_is_a_hue_no_value_is_drawn_in():
+    """The followed row's outline must stand out on every heatmap: an orange one vanished among a scores row's
+    large (orange) values and read as "negative" next to the orange negative bars. Its hue is at least 40° from
+    orange (the diverging scheme's positive end, negative bars) and from blue (its negative end, positive bars),
+    and outside viridis' purple-to-yellow track."""
+    import colorsys
+
+    def hue(hex_colour: str) -> float:
+        r, g, b = (int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+        return colorsys.rgb_to_hsv(r, g, b)[0] * 360
+
+    def apart(a: float, b: float) -> float:
+        return min(abs(a - b), 360 - abs(a - b))
+
+    follow = hue(charts.FOLLOW_COLOR)
+    for used in (charts.NEGATIVE_BAR_COLOR, charts.POSITIVE_BAR_COLOR, "#e6550d", "#3182bd"):  # bars; blueorange ends
+        assert apart(follow, hue(used)) >= 40, used
+    viridis = ("#440154", "#3b528b", "#21918c", "#5ec962", "#fde725")
+    assert all(apart(follow, hue(colour)) >= 40 for colour in viridis)
