@@ -22,8 +22,8 @@ import streamlit as st
 
 from attention_core import (MAX_CONTEXT_LENGTH, MAX_COST_LENGTH, MAX_COST_WIDTH, MAX_D_K, MAX_D_MODEL, MAX_D_V,
                             MAX_HEADS, MAX_LAYERS, MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES, MAX_SEED,
-                            MAX_SENTENCE_CHARS, MAX_TOKENS, MIN_COST_LENGTH, MODEL_ALLOWLIST, AttentionInputError,
-                            available_devices, tokenize)
+                            MAX_SENTENCE_CHARS, MAX_TOKENS, MAX_WINDOW, MIN_COST_LENGTH, MODEL_ALLOWLIST,
+                            AttentionInputError, available_devices, tokenize)
 
 from .text import STAGE_KEYS, STAGES, plain
 
@@ -139,6 +139,7 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
     LinkParam("generation_step", whole(1, MAX_TOKENS), f"a whole number from 1 to {MAX_TOKENS}"),
     LinkParam("context_length", grouped_whole(1, MAX_CONTEXT_LENGTH), f"a whole number from 1 to {MAX_CONTEXT_LENGTH:,}"),
     LinkParam("cache_precision", lambda raw: raw if len(raw) <= 40 and "bit" in raw else None, "a number format"),
+    LinkParam("window", whole(1, MAX_WINDOW), f"a whole number from 1 to {MAX_WINDOW}"),
     LinkParam("window_layers", whole(1, MAX_LAYERS), f"a whole number from 1 to {MAX_LAYERS}"),
     LinkParam("why_dk", whole(1, MAX_SCALING_D_K), f"a whole number from 1 to {MAX_SCALING_D_K}"),
     LinkParam("why_keys", whole(2, MAX_SCALING_KEYS), f"a whole number from 2 to {MAX_SCALING_KEYS}"),

@@ -198,7 +198,7 @@ st.latex(r"M_{ij} = \begin{cases} 0 & 0 \le i - j < w \\ -\infty & \text{otherwi
 T = len(labels)
 left, right, _ = st.columns(3)
 window = left.number_input(f"Window w (tokens, up to {MAX_WINDOW})", min_value=None, max_value=None, value=3, step=1,
-                           key="window")
+                           key="window", **BOUND)
 layers = right.slider("Layers stacked", 1, MAX_LAYERS, 3, key="window_layers", **BOUND)
 try:
     if not 1 <= int(window) <= MAX_WINDOW:

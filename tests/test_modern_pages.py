@@ -353,24 +353,30 @@ def test_an_empty_sentence_is_a_message():
 
 
 def test_a_link_restores_the_modern_settings():
-    at = open_page(MODERN, {"heads": "4", "kv_heads": "1", "cache_precision": "8-bit", "window_layers": "2"})
+    at = open_page(MODERN, {"heads": "4", "kv_heads": "1", "cache_precision": "8-bit", "window_layers": "2",
+                            "window": "5"})
     assert at.selectbox(key="kv_heads").value == 1
+    assert at.number_input(key="window").value == 5  # a class opening the lecturer's link sees the same window
     assert "your g = 1: multi-query again" in chart_titles(at) and "grouped-query: g = 1" not in chart_titles(at)
     assert at.dataframe[1].value.set_index("model").loc["Llama 2 7B", "cache MiB"] == 2048  # 8,192 × 256 KiB
     assert "After 2 layers" in texts(at)
     for widget in (at.selectbox(key="kv_heads"), at.slider(key="window_layers"), at.selectbox(key="cache_precision"),
-                   at.select_slider(key="context_length")):
+                   at.select_slider(key="context_length"), at.number_input(key="window")):
         assert widget.proto.query_param_key == widget.key  # the browser writes these back into the address bar
 
 
 @pytest.mark.parametrize("query", [
     {"kv_heads": "1e999"}, {"kv_heads": "²"}, {"kv_heads": "9"}, {"kv_heads": "3"}, {"window_layers": "99"},
     {"window_layers": "inf"}, {"cache_precision": "bogus"}, {"context_length": "1e999"}, {"context_length": "3"},
+    {"window": "99"}, {"window": "0"}, {"window": "-3"}, {"window": "1e999"}, {"window": "nan"}, {"window": "x"},
 ])
 def test_forged_links_to_the_modern_page_never_fail(query):
     at = open_page(MODERN, {"heads": "4", **query})
     assert not at.exception
     assert at.subheader[-1].value == "3 · Sliding-window attention"
+    if "window" in query:  # dropped with a note, and the default window drawn
+        assert any("window = " in note.value for note in at.info), [note.value for note in at.info]
+        assert at.number_input(key="window").value == 3
 
 
 def test_forged_generation_link_falls_back_to_a_divisor():
