@@ -11,6 +11,8 @@ transformers is imported only when a model is loaded.
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 from dataclasses import dataclass
 
@@ -125,10 +127,11 @@ def unavailable_note() -> str | None:
             f"(a folder given by {MODEL_DIR_ENV}, or {ALLOW_HUB_ENV}=1 where a network is allowed, adds them).")
 
 
-def load_or_explain(name: str) -> LoadedModel | None:
-    """Load with a spinner; on failure show every source tried and how to fix it, and return None."""
+def load_or_explain(name: str, *, status_place=None) -> LoadedModel | None:
+    """Load with a spinner (in the container ``status_place``, default here); on failure show every source tried
+    and how to fix it, and return None."""
     try:
-        with st.spinner(f"Loading {name}… (the first time takes a few seconds)"):
+        with _in(status_place), st.spinner(f"Loading {name}… (the first time takes a few seconds)"):
             return cached_model(name)
     except ModelLoadError as err:
         st.error(f"**The model {name} could not be loaded.** The other pages work without it.", icon=":material/inventory_2:")
@@ -160,19 +163,26 @@ class RealSelection:
     hide_special: bool
 
 
-def real_model_controls(sentence: str) -> RealSelection | None:
-    """Model picker, spinner, the run, and layer/head/token pickers; None (with a message) on failure."""
+def _in(place):
+    """``with _in(place):`` draws in the container ``place``, or where the page is drawing when it is None."""
+    return contextlib.nullcontext() if place is None else place
+
+
+def real_model_controls(sentence: str, *, status_place=None) -> RealSelection | None:
+    """Model picker, spinner, the run, and layer/head/token pickers; None (with a message) on failure. The spinners
+    go in ``status_place`` when given (on a slide the pickers are in a closed expander, where a spinner is
+    unseen: the slide stood blank for the seconds a model takes to load)."""
     names = model_names()
     check_linked_choice("model", names, "one of the models offered here: " + ", ".join(names))
     name = st.selectbox("Model", names, key="model", format_func=_model_label,
                         help="A short allowlist of small models; no code is ever loaded from a model hub.",
                         **BOUND)
     spec = MODEL_ALLOWLIST[name]
-    loaded = load_or_explain(name)
+    loaded = load_or_explain(name, status_place=status_place)
     if loaded is None:
         return None
     try:
-        with st.spinner("Running the sentence through the model…"):
+        with _in(status_place), st.spinner("Running the sentence through the model…"):
             run = cached_run(name, sentence)
     except AttentionInputError as err:
         st.error(f"**Please adjust the sentence.** {err}", icon=":material/warning:")
@@ -206,7 +216,7 @@ def real_model_or_stop(sentence: str, place, *, slide=None, place_label: str = "
     """``real_model_controls`` drawn in the container ``place``; without a model the page stops there. Under a
     slide (the container ``slide``), ``place`` is the expander ``place_label`` and the slide says to look in it."""
     with place:
-        pick = real_model_controls(sentence)
+        pick = real_model_controls(sentence, status_place=slide)
     if pick is None:
         if slide is not None:
             slide.warning(f"No model to show: what went wrong is under “{place_label}” below.", icon=":material/inventory_2:")

@@ -89,6 +89,41 @@ def test_a_slide_without_a_model_says_where_the_reason_is(no_model_anywhere, pag
     assert any("could not be loaded" in e.value for e in expander.error)
 
 
+@needs_model
+@pytest.mark.parametrize("page", ["real_model", "inside_real_head"])
+def test_on_a_slide_the_model_loads_where_the_lecturer_sees_it(monkeypatch, page):
+    """On a slide the pickers are in a closed expander: the spinners of the model's load and run were drawn there,
+    unseen, and the slide stood blank for the seconds a first load takes. They go on the slide now; a page that
+    is not a slide keeps them with its pickers."""
+    import inspect
+
+    import streamlit as st
+
+    real_load, real_run = models.cached_model, models.cached_run
+
+    def loading(name):  # (other callers, e.g. the reproduction, find it loaded and draw nothing)
+        if inspect.stack()[1].function == "load_or_explain":
+            st.caption("drawn while the model loads")
+        return real_load(name)
+
+    def running(name, sentence):
+        if inspect.stack()[1].function == "real_model_controls":
+            st.caption("drawn while the sentence runs")
+        return real_run(name, sentence)
+
+    monkeypatch.setattr(models, "cached_model", loading)
+    monkeypatch.setattr(models, "cached_run", running)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["presenter"] = "true"
+    at.run()
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    expander = next(e for e in at.expander if e.label.startswith("Model, layer, head"))
+    shown = [c.value for c in at.caption]
+    assert "drawn while the model loads" in shown and "drawn while the sentence runs" in shown
+    assert not [c.value for c in expander.caption if c.value.startswith("drawn while")]
+
+
 def test_real_word_vectors_fall_back_to_seeded_when_no_model(no_model_anywhere):
     at = open_page("step_through", embeddings=MODEL)
     assert not at.exception
