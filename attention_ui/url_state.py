@@ -288,6 +288,11 @@ LEFT_LINKS_KEY = "_left_links"
 """Session key: url path -> that page's address parameters when the session last drew it (``remember_link``)."""
 
 
+APP_WIDE_KEYS = ("presenter",)
+"""Address keys that every page keeps, also in the history entries Streamlit adds when the page changes: an entry
+holding only these says nothing about the page's own settings (in presenter mode Back lost them all)."""
+
+
 def remember_link(page: str) -> None:
     """Keep page ``page``'s address parameters as they are now, for ``restore_left_link``."""
     st.session_state.setdefault(LEFT_LINKS_KEY, {})[page] = {key: st.query_params.get_all(key)
@@ -312,7 +317,10 @@ def restore_left_link(page: str) -> bool:
         return False
     entry = {key: values for key, values in parse_qs(getattr(ctx, "query_string", "") or "").items()
              if key in LINK_PARAMS}
-    wanted = entry or st.session_state.get(LEFT_LINKS_KEY, {}).get(page, {})
+    if any(key not in APP_WIDE_KEYS for key in entry):
+        wanted = entry
+    else:  # an entry Streamlit added, which keeps only the app-wide keys: the page's last values, and the entry's own
+        wanted = {**st.session_state.get(LEFT_LINKS_KEY, {}).get(page, {}), **entry}
     restored = False
     for key, values in wanted.items():
         if key in LINK_PARAMS and len(values) == 1 and st.query_params.get_all(key) != values:

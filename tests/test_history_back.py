@@ -80,3 +80,31 @@ def test_the_followed_token_survives_a_page_without_the_follow_control(tab):
         sidebar_link(tab, title).click()
         settle(tab)
     assert "/multi-head" in tab.url and "token=5" in tab.url
+
+
+def chart_rows(page) -> str:
+    """The first two row labels of the page's first chart, e.g. "1·The,2·animal": which sentence it shows."""
+    return page.evaluate("""() => [...document.querySelectorAll('.vega-embed svg .role-axis-label text')]
+                                  .slice(0, 2).map(t => t.textContent).join(',')""")
+
+
+def test_in_presenter_mode_back_keeps_the_lecturers_sentence(tab):
+    """On a slide the pages are in menus at the top, and the history entries Streamlit adds when the page changes
+    keep ``presenter=true``: Back took that for the page's own settings and showed the default sentence."""
+    sentence = "The animal didn't cross the street because it was too tired"
+    tab.goto(f"{tab.base_url}/step-through?presenter=true&sentence={sentence.replace(' ', '+')}&step=scaled")
+    settle(tab)
+    assert chart_rows(tab).startswith("1·The,2·animal")
+    for href in ("multi-head", "masks"):
+        tab.get_by_text("One attention layer", exact=True).click()
+        tab.locator(f'a[href$="/{href}"]').last.click()
+        settle(tab)
+        assert chart_rows(tab).startswith("1·The,2·animal"), href
+    seen = []
+    for _ in range(8):
+        tab.go_back()
+        settle(tab)
+        seen.append((tab.url.split("?")[0].rsplit("/", 1)[-1], chart_rows(tab)))
+        if seen[-1][0] == "step-through" and seen[-1][1] and not seen[-1][1].startswith("x"):
+            break
+    assert all("2·cat" not in rows for _, rows in seen), f"the default sentence came back: {seen}"
