@@ -1,6 +1,6 @@
 """Editable grids for the work-it-by-hand page, kept in plain session state so nothing typed is lost.
 
-Every grid a person types (X, W_Q, W_K, W_V and one answer grid per stage) lives under
+Every grid a person types (X, W_Q, W_K, W_V, one answer grid per stage and step 3's working) lives under
 ``GRIDS_KEY`` as rows of the cells exactly as typed. ``grid_editor`` draws one with
 ``st.data_editor`` on top of that store: the store is the editor's starting data, and a
 changed store (reset, resize, or a test setting it) starts a fresh editor from it.
@@ -8,19 +8,23 @@ changed store (reset, resize, or a test setting it) starts a fresh editor from i
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
 import torch
 
-from attention_core import EXAMPLE, AnswerCheck, AttentionTrace, Diagnosis, format_cell, resize_grid
+from attention_core import (ANSWER_TOLERANCE, EXAMPLE, MAX_CELL_MAGNITUDE, AnswerCheck, AttentionTrace, Diagnosis,
+                            format_cell, read_grid, resize_grid)
 from attention_core.by_hand import EMPTY, INVALID, RIGHT, WRONG
 
 from .frames import format_value
+from .text import quoted
+from .views import PRESENTER_COLUMN_PX
 
 GRIDS_KEY = "hand_grids"
-"""Session key: grid name -> rows of typed cells (X, W_Q, W_K, W_V, answer_<stage>)."""
+"""Session key: grid name -> rows of typed cells (X, W_Q, W_K, W_V, answer_<stage>, WORKING_GRID)."""
 SIZES_KEY = "hand_sizes"
 """Session key: {"tokens", "d_model", "d_k", "d_v", "causal"} of the by-hand example."""
 CHECKED_KEY = "hand_checked"
@@ -39,6 +43,8 @@ DEFAULT_SIZES = {"tokens": len(EXAMPLE.tokens), "d_model": len(EXAMPLE.x[0]), "d
                  "d_v": len(EXAMPLE.w_v[0]), "causal": False}
 
 MARK_TEXT = {RIGHT: "✓", WRONG: "✗", EMPTY: "… empty", INVALID: "⚠ not a number"}
+TOO_LARGE_TEXT = "⚠ too large"
+"""The mark of a number too large for a cell (it is a number, so "not a number" would mislead)."""
 MARK_COLOURS = {RIGHT: "background-color: #d3f9d8", WRONG: "background-color: #ffe3e3",
                 EMPTY: "background-color: #f1f3f5", INVALID: "background-color: #fff3bf"}
 
@@ -97,10 +103,12 @@ def keep_sizes_widgets() -> None:
 
 
 def grid_editor(name: str, shape: tuple[int, int], row_labels: list[str], col_labels: list[str], *,
-                default=None, height: int | str = "content") -> list[list]:
+                default=None, height: int | str = "content",
+                wider: dict[str, tuple[int, str]] | None = None) -> list[list]:
     """Draw an editable ``shape`` grid of text cells and return its rows as typed ("" for an empty cell).
 
-    ``default`` (rows) fills a grid the session has not typed yet (else empty cells).
+    ``default`` (rows) fills a grid the session has not typed yet (else empty cells). ``wider`` gives some columns
+    (by label) a width in pixels and a tooltip, where the label needs more room than a number.
     """
     store = grids()
     if name not in store:
@@ -116,6 +124,8 @@ def grid_editor(name: str, shape: tuple[int, int], row_labels: list[str], col_la
         st.session_state[f"hand-base-{name}"] = [list(row) for row in store[name]]
     base = pd.DataFrame(st.session_state[f"hand-base-{name}"], index=row_labels, columns=col_labels, dtype=object)
     column_config = {col: st.column_config.TextColumn(col, width="small") for col in col_labels}
+    for col, (width, tooltip) in (wider or {}).items():
+        column_config[col] = st.column_config.TextColumn(col, width=width, help=tooltip)
     edited = st.data_editor(base, key=widget_key, column_config=column_config, num_rows="fixed", height=height,
                             width="content")
     rows = [[_cell(v) for v in row] for row in edited.astype(object).values.tolist()]
@@ -134,11 +144,12 @@ def _cell(value):
 def marks_table(check: AnswerCheck, typed: list[list], row_labels: list[str], col_labels: list[str], *,
                 show_answer: bool):
     """A styled table: ✓ / ✗ per cell with the typed number, and the right value when asked for."""
+    too_large = {(p.row, p.col) for p in check.problems if "is too large" in p.message}
     cells = []
     for i, marks in enumerate(check.marks):
         row = []
         for j, mark in enumerate(marks):
-            text = MARK_TEXT[mark]
+            text = TOO_LARGE_TEXT if (i, j) in too_large else MARK_TEXT[mark]
             if mark in (RIGHT, WRONG):
                 text = f"{text} {typed[i][j]}".strip()
             if show_answer and mark != RIGHT:
@@ -206,8 +217,8 @@ def starting_point(trace: AttentionTrace, stage: str) -> StartingPoint | None:
     if stage == "context":
         blocked = ~trace.mask[0] if causal else None
         note = "×: a key the causal mask blocks (weight 0, so its value row adds nothing)." if causal else ""
-        return StartingPoint(stage, "**Start from the weights A** (the right values of step 3) and V, which is "
-                             "shown above under “Q, K and V from your numbers”:",
+        return StartingPoint(stage, "**Start from the weights A** (the right values of step 3) **and V** (from “Q, K "
+                             "and V from your numbers” above):",
                              "Weights A (step 3)", trace.weights[0], "weights", blocked=blocked, note=note)
     return None
 
@@ -231,3 +242,251 @@ def chart_sizes(presenter: bool, widest: int) -> dict:
         return dict(PAGE_CHART)
     room = (PRESENTER_THIRD_PX - PRESENTER_FRAME_PX) // max(widest, 1)
     return {"cell_size": max(PAGE_CHART["cell_size"], min(PRESENTER_MAX_CELL, room)), "font_size": PRESENTER_FONT}
+
+
+# ------------------------------------------------------------------------------- step 3's working
+
+WORKING_GRID = "working_weights"
+"""The grid of step 3's working: e^x of each scaled score, one column per key, then each row's sum."""
+SUM_COLUMN = "row sum"
+SUM_COLUMN_PX = 95
+"""The width of the working's sum column: its label needs more than a number's 75 px."""
+WORKING_RELATIVE_TOLERANCE = 0.001
+"""A number of the working is right within ±ANSWER_TOLERANCE, or within 0.1 % of the true value when that is
+wider (above 10): e^x grows fast, and a score rounded to 3 decimals, as the page shows it, moves e^7 ≈ 1097 by up
+to 0.55."""
+SMALLEST_WORKED_EXP = 0.1
+"""A row whose largest e^x is below this is too small to check to ±ANSWER_TOLERANCE (all zeros would pass, and
+0 / 0 gives no weights): it is worked with its largest score subtracted first, as a row too large to type is."""
+
+
+@dataclass(frozen=True)
+class SoftmaxWorking:
+    """The right working of step 3 for the trace's first head, (T, S + 1) each: ``plain`` holds e^x of each scaled
+    score (0 where the mask blocks the key; +∞ where it overflows) and the row's sum in the last column; ``shifted``
+    the same for each score less its row's ``largest`` allowed score (T,), which gives the same weights with a
+    largest e^x of e^0 = 1. ``forced`` (T,) marks the rows whose plain working cannot be typed or checked: a sum
+    above MAX_CELL_MAGNITUDE (``too_large``) or a largest e^x below SMALLEST_WORKED_EXP. ``allowed`` (T, S) is the
+    mask; ``raw_exps`` (e to each raw score, not divided by √d_k) and ``scaled`` (T, S) are what two slips type."""
+
+    plain: torch.Tensor
+    shifted: torch.Tensor
+    largest: torch.Tensor
+    allowed: torch.Tensor
+    too_large: tuple[bool, ...]
+    forced: tuple[bool, ...]
+    raw_exps: torch.Tensor
+    scaled: torch.Tensor
+
+    @property
+    def shown(self) -> torch.Tensor:
+        """The working a student is asked for: plain, or shifted in a forced row."""
+        return torch.stack([s if f else p for p, s, f in zip(self.plain, self.shifted, self.forced)])
+
+
+def softmax_working(trace: AttentionTrace) -> SoftmaxWorking:
+    """Step 3's right working (e^x and row sums) for the trace's first head."""
+    scaled = trace.scaled[0].detach().to("cpu", torch.float64)  # (T, S)
+    allowed = trace.mask[0].to("cpu")
+    largest = scaled.masked_fill(~allowed, -math.inf).amax(dim=-1)  # (T,); −∞ for a fully blocked row
+    largest = torch.where(torch.isinf(largest), torch.zeros_like(largest), largest)
+
+    def with_sums(exps: torch.Tensor) -> torch.Tensor:
+        exps = exps.masked_fill(~allowed, 0.0)
+        return torch.cat([exps, exps.sum(dim=-1, keepdim=True)], dim=-1)
+
+    plain, shifted = with_sums(scaled.exp()), with_sums((scaled - largest[:, None]).exp())
+    too_large = tuple(bool(total > MAX_CELL_MAGNITUDE) for total in plain[:, -1])
+    too_small = tuple(bool(row.any()) and float(largest_exp) < SMALLEST_WORKED_EXP
+                      for row, largest_exp in zip(allowed, plain[:, :-1].amax(dim=-1)))
+    raw = trace.scores[0].detach().to("cpu", torch.float64).exp()
+    return SoftmaxWorking(plain, shifted, largest, allowed, too_large,
+                          tuple(big or small for big, small in zip(too_large, too_small)), raw, scaled)
+
+
+def listed(labels) -> str:
+    """Labels in running markdown, quoted and escaped: "“1·I”", "“1·I” and “3·tea”", "“1·I”, “2·like” and “3·tea”"."""
+    names = [quoted(label) for label in labels]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def shifted_exp(largest: float) -> str:
+    """e^(x − m) as the page writes it for a row's largest score m ("e^(x − 2.828)", "e^(x + 4.000)")."""
+    return f"e^(x {'−' if largest >= 0 else '+'} {format_value(abs(largest))})"
+
+
+def forced_rows_text(working: SoftmaxWorking, queries: list[str]) -> list[str]:
+    """Markdown telling the student which rows to work with their largest score subtracted first, and why; one
+    paragraph for rows too large to type, one for rows too small to check. Empty when every row is plain."""
+    texts = []
+    for large, why in ((True, f"add up to more than {MAX_CELL_MAGNITUDE:g}, the largest number a cell takes"),
+                       (False, f"are all below {SMALLEST_WORKED_EXP:g}, too small to check to ±{ANSWER_TOLERANCE:g}")):
+        rows = [i for i, forced in enumerate(working.forced) if forced and working.too_large[i] == large]
+        if not rows:
+            continue
+        how = ", ".join(f"{shifted_exp(float(working.largest[i]))} in row {quoted(queries[i])}" for i in rows)
+        title = "too large to type" if large else "too small to check"
+        which = f"row{'s' if len(rows) > 1 else ''} {listed(queries[i] for i in rows)}"
+        texts.append(f"**e^x {title}.** The e^x of {which} {why}. In such a row, "
+                     f"subtract the row's largest score from each score first and type {how}: the largest e^x "
+                     "becomes e^0 = 1, and the weights come out the same (e to the largest score cancels in the "
+                     "division).")
+    return texts
+
+
+@dataclass(frozen=True)
+class WorkingCheck:
+    """Step 3's working as typed, marked cell by cell in ``answer`` (its ``truth`` is, per row, the plain or the
+    shifted working: the one the student used, or must use). ``shifted`` (T,) says which; ``notes`` (markdown) say
+    row by row what is right and what went wrong; ``typed`` counts the cells typed (an empty cell is not checked)."""
+
+    answer: AnswerCheck
+    shifted: tuple[bool, ...]
+    notes: tuple[str, ...]
+    typed: int
+
+    @property
+    def right(self) -> int:
+        return self.answer.count(RIGHT)
+
+
+def close_to(typed: float, truth: float) -> bool:
+    """Whether a typed number of the working is right: within ±ANSWER_TOLERANCE, or WORKING_RELATIVE_TOLERANCE of a
+    large true value. Never for a true value that overflowed (+∞)."""
+    if not math.isfinite(truth) or not math.isfinite(typed):
+        return False
+    return abs(typed - truth) <= max(ANSWER_TOLERANCE, WORKING_RELATIVE_TOLERANCE * abs(truth))
+
+
+def check_working(rows, working: SoftmaxWorking, weights: AnswerCheck, queries: list[str],
+                  keys: list[str]) -> WorkingCheck | None:
+    """Mark step 3's typed working (rows of (S + 1) cells: e^x per key, then the row's sum) against the right one,
+    and say per row what went wrong, using the weights' own ``weights`` check (which it never changes). None when
+    nothing is typed. A blocked key's e^x is 0; a row counts as worked with its largest score subtracted when it
+    must be, or when the typed cells match that better than the plain working."""
+    T, S = working.allowed.shape
+    reading = read_grid(rows, (T, S + 1), "Your working", queries, [*keys, SUM_COLUMN])
+    empty = {(p.row, p.col) for p in reading.problems if p.message.endswith("is empty.")}
+    if len(empty) == T * (S + 1):
+        return None
+    typed = reading.values
+
+    def rights(i: int, truth: torch.Tensor) -> int:
+        return sum(close_to(float(typed[i, j]), float(truth[j])) for j in range(S + 1))
+
+    shifted = tuple(working.forced[i] or rights(i, working.shifted[i]) > rights(i, working.plain[i])
+                    for i in range(T))
+    truth = torch.stack([working.shifted[i] if shifted[i] else working.plain[i] for i in range(T)])
+    bad = {(p.row, p.col): EMPTY if (p.row, p.col) in empty else INVALID for p in reading.problems}
+    marks = tuple(tuple(bad.get((i, j)) or (RIGHT if close_to(float(typed[i, j]), float(truth[i, j])) else WRONG)
+                        for j in range(S + 1)) for i in range(T))
+    problems = tuple(p for p in reading.problems if (p.row, p.col) not in empty)
+    answer = AnswerCheck(marks, problems, truth, ANSWER_TOLERANCE, typed)
+    notes = tuple(note for i in range(T)
+                  if (note := _row_note(i, answer, working, shifted[i], weights.marks[i], queries, keys)))
+    return WorkingCheck(answer, shifted, notes, T * (S + 1) - len(empty))
+
+
+def _row_note(i: int, answer: AnswerCheck, working: SoftmaxWorking, shifted: bool, weight_marks: tuple[str, ...],
+              queries: list[str], keys: list[str]) -> str:
+    """What a student's working of row ``i`` says about their weights, in words ("" when there is nothing to say)."""
+    marks, typed, allowed = answer.marks[i], answer.values[i], working.allowed[i]
+    S = len(allowed)
+    seen = [j for j in range(S) if allowed[j]]
+    wrong_seen = [j for j in seen if marks[j] == WRONG]
+    wrong_blocked = [j for j in range(S) if not allowed[j] and marks[j] == WRONG]
+    exps_right = all(marks[j] == RIGHT for j in seen) and not wrong_blocked
+    parts = []
+    if working.forced[i] and (wrong_seen or marks[S] == WRONG or INVALID in marks):
+        size = "too large to type" if working.too_large[i] else "too small to check"
+        parts.append(f"its e^x are {size}, so type {shifted_exp(float(working.largest[i]))} instead (see the note "
+                     "under your working)")
+    if shifted and not working.forced[i]:
+        parts.append(f"you subtracted the row's largest score first ({shifted_exp(float(working.largest[i]))}): "
+                     "fine, the weights come out the same")
+    if wrong_seen:
+        parts.append(f"your e^x for {listed(keys[j] for j in wrong_seen)} {'is' if len(wrong_seen) == 1 else 'are'} off"
+                     + ("" if shifted else _exp_slip(wrong_seen, typed, working, i)))
+    if wrong_blocked:
+        one = len(wrong_blocked) == 1
+        parts.append(f"{listed(keys[j] for j in wrong_blocked)} {'is' if one else 'are'} blocked by the causal mask, "
+                     f"so {'its' if one else 'their'} e^x is e^(−∞) = 0")
+    if marks[S] == WRONG:
+        typed_sum = float(typed[S])
+        all_typed = all(marks[j] in (RIGHT, WRONG) for j in seen)
+        own_sum = float(typed[:S].nan_to_num(0.0).sum())  # an empty blocked cell counts as its 0
+        every_key_sum = float((working.scaled[i] - (working.largest[i] if shifted else 0.0)).exp().sum())
+        if not bool(allowed.all()) and close_to(typed_sum, every_key_sum):
+            parts.append(("your e^x are right, but " if exps_right else "")
+                         + "your row sum adds the e^x of blocked keys too: add only those of the keys this token "
+                         "may see")
+        elif exps_right:
+            parts.append("your e^x are right, but your row sum is off (add them up again)")
+        elif all_typed and close_to(typed_sum, own_sum):
+            parts.append("your row sum adds up your e^x, so it is off only because they are")
+        else:
+            parts.append("your row sum is off" + (" (it is not the sum of your e^x either)" if all_typed else ""))
+    elif marks[S] == RIGHT and exps_right and WRONG in weight_marks:
+        parts.append("your e^x and row sum are right, so the slip is in the division: each weight is its e^x ÷ "
+                     "the row sum")
+    if not parts:
+        return ""
+    return f"Row {quoted(queries[i])}: " + "; ".join(parts) + "."
+
+
+def _exp_slip(cells: list[int], typed: torch.Tensor, working: SoftmaxWorking, i: int) -> str:
+    """Why wrong e^x of row ``i`` (columns ``cells``) are wrong, when every one matches the same slip."""
+    for slip, words in ((working.raw_exps[i], "e to the raw score: start from the scaled score of step 2"),
+                        (working.scaled[i], "the scaled score itself: take e to its power")):
+        if all(close_to(float(typed[j]), float(slip[j])) and not close_to(float(slip[j]), float(working.plain[i, j]))
+               for j in cells):
+            return f" ({'it is' if len(cells) == 1 else 'they are'} {words})"
+    return ""
+
+
+def working_table(working: SoftmaxWorking, queries: list[str], keys: list[str]) -> pd.DataFrame:
+    """The right working as text: e^x per key ("0 (blocked)" where the mask blocks it), then the row's sum; a forced
+    row is shifted (see ``forced_rows_text``)."""
+    shown, allowed = working.shown, working.allowed
+    cells = [[format_value(float(shown[i, j])) if j == len(keys) or allowed[i, j] else "0 (blocked)"
+              for j in range(len(keys) + 1)] for i in range(len(queries))]
+    return pd.DataFrame(cells, index=queries, columns=[*keys, SUM_COLUMN])
+
+
+# ------------------------------------------------------------------------------- side by side in a tab
+
+PAGE_MAIN_PX = 820
+"""The main column's width beside the sidebar on a 1280-px-wide window (``views.PRESENTER_COLUMN_PX`` on a slide)."""
+PAGE_FRAME_PX = 120
+"""What a by-hand chart draws beside its cells on the page: the token labels, the axis title and the colour bar."""
+GRID_INDEX_PX, GRID_COLUMN_PX = 60, 75
+"""An editable grid's token column ("3·tea") and one of its text columns (``width="small"``), on the page."""
+PRESENTER_GRID_ZOOM = 1.4
+"""How much presenter mode enlarges a grid (``controls.PRESENTER_STYLE``)."""
+COLUMN_GAP_PX = 32
+"""The gap between two of ``st.columns(gap="medium")``."""
+
+
+def chart_px(columns: int, presenter: bool, cell_size: int) -> int:
+    """The width of a by-hand chart of ``columns`` cells of ``cell_size``, its labels and colour bar included."""
+    return columns * cell_size + (PRESENTER_FRAME_PX if presenter else PAGE_FRAME_PX)
+
+
+def grid_px(columns: int, presenter: bool, extra_px: int = 0) -> float:
+    """The width of an editable grid of ``columns`` text columns (``extra_px`` wider in all) and its token column."""
+    return (GRID_INDEX_PX + columns * GRID_COLUMN_PX + extra_px) * (PRESENTER_GRID_ZOOM if presenter else 1)
+
+
+def fit_in_a_row(widths: list[float], presenter: bool) -> bool:
+    """Whether parts of these widths fit side by side in the main column of a 1280-px-wide window."""
+    return row_shares(widths, presenter) is not None
+
+
+def row_shares(widths: list[float], presenter: bool) -> list[float] | None:
+    """How to share one row of the main column at 1280 px between parts of these widths: equally when each fits
+    its equal share (a chart keeps room for a title longer than its cells), else in proportion to the widths; None
+    when they do not fit side by side."""
+    room = (PRESENTER_COLUMN_PX if presenter else PAGE_MAIN_PX) - COLUMN_GAP_PX * (len(widths) - 1)
+    if sum(widths) > room:
+        return None
+    return [1.0] * len(widths) if max(widths) <= room / len(widths) else list(widths)

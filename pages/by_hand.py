@@ -5,7 +5,7 @@ import math
 import streamlit as st
 
 from attention_core import (ANSWER_TOLERANCE, HAND_STAGES, MAX_CELL_MAGNITUDE, MAX_HAND_TOKENS, MAX_HAND_WIDTH,
-                            check_answer, diagnose, hand_trace, read_grid, stage_truth)
+                            AnswerCheck, check_answer, diagnose, hand_trace, read_grid, stage_truth)
 from attention_ui import charts, frames, hand
 from attention_ui.controls import page_start, stop_page
 from attention_ui.render import cached_matrix_chart, show_chart
@@ -128,11 +128,14 @@ else:
     st.subheader("Q, K and V from your numbers")
     st.markdown("These are given, so you can start from them: each row of X times each W.")
 HAND_CHART = hand.chart_sizes(presenter, max(sizes["d_k"], sizes["d_v"]))  # Q, K and V side by side
-for col, name, values, prefix in zip(st.columns(3), "QKV", (trace.q[0], trace.k[0], trace.v[0]), "qkv"):
-    features = frames.feature_labels(values.shape[1], prefix)
+QKV_CHARTS = {name: cached_matrix_chart(charts.matrix_heatmap, values, tokens,
+                                        frames.feature_labels(values.shape[1], prefix), row_name="token",
+                                        col_name="feature", title=f"{name} = X·W_{name}", **HAND_CHART)
+              for name, values, prefix in zip("QKV", (trace.q[0], trace.k[0], trace.v[0]), "qkv")}
+V_CHART = QKV_CHARTS["V"]  # drawn again in step 4, beside the weights it is mixed with
+for col, chart in zip(st.columns(3), QKV_CHARTS.values()):
     with col:
-        show_chart(cached_matrix_chart(charts.matrix_heatmap, values, tokens, features, row_name="token",
-                                       col_name="feature", title=f"{name} = X·W_{name}", **HAND_CHART))
+        show_chart(chart)
 if presenter:
     st.caption(HOW_TO_TYPE)
     introduce()
@@ -156,6 +159,100 @@ def answer_grid(stage: str, shape: tuple[int, int], columns: list[str]):
     return typed
 
 
+def show_start(start: hand.StartingPoint) -> None:
+    """The previous stage's right values a tab starts from, with what they are."""
+    show_chart(start_chart(start, tokens))
+    if start.note:
+        st.caption(start.note)
+
+
+def side_by_side(widths: list[float]) -> list:
+    """Columns for parts of these widths when they fit in one row at 1280 px, else places one under the other."""
+    shares = hand.row_shares(widths, presenter)
+    if shares is not None:
+        return st.columns(shares, gap="medium")
+    return [st.container() for _ in widths]
+
+
+def working_grid(working: hand.SoftmaxWorking) -> list[list]:
+    """Step 3's optional working, before the weights in the order a student computes: e^x of each scaled score, then
+    each row's sum; what to do with a blocked key, and with a row whose e^x cannot be typed."""
+    st.markdown("**Your working** (optional): e^x of each scaled score, then each row's sum.")
+    typed = hand.grid_editor(hand.WORKING_GRID, (len(tokens), len(tokens) + 1), tokens, [*tokens, hand.SUM_COLUMN],
+                             wider={hand.SUM_COLUMN: (hand.SUM_COLUMN_PX, "The sum of the row's e^x")})
+    blocked = ("A key the causal mask blocks has e^(−∞) = 0: type 0 or leave it empty. "
+               if not bool(working.allowed.all()) else "")
+    st.caption(f"{blocked}Type as much as you like: an empty cell is not checked. A number here is right within "
+               f"±{ANSWER_TOLERANCE:g}, or within {hand.WORKING_RELATIVE_TOLERANCE:.1%} when it is larger than "
+               f"{ANSWER_TOLERANCE / hand.WORKING_RELATIVE_TOLERANCE:g}.")
+    for text in hand.forced_rows_text(working, tokens):
+        st.info(text, icon=":material/info:")
+    return typed
+
+
+def context_inputs(start: hand.StartingPoint, shape: tuple[int, int], columns: list[str]) -> list[list]:
+    """Step 4's weights, V and the answer grid side by side, so that a student sees all three while typing; when
+    they do not fit in one row, the weights and V side by side, the answer under them."""
+    st.markdown(start.label)
+    widths = [hand.chart_px(len(tokens), presenter, HAND_CHART["cell_size"]),
+              hand.chart_px(shape[1], presenter, HAND_CHART["cell_size"]), hand.grid_px(shape[1], presenter)]
+    if hand.fit_in_a_row(widths, presenter):
+        weights_place, v_place, yours = side_by_side(widths)
+    else:
+        weights_place, v_place = side_by_side(widths[:2])
+        yours = st.container()
+    with weights_place:
+        show_start(start)
+    with v_place:
+        show_chart(V_CHART)
+    with yours:
+        st.markdown("**Your answer:**")
+        return answer_grid("context", shape, columns)
+
+
+def problems_list(problems) -> str:
+    """Cells that are not usable numbers, as a markdown list (their messages escaped), at most eight."""
+    return "\n".join(f"- {plain(p.message)}" for p in problems[:8]) + ("\n- …" if len(problems) > 8 else "")
+
+
+def show_check(stage: str, check: AnswerCheck, answer: list[list], answer_cols: list[str], show_answer: bool) -> None:
+    """How many cells of a stage's answer are right, a likely slip, the cells that are not numbers, and the marks."""
+    if check.all_right:
+        st.session_state.setdefault(hand.SOLVED_KEY, set()).add(stage)
+        st.success(f"All {check.cells} cells right. Well done!", icon=":material/check_circle:")
+    else:
+        st.info(f"{check.count('right')} of {check.cells} cells right (within ±{ANSWER_TOLERANCE:g}).")
+        if diagnosis := diagnose(check, trace, stage):
+            st.warning(hand.diagnosis_text(diagnosis, tokens, answer_cols), icon=":material/lightbulb:")
+    if check.problems:
+        st.warning(problems_list(check.problems))
+    wide = {col: st.column_config.TextColumn(width="medium") for col in answer_cols} if show_answer else None
+    st.dataframe(hand.marks_table(check, answer, tokens, answer_cols, show_answer=show_answer),
+                 width="content", column_config=wide)  # "✗ 4 → 3.000" needs more than a number's width
+
+
+def show_working_check(result: hand.WorkingCheck | None, typed: list[list], show_answer: bool) -> None:
+    """How much of step 3's working is right, what each row's working says about the weights, and the marks. Nothing
+    when no working was typed: it is optional."""
+    if result is None:
+        return
+    if result.right == result.typed:
+        st.success(f"Your working: all {result.typed} numbers you typed are right.", icon=":material/check_circle:")
+    else:
+        st.info(f"Your working: {result.right} of {result.typed} numbers you typed are right (empty cells are not "
+                "checked).")
+    if result.notes:
+        st.warning("\n".join(f"- {note}" for note in result.notes), icon=":material/lightbulb:")
+    if result.answer.problems:
+        st.warning(problems_list(result.answer.problems))
+    columns = [*tokens, hand.SUM_COLUMN]
+    wide = {col: st.column_config.TextColumn(width="medium") for col in columns} if show_answer else None
+    st.dataframe(hand.marks_table(result.answer, typed, tokens, columns, show_answer=show_answer), width="content",
+                 column_config=wide)
+
+
+working = hand.softmax_working(trace)  # step 3's e^x and row sums
+typed_working = None
 for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAND_STAGES):
     title, formula, how = HAND_STAGE_TEXT[stage]
     truth = stage_truth(trace, stage)  # (T, T) or (T, d_v)
@@ -166,13 +263,24 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
         st.latex(formula)
         if start is None:  # the first stage starts from Q and K, shown above
             answer = answer_grid(stage, tuple(truth.shape), answer_cols)
+        elif stage == "context":
+            answer = context_inputs(start, tuple(truth.shape), answer_cols)
+        elif stage == "weights":
+            given, yours = side_by_side([hand.chart_px(len(tokens), presenter, HAND_CHART["cell_size"]),
+                                         hand.grid_px(len(tokens) + 1, presenter,
+                                                      hand.SUM_COLUMN_PX - hand.GRID_COLUMN_PX)])
+            with given:
+                st.markdown(start.label)
+                show_start(start)
+            with yours:
+                typed_working = working_grid(working)
+                st.markdown("**Your answer: the weights** (each e^x ÷ its row's sum)")
+                answer = answer_grid(stage, tuple(truth.shape), answer_cols)
         else:
             given, yours = st.columns(2, gap="medium")
             with given:
                 st.markdown(start.label)
-                show_chart(start_chart(start, tokens))
-                if start.note:
-                    st.caption(start.note)
+                show_start(start)
             with yours:
                 st.markdown("**Your answer:**")
                 answer = answer_grid(stage, tuple(truth.shape), answer_cols)
@@ -183,22 +291,21 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
         show_answer = right.toggle("Show the right values", key=f"hand-show-{stage}")
         if stage in checked:
             check = check_answer(answer, truth, "Your answer", tokens, answer_cols)
-            right_count = check.count("right")
-            if check.all_right:
-                st.session_state.setdefault(hand.SOLVED_KEY, set()).add(stage)
-                st.success(f"All {check.cells} cells right. Well done!", icon=":material/check_circle:")
+            working_check = (hand.check_working(typed_working, working, check, tokens, tokens)
+                             if stage == "weights" else None)
+            if working_check is not None and check.count("empty") == check.cells:
+                st.info("Your weights are still empty, so only your working is checked. When it is right, divide "
+                        "each e^x by its row's sum.")
             else:
-                st.info(f"{right_count} of {check.cells} cells right (within ±{ANSWER_TOLERANCE:g}).")
-                if diagnosis := diagnose(check, trace, stage):
-                    st.warning(hand.diagnosis_text(diagnosis, tokens, answer_cols), icon=":material/lightbulb:")
-            if check.problems:
-                st.warning("\n".join(f"- {plain(p.message)}" for p in check.problems[:8])
-                           + ("\n- …" if len(check.problems) > 8 else ""))
-            wide = {col: st.column_config.TextColumn(width="medium") for col in answer_cols} if show_answer else None
-            st.dataframe(hand.marks_table(check, answer, tokens, answer_cols, show_answer=show_answer),
-                         width="content", column_config=wide)  # "✗ 4 → 3.000" needs more than a number's width
+                show_check(stage, check, answer, answer_cols, show_answer)
+            show_working_check(working_check, typed_working, show_answer)
         if show_answer:
             if stage == "weights":
+                st.markdown("**The right working:** e^x of each scaled score, then each row's sum.")
+                st.dataframe(hand.working_table(working, tokens, tokens), width="content")
+                if any(working.forced):
+                    st.caption("Where a row's e^x cannot be typed, the row shows e^(x − its largest score), as the "
+                               "note under your working says; its weights are the same.")
                 chart = cached_matrix_chart(charts.heatmap, truth, tokens, answer_cols, title=title, scheme="viridis",
                                             domain=(0, 1), value_title="weight", **HAND_CHART)
             elif stage == "context":

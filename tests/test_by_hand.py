@@ -404,7 +404,7 @@ def test_each_stage_after_the_first_starts_from_the_previous_right_values():
     assert torch.equal(hand.starting_point(trace, "weights").values, stage_truth(trace, "scaled"))
     context = hand.starting_point(trace, "context")
     assert torch.equal(context.values, stage_truth(trace, "weights")) and context.blocked is None
-    assert "V, which is shown above" in context.label and not context.note
+    assert "**and V**" in context.label and not context.note  # V is drawn beside the weights
 
 
 def test_a_causal_start_shows_blocked_keys_as_blocked():
@@ -423,7 +423,7 @@ def test_the_page_shows_the_starting_values_in_each_later_tab():
         words = " ".join(m.value for m in at.tabs[index].markdown)
         assert ("Start from" in words) == (index > 0), (stage, words)
     assert "Start from the raw scores S" in " ".join(m.value for m in at.tabs[1].markdown)
-    assert "V, which is shown above" in " ".join(m.value for m in at.tabs[3].markdown)
+    assert "**and V**" in " ".join(m.value for m in at.tabs[3].markdown)
     assert matrix_of(chart_data(at, START_TITLES["scaled"])) == EXAMPLE_SCORES
     scaled = chart_data(at, START_TITLES["weights"])
     assert sum(matrix_of(scaled), []) == pytest.approx([v / math.sqrt(2) for row in EXAMPLE_SCORES for v in row])
@@ -478,3 +478,223 @@ def test_presenter_charts_fit_three_across_at_1280(widest):
     if widest <= 3:
         assert sizes["cell_size"] * widest + hand.PRESENTER_FRAME_PX <= hand.PRESENTER_THIRD_PX
     assert hand.chart_sizes(False, widest) == hand.PAGE_CHART
+
+
+# ------------------------------------------------------------------------- step 3's working, V in step 4
+
+WORKING = "working_weights"  # the session store's name of step 3's working grid (e^x, then each row's sum)
+
+
+def right_working(causal: bool = False) -> list[list[str]]:
+    """Step 3's working as a student types it: e^x of each scaled score (0 where blocked), then the row's sum."""
+    trace = hand_trace(*example_tensors(), causal=causal)
+    exps = stage_truth(trace, "scaled").exp().masked_fill(~trace.mask[0], 0.0)
+    return [[f"{v:.3f}" for v in row] + [f"{float(row.sum()):.3f}"] for row in exps]
+
+
+def right_weights(causal: bool = False) -> list[list[str]]:
+    return typed_from(stage_truth(hand_trace(*example_tensors(), causal=causal), "weights"))
+
+
+def weights_tab(at: AppTest):
+    return at.tabs[HAND_STAGES.index("weights")]
+
+
+def all_words(at: AppTest) -> str:
+    return "\n".join(texts(at, "success") + texts(at, "info") + texts(at, "warning") + texts(at, "error"))
+
+
+BOTH_RIGHT = ["All 9 cells right. Well done!", "Your working: all 12 numbers you typed are right."]
+
+
+def test_right_working_is_told_right():
+    at = check(run_page(typed_example() | {WORKING: right_working(), "answer_weights": right_weights()}), "weights")
+    assert texts(at, "success") == BOTH_RIGHT
+    assert not texts(at, "warning")
+    marks = weights_tab(at).dataframe[-1].value  # the working's marks, under the weights' own
+    assert list(marks.columns) == ["1·I", "2·like", "3·tea", "row sum"]
+    assert marks.iloc[2, 3] == "✓ 27.289" and marks.iloc[0, 1] == "✓ 1.000"
+
+
+def test_a_wrong_e_to_the_x_is_named_with_its_slip():
+    working = right_working()
+    working[1][2] = f"{math.exp(3):.3f}"  # 2·like → 3·tea: e to the raw score 3, not to 3/√2
+    at = check(run_page(typed_example() | {WORKING: working, "answer_weights": right_weights()}), "weights")
+    assert "Your working: 11 of 12 numbers you typed are right (empty cells are not checked)." in texts(at, "info")
+    notes = [w for w in texts(at, "warning") if "Row “2·like”" in w]
+    assert len(notes) == 1 and "your e^x for “3·tea” is off" in notes[0], texts(at, "warning")
+    assert "(it is e to the raw score: start from the scaled score of step 2)" in notes[0]
+    assert "row sum adds up your e^x" not in notes[0]  # the sum typed is the right one, not the sum of these e^x
+    assert weights_tab(at).dataframe[-1].value.iloc[1, 2] == "✗ 20.086"
+
+
+def test_a_wrong_row_sum_is_named_and_told_apart_from_wrong_e_to_the_x():
+    working = right_working()
+    working[1][3] = "15.5"  # 2·like's sum, e^x right
+    at = check(run_page(typed_example() | {WORKING: working}), "weights")
+    words = all_words(at)
+    assert "Row “2·like”: your e^x are right, but your row sum is off (add them up again)." in words, words
+    assert "Row “1·I”" not in words and "Row “3·tea”" not in words
+    grids = at.session_state["hand_grids"]
+    grids[WORKING][2][0] = "9"  # 3·tea → 1·I wrong, and the sum typed as the sum of the typed e^x
+    grids[WORKING][2][3] = f"{9 + float(grids[WORKING][2][1]) + float(grids[WORKING][2][2]):.3f}"
+    at.run()
+    words = all_words(at)
+    assert ("Row “3·tea”: your e^x for “1·I” is off; your row sum adds up your e^x, so it is off only because "
+            "they are.") in words, words
+
+
+def test_right_working_and_wrong_weights_point_at_the_division():
+    weights = right_weights()
+    weights[2] = ["0.3", "0.1", "0.6"]
+    at = check(run_page(typed_example() | {WORKING: right_working(), "answer_weights": weights}), "weights")
+    assert "Your working: all 12 numbers you typed are right." in texts(at, "success")
+    assert any("Row “3·tea”: your e^x and row sum are right, so the slip is in the division" in w
+               for w in texts(at, "warning")), texts(at, "warning")
+
+
+def test_empty_working_is_neither_wrong_nor_in_the_way():
+    at = check(run_page(typed_example() | {"answer_weights": right_weights()}), "weights")
+    assert texts(at, "success") == ["All 9 cells right. Well done!"]
+    assert "working" not in all_words(at).lower()
+    assert at.session_state["hand_solved"] == {"weights"}
+    partial = [row[:] for row in right_working()]  # row 1 only; the rest left empty
+    partial[1:] = [[""] * 4, [None] * 4]
+    at.session_state["hand_grids"][WORKING] = partial
+    at.run()
+    assert texts(at, "success") == ["All 9 cells right. Well done!", "Your working: all 4 numbers you typed are right."]
+    assert not texts(at, "warning")
+
+
+def test_a_blocked_keys_e_to_the_x_is_zero_and_a_nonzero_one_is_named():
+    at = run_page(typed_example() | {WORKING: right_working(causal=True), "answer_weights": right_weights(causal=True)})
+    at.checkbox(key="hand-size-causal").check().run()
+    assert any("e^(−∞) = 0" in c.value for c in weights_tab(at).caption), "the working says a blocked e^x is 0"
+    check(at, "weights")
+    assert texts(at, "success") == BOTH_RIGHT
+    at.session_state["hand_grids"][WORKING][0][1] = "1"  # 1·I → 2·like is blocked: e^0 = 1 is its unmasked e^x
+    at.session_state["hand_grids"][WORKING][0][2] = ""  # a blocked cell left empty is fine
+    at.run()
+    words = all_words(at)
+    assert "Row “1·I”: “2·like” is blocked by the causal mask, so its e^x is e^(−∞) = 0." in words, words
+    assert "“3·tea” is blocked" not in words
+
+
+def test_show_the_right_values_shows_the_working_too():
+    at = run_page(typed_example())
+    assert len(weights_tab(at).dataframe) == 2  # the working's grid and the weights' grid
+    at.toggle(key="hand-show-weights").set_value(True).run()
+    right = weights_tab(at).dataframe[-1].value
+    assert list(right.columns) == ["1·I", "2·like", "3·tea", "row sum"]
+    assert right.values.tolist() == right_working()
+    assert any(m.value.startswith("**The right working:**") for m in weights_tab(at).markdown)
+    assert "3 · Softmax: the weights" in page_charts(at)  # and the weights, as before
+    at.checkbox(key="hand-size-causal").check().run()
+    right = weights_tab(at).dataframe[-1].value
+    assert right.iloc[0].tolist() == ["2.028", "0 (blocked)", "0 (blocked)", "2.028"], right
+    assert right.iloc[2].tolist() == right_working(causal=True)[2]
+
+
+def test_an_e_to_the_x_too_large_to_type_gets_words_not_a_traceback():
+    grids = typed_example()
+    grids["X"] = [["3", "0"], ["0", "3"], ["3", "3"]]  # 3·tea's scaled scores reach 9 · 4 / √2 ≈ 25.5
+    at = run_page(grids)
+    notes = [i for i in texts(at, "info") if "more than 1000" in i]
+    assert len(notes) == 1 and "e^(x − 25.456) in row “3·tea”" in notes[0], texts(at, "info")
+    trace = hand_trace(*[read_grid(rows, (len(rows), len(rows[0])), name).values
+                         for name, rows in ((n, grids[n]) for n in ("X", "W_Q", "W_K", "W_V"))])
+    scaled = stage_truth(trace, "scaled")
+    shifted = (scaled[2] - scaled[2].max()).exp()
+    working = [[""] * 4, [""] * 4, ["1e11", "2", "3", "4"]]
+    at.session_state["hand_grids"][WORKING] = working
+    check(at, "weights")
+    (problems,) = [w for w in texts(at, "warning") if "Your working, row 3·tea, column 1·I" in w]
+    assert "too large" in problems
+    at.session_state["hand_grids"][WORKING][2] = [f"{v:.3f}" for v in [*shifted.tolist(), float(shifted.sum())]]
+    at.run()
+    assert "Your working: all 4 numbers you typed are right." in texts(at, "success"), all_words(at)
+
+
+def test_v_is_drawn_in_step_4_beside_the_weights():
+    at = run_page(typed_example())
+    context_tab = at.tabs[HAND_STAGES.index("context")]
+    titles = {}
+    for element in context_tab.get("vega_lite_chart"):
+        spec = json.loads(element.proto.spec)
+        title = spec.get("title", {})
+        data = [pa.ipc.open_stream(d.data.data).read_pandas() for d in element.proto.datasets]
+        titles[title.get("text", "") if isinstance(title, dict) else str(title)] = pd.concat(data, ignore_index=True)
+    assert set(titles) == {START_TITLES["context"], "V = X·W_V"}, set(titles)
+    assert matrix_of(titles["V = X·W_V"]) == [[1, 2], [0, 1], [1, 3]]  # X·W_V of the example
+    words = " ".join(m.value for m in context_tab.markdown)
+    assert "shown above" not in words and "and V" in words
+
+
+def test_checking_the_working_alone_does_not_list_nine_empty_weights():
+    at = check(run_page(typed_example() | {WORKING: right_working()}), "weights")
+    assert texts(at, "info") == ["Your weights are still empty, so only your working is checked. When it is right, "
+                                 "divide each e^x by its row's sum."]
+    assert texts(at, "success") == ["Your working: all 12 numbers you typed are right."]
+    assert not texts(at, "warning"), "no list of the weights' empty cells"
+
+
+def test_a_row_too_large_to_type_says_how_to_work_it_when_its_e_to_the_x_is_typed_anyway():
+    grids = typed_example()
+    grids["X"] = [["3", "0"], ["0", "3"], ["3", "3"]]  # row 1·I: e^6.364 + 1 + e^6.364 ≈ 1163, more than a cell takes
+    at = run_page(grids | {WORKING: [["1e5", "1", "", ""], [""] * 4, [""] * 4]})
+    check(at, "weights")
+    words = all_words(at)
+    assert ("Row “1·I”: its e^x are too large to type, so type e^(x − 6.364) instead (see the note under your "
+            "working); your e^x for “2·like” is off.") in words, words
+    assert weights_tab(at).dataframe[-1].value.iloc[0, 0] == "⚠ too large"  # a number, but too large for a cell
+
+
+def test_a_row_too_small_to_check_is_worked_with_its_largest_score_subtracted():
+    x = torch.tensor([[2.0, 0], [0, 2], [2, 2]], dtype=torch.float64)
+    w_k = torch.tensor([[-2.0, -1], [0, -3]], dtype=torch.float64)
+    trace = hand_trace(x, torch.tensor([[3.0, 0], [0, 1]], dtype=torch.float64), w_k, torch.eye(2, dtype=torch.float64))
+    working = hand.softmax_working(trace)
+    assert float(working.plain[2, :3].max()) < hand.SMALLEST_WORKED_EXP  # 3·tea's e^x: all zeros would pass ±0.01
+    assert working.forced == (False, True, True) and working.too_large == (False, False, False)
+    (text,) = hand.forced_rows_text(working, ["1·I", "2·like", "3·tea"])
+    assert text.startswith("**e^x too small to check.** The e^x of rows “2·like” and “3·tea” are all below 0.1")
+    assert "e^(x + 8.485) in row “3·tea”" in text  # its largest score is −8.485
+    shown = working.shown
+    assert float(shown[2, :3].max()) == 1.0
+    assert torch.allclose(shown[2, :3] / shown[2, 3], stage_truth(trace, "weights")[2])
+
+
+def test_large_e_to_the_x_is_checked_within_a_tenth_of_a_percent():
+    assert hand.close_to(1096.0, math.exp(7.0))  # e^7 = 1096.63 from a score rounded to 7.000
+    assert not hand.close_to(1090.0, math.exp(7.0))
+    assert hand.close_to(2.035, 2.028) and not hand.close_to(2.04, 2.028)  # small numbers: ±0.01, as the answer
+    assert not hand.close_to(1e300, math.inf)
+
+
+def test_a_student_who_subtracts_the_largest_score_first_is_told_it_is_fine():
+    trace = hand_trace(*example_tensors())
+    working = hand.softmax_working(trace)
+    shifted = (stage_truth(trace, "scaled")[2] - 2 * math.sqrt(2)).exp()
+    typed = [[""] * 4, [""] * 4, [f"{v:.3f}" for v in [*shifted.tolist(), float(shifted.sum())]]]
+    weights = check_answer([[""] * 3] * 3, stage_truth(trace, "weights"))
+    result = hand.check_working(typed, working, weights, ["1·I", "2·like", "3·tea"], ["1·I", "2·like", "3·tea"])
+    assert result.right == result.typed == 4 and result.shifted == (False, False, True)
+    assert result.notes == ("Row “3·tea”: you subtracted the row's largest score first (e^(x − 2.828)): fine, the "
+                            "weights come out the same.",)
+    assert hand.check_working([[""] * 4] * 3, working, weights, ["a", "b", "c"], ["a", "b", "c"]) is None
+
+
+def test_step_4_puts_the_weights_v_and_the_answer_in_one_row_when_they_fit():
+    at = run_page(typed_example())
+    places = at.tabs[HAND_STAGES.index("context")].columns[:3]  # then Check and "Show the right values"
+    assert [len(place.get("vega_lite_chart")) for place in places] == [1, 1, 0]
+    assert [len(place.dataframe) for place in places] == [0, 0, 1]  # the answer grid beside V
+    assert hand.fit_in_a_row([hand.chart_px(3, True, 84), hand.chart_px(2, True, 84), hand.grid_px(2, True)], True)
+    assert not hand.fit_in_a_row([hand.chart_px(5, False, 52), hand.chart_px(4, False, 52), hand.grid_px(4, False)],
+                                 False), "the largest sizes put the answer under the weights and V"
+
+
+def test_a_row_is_shared_equally_when_each_part_fits_its_share():
+    assert hand.row_shares([276, 380], False) == [1.0, 1.0]  # step 3 of the example: as the other steps
+    assert hand.row_shares([323, 455], False) == [323, 455]  # 4 tokens: the working grid needs more than half
+    assert hand.row_shares([380, 530], False) is None  # 5 tokens: the chart goes above the grids
