@@ -15,9 +15,9 @@ from __future__ import annotations
 import pytest
 
 from apptest_support import open_page, switch_to
-from test_presenter_layout import browser, needs_browser, server, slide
+from test_presenter_layout import needs_browser, server, slide
 
-SHARED_FIXTURES = (server, browser, slide)  # the presenter-layout tests' app server, Chromium and ``slide(path)``
+SHARED_FIXTURES = (server, slide)  # the presenter-layout tests' app server and ``slide(path)`` (Chromium: conftest)
 
 MODERN = "pages/modern_attention.py"
 FIRST_SCREEN_TOP_PX = 480  # the chart's top above about y = 450: the lecturer points at it without scrolling
