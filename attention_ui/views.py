@@ -68,7 +68,8 @@ __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageV
            "feature_heatmap", "follow_token", "in_the_sidebar", "lesson_view", "lines_spec", "main_column_px",
            "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages",
            "prints_values", "shared_domain", "shared_scale_cell", "show_chart", "show_lines", "show_slide",
-           "show_stage", "shown_features", "side_by_side", "softmax_row_spec", "stage_header", "token_heatmap"]
+           "show_stage", "shown_features", "side_by_side", "softmax_row_spec", "stacked_slide_cell", "stage_header",
+           "token_heatmap"]
 
 
 @dataclass(frozen=True)
@@ -525,6 +526,23 @@ def column_cell(view: StageView, column_px: float, cells: int, frame_px: float) 
     return max(8, min(view.cell_size, int((column_px - DRAWN_FRAME_SHARE * frame_px) // max(cells, 1))))
 
 
+SLIDE_GRID_ROWS_PX = 540
+"""On a slide, the most one grid's rows may take of a 1280 × 800 window's height (its title and key labels take the
+rest): two grids one under the other are each sized to fit it."""
+STACK_GAIN = 1.5
+"""Two grids to compare go one under the other on a slide only when their cells grow at least this much that way:
+side by side the lecturer shows both at once, which is what they are drawn for."""
+
+
+def stacked_slide_cell(side_cell: int, stacked_cell: int, rows: int) -> int | None:
+    """The cell size of two grids of ``rows`` rows one under the other on a slide: ``stacked_cell`` (as wide as the
+    slide) capped so that each grid fits the window's height, or None when that is not STACK_GAIN times their
+    ``side_cell`` side by side (drawn side by side then). Stacked without the cap, a mask and its weights for an
+    11-token sentence were each taller than the window."""
+    cell = min(stacked_cell, SLIDE_GRID_ROWS_PX // max(rows, 1))
+    return cell if cell >= STACK_GAIN * side_cell else None
+
+
 def main_column_px(presenting_now: bool) -> int:
     """What charts may take of the main column: beside the sidebar, or on a slide."""
     return PRESENTER_COLUMN_PX if presenting_now else PAGE_WIDTH_PX
@@ -603,10 +621,11 @@ cells go one above the other instead, each as wide as the column allows."""
 
 def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,
                   share: float = 1.0, blocked: bool | None = None, value_title: str | None = None,
-                  level_with_features: bool = False, cell: int | None = None):
+                  level_with_features: bool = False, cell: int | None = None, min_value_px: int = 0):
     """A queries × keys heatmap: weights on a 0..1 sequential scale (or per row), scores diverging around 0.
     ``blocked`` draws the mask's blocked cells grey with "×" (by default for weights, on every page alike: a
-    blocked key's weight 0 would otherwise look like a small weight); ``cell`` overrides the size ``share`` gives."""
+    blocked key's weight 0 would otherwise look like a small weight); ``cell`` overrides the size ``share`` gives;
+    numbers that would print under ``min_value_px`` are left out (colours only, the values in the tooltips)."""
     matrix = (values, view.labels, view.keys)
     cut = view.blocked if (weights if blocked is None else blocked) else None
     if view.fit:
@@ -618,7 +637,8 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
         value_font = slide_value_font(view, len(view.keys), 1.0 if share >= 1 else 0.5, signed=not weights)
         many = value_font is None
     else:
-        many = len(view.keys) > 14 or not prints_values(cell, view.font_size, signed=not weights)
+        many = (len(view.keys) > 14 or not prints_values(cell, view.font_size, signed=not weights)
+                or charts.cell_value_font(cell, view.font_size, diverging=not weights, fit=False) < min_value_px)
     common = {"title": title, "cell_size": cell, "font_size": view.font_size, "show_values": not many,
               "value_font_px": value_font,
               "follow_row": view.follow, "pick": view.pick, "fit": view.fit,

@@ -13,8 +13,9 @@ from attention_ui.controls import (DEFAULT_PAD_TO, PRESENTER_GAP_PX, cached_less
 from attention_ui.frames import ALLOWED, BLOCKED
 from attention_ui.questions import show_page_questions
 from attention_ui.text import counted, plain
-from attention_ui.views import (WEIGHT_TITLE, StageView, column_cell, in_the_sidebar, main_column_px, mask_chart,
-                                show_chart, slide_value_font, token_heatmap)
+from attention_ui.views import (MIN_SLIDE_VALUE_PX, WEIGHT_TITLE, StageView, column_cell, in_the_sidebar,
+                                main_column_px, mask_chart, show_chart, slide_value_font, stacked_slide_cell,
+                                token_heatmap)
 
 settings = lesson_settings("Masking: who may look at whom")
 config = settings.config
@@ -88,15 +89,16 @@ for kind in MASK_KINDS:
     slide_font = slide_value_font(view, len(variant_labels), 1.0, signed=False) if settings.presenter else None
     stacked = slide_font is not None and charts.cell_value_font(cell, settings.font_size, diverging=False,
                                                                 fit=False) < slide_font
-    if stacked:
-        cell = level_cell(view, column_px)
+    if stacked:  # only when that makes the cells much larger: the two are drawn to be compared
+        tall = stacked_slide_cell(cell, level_cell(view, column_px), len(variant_labels))
+        stacked, cell = tall is not None, tall or cell
     left, right = (st.container(), st.container()) if stacked else st.columns(2)
     with left:
         show_chart(mask_chart(mask, variant_labels, variant_labels, title=f"mask: {kind}", cell_size=cell,
                               font_size=settings.font_size))
     with right:
-        show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"weights with {kind} mask",
-                                 weights=True, cell=cell))
+        show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"weights with {kind} mask", weights=True,
+                                 cell=cell, min_value_px=MIN_SLIDE_VALUE_PX if settings.presenter else 0))
 
 st.subheader("Edit your own mask")
 EDITOR_ROW_PX = 35  # a data editor's row (and header) height

@@ -14,7 +14,7 @@ from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import plain, size_in_words
 from attention_ui.views import (DRAWN_FRAME_SHARE, PRESENTER_COLUMN_PX, SIGNED_READABLE_CELL_PX, SLIDE_CELL,
                                  StageView, column_cell, feature_heatmap, shared_domain, shared_scale_cell, show_chart,
-                                 shown_features, side_by_side, token_heatmap)
+                                 shown_features, side_by_side, stacked_slide_cell, token_heatmap)
 from attention_ui.why import encoding_lines, half_share, keep_page_settings, line_chart, page_slider
 
 KEYS = ("pos_shuffle", "pos_shift")
@@ -55,8 +55,11 @@ def slide_pair(columns: int, legend_title: str, legends: int) -> tuple[int, int 
 
     cell = column_cell(view, PRESENTER_COLUMN_PX - PRESENTER_GAP_PX, 2 * columns, 2 * rows + legends * legend)
     stacked = value_font(cell) < wanted
+    if stacked:  # only when that makes the cells much larger: the two are drawn to be compared
+        tall = stacked_slide_cell(cell, column_cell(view, PRESENTER_COLUMN_PX, columns, rows + legend),
+                                  len(settings.labels))
+        stacked, cell = tall is not None, tall or cell
     if stacked:
-        cell = column_cell(view, PRESENTER_COLUMN_PX, columns, rows + legend)
         places = [st.container(), st.container()]
     else:  # each column as wide as its grid (the one with a colour bar is wider)
         places = st.columns([columns * cell + DRAWN_FRAME_SHARE * (rows + (legend if legends == 2 or i else 0))

@@ -1,11 +1,11 @@
-"""Masking: the padding panel always shows [PAD] keys and says what it padded to, and on a slide its numbers are
-as large as the other panels'.
+"""Masking: the padding panel always shows [PAD] keys and says what it padded to, and on a slide it stays beside its
+mask.
 
 - A lesson padded to no more tokens than the sentence has padded nothing: the padding panel was all ✓ like "none"
   while its words spoke of blocked [PAD] keys and its question asked about padding to 7 tokens. The page now says so
   where the student looks, pads the panel to a length that adds [PAD] tokens, and its words and question follow it.
-- On a slide the padded sentence's 10 tokens printed the padding panel's weights at 12 px (19 px on the others):
-  the two charts go one under the other there, each as wide as the slide, and print them at the others' size.
+- On a slide a mask stays beside its weights, also for the padded sentence's 10 tokens or a longer sentence: one
+  under the other, each as wide as the slide, an 11-token pair was two grids each taller than the window.
 """
 
 from __future__ import annotations
@@ -77,6 +77,12 @@ def test_another_lessons_mask_says_the_padding_panel_picks_its_length():
     assert "Here your 7 tokens are padded to 10: 3 [PAD] tokens. (The lesson's mask is “causal”" in _texts(at)
 
 
+def _prints_numbers(spec: dict) -> bool:
+    """Whether a heatmap prints its numbers: a text layer not kept to the blocked cells' "×" marks."""
+    return any(isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"
+               and {"filter": "datum.masked"} not in layer.get("transform", []) for layer in spec.get("layer", []))
+
+
 def _value_font(spec: dict) -> int:
     """The font of the numbers printed in a heatmap's cells (its text layer)."""
     def marks(node):
@@ -89,17 +95,26 @@ def _value_font(spec: dict) -> int:
         elif isinstance(node, list):
             for value in node:
                 yield from marks(value)
-    return min(marks(spec))
+    return min(marks(spec), default=None)
 
 
-def test_a_slide_prints_the_padding_panels_weights_as_large_as_the_others():
-    at = open_page(MASKING, {"presenter": "true"})
-    fonts = {kind: _value_font(_spec(at, f"weights with {kind} mask")) for kind in ("none", "causal", "padding")}
-    assert fonts["padding"] >= 16 and fonts["padding"] >= fonts["none"] - 1, fonts
+@pytest.mark.parametrize("sentence", [None, "The animal didn't cross the street because it was too tired"])
+def test_a_slide_keeps_each_mask_beside_its_weights(sentence):
+    """A mask and its weights are drawn to be compared: on a slide they stay side by side (the padded sentence's 10
+    tokens, an 11-token sentence), their numbers printed at a slide's smallest size or more. Stacked, each as wide
+    as the slide, an 11-token pair was two grids each taller than a 1280 × 800 window."""
+    from attention_ui.views import MIN_SLIDE_VALUE_PX
+
+    at = open_page(MASKING, {"presenter": "true", **({"sentence": sentence} if sentence else {})})
     in_columns = [json.loads(c.proto.spec)["title"]["text"] for column in at.columns
                   for c in column.get("vega_lite_chart")]
-    assert "weights with none mask" in in_columns, "seven tokens stay side by side with their mask"
-    assert "weights with padding mask" not in in_columns, "ten tokens go under their mask, as wide as the slide"
+    for kind in ("none", "causal", "padding"):
+        assert {f"mask: {kind}", f"weights with {kind} mask"} <= set(in_columns), (kind, in_columns)
+        spec = _spec(at, f"weights with {kind} mask")
+        if _prints_numbers(spec):  # else colours only, the values in the tooltips
+            assert _value_font(spec) >= MIN_SLIDE_VALUE_PX, kind
+    if sentence is None:  # seven tokens: the numbers printed
+        assert _value_font(_spec(at, "weights with none mask")) >= 16
 
 
 def test_the_page_keeps_the_padding_panel_beside_its_mask():
