@@ -250,7 +250,7 @@ def _in_order(node):
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import test_presenter_layout as layout  # noqa: E402
 
-server, browser, slide = layout.server, layout.browser, layout.slide  # its fixtures: a server and a 1280x800 slide
+server, slide = layout.server, layout.slide  # its fixtures: a server and a 1280x800 slide (Chromium: conftest)
 needs_browser = layout.needs_browser
 
 
