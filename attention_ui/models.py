@@ -12,7 +12,6 @@ transformers is imported only when a model is loaded.
 from __future__ import annotations
 
 import contextlib
-
 import os
 from dataclasses import dataclass
 
