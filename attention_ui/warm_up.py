@@ -69,10 +69,7 @@ def warm_up_the_rest() -> threading.Thread | None:
 def _make_the_rest(view) -> None:
     try:
         from . import views
-        from .serving import long_lived_objects
 
-        with long_lived_objects():  # kept as long as the server: left out of later garbage collections, as the rest
-            views.prebuild_stages(view, tuple(rec.key for rec in views.STAGE_RECORDS
-                                              if rec.key not in FIRST_STAGES))
+        views.prebuild_stages(view, tuple(rec.key for rec in views.STAGE_RECORDS if rec.key not in FIRST_STAGES))
     except Exception:  # noqa: BLE001  (the stages are then made by their first visitors)
         _log.warning("warming up the other stages failed; their first visitors make them", exc_info=True)
