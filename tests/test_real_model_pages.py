@@ -75,16 +75,21 @@ def test_missing_model_is_explained_and_other_pages_work(no_model_anywhere, page
     assert not at.exception and not at.error and at.get("vega_lite_chart")
 
 
-@pytest.mark.parametrize("page", ["real_model", "inside_real_head"])
-def test_a_slide_without_a_model_says_where_the_reason_is(no_model_anywhere, page):
-    """On a slide the pickers, and so the explanation, are in a closed expander under the slide: the slide was
-    empty."""
+def open_slide(page: str):
+    """The real-model page ``page`` opened as a slide, and its closed box of pickers."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["presenter"] = "true"
     at.run()
     at.switch_page(f"pages/{page}.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    expander = next(e for e in at.expander if e.label.startswith("Model, layer, head"))
+    return at, next(e for e in at.expander if e.label.startswith("Model, layer, head"))
+
+
+@pytest.mark.parametrize("page", ["real_model", "inside_real_head"])
+def test_a_slide_without_a_model_says_where_the_reason_is(no_model_anywhere, page):
+    """On a slide the pickers, and so the explanation, are in a closed expander under the slide: the slide was
+    empty."""
+    at, expander = open_slide(page)
     assert [w.value for w in at.warning] == [f"No model to show: what went wrong is under “{expander.label}” below."]
     assert any("could not be loaded" in e.value for e in expander.error)
 
@@ -113,12 +118,7 @@ def test_on_a_slide_the_model_loads_where_the_lecturer_sees_it(monkeypatch, page
 
     monkeypatch.setattr(models, "cached_model", loading)
     monkeypatch.setattr(models, "cached_run", running)
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["presenter"] = "true"
-    at.run()
-    at.switch_page(f"pages/{page}.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    expander = next(e for e in at.expander if e.label.startswith("Model, layer, head"))
+    at, expander = open_slide(page)
     shown = [c.value for c in at.caption]
     assert "drawn while the model loads" in shown and "drawn while the sentence runs" in shown
     assert not [c.value for c in expander.caption if c.value.startswith("drawn while")]
