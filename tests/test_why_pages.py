@@ -380,13 +380,29 @@ def test_cost_page_works_with_a_sentence_that_makes_no_lesson(sentence):
     assert any("Nothing measured yet" in i for i in texts(at, "info"))
 
 
-def test_cost_measurement_gives_a_quadratic_slope():
-    at = open_page("pages/cost.py", {"cost_longest": "1024", "cost_width": "64"})
+def test_cost_measurement_gives_a_quadratic_slope(monkeypatch):
+    """The page times every layer at every length and fits the slope on log-log axes. The timings here follow
+    T² for attention (plus a fixed call cost) and T for the recurrent layer, so the page's fit must find about 2:
+    real timings, which a busy machine bends (a run once fitted 1.39), are the benchmarks' part."""
+    from attention_ui import why
+
+    def timing(kind, length, width, device="cpu"):
+        return 2e-6 + (3e-11 * length * length * width if kind != "recurrent" else 1e-7 * length * width)
+
+    why.measured_seconds.clear()
+    monkeypatch.setattr(why, "time_layer", timing)
+    try:
+        _measure_and_check(open_page("pages/cost.py", {"cost_longest": "1024", "cost_width": "64"}))
+    finally:
+        why.measured_seconds.clear()  # no other test meets these timings
+
+
+def _measure_and_check(at) -> None:
     at.button(key="cost_measure").click().run()
     assert_ok(at)
     assert not at.error, texts(at, "error")
     slope = metric(at, "attention: fitted slope")
-    assert 1.5 <= slope <= 2.5, slope
+    assert 1.8 <= slope <= 2.1, slope
     timed = chart_data(at, "time per forward pass")
     assert sorted(set(timed["T"])) == [64, 128, 256, 512, 1024]
     assert (timed["seconds"] > 0).all()
