@@ -27,6 +27,9 @@ HAND_STAGES = ("scores", "scaled", "weights", "context")
 """The stages a student works out and checks, in order."""
 
 RIGHT, WRONG, EMPTY, INVALID = "right", "wrong", "empty", "invalid"
+TOO_LARGE = "too large"
+"""A ``CellProblem``'s kind for a number beyond MAX_CELL_MAGNITUDE (marked INVALID, but it is a number)."""
+EMPTY_REASON, TOO_LARGE_REASON = "is empty", "is too large"
 
 
 @dataclass(frozen=True)
@@ -55,12 +58,14 @@ score worked out the wrong way round shows as wrong."""
 
 @dataclass(frozen=True)
 class CellProblem:
-    """Why the cell at (row, col) of grid ``grid`` cannot be used; ``message`` names the cell."""
+    """Why the cell at (row, col) of grid ``grid`` cannot be used; ``message`` names the cell; ``kind`` is EMPTY,
+    TOO_LARGE (a number beyond MAX_CELL_MAGNITUDE) or INVALID (anything else)."""
 
     grid: str
     row: int
     col: int
     message: str
+    kind: str = "invalid"
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,7 @@ def read_number(cell) -> float:
     decimal comma, when the text has one comma and no point).
     """
     if cell is None:
-        raise AttentionInputError("is empty")
+        raise AttentionInputError(EMPTY_REASON)
     if isinstance(cell, bool):
         raise AttentionInputError("is not a number")
     if isinstance(cell, numbers.Real):
@@ -112,7 +117,7 @@ def read_number(cell) -> float:
     else:
         text = str(cell).strip().replace("−", "-").replace("–", "-").replace(" ", "")
         if not text:
-            raise AttentionInputError("is empty")
+            raise AttentionInputError(EMPTY_REASON)
         if text.count(",") == 1 and "." not in text:
             text = text.replace(",", ".")
         if len(text) > 40:
@@ -129,7 +134,8 @@ def read_number(cell) -> float:
     if math.isinf(value):
         raise AttentionInputError("is infinite")
     if abs(value) > MAX_CELL_MAGNITUDE:
-        raise AttentionInputError(f"is too large: use numbers between −{MAX_CELL_MAGNITUDE:g} and {MAX_CELL_MAGNITUDE:g}")
+        raise AttentionInputError(f"{TOO_LARGE_REASON}: use numbers between −{MAX_CELL_MAGNITUDE:g} and "
+                                  f"{MAX_CELL_MAGNITUDE:g}")
     return value
 
 
@@ -152,7 +158,11 @@ def read_grid(rows, shape: tuple[int, int], name: str, row_labels=None, col_labe
             try:
                 values[i, j] = read_number(cell)
             except ValueError as err:
-                problems.append(CellProblem(name, i, j, f"{name}, row {row_labels[i]}, column {col_labels[j]} {err}."))
+                reason = str(err)
+                kind = (EMPTY if reason == EMPTY_REASON else TOO_LARGE if reason.startswith(TOO_LARGE_REASON)
+                        else INVALID)
+                problems.append(CellProblem(name, i, j, f"{name}, row {row_labels[i]}, column {col_labels[j]} "
+                                                        f"{reason}.", kind))
     return GridReading(values, tuple(problems))
 
 
@@ -178,7 +188,7 @@ def check_answer(rows, truth: torch.Tensor, name: str = "Your answer", row_label
     """
     reading = read_grid(rows, tuple(truth.shape), name, row_labels, col_labels)
     truth = truth.detach().to("cpu", torch.float64)
-    bad = {(p.row, p.col): EMPTY if p.message.endswith("is empty.") else INVALID for p in reading.problems}
+    bad = {(p.row, p.col): EMPTY if p.kind == EMPTY else INVALID for p in reading.problems}
     marks = tuple(
         tuple(bad.get((i, j)) or (RIGHT if abs(float(reading.values[i, j] - truth[i, j])) <= tolerance else WRONG)
               for j in range(truth.shape[1]))

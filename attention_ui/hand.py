@@ -17,7 +17,7 @@ import torch
 
 from attention_core import (ANSWER_TOLERANCE, EXAMPLE, MAX_CELL_MAGNITUDE, AnswerCheck, AttentionTrace, Diagnosis,
                             format_cell, read_grid, resize_grid)
-from attention_core.by_hand import EMPTY, INVALID, RIGHT, WRONG
+from attention_core.by_hand import EMPTY, INVALID, RIGHT, TOO_LARGE, WRONG
 
 from .frames import format_value
 from .text import quoted
@@ -144,7 +144,7 @@ def _cell(value):
 def marks_table(check: AnswerCheck, typed: list[list], row_labels: list[str], col_labels: list[str], *,
                 show_answer: bool):
     """A styled table: ✓ / ✗ per cell with the typed number, and the right value when asked for."""
-    too_large = {(p.row, p.col) for p in check.problems if "is too large" in p.message}
+    too_large = {(p.row, p.col) for p in check.problems if p.kind == TOO_LARGE}
     cells = []
     for i, marks in enumerate(check.marks):
         row = []
@@ -305,7 +305,8 @@ def softmax_working(trace: AttentionTrace) -> SoftmaxWorking:
 
 
 def listed(labels) -> str:
-    """Labels in running markdown, quoted and escaped: "“1·I”", "“1·I” and “3·tea”", "“1·I”, “2·like” and “3·tea”"."""
+    """Labels in running markdown, quoted and escaped: "“1·I”", "“1·I” and “3·tea”",
+    "“1·I”, “2·like” and “3·tea”"."""
     names = [quoted(label) for label in labels]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
@@ -366,7 +367,7 @@ def check_working(rows, working: SoftmaxWorking, weights: AnswerCheck, queries: 
     must be, or when the typed cells match that better than the plain working."""
     T, S = working.allowed.shape
     reading = read_grid(rows, (T, S + 1), "Your working", queries, [*keys, SUM_COLUMN])
-    empty = {(p.row, p.col) for p in reading.problems if p.message.endswith("is empty.")}
+    empty = {(p.row, p.col) for p in reading.problems if p.kind == EMPTY}
     if len(empty) == T * (S + 1):
         return None
     typed = reading.values

@@ -226,8 +226,13 @@ def show_check(stage: str, check: AnswerCheck, answer: list[list], answer_cols: 
             st.warning(hand.diagnosis_text(diagnosis, tokens, answer_cols), icon=":material/lightbulb:")
     if check.problems:
         st.warning(problems_list(check.problems))
-    wide = {col: st.column_config.TextColumn(width="medium") for col in answer_cols} if show_answer else None
-    st.dataframe(hand.marks_table(check, answer, tokens, answer_cols, show_answer=show_answer),
+    show_marks(check, answer, answer_cols, show_answer)
+
+
+def show_marks(check: AnswerCheck, typed: list[list], columns: list[str], show_answer: bool) -> None:
+    """The typed grid marked ✓ / ✗ cell by cell (with the right values when asked for)."""
+    wide = {col: st.column_config.TextColumn(width="medium") for col in columns} if show_answer else None
+    st.dataframe(hand.marks_table(check, typed, tokens, columns, show_answer=show_answer),
                  width="content", column_config=wide)  # "✗ 4 → 3.000" needs more than a number's width
 
 
@@ -245,10 +250,7 @@ def show_working_check(result: hand.WorkingCheck | None, typed: list[list], show
         st.warning("\n".join(f"- {note}" for note in result.notes), icon=":material/lightbulb:")
     if result.answer.problems:
         st.warning(problems_list(result.answer.problems))
-    columns = [*tokens, hand.SUM_COLUMN]
-    wide = {col: st.column_config.TextColumn(width="medium") for col in columns} if show_answer else None
-    st.dataframe(hand.marks_table(result.answer, typed, tokens, columns, show_answer=show_answer), width="content",
-                 column_config=wide)
+    show_marks(result.answer, typed, [*tokens, hand.SUM_COLUMN], show_answer)
 
 
 working = hand.softmax_working(trace)  # step 3's e^x and row sums
