@@ -81,6 +81,18 @@ def keep_settings_across_pages() -> None:
         st.session_state[key] = st.session_state[key]  # an opened Check yourself is open again on coming back
 
 
+PAGE_TOP_KEY = "page_top"
+
+
+def page_top():
+    """A block for everything a page draws above a fragment (the switch, the title, a slide's Settings menu,
+    captions), laid out as if it were not there (``display: contents``, in PAGE_STYLE). Streamlit knows a fragment
+    by its place on the page: the stage's fragment sat at another place on a slide (no title, no captions), so a
+    Next pressed while the presenter switch's rerun ran went to a fragment the slide no longer had and was lost.
+    Inside this block the fragment's place is the same in both modes."""
+    return st.container(key=PAGE_TOP_KEY)
+
+
 def page_start(title: str, *, slides: bool = False) -> bool:
     """What every page does first: check the link, keep settings across pages, draw the presenter switch and
     the title. A page of ``slides`` has no title in presenter mode: its stage picker names each slide, and the
@@ -307,6 +319,7 @@ PAGE_STYLE = """<style>
 [data-testid='stVegaLiteChart'] svg {max-width: 100%; height: auto;}
 .st-key-clicker_keys {position: absolute; left: -10000px; height: 1px; overflow: hidden; visibility: hidden;}
 [data-testid='stElementContainer']:has(#page-keys) {position: absolute;}
+[data-testid='stLayoutWrapper']:has(> .st-key-page_top), .st-key-page_top {display: contents;}
 [class*='st-key-path_card_'] [data-testid='stPageLink'] p {font-size: 1.2rem !important; font-weight: 600;}
 [data-testid='stSidebarHeader'] {height: 2.75rem; margin-bottom: 0.25rem;}
 [data-testid='stSidebarNavLink'] {min-height: 1.5rem; margin-top: 0; margin-bottom: 0;}
@@ -338,15 +351,16 @@ PAGE_STYLE = """<style>
   [data-testid='stTooltipIcon'] button {padding: 0.75rem; margin: -0.75rem;}
 }
 </style>"""
-"""Every page: the page starts under Streamlit's header instead of 6rem down (more of it on the first screen);
-a table cell's text may take the cell's width (Streamlit stops it at 400 px, which broke a worked sum into two
-lines beside empty room); charts shrink to a narrower column instead of running past it (but see small screens
-below); the buttons that take a presentation clicker's Page Up / Page Down keys stay out of sight, and the element
-that holds this style and the clicker keys' script (``#page-keys``) out of the page's flow (an element that is more
-than a style would take a row and its gap); a Start here card's title (its page link) is larger than the text under
-it; the sidebar's list of pages is compact, so that with every page listed the sentence box still starts on an
-800-px screen. A chart keeps 20 px more above it: the toolbar Streamlit shows over a chart's top right corner on
-hover (its ⋯ menu and full-screen button, 36 px tall) lay over the last line of the text above it ("(head 1):" of
+"""Every page: the page starts under Streamlit's header instead of 6rem down (more of it on the first screen); a table
+cell's text may take the cell's width (Streamlit stops it at 400 px, which broke a worked sum into two lines beside
+empty room); charts shrink to a narrower column instead of running past it (but see small screens below); the buttons
+that take a presentation clicker's Page Up / Page Down keys stay out of sight, and the element that holds this style and
+the clicker keys' script (``#page-keys``) out of the page's flow (an element that is more than a style would take a row
+and its gap); ``page_top``'s block lays its elements out as the page's own (as a row of its own, with nothing in the
+flow on a slide, its gap pushed the slide 16 px down); a Start here card's title (its page link) is larger than the text
+under it; the sidebar's list of pages is compact, so that with every page listed the sentence box still starts on an
+800-px screen. A chart keeps 20 px more above it: the toolbar Streamlit shows over a chart's top right corner on hover
+(its ⋯ menu and full-screen button, 36 px tall) lay over the last line of the text above it ("(head 1):" of
 Cross-attention's "What 1·The reads from the source"); a slide keeps the room (see PRESENTER_STYLE).
 
 Small screens: a chart wider than the page (a real model's grid, drawn on a canvas, does not shrink) scrolls inside

@@ -5,21 +5,22 @@ import streamlit as st
 from attention_core import unscaled_weights
 
 from attention_ui import export, questions
-from attention_ui.controls import (Settings, lesson_settings, path_page, real_vectors_caption, stage_footer,
+from attention_ui.controls import (Settings, lesson_settings, page_top, path_page, real_vectors_caption, stage_footer,
                                   stage_picker, token_caption)
 from attention_ui.progress import keep_progress
 from attention_ui.text import STAGES, TOY_CAPTION, next_on_path
 from attention_ui.url_state import linked_flag
 from attention_ui.views import RERUN_PAGE, UNSCALED_KEY, lesson_view, show_slide, show_stage
 
-settings = lesson_settings("Step through attention", slides=True)
-if not settings.presenter:
-    st.caption(f"Following the query token {token_caption(settings, settings.follow)} (click a row of a chart to "
-               "follow another). Change it, the sentence or any size in the sidebar: every stage updates.")
-    if settings.config.seeded_embeddings and settings.config.init == "random":
-        st.caption(TOY_CAPTION)
-    elif not settings.config.seeded_embeddings:
-        st.caption(real_vectors_caption(settings))
+with page_top():
+    settings = lesson_settings("Step through attention", slides=True)
+    if not settings.presenter:
+        st.caption(f"Following the query token {token_caption(settings, settings.follow)} (click a row of a chart "
+                   "to follow another). Change it, the sentence or any size in the sidebar: every stage updates.")
+        if settings.config.seeded_embeddings and settings.config.init == "random":
+            st.caption(TOY_CAPTION)
+        elif not settings.config.seeded_embeddings:
+            st.caption(real_vectors_caption(settings))
 
 
 @st.fragment
