@@ -241,19 +241,24 @@ PRESENTER_STYLE = """<style>
 [data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'] {display: none;}
 .stMainBlockContainer {max-width: 100%; padding: 4.1rem 1.5rem 2rem 1.5rem;}
 .stMarkdown p, .stMarkdown li {font-size: 1.35rem; line-height: 1.45;}
-[data-testid='stTable'] :is(th, td, p) {font-size: 1.15rem !important; line-height: 1.4;}
+[data-testid='stTable'] :is(th, td, p), [data-testid='stMain'] [data-testid='stMarkdownContainer'] table :is(th, td) {
+  font-size: clamp(1.15rem, 1.625vw, 1.6rem) !important; line-height: 1.4;}
 h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {font-size: 1.5rem !important;}
 .katex {font-size: 1.45em !important;}
 [data-testid='stMain'] button p, [data-testid='stMain'] input[role='combobox'],
-[data-testid='stMain'] label p, [data-testid='stCaptionContainer'],
-[data-testid='stMetricValue'] {font-size: 1.3rem !important;}
+[data-testid='stMain'] label p, [data-testid='stCaptionContainer'] {font-size: 1.3rem !important;}
+[data-testid='stMetricValue'] {font-size: clamp(1.9rem, 2.5vw, 2.4rem) !important;}
 [data-testid='stMain'] :is([data-testid='stExpander'] summary p, [data-testid='stTab'] p,
   [data-testid='stSliderThumbValue'] p, [data-testid='stSliderTickBar'] p, [data-testid='stAlertContainer'] p,
   [data-testid='stAlertContainer'] li), [data-testid='stMain'] :is(input, textarea) {font-size: 1.3rem !important;}
 [data-baseweb='popover'] [role='option'] {font-size: 1.3rem !important;}
 [data-testid='stMain'] .st-key-link_notes [data-testid='stAlertContainer'] p {font-size: 1rem !important;}
 [data-testid='stMain'] [data-testid='stSliderThumbValue'] {margin-top: -0.55rem;}
-@media (min-width: 1180px) {[data-testid='stMain'] [data-testid='stDataFrame'] {zoom: 1.4;}}
+@media (min-width: 1180px) {[data-testid='stMain'] [data-testid='stDataFrame'] {zoom: 1.4; height: auto !important;}
+  [data-testid='stMain'] :is([data-testid='stElementContainer']:has(> [data-testid='stFullScreenFrame'] >
+    [data-testid='stDataFrame']), [data-testid='stFullScreenFrame']:has(> [data-testid='stDataFrame'])) {
+    height: auto !important;}}
+@media (min-width: 1800px) {[data-testid='stMain'] [data-testid='stDataFrame'] {zoom: 1.8;}}
 .st-key-slide [data-testid='stVegaLiteChart'] {height: calc(100vh - 395px) !important; min-height: 260px;}
 [data-testid='stMain']:has(.st-key-link_notes) .st-key-slide [data-testid='stVegaLiteChart'] {
   height: calc(100vh - 477px) !important;}
@@ -642,7 +647,7 @@ def stage_picker(presenter: bool = False) -> int:
     key = pick.selectbox("Stage", STAGE_KEYS, format_func=titles.get, key="step",
                          label_visibility="collapsed")
     index = STAGE_KEYS.index(key)
-    keep_in_link("step", key, STAGE_KEYS[0])
+    keep_in_link("step", key)  # stage 1 too: see url_state.ALWAYS_IN_LINK
     st.progress((index + 1) / len(STAGE_KEYS), text=None if presenter else f"Stage {index + 1} of {len(STAGE_KEYS)}")
     st.session_state.setdefault("stages_seen", set()).add(key)
     return index

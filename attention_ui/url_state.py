@@ -24,6 +24,7 @@ from attention_core import (MAX_CONTEXT_LENGTH, MAX_COST_LENGTH, MAX_COST_WIDTH,
                             MAX_HEADS, MAX_LAYERS, MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES, MAX_SEED,
                             MAX_SENTENCE_CHARS, MAX_TOKENS, MAX_WINDOW, MIN_COST_LENGTH, MODEL_ALLOWLIST,
                             AttentionInputError, available_devices, tokenize)
+from attention_core.limits import MAX_NEW_TOKENS
 
 from .text import STAGE_KEYS, STAGES, plain
 
@@ -137,6 +138,12 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
     LinkParam("kv_heads", whole(1, MAX_HEADS), f"a whole number from 1 to {MAX_HEADS}"),
     LinkParam("generation_kv_heads", whole(1, MAX_HEADS), f"a whole number from 1 to {MAX_HEADS}"),
     LinkParam("generation_step", whole(1, MAX_TOKENS), f"a whole number from 1 to {MAX_TOKENS}"),
+    LinkParam("generation_real", flag, "true or false"),
+    LinkParam("generation_model", lambda raw: raw if raw in _model_names() else None, "one of the listed models"),
+    LinkParam("generation_count", whole(1, MAX_NEW_TOKENS), f"a whole number from 1 to {MAX_NEW_TOKENS}"),
+    LinkParam("generation_pick", lambda raw: raw if re.fullmatch(r"[0-9]{1,4}(·.{1,200})?", raw, re.S) else None,
+              "a generated token: its position in the text, or its label"),
+    LinkParam("generation_layer", whole(1, 99), "a layer of the model, counted from 1"),
     LinkParam("context_length", grouped_whole(1, MAX_CONTEXT_LENGTH), f"a whole number from 1 to {MAX_CONTEXT_LENGTH:,}"),
     LinkParam("cache_precision", lambda raw: raw if len(raw) <= 40 and "bit" in raw else None, "a number format"),
     LinkParam("window", whole(1, MAX_WINDOW), f"a whole number from 1 to {MAX_WINDOW}"),
@@ -272,7 +279,7 @@ def linked_token() -> int | None:
 
 
 def keep_in_link(key: str, value: str | None, default: str | None = None) -> None:
-    """Write one of ``OWN_KEYS`` to the address bar; the default value is left out of it."""
+    """Write one of ``OWN_KEYS`` to the address bar; the ``default`` value, if given, is left out of it."""
     set_link_value(key, None if value == default else value)
     page = st.session_state.get(CURRENT_PAGE)
     if page is not None:  # also a fragment's run (Next, Back), which app.py does not finish
@@ -292,6 +299,11 @@ APP_WIDE_KEYS = ("presenter",)
 """Address keys that every page keeps, also in the history entries Streamlit adds when the page changes: an entry
 holding only these says nothing about the page's own settings (in presenter mode Back lost them all)."""
 
+ALWAYS_IN_LINK = {STEP_THROUGH: "step"}
+"""url path -> the one of ``OWN_KEYS`` that page writes in its address at every value, its default too: an entry of
+that page without it is one Streamlit added on leaving the page (it keeps only the bound widgets' values). A stage
+left out at its default could not tell those apart from stage 1, so Back from another page went to stage 1."""
+
 
 def remember_link(page: str) -> None:
     """Keep page ``page``'s address parameters as they are now, for ``restore_left_link``."""
@@ -307,7 +319,9 @@ def restore_left_link(page: str) -> bool:
     Streamlit lets the address decide on Back and Forward, and two things there lost a student's settings without
     a word: going to another page adds two history entries without parameters (the page left, then the page
     opened before its settings are written back), where every setting gets its default; and on an entry of
-    another page it drops the settings whose widgets the sidebar last drew there (all of them)."""
+    another page it drops the settings whose widgets the sidebar last drew there (all of them). An entry is one
+    Streamlit added when it holds only ``APP_WIDE_KEYS``, or lacks the key its page always writes
+    (``ALWAYS_IN_LINK``)."""
     from urllib.parse import parse_qs
 
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
@@ -317,10 +331,11 @@ def restore_left_link(page: str) -> bool:
         return False
     entry = {key: values for key, values in parse_qs(getattr(ctx, "query_string", "") or "").items()
              if key in LINK_PARAMS}
-    if any(key not in APP_WIDE_KEYS for key in entry):
-        wanted = entry
-    else:  # an entry Streamlit added, which keeps only the app-wide keys: the page's last values, and the entry's own
+    added = all(key in APP_WIDE_KEYS for key in entry) or (page in ALWAYS_IN_LINK and ALWAYS_IN_LINK[page] not in entry)
+    if added:  # an entry Streamlit added, without the page's own keys: the page's last values, and the entry's own
         wanted = {**st.session_state.get(LEFT_LINKS_KEY, {}).get(page, {}), **entry}
+    else:
+        wanted = entry
     restored = False
     for key, values in wanted.items():
         if key in LINK_PARAMS and len(values) == 1 and st.query_params.get_all(key) != values:

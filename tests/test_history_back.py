@@ -13,6 +13,8 @@ import pytest
 
 import browser_support as bs
 
+from attention_ui.text import STAGES
+
 
 pytestmark = pytest.mark.skipif(not bs.browser_available(), reason=bs.NO_BROWSER)
 LOAD_MS = 90_000
@@ -69,6 +71,26 @@ def test_back_and_forward_keep_the_sentence_and_go_back_a_stage(tab):
     tab.go_forward()
     settle(tab)
     assert box.input_value() == SENTENCE
+
+
+def test_back_from_another_page_lands_on_the_stage_that_was_left(tab):
+    """Leaving the step-through, Streamlit adds an entry of it that keeps the sentence but not the stage: Back from
+    the next page showed stage 1 there (twice), and a lecturer had to find the stage again."""
+    tab.goto(f"{tab.base_url}/step-through?sentence=the+dog+ran+home&step=qkv")
+    settle(tab)
+    for _ in range(2):
+        bs.click_stage_button(tab, "next", timeout=LOAD_MS)
+        settle(tab)
+    assert bs.stage_in_url(tab) == "scaled"
+    sidebar_link(tab, "Masking").click()
+    settle(tab)
+    for _ in range(3):  # Streamlit's entries of the Masking page before its settings were written
+        tab.go_back()
+        settle(tab)
+        if "/step-through" in tab.url:
+            break
+    assert "/step-through" in tab.url, tab.url
+    assert bs.stage_in_url(tab) == "scaled" and bs.stage_title(tab) == STAGES[3].title
 
 
 def test_the_followed_token_survives_a_page_without_the_follow_control(tab):

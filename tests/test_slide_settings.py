@@ -17,8 +17,16 @@ from test_generation_why_fixes import spec_title
 SETTINGS_KEYS = {"sentence", "token", "head", "mask", "heads", "d_model", "d_k", "d_v", "seed", "colour"}
 
 
+def popovers(block) -> list:
+    """The popovers in ``block``, at any depth (a page's top is one block: ``controls.page_top``)."""
+    found = []
+    for child in getattr(block, "children", {}).values():
+        found += [child] if getattr(child, "type", None) == "popover" else popovers(child)
+    return found
+
+
 def settings_menu(at):
-    menus = [block for block in at.main.children.values() if getattr(block, "type", None) == "popover"]
+    menus = popovers(at.main)
     assert len(menus) == 1, "one Settings menu on a slide"
     assert menus[0].proto.popover.label == "Settings"
     return menus[0]
@@ -39,7 +47,7 @@ def test_a_slide_has_the_sidebars_controls_in_its_settings_menu():
     assert not keys_in(slide.sidebar), "nothing is drawn in the hidden sidebar"
     page = open_page("pages/step_through.py", {"heads": "3"})
     assert SETTINGS_KEYS <= keys_in(page.sidebar)
-    assert not [b for b in page.main.children.values() if getattr(b, "type", None) == "popover"], \
+    assert not popovers(page.main), \
         "with the sidebar shown there is no Settings menu"
 
 

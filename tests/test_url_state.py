@@ -180,9 +180,11 @@ def test_round_trip_restores_padding_and_identity_weights():
     assert_same_charts(at, restored)
 
 
-def test_default_view_keeps_the_url_empty():
+def test_default_view_keeps_only_the_stage_in_the_url():
+    """Defaults stay out of the address, but the stage is always there: an entry of the page without it is one
+    Streamlit added on leaving the page (``url_state.ALWAYS_IN_LINK``)."""
     at = open_page("pages/step_through.py")
-    assert dict(at.query_params) == {}
+    assert dict(at.query_params) == {"step": "embed"}
 
 
 def test_settings_survive_switching_pages():
