@@ -10,17 +10,19 @@ from attention_core.generation import MAX_NEW_TOKENS
 from attention_core.real_models import MODEL_ALLOWLIST
 from attention_ui import charts, frames
 from attention_ui.checks.modern import generation_questions
-from attention_ui.controls import BOUND, PRESENTER_GAP_PX, lesson_settings
+from attention_ui.controls import BOUND, PRESENTER_GAP_PX, SLIDE_ROW_PX, lesson_settings
 from attention_ui.modern import timing_chart, timing_frame
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import counted, plain, size_in_words
-from attention_ui.url_state import keep_in_link, note_ignored, show_link_notes
-from attention_ui.views import (MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, PRESENTER_COLUMN_PX, SLIDE_CELL, StageView,
-                                 feature_heatmap, in_the_sidebar, shared_domain, shared_scale_cell, show_chart,
-                                 shown_features, side_by_side)
+from attention_ui.url_state import (check_linked_choice, keep_in_link, note_ignored, set_link_value,
+                                    show_link_notes)
+from attention_ui.views import (MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, MIN_SLIDE_VALUE_PX, PRESENTER_COLUMN_PX,
+                                 SLIDE_CELL, SLIDE_SIGNED_NUMBER_EM, StageView, feature_heatmap, in_the_sidebar,
+                                 shared_domain, shared_scale_cell, show_chart, shown_features, side_by_side)
 
 STEP_KEY = "generation_step"
+PICK_KEY = "generation_pick"
 DECODERS = [name for name, spec in MODEL_ALLOWLIST.items() if spec.kind == "decoder"]
 
 
@@ -90,6 +92,28 @@ def slide_cell(columns: int, rows: list[str], value_title: str, width: int = HAL
     return max(8, min(settings.cell_size, (width - slide_room(rows, value_title)) // max(columns, 1)))
 
 
+# The height a slide keeps for the caches' rows on a 1280 × 800 window: what is left under the page's title, the
+# step's buttons and line and the charts' titles (the rows start 302 px down) and above the feature labels and their
+# axis title under them (66 px). The last step's cache, T rows, fits it.
+SLIDE_CACHE_ROWS_PX = 420
+
+
+def slide_cache_cells(features: int) -> tuple[int, int, int | None]:
+    """Presenter mode: the width and the height, in pixels, of a cell of the K cache, the V cache and the new query
+    (``features`` columns each, three charts side by side, V's with the colour bar), and the font of the numbers in
+    them (None: colours only). A cell is as wide as the slide allows (at most the slide's cell size) and as tall as
+    that while the sentence's T rows fit the window's height, else shorter (a token's label still fits in a row):
+    the numbers need the width, not the height. (Square cells of an 11-token sentence went below the window from
+    step 9, and at 53 px they showed colours only.)"""
+    width = (PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX - 2 * slide_room(labels, "")
+             - slide_room(labels, "feature value")) // max(3 * features, 1)
+    cell = max(8, min(settings.cell_size, width))
+    row_px = max(SLIDE_ROW_PX, min(cell, SLIDE_CACHE_ROWS_PX // T))
+    usual = charts.cell_value_font(SLIDE_CELL, settings.font_size, diverging=True, fit=True)
+    font = min(usual, int(cell / SLIDE_SIGNED_NUMBER_EM), row_px - 8)
+    return cell, row_px, font if font >= MIN_SLIDE_VALUE_PX else None
+
+
 def fitting_title(titles: tuple[str, ...], width_px: float) -> str:
     """The first of ``titles`` (longest first) that fits over a chart ``width_px`` wide at the page's title font
     (Vega cuts a longer one to "…"), else the last one."""
@@ -150,23 +174,24 @@ with step_box:
         # On a slide the K cache, the V cache and (beside them) the new query with its weights, side by side, so
         # that the row each step adds is on the first screen. The three share one colour scale (one colour bar,
         # beside V) and one cell size, each drawn at its own size (not shrunk with its text) at the slide's font.
+        # The sizes are the sentence's, not the step's, so nothing moves from step to step.
         domain = shared_domain(*(values for values, *_ in matrices))
-        bare = slide_room(labels[:t], "")
-        cell = max(8, min(settings.cell_size, (PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX - 2 * bare
-                                               - slide_room(labels[:t], "feature value")) // (3 * features)))
-        widths = [bare + features * cell, slide_room(labels[:t], "feature value") + features * cell,
+        cell, row_px, value_font = slide_cache_cells(features)
+        bare = slide_room(labels, "")
+        widths = [bare + features * cell, slide_room(labels, "feature value") + features * cell,
                   bare + features * cell]
         k_col, v_col, q_col = st.columns(widths)
         q_col = q_col.container(key="generation_new_query")
         for col, (values, rows, titles, prefix) in zip((q_col, k_col, v_col), matrices):
             shown, _ = shown_features(values)
-            with col:
-                show_chart(cached_matrix_chart(
-                    charts.matrix_heatmap, shown, rows, frames.feature_labels(shown.shape[-1], prefix),
-                    row_name="token", col_name="feature", title=fitting_title(titles, features * cell),
-                    cell_size=cell, font_size=settings.font_size, domain=domain, legend=prefix == "v",
-                    show_values=shown.shape[-1] <= 12 and cell >= SLIDE_CELL, value_title="feature value",
-                    follow_row=len(rows) - 1))  # the row this step added
+            spec = cached_matrix_chart(
+                charts.matrix_heatmap, shown, rows, frames.feature_labels(shown.shape[-1], prefix),
+                row_name="token", col_name="feature", title=fitting_title(titles, features * cell),
+                cell_size=row_px, font_size=settings.font_size, domain=domain, legend=prefix == "v",
+                show_values=value_font is not None, value_font_px=value_font, value_title="feature value",
+                follow_row=len(rows) - 1)  # the row this step added
+            with col:  # cells row_px tall (and the colour bar as long as the rows), cell wide
+                show_chart({**spec, "width": shown.shape[-1] * cell})
         with q_col:
             st.markdown(f"**Its weights over the {counted(t, 'cached key')}**")
             show_chart(new_query_weights(row, t, (PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX) * widths[2]
@@ -245,9 +270,29 @@ st.markdown("A GPT-style model continues your sentence, always taking its most l
 from attention_ui.models import load_or_explain, model_names  # noqa: E402
 
 
+def check_linked_pick(generated: list[str], first: int) -> None:
+    """A link's generated token (``PICK_KEY``), made to fit the pick box before it reads it: the box writes the
+    token's label ("9·␣the"; ``generated`` holds the new tokens' labels), and a link may give its position in the
+    text alone ("9"). A position among the new tokens' (``first`` + 1 to ``first`` + len(generated)) becomes that
+    token's label; any other is dropped with a note."""
+    raw = st.query_params.get(PICK_KEY)
+    if raw is None or PICK_KEY in st.session_state:
+        return
+    position = int(raw.split("·", 1)[0])  # check_link lets only "<digits>" or "<digits>·<label>" through
+    if first < position <= first + len(generated):
+        if raw != generated[position - first - 1]:
+            set_link_value(PICK_KEY, generated[position - first - 1])
+    else:
+        note_ignored(PICK_KEY, raw, f"the model wrote tokens {first + 1} to {first + len(generated)} of the text")
+
+
 def real_generation() -> None:
     """Section 4: a GPT-style model, if the server has one, writes new tokens; where each looked, in one layer.
-    Returns early (the page's path link still follows) without a model, with the toggle off or a bad prompt."""
+    Returns early (the page's path link still follows) without a model, with the toggle off or a bad prompt.
+
+    Every choice is kept in the page's address, so a class opening the lecturer's link sees the same tokens. A
+    link may name only a model offered here (one some local source holds, or the hub where the host allows it): it
+    never makes the server download one. A value the model or its text cannot have is dropped with a note."""
     offered = [name for name in DECODERS if name in model_names()]
     if not offered:
         st.info("No GPT-style model is available on this server, so this part is left out; everything above works "
@@ -256,13 +301,16 @@ def real_generation() -> None:
                 icon=":material/info:")
         return
     use_real = st.toggle("Generate with a real GPT-style model", key="generation_real",
-                         help="distilgpt2 or gpt2, from a local folder or the model hub where this server allows it.")
+                         help="distilgpt2 or gpt2, from a local folder or the model hub where this server allows it.",
+                         **BOUND)
     if not use_real:
         return
 
+    check_linked_choice("generation_model", offered, "one of the GPT-style models offered here: " + ", ".join(offered))
+    show_link_notes(key="generation_model_link_notes")
     left, right = st.columns(2)
-    name = left.selectbox("Model", offered, key="generation_model")
-    count = right.slider("New tokens", 1, MAX_NEW_TOKENS, 6, key="generation_count")
+    name = left.selectbox("Model", offered, key="generation_model", **BOUND)
+    count = right.slider("New tokens", 1, MAX_NEW_TOKENS, 6, key="generation_count", **BOUND)
     if load_or_explain(name) is None:
         return
     try:
@@ -278,11 +326,14 @@ def real_generation() -> None:
     new_text = "".join(gen.tokens[gen.prompt_length:]).replace("␣", " ")
     st.markdown(f"**Prompt:** {plain(prompt_text)}  \n**Generated:** {plain(new_text)}")
     all_labels = list(frames.token_labels(gen.tokens))
+    loaded_layers = gen.full_attentions.shape[0]
+    check_linked_pick(all_labels[gen.prompt_length:gen.prompt_length + gen.num_generated], gen.prompt_length)
+    check_linked_choice("generation_layer", range(1, loaded_layers + 1), f"{name} has layers 1 to {loaded_layers}")
+    show_link_notes(key="generation_link_notes")
     left, right = st.columns(2)
     pick = left.select_slider("Generated token", options=list(range(gen.num_generated)),
-                              format_func=lambda s: all_labels[gen.prompt_length + s], key="generation_pick")
-    loaded_layers = gen.full_attentions.shape[0]
-    layer = right.selectbox("Layer", range(1, loaded_layers + 1), key="generation_layer")
+                              format_func=lambda s: all_labels[gen.prompt_length + s], key=PICK_KEY, **BOUND)
+    layer = right.selectbox("Layer", range(1, loaded_layers + 1), key="generation_layer", **BOUND)
     weights = gen.step_attentions[pick][int(layer) - 1]  # (h, P + s + 1)
     keys = all_labels[:gen.prompt_length + pick + 1]
     heads = [f"head {i + 1}" for i in range(weights.shape[0])]

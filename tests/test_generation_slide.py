@@ -5,8 +5,12 @@ AppTest: → and ← press Next token and Back (on the page too); on a slide hid
 Page Up, and work. On a slide the buttons, the K and V caches, the new query and its weights come before the words,
 the formula and the key/value heads picker,
 
+With an 11-token sentence the slide's K and V caches print their numbers (at 12 px or more) and the last step's
+cache fits the window: its cells are as wide as the numbers need and no taller than the window leaves them.
+
 In a real browser (skipped without Playwright or Chromium): on a 1280 × 800 slide the clicker's keys move the step,
-and at every step the K cache, the V cache, the new query and its weights lie inside the window.
+and at every step the K cache, the V cache, the new query and its weights lie inside the window; with an 11-token
+sentence every step's newest row of K and V, numbers included, is inside the window.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 
@@ -27,6 +32,8 @@ except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
 
 GENERATION = "pages/generation.py"
 STEPS = 7  # "The cat sat on the mat." has 7 tokens
+ELEVEN = "The cat sat on the mat and looked at me."  # 11 tokens, as a lecturer's sentence had
+MIN_SLIDE_VALUE_PX = 12  # views.MIN_SLIDE_VALUE_PX: the smallest number a hall reads
 
 
 def _shortcuts(at) -> dict[str, str]:
@@ -102,20 +109,16 @@ _CHARTS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain]
 
 
 @pytest.fixture(scope="module")
-def slide():
-    from playwright.sync_api import sync_playwright
-
-    with bs.streamlit_server(timeout=60) as server, sync_playwright() as p:
-        browser = bs.launch_chromium(p)
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        context.set_default_timeout(LOAD_MS)
-        page = context.new_page()
-        page.goto(bs.with_query(server + "/generation", "presenter=true"), wait_until="domcontentloaded",
-                  timeout=LOAD_MS)
-        bs.wait_for_app_idle(page, timeout=LOAD_MS)
-        bs.wait_for_all_charts(page)
-        yield page
-        browser.close()
+def slide(server, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(LOAD_MS)
+    page = context.new_page()
+    page.goto(bs.with_query(server + "/generation", "presenter=true"), wait_until="domcontentloaded",
+              timeout=LOAD_MS)
+    bs.wait_for_app_idle(page, timeout=LOAD_MS)
+    bs.wait_for_all_charts(page)
+    yield page
+    context.close()
 
 
 def _press(page, key: str, step: int) -> None:
@@ -155,3 +158,83 @@ def test_a_slide_outlines_the_row_each_step_adds_to_the_caches():
         for name in ("K cache", "V cache"):
             spec = next(s for title, s in specs.items() if name in title)
             assert f"datum.row_index == {step - 1}" in spec, (step, name)
+
+
+def _cache_specs(at) -> dict[str, dict]:
+    """The K cache's, the V cache's and the new query's specs, by the first word of their titles."""
+    specs = {}
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        title = spec.get("title", "")
+        title = title.get("text", "") if isinstance(title, dict) else str(title)
+        for name in ("K cache", "V cache", "new query"):
+            if title.startswith(name) and name not in specs:
+                specs[name] = spec
+    return specs
+
+
+def _printed_font(spec: dict) -> int | None:
+    """The font of the numbers a heatmap prints in its cells, None when it prints none (colours only)."""
+    for layer in spec["layer"]:
+        mark = layer.get("mark", {})
+        if mark.get("type") == "text":
+            shown_only_where_masked = any("datum.masked" == t.get("filter") for t in layer.get("transform", []))
+            return None if shown_only_where_masked else mark.get("fontSize")
+    return None
+
+
+def test_an_eleven_token_slide_prints_the_caches_numbers_and_its_last_cache_fits_the_window():
+    """At 1280 × 800 with 11 tokens the caches' square cells were 53 px (colours only, from step 2) and the rows of
+    step 9 on went below the window. Cells now keep the width the numbers need and get the height the window
+    leaves: the same sizes at every step, the numbers at 12 px or more, the last step's 11 rows within 420 px."""
+    sizes = set()
+    for step in (1, 2, 9, 11):
+        at = open_page(GENERATION, {"presenter": "true", "sentence": ELEVEN, "generation_step": str(step)})
+        specs = _cache_specs(at)
+        assert set(specs) == {"K cache", "V cache", "new query"}, list(specs)
+        for name, spec in specs.items():
+            rows = 1 if name == "new query" else step
+            font = _printed_font(spec)
+            assert font is not None and font >= MIN_SLIDE_VALUE_PX, (step, name, font)
+            assert font * 3.25 <= spec["width"] / 4, (step, name, font, spec["width"])  # "−0.367" fits its cell
+            assert spec["height"] % rows == 0, (step, name, spec["height"])
+            sizes.add((spec["width"], spec["height"] // rows))
+    assert len(sizes) == 1, f"the cells changed size from step to step: {sizes}"
+    (width, row), = sizes
+    assert 11 * row <= 420 and row >= 24, row  # the last cache fits; a token's label still fits a row
+
+
+_CACHE_NUMBERS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'))
+  .map(c => { const t = c.querySelector('g.role-title text');
+              const numbers = Array.from(c.querySelectorAll('g.mark-text.role-mark text'))
+                .filter(x => x.textContent.trim()).map(x => { const r = x.getBoundingClientRect();
+                  return {bottom: r.bottom, font: parseFloat(getComputedStyle(x).fontSize)}; });
+              return {title: t ? t.textContent : '', numbers}; })
+  .filter(c => c.title.startsWith('K cache') || c.title.startsWith('V cache'))"""
+
+
+@needs_browser
+def test_every_step_of_an_eleven_token_slide_shows_the_newest_rows_numbers_in_the_window(server, slide):
+    """Step by step with the clicker's →: the K and V caches print all t × 4 numbers of step t at 12 px or more,
+    and the lowest of them (the newest row's) lies inside the 800-px window."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page = slide
+    page.goto(bs.with_query(server + "/generation", urlencode({"presenter": "true", "sentence": ELEVEN})),
+              wait_until="domcontentloaded", timeout=LOAD_MS)
+    bs.wait_for_app_idle(page, timeout=LOAD_MS)
+    for step in range(1, 12):
+        if step > 1:  # the clicker's →, as _press gives it, without its pauses: the numbers drawn are awaited below
+            page.evaluate("() => document.activeElement && document.activeElement.blur()")
+            page.keyboard.press("ArrowRight")
+        try:
+            page.wait_for_function(f"() => {{ const c = ({_CACHE_NUMBERS_JS})(); return c.length == 2 && "
+                                   f"c.every(x => x.numbers.length == {4 * step}); }}", timeout=30_000)
+        except PlaywrightTimeout:
+            shown = {c["title"]: len(c["numbers"]) for c in page.evaluate(_CACHE_NUMBERS_JS)}
+            raise AssertionError(f"step {step}: the caches print {shown} numbers, not {4 * step} each") from None
+        for cache in page.evaluate(_CACHE_NUMBERS_JS):
+            numbers = cache["numbers"]
+            assert min(n["font"] for n in numbers) >= MIN_SLIDE_VALUE_PX, f"step {step}: {cache['title']}"
+            assert max(n["bottom"] for n in numbers) <= 800, f"step {step}: {cache['title']}'s newest row is below"
+    assert not page.locator(bs.EXCEPTION).count()
