@@ -35,6 +35,12 @@ def settle(page) -> None:
     bs.wait_for_app_idle(page, timeout=LOAD_MS)
 
 
+def next_stages(page, count: int) -> None:
+    for _ in range(count):
+        bs.click_stage_button(page, "next", timeout=LOAD_MS)
+        settle(page)
+
+
 def sidebar_link(page, title: str):
     return page.locator(f'section[data-testid="stSidebar"] a:has-text("{title}")').first
 
@@ -48,9 +54,7 @@ def test_back_and_forward_keep_the_sentence_and_go_back_a_stage(tab):
     settle(tab)
     sidebar_link(tab, "Step through").click()
     settle(tab)
-    for _ in range(2):
-        bs.click_stage_button(tab, "next", timeout=LOAD_MS)
-        settle(tab)
+    next_stages(tab, 2)
     assert bs.stage_in_url(tab) == "scores"
     sidebar_link(tab, "Multi-head").click()
     settle(tab)
@@ -78,9 +82,7 @@ def test_back_from_another_page_lands_on_the_stage_that_was_left(tab):
     the next page showed stage 1 there (twice), and a lecturer had to find the stage again."""
     tab.goto(f"{tab.base_url}/step-through?sentence=the+dog+ran+home&step=qkv")
     settle(tab)
-    for _ in range(2):
-        bs.click_stage_button(tab, "next", timeout=LOAD_MS)
-        settle(tab)
+    next_stages(tab, 2)
     assert bs.stage_in_url(tab) == "scaled"
     sidebar_link(tab, "Masking").click()
     settle(tab)
