@@ -247,6 +247,7 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 .katex {font-size: 1.45em !important;}
 [data-testid='stMain'] button p, [data-testid='stMain'] input[role='combobox'],
 [data-testid='stMain'] label p, [data-testid='stCaptionContainer'] {font-size: 1.3rem !important;}
+[data-testid='stMain'] [data-testid='stMetricLabel'] p {font-size: clamp(1.3rem, 1.625vw, 1.6rem) !important;}
 [data-testid='stMetricValue'] {font-size: clamp(1.9rem, 2.5vw, 2.4rem) !important;}
 [data-testid='stMain'] :is([data-testid='stExpander'] summary p, [data-testid='stTab'] p,
   [data-testid='stSliderThumbValue'] p, [data-testid='stSliderTickBar'] p, [data-testid='stAlertContainer'] p,
@@ -292,18 +293,30 @@ message boxes) and tables, and the slide's charts as tall as the window allows w
 lines) still fit under them. The page menus at the top, a progress bar's words and page links are enlarged too; a
 slide's charts have no toolbar (it lay over the formula), no chart keeps the page's room for one above it, and a
 chart's hover box is as large as the slide's captions (it was 12 px, the size of the page's), and the page draws
-no focus frame when a clicker's key has moved it on (a grey frame appeared round the slide from the second one). Pages draw their read-only tables with
-st.table in presenter mode (HTML, enlarged here); the dataframes left, the editable grids (Work it by hand's and the
-mask editor) and the by-hand marks, are zoomed 1.4× on a window 1180 px wide or more (their canvas text is out of
-reach of a font size; there the grids stay within their columns, and a click still lands on the cell under it; at
-1024 px the four grids of Work it by hand side by side would be cut at their columns' edges). A note on a link's
-unusable values keeps the page's size: the slide's charts leave room for it at that size, and for the line that says
-the followed token may attend to one key only. The Settings menu (the sidebar's controls) sits beside the presenter
-switch, in its usual small text, as tall as the window allows (its three columns fit 1280 × 800 unscrolled). On a
-window narrower than 1180 px the menu shows its name only, in a smaller text (the slides send a lecturer "under
-Settings at the top"), and the page menus and the switch's label keep a smaller text, so that the three fit. (A
-slide's charts size the numbers in their cells to the cells the browser draws, see ``charts.MIN_FITTED_VALUE_PX``:
-a font set here for a window width printed them at 9 px in cells of 32 px and in the context's cells of 62.)"""
+no focus frame when a clicker's key has moved it on (a grey frame appeared round the slide from the second one).
+
+Tables. Pages draw their read-only tables with st.table in presenter mode (HTML, enlarged here, as is a Markdown
+table such as What it costs' table from the paper, which kept the page's 16 px). Their text grows with the window,
+as the slide's charts do: 1.625vw, so 20.8 px at 1280 px (the slide's labels' size), 25.6 px from 1575 px on and
+18.4 px at 1132 px or less. At a fixed 18.4 px the worked numbers and the real model's per-head table looked small
+beside the rest of a slide, and at 1920 × 1080 more so (18.4 px of 1080 rows is what 13.6 px is of 800). A wide
+table scrolls inside its own box. A metric's label grows as the tables do and its value is half as large again (it
+was set to the labels' 1.3rem: no larger than its label, and smaller than on the page). The dataframes left, the
+editable grids (Work it by hand's and the mask editor) and the by-hand marks, are zoomed 1.4× on a window 1180 px
+wide or more and 1.8× from 1800 px on (their canvas text is 14 px, out of reach of a font size: 19.6 and 25.2 px;
+there the grids stay within their columns, and a click still lands on the cell under it; at 1024 px the four grids
+of Work it by hand side by side would be cut at their columns' edges). A grid given a height (the mask editor) is
+as tall as its zoomed rows: Streamlit fixes its element's height before the zoom, and the editor's last rows lay
+over the caption and the "Check yourself" box under it.
+
+A note on a link's unusable values keeps the page's size: the slide's charts leave room for it at that size, and
+for the line that says the followed token may attend to one key only. The Settings menu (the sidebar's controls)
+sits beside the presenter switch, in its usual small text, as tall as the window allows (its three columns fit
+1280 × 800 unscrolled). On a window narrower than 1180 px the menu shows its name only, in a smaller text (the
+slides send a lecturer "under Settings at the top"), and the page menus and the switch's label keep a smaller text,
+so that the three fit. (A slide's charts size the numbers in their cells to the cells the browser draws, see
+``charts.MIN_FITTED_VALUE_PX``: a font set here for a window width printed them at 9 px in cells of 32 px and in the
+context's cells of 62.)"""
 
 PRESENTER_GAP_PX = 16
 """The gap between two of ``st.columns`` (Streamlit's default "small" gap, 1rem)."""
