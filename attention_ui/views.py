@@ -487,8 +487,8 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
     if cell is None:
         cell = view.fit_cell(shown.shape[-1] + 3, share)  # + room for the token labels and the colour bar
     follow = view.follow if row_name == "token" and len(rows) == len(view.labels) else None
-    value_font = slide_value_font(view, shown.shape[-1], slide_share or share, signed=True,
-                                  features=True) if view.fit else None
+    value_font = slide_fitted_value_font(view, shown.shape[-1], slide_share or share, signed=True,
+                                         features=True) if view.fit else None
     values_fit = value_font is not None if view.fit else prints_values(cell, view.font_size, signed=True)
     chart = cached_matrix_chart(charts.matrix_heatmap, shown, rows, cols, row_name=row_name, col_name="feature",
                                 title=title, cell_size=SLIDE_CELL if view.fit else cell, font_size=view.font_size,
@@ -575,18 +575,39 @@ SLIDE_FEATURE_LEGEND_PX = 68
 """What a colour bar titled "feature value" takes beyond that (Q, K and V on a slide: cells of 48 px, not 65)."""
 
 
-def slide_value_font(view: StageView, columns: int, share: float, *, signed: bool,
-                     features: bool = False) -> int | None:
+WIDE_SLIDE_COLUMN_PX = 1872
+"""The main column's width in presenter mode on a 1920-px-wide window (a projector's): a slide's charts stretch to
+it, so their cells are half as wide again as on a 1280-px window."""
+
+
+def slide_value_font(view: StageView, columns: int, share: float, *, signed: bool, features: bool = False,
+                     column_px: int = PRESENTER_COLUMN_PX) -> int | None:
     """The font, in pixels, of the numbers in the cells of a slide chart with ``columns`` columns in ``share`` of
-    the slide's width (less its row labels and colour bar, wider for ``features``): the slide's usual value font
-    where they fit, else as large as fits; None under MIN_SLIDE_VALUE_PX (colours only). With 9–12 tokens two
-    charts side by side print their numbers at 12–15 px (they showed none: their cells were under 52 px)."""
+    the slide's width (less its row labels and colour bar, wider for ``features``) in a main column ``column_px``
+    wide (a 1280-px window's by default): the slide's usual value font where they fit, else as large as fits; None
+    under MIN_SLIDE_VALUE_PX (colours only). With 9–12 tokens two charts side by side print their numbers at
+    12–15 px at 1280 px (they showed none: their cells were under 52 px)."""
     room = charts.label_px(view.labels, view.font_size) + SLIDE_AXIS_AND_LEGEND_PX
-    cell = (PRESENTER_COLUMN_PX * share - room - (SLIDE_FEATURE_LEGEND_PX if features else 0)) / max(columns, 1)
+    cell = (column_px * share - room - (SLIDE_FEATURE_LEGEND_PX if features else 0)) / max(columns, 1)
     em = SLIDE_SIGNED_NUMBER_EM if signed else SLIDE_WEIGHT_NUMBER_EM
-    usual = charts.cell_value_font(SLIDE_CELL, view.font_size, diverging=True, fit=True)
-    font = min(usual, int(cell / em))
+    font = min(slide_usual_value_font(view), int(cell / em))
     return font if font >= MIN_SLIDE_VALUE_PX else None
+
+
+def slide_usual_value_font(view: StageView) -> int:
+    """The font of the numbers in a slide's cells wide enough for them (16 px at the slide's 20-px labels)."""
+    return charts.cell_value_font(SLIDE_CELL, view.font_size, diverging=True, fit=True)
+
+
+def slide_fitted_value_font(view: StageView, columns: int, share: float, *, signed: bool,
+                            features: bool = False) -> int | None:
+    """The largest font of the numbers in a slide chart's cells, or None when even a projector's 1920-px window
+    leaves its cells too narrow for MIN_SLIDE_VALUE_PX (colours only). A slide's chart stretches to its window and
+    the browser prints its numbers as large as the cells it draws hold (``charts.heatmap``'s ``fit``), up to this
+    and at least MIN_SLIDE_VALUE_PX, else not at all: sized for a 1280-px window, an 11-token sentence's numbers
+    were 13 px in 67-px cells at 1920 px, and its scores and Q, K, V showed none there."""
+    wide = slide_value_font(view, columns, share, signed=signed, features=features, column_px=WIDE_SLIDE_COLUMN_PX)
+    return None if wide is None else slide_usual_value_font(view)
 
 
 def slide_key_labels_px(view: StageView) -> str:
@@ -634,7 +655,7 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
         cell = view.fit_cell(len(view.keys) + 3, share)
     value_font = None
     if view.fit:  # a slide's charts share its width equally: at most two token charts side by side
-        value_font = slide_value_font(view, len(view.keys), 1.0 if share >= 1 else 0.5, signed=not weights)
+        value_font = slide_fitted_value_font(view, len(view.keys), 1.0 if share >= 1 else 0.5, signed=not weights)
         many = value_font is None
     else:
         many = (len(view.keys) > 14 or not prints_values(cell, view.font_size, signed=not weights)
