@@ -61,7 +61,9 @@ def warm_up_the_rest() -> threading.Thread | None:
         view, _rest = _rest, None
     if view is None:  # started already, or no warm-up (a test, or a warm-up that failed)
         return None
-    thread = threading.Thread(target=_make_the_rest, args=(view,), name="warm-up-the-rest", daemon=True)
+    # Not a daemon: the interpreter waits for it (under a second) before it exits. A daemon thread still inside
+    # torch when a process exited aborted it ("terminate called without an active exception").
+    thread = threading.Thread(target=_make_the_rest, args=(view,), name="warm-up-the-rest", daemon=False)
     thread.start()
     return thread
 
