@@ -590,13 +590,14 @@ def slide_value_font(view: StageView, columns: int, share: float, *, signed: boo
     room = charts.label_px(view.labels, view.font_size) + SLIDE_AXIS_AND_LEGEND_PX
     cell = (column_px * share - room - (SLIDE_FEATURE_LEGEND_PX if features else 0)) / max(columns, 1)
     em = SLIDE_SIGNED_NUMBER_EM if signed else SLIDE_WEIGHT_NUMBER_EM
-    font = min(slide_usual_value_font(view), int(cell / em))
+    font = min(slide_usual_value_font(view.font_size), int(cell / em))
     return font if font >= MIN_SLIDE_VALUE_PX else None
 
 
-def slide_usual_value_font(view: StageView) -> int:
-    """The font of the numbers in a slide's cells wide enough for them (16 px at the slide's 20-px labels)."""
-    return charts.cell_value_font(SLIDE_CELL, view.font_size, diverging=True, fit=True)
+def slide_usual_value_font(font_size: int) -> int:
+    """The font of the numbers in a slide's cells wide enough for them, at the slide's label font ``font_size``
+    (16 px at its 20-px labels)."""
+    return charts.cell_value_font(SLIDE_CELL, font_size, diverging=True, fit=True)
 
 
 def slide_fitted_value_font(view: StageView, columns: int, share: float, *, signed: bool,
@@ -607,7 +608,7 @@ def slide_fitted_value_font(view: StageView, columns: int, share: float, *, sign
     and at least MIN_SLIDE_VALUE_PX, else not at all: sized for a 1280-px window, an 11-token sentence's numbers
     were 13 px in 67-px cells at 1920 px, and its scores and Q, K, V showed none there."""
     wide = slide_value_font(view, columns, share, signed=signed, features=features, column_px=WIDE_SLIDE_COLUMN_PX)
-    return None if wide is None else slide_usual_value_font(view)
+    return None if wide is None else slide_usual_value_font(view.font_size)
 
 
 def slide_key_labels_px(view: StageView) -> str:

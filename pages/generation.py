@@ -19,7 +19,8 @@ from attention_ui.url_state import (check_linked_choice, keep_in_link, note_igno
                                     show_link_notes)
 from attention_ui.views import (MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, MIN_SLIDE_VALUE_PX, PRESENTER_COLUMN_PX,
                                  SLIDE_CELL, SLIDE_SIGNED_NUMBER_EM, StageView, feature_heatmap, in_the_sidebar,
-                                 shared_domain, shared_scale_cell, show_chart, shown_features, side_by_side)
+                                 shared_domain, shared_scale_cell, show_chart, shown_features, side_by_side,
+                                 slide_usual_value_font)
 
 STEP_KEY = "generation_step"
 PICK_KEY = "generation_pick"
@@ -109,8 +110,7 @@ def slide_cache_cells(features: int) -> tuple[int, int, int | None]:
              - slide_room(labels, "feature value")) // max(3 * features, 1)
     cell = max(8, min(settings.cell_size, width))
     row_px = max(SLIDE_ROW_PX, min(cell, SLIDE_CACHE_ROWS_PX // T))
-    usual = charts.cell_value_font(SLIDE_CELL, settings.font_size, diverging=True, fit=True)
-    font = min(usual, int(cell / SLIDE_SIGNED_NUMBER_EM), row_px - 8)
+    font = min(slide_usual_value_font(settings.font_size), int(cell / SLIDE_SIGNED_NUMBER_EM), row_px - 8)
     return cell, row_px, font if font >= MIN_SLIDE_VALUE_PX else None
 
 

@@ -12,9 +12,10 @@ from attention_ui.controls import PRESENTER_GAP_PX, lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import plain, size_in_words
-from attention_ui.views import (DRAWN_FRAME_SHARE, PRESENTER_COLUMN_PX, SIGNED_READABLE_CELL_PX, SLIDE_CELL,
-                                 StageView, column_cell, feature_heatmap, shared_domain, shared_scale_cell, show_chart,
-                                 shown_features, side_by_side, stacked_slide_cell, token_heatmap)
+from attention_ui.views import (DRAWN_FRAME_SHARE, PRESENTER_COLUMN_PX, SIGNED_READABLE_CELL_PX, StageView,
+                                 column_cell, feature_heatmap, shared_domain, shared_scale_cell, show_chart,
+                                 shown_features, side_by_side, slide_usual_value_font, stacked_slide_cell,
+                                 token_heatmap)
 from attention_ui.why import encoding_lines, half_share, keep_page_settings, line_chart, page_slider
 
 KEYS = ("pos_shuffle", "pos_shift")
@@ -46,7 +47,7 @@ def slide_pair(columns: int, legend_title: str, legends: int) -> tuple[int, int 
     by side while their numbers are as large as the other slides print them (the slide's 16 px). (Cells sized by
     ``StageView.fit_cell`` printed them at 13-14 px.)"""
     font = settings.font_size
-    wanted = charts.cell_value_font(SLIDE_CELL, font, diverging=True, fit=True)
+    wanted = slide_usual_value_font(font)
     rows = charts.fit_room_px(settings.labels, font)  # the token labels and the axis title beside one grid
     legend = charts.label_px([legend_title, *charts.LEGEND_NUMBERS], font) + font + 8
 
