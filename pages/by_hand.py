@@ -215,13 +215,18 @@ def problems_list(problems) -> str:
     return "\n".join(f"- {plain(p.message)}" for p in problems[:8]) + ("\n- …" if len(problems) > 8 else "")
 
 
+# what a stage's answer is, in its check's message (step 3's sits beside the working's own message)
+ANSWER_NAMES = {"scores": "scores", "scaled": "scaled scores", "weights": "weights", "context": "context vectors"}
+
+
 def show_check(stage: str, check: AnswerCheck, answer: list[list], answer_cols: list[str], show_answer: bool) -> None:
     """How many cells of a stage's answer are right, a likely slip, the cells that are not numbers, and the marks."""
+    yours = f"Your {ANSWER_NAMES[stage]}"
     if check.all_right:
         st.session_state.setdefault(hand.SOLVED_KEY, set()).add(stage)
-        st.success(f"All {check.cells} cells right. Well done!", icon=":material/check_circle:")
+        st.success(f"{yours}: all {check.cells} cells right. Well done!", icon=":material/check_circle:")
     else:
-        st.info(f"{check.count('right')} of {check.cells} cells right (within ±{ANSWER_TOLERANCE:g}).")
+        st.info(f"{yours}: {check.count('right')} of {check.cells} cells right (within ±{ANSWER_TOLERANCE:g}).")
         if diagnosis := diagnose(check, trace, stage):
             st.warning(hand.diagnosis_text(diagnosis, tokens, answer_cols), icon=":material/lightbulb:")
     if check.problems:

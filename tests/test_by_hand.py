@@ -244,13 +244,13 @@ def test_changed_matrices_change_every_stage():
     grids = at.session_state["hand_grids"]
     grids["answer_scores"] = [["25", "3", "11"], ["7", "1", "3"], ["9", "1", "4"]]  # k_1 = (2, 5) now too
     check(at, "scores")
-    assert texts(at, "success") == ["All 9 cells right. Well done!"]
+    assert texts(at, "success") == ["Your scores: all 9 cells right. Well done!"]
 
 
 def test_a_wrong_cell_is_marked_and_the_right_answer_then_accepted():
     grids = typed_example() | {"answer_scores": [["1", "0", "1"], ["2", "1", "3"], ["3", "1", "5"]]}
     at = check(run_page(grids), "scores")
-    assert texts(at, "info") == ["8 of 9 cells right (within ±0.01)."]
+    assert texts(at, "info") == ["Your scores: 8 of 9 cells right (within ±0.01)."]
     marks = at.tabs[0].dataframe[-1].value  # the scores tab: its answer editor, then the marks
     assert marks.iloc[2, 2] == "✗ 5" and marks.iloc[0, 0] == "✓ 1"
     at.toggle(key="hand-show-scores").set_value(True).run()
@@ -260,7 +260,7 @@ def test_a_wrong_cell_is_marked_and_the_right_answer_then_accepted():
     assert "1 · Raw scores QKᵀ" in page_charts(at)
     at.session_state["hand_grids"]["answer_scores"][2][2] = "4"
     at.run()
-    assert texts(at, "success") == ["All 9 cells right. Well done!"]
+    assert texts(at, "success") == ["Your scores: all 9 cells right. Well done!"]
     assert at.session_state["hand_solved"] == {"scores"}
 
 
@@ -288,7 +288,7 @@ def test_the_example_scores_are_not_symmetric_so_a_transposed_answer_is_named():
     assert not torch.equal(scores, scores.T)
     transposed = [[str(v) for v in row] for row in scores.T.tolist()]
     at = check(run_page(typed_example() | {"answer_scores": transposed}), "scores")
-    assert texts(at, "info") == ["3 of 9 cells right (within ±0.01)."]  # the diagonal
+    assert texts(at, "info") == ["Your scores: 3 of 9 cells right (within ±0.01)."]  # the diagonal
     assert any(h.startswith("**A likely slip.** All 6 wrong cells look like a common mistake.")
                and "k_i · q_j" in h for h in texts(at, "warning")), texts(at, "warning")
 
@@ -296,11 +296,11 @@ def test_weights_are_checked_within_the_tolerance():
     truth = [[0.401, 0.198, 0.401], [0.284, 0.140, 0.576], [0.306, 0.074, 0.620]]
     grids = typed_example() | {"answer_weights": [[f"{v:.3f}" for v in row] for row in truth]}
     at = check(run_page(grids), "weights")
-    assert texts(at, "success") == ["All 9 cells right. Well done!"]
+    assert texts(at, "success") == ["Your weights: all 9 cells right. Well done!"]
     grids = at.session_state["hand_grids"]
     grids["answer_weights"][0][0] = "0.42"  # off by 0.019
     at.run()
-    assert texts(at, "info") == ["8 of 9 cells right (within ±0.01)."]
+    assert texts(at, "info") == ["Your weights: 8 of 9 cells right (within ±0.01)."]
 
 
 @pytest.mark.parametrize("name", list(BAD_CELLS))
@@ -329,7 +329,7 @@ def test_bad_answer_cells_are_named_and_the_rest_still_marked(name):
     grids = typed_example() | {"answer_scaled": [[cell, "0", "0.707"], ["1.414", "0.707", "2.121"],
                                                  ["2.121", "0.707", "2.828"]]}
     at = check(run_page(grids), "scaled")
-    assert texts(at, "info") == ["8 of 9 cells right (within ±0.01)."]
+    assert texts(at, "info") == ["Your scaled scores: 8 of 9 cells right (within ±0.01)."]
     (warning,) = texts(at, "warning")
     assert "row 1·I, column 1·I" in warning and reason.split()[-1] in warning
 
@@ -353,7 +353,7 @@ def test_causal_mask_changes_the_weights_to_check():
     at = run_page(grids)
     at.checkbox(key="hand-size-causal").check().run()
     check(at, "weights")
-    assert texts(at, "success") == ["All 9 cells right. Well done!"]
+    assert texts(at, "success") == ["Your weights: all 9 cells right. Well done!"]
 
 
 # ------------------------------------------------------------------------------------- properties
@@ -504,7 +504,7 @@ def all_words(at: AppTest) -> str:
     return "\n".join(texts(at, "success") + texts(at, "info") + texts(at, "warning") + texts(at, "error"))
 
 
-BOTH_RIGHT = ["All 9 cells right. Well done!", "Your working: all 12 numbers you typed are right."]
+BOTH_RIGHT = ["Your weights: all 9 cells right. Well done!", "Your working: all 12 numbers you typed are right."]
 
 
 def test_right_working_is_told_right():
@@ -555,14 +555,14 @@ def test_right_working_and_wrong_weights_point_at_the_division():
 
 def test_empty_working_is_neither_wrong_nor_in_the_way():
     at = check(run_page(typed_example() | {"answer_weights": right_weights()}), "weights")
-    assert texts(at, "success") == ["All 9 cells right. Well done!"]
+    assert texts(at, "success") == ["Your weights: all 9 cells right. Well done!"]
     assert "working" not in all_words(at).lower()
     assert at.session_state["hand_solved"] == {"weights"}
     partial = [row[:] for row in right_working()]  # row 1 only; the rest left empty
     partial[1:] = [[""] * 4, [None] * 4]
     at.session_state["hand_grids"][WORKING] = partial
     at.run()
-    assert texts(at, "success") == ["All 9 cells right. Well done!", "Your working: all 4 numbers you typed are right."]
+    assert texts(at, "success") == ["Your weights: all 9 cells right. Well done!", "Your working: all 4 numbers you typed are right."]
     assert not texts(at, "warning")
 
 
