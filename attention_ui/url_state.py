@@ -288,6 +288,8 @@ def keep_in_link(key: str, value: str | None, default: str | None = None) -> Non
 
 STEP_THROUGH = "step-through"
 """The step-through page's url path."""
+GENERATION = "generation"
+"""Generation's url path."""
 CURRENT_PAGE = "current_page"
 """Session key: the url path of the page this run draws (set by ``app.py``; a page that stops early reads it to draw
 its path link itself)."""
@@ -299,10 +301,11 @@ APP_WIDE_KEYS = ("presenter",)
 """Address keys that every page keeps, also in the history entries Streamlit adds when the page changes: an entry
 holding only these says nothing about the page's own settings (in presenter mode Back lost them all)."""
 
-ALWAYS_IN_LINK = {STEP_THROUGH: "step"}
+ALWAYS_IN_LINK = {STEP_THROUGH: "step", GENERATION: "generation_step"}
 """url path -> the one of ``OWN_KEYS`` that page writes in its address at every value, its default too: an entry of
 that page without it is one Streamlit added on leaving the page (it keeps only the bound widgets' values). A stage
-left out at its default could not tell those apart from stage 1, so Back from another page went to stage 1."""
+(or a generation step) left out at its default could not tell those apart from stage 1, so Back from another page
+went to stage 1."""
 
 
 def remember_link(page: str) -> None:
@@ -341,11 +344,14 @@ def restore_left_link(page: str) -> bool:
         if key in LINK_PARAMS and len(values) == 1 and st.query_params.get_all(key) != values:
             set_link_value(key, values[0])
             restored = True
-    # the followed token and the step-through's stage are kept by the session, not by widgets: the entry's
-    # values (an address leaves out a default) replace them
+    # the followed token, the step-through's stage and Generation's step are kept by the session, not by widgets:
+    # the entry's values (an address leaves out a default) replace them
     token = token_number((wanted.get("token") or ["1"])[-1])
     if token is not None and wanted:
         st.session_state["token"] = int(token) - 1
     if page == STEP_THROUGH and wanted:
         st.session_state["step"] = stage_key((wanted.get("step") or [STAGE_KEYS[0]])[-1]) or STAGE_KEYS[0]
+    if page == GENERATION and wanted:  # the page itself falls back to step 1 past the sentence's end
+        st.session_state["generation_step"] = int(LINK_PARAMS["generation_step"].canonical(
+            (wanted.get("generation_step") or ["1"])[-1]) or 1)
     return restored

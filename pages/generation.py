@@ -150,7 +150,7 @@ def new_query_weights(row, t: int, width_px: int | None = None) -> dict:
 with step_box:
     step_buttons()
     t = st.session_state[STEP_KEY]
-    keep_in_link(STEP_KEY, str(t), "1")
+    keep_in_link(STEP_KEY, str(t))  # step 1 too: see url_state.ALWAYS_IN_LINK
     step = check.steps[t - 1]
     head = settings.head
     row = frames.row_frame(step.weights[head, 0], frames.AxisLabels(labels[:t]))

@@ -125,9 +125,8 @@ def _press(page, key: str, step: int) -> None:
     page.evaluate("() => { if (document.activeElement && document.activeElement !== document.body) "
                   "document.activeElement.blur(); }")
     page.keyboard.press(key)
-    page.wait_for_function("s => new URLSearchParams(location.search).get('generation_step') === s",
-                           arg=None if step == 1 else str(step), timeout=30_000) if step > 1 else \
-        page.wait_for_function("() => !new URLSearchParams(location.search).get('generation_step')", timeout=30_000)
+    page.wait_for_function("s => new URLSearchParams(location.search).get('generation_step') === s", arg=str(step),
+                           timeout=30_000)
     bs.wait_for_app_idle(page, timeout=LOAD_MS)
     bs.wait_for_all_charts(page)
     page.wait_for_timeout(300)

@@ -95,6 +95,41 @@ def test_back_from_another_page_lands_on_the_stage_that_was_left(tab):
     assert bs.stage_in_url(tab) == "scaled" and bs.stage_title(tab) == STAGES[3].title
 
 
+def generation_step_shown(page) -> str:
+    """The step Generation's progress line names, e.g. "4" for "Step 4 of 4: …"."""
+    text = page.locator('[data-testid="stProgress"]').first.inner_text()
+    return text.split("Step ", 1)[1].split(" ", 1)[0] if "Step " in text else text
+
+
+def test_back_from_another_page_lands_on_the_generation_step_that_was_left(tab):
+    """Back on Generation kept the step the page was at (an entry's step was not read), and an entry's step could
+    not be read as long as the page left it out at step 1: the entry Streamlit adds on leaving the page (the
+    sentence without the step) would have read as step 1. The step is now always in the address."""
+    tab.goto(f"{tab.base_url}/generation?sentence=the+dog+ran+home&generation_step=2")
+    settle(tab)
+    for _ in range(2):
+        tab.locator(".st-key-generation_next button").click()
+        settle(tab)
+    assert "generation_step=4" in tab.url and generation_step_shown(tab) == "4"
+    sidebar_link(tab, "Masking").click()
+    settle(tab)
+    for _ in range(3):  # Streamlit's entries of the Masking page before its settings were written
+        tab.go_back()
+        settle(tab)
+        if "/generation" in tab.url:
+            break
+    assert "/generation" in tab.url, tab.url
+    assert generation_step_shown(tab) == "4" and "generation_step=4" in tab.url, tab.url
+    seen = []
+    for _ in range(3):  # past Streamlit's other entry of the page left, Back goes back a step
+        tab.go_back()
+        settle(tab)
+        seen.append(generation_step_shown(tab))
+        if seen[-1] != "4":
+            break
+    assert seen[-1] == "3" and "generation_step=3" in tab.url, (seen, tab.url)
+
+
 def test_the_followed_token_survives_a_page_without_the_follow_control(tab):
     """Work it by hand has no "Query token to follow": going through it reset the followed token to 1 (Streamlit
     drops a widget's value on a page that does not draw it), while the mask and the sentence were kept."""
