@@ -25,7 +25,7 @@ from .progress import keep_progress
 from .text import (EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, next_on_path, path_file, plain,
                    quoted)
 from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token,
-                        note_ignored, set_link_value, show_link_notes)
+                        note_ignored, set_link_value, show_link_notes, write_opened_link)
 from .questions import OPEN_CHECK_PREFIX
 from .views import PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, presenting
 
@@ -687,6 +687,7 @@ def page_end(url_path: str) -> None:
     student's progress brought up to date."""
     path_footer(url_path)
     keep_progress()
+    write_opened_link()
 
 
 def path_footer(url_path: str) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Callable
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -183,6 +184,7 @@ def set_link_value(key: str, value: str | None) -> None:
 
     This goes through Streamlit's own QueryParams (bound parameters may not be deleted through
     ``st.query_params``); a link's value must be cleaned before the widget bound to it reads it."""
+    follow_written_link()
     with _session_query_params() as qp:
         initial = getattr(qp, "_initial_query_params", None)
         if isinstance(initial, dict):
@@ -203,6 +205,9 @@ def check_link() -> list[str]:
     what is wrong with it, e.g. an empty sentence.)
 
     Returns notes on what was ignored (markdown-safe), also kept for this run under ``NOTES_KEY``."""
+    if OPENED_LINK_KEY not in st.session_state:
+        hold_opening_writes()
+    follow_written_link()
     notes = []
     for key in list(st.query_params.keys()):
         param = LINK_PARAMS.get(key)
@@ -219,6 +224,91 @@ def check_link() -> list[str]:
     st.session_state[NOTES_KEY] = st.session_state.pop(REPEAT_NOTES_KEY, []) + notes
     st.session_state[SHOWN_NOTES_KEY] = []
     return notes
+
+
+OPENED_LINK_KEY = "_opened_link"
+"""Session key: ``{"opened": the query string the page was opened with, "written": the one the app wrote over it in
+the browser without a history entry (None once the browser reports another)}``."""
+LINK_WRITER_KEY = "link_writer"
+
+_LINK_WRITER_JS = """
+export default function ({ data }) {
+  if (window.__attentionLinkWritten || typeof data?.query !== "string") return;
+  window.__attentionLinkWritten = true;  // once per page load: later addresses are the person's
+  const url = location.pathname + (data.query ? "?" + data.query : "") + location.hash;
+  history.replaceState(history.state, "", url);
+}
+"""
+_link_writer = st.components.v2.component(LINK_WRITER_KEY, js=_LINK_WRITER_JS)
+
+
+def hold_opening_writes() -> None:
+    """The first run of a page load writes the link's settings back (a value rewritten to its short form or dropped,
+    a widget's default left out, the page's own keys added) without adding history entries.
+
+    Streamlit's browser side turns every address change the server sends into a new history entry (``pushState``;
+    only while it replays Back or Forward does it replace the entry), and the server sends one per change: each
+    setting a widget takes from the link at its default or corrects, and each ``set_link_value``. A freshly opened
+    link thus left a trail of entries with fewer and fewer settings, and Back walked through them before it left
+    the page. In this run the changes are kept on the server only; ``write_opened_link`` then puts the final
+    address in place of the opened one, in the same history entry."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    st.session_state[OPENED_LINK_KEY] = {"opened": ctx.query_string, "written": None}
+    opening_run = ctx.cursors  # a new dict for every run, fragment runs too
+    with _session_query_params() as qp:
+        def send_held() -> None:
+            run = get_script_run_ctx()
+            if run is None or run.cursors is not opening_run:
+                release_opening_writes(qp)
+                qp._send_query_param_msg()
+            else:  # what Streamlit's own message records, without the message (AppTest reads it too)
+                run.query_string = urlencode(qp._query_params, doseq=True)
+
+        qp._send_query_param_msg = send_held
+
+
+def release_opening_writes(qp) -> bool:
+    """Undo ``hold_opening_writes``; returns whether it was in effect."""
+    held = "_send_query_param_msg" in vars(qp)
+    if held:
+        del qp._send_query_param_msg
+    return held
+
+
+def write_opened_link() -> None:
+    """At the end of a page load's first run: the address the run wrote (``hold_opening_writes``) replaces the one
+    the browser opened, in its history entry, so Back from the page leaves it at once."""
+    with _session_query_params() as qp:
+        if not release_opening_writes(qp):
+            return
+        written = urlencode(qp._query_params, doseq=True)
+    opened = st.session_state.get(OPENED_LINK_KEY)
+    if isinstance(opened, dict) and written != opened.get("opened"):
+        opened["written"] = written
+        _link_writer(data={"query": written}, key=LINK_WRITER_KEY, height=0)
+
+
+def follow_written_link() -> None:
+    """Streamlit's browser side keeps its own copy of the address, which the address written over the opened one
+    (``write_opened_link``) does not update: until a change of its own, each run comes with the link as it was
+    opened. Such a run takes the written address instead, so that the next change the server sends does not bring
+    back what was rewritten or dropped."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    link, ctx = st.session_state.get(OPENED_LINK_KEY), get_script_run_ctx()
+    if not isinstance(link, dict) or not link.get("written") or ctx is None or ctx.query_string == link["written"]:
+        return
+    if ctx.query_string != link["opened"]:
+        link["written"] = None  # the browser's copy has caught up
+        return
+    with _session_query_params() as qp:
+        qp.populate_from_query_string(link["written"])
+        qp.set_initial_query_params(link["written"])
+    ctx.query_string = link["written"]
 
 
 def check_linked_choice(key: str, options, why: str) -> None:

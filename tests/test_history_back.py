@@ -9,6 +9,8 @@ browser makes those entries.
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs, urlsplit
+
 import pytest
 
 import browser_support as bs
@@ -93,6 +95,34 @@ def test_back_from_another_page_lands_on_the_stage_that_was_left(tab):
             break
     assert "/step-through" in tab.url, tab.url
     assert bs.stage_in_url(tab) == "scaled" and bs.stage_title(tab) == STAGES[3].title
+
+
+LEFT_FOR_THE_APP = "data:text/html,<title>before</title>another site"
+
+
+def test_a_freshly_opened_link_adds_one_history_entry_and_back_leaves_the_page_at_once(tab):
+    """Streamlit's browser side makes a history entry of every address change the server sends, and opening a link
+    sent one per setting written back (a short form, a default left out, a bad value dropped): this link left seven
+    entries with fewer and fewer settings, and Back walked through them before it left the page. Now the opened
+    entry holds the written address, and Back from the next stage returns to it."""
+    tab.goto(LEFT_FOR_THE_APP)
+    before = tab.evaluate("history.length")
+    tab.goto(f"{tab.base_url}/step-through?sentence=the+dog+ran+home&d_model=8&heads=2&head=head+2&step=6"
+             "&token=2%C2%B7dog&seed=x")
+    settle(tab)
+    assert tab.evaluate("history.length") == before + 1
+    query = parse_qs(urlsplit(tab.url).query)
+    assert query == {"sentence": ["the dog ran home"], "head": ["2"], "step": ["softmax"], "token": ["2"]}, tab.url
+    assert bs.stage_title(tab) == STAGES[5].title
+    assert "seed" in tab.locator(bs.MAIN).inner_text()  # the dropped value's note
+    next_stages(tab, 1)
+    assert bs.stage_in_url(tab) == "context" and tab.evaluate("history.length") == before + 2
+    tab.go_back()
+    settle(tab)
+    assert bs.stage_in_url(tab) == "softmax" and bs.stage_title(tab) == STAGES[5].title
+    assert parse_qs(urlsplit(tab.url).query) == query, tab.url
+    tab.go_back()
+    tab.wait_for_url(lambda url: url.startswith("data:"), timeout=10_000)
 
 
 def generation_step_shown(page) -> str:
