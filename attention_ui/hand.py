@@ -468,9 +468,29 @@ COLUMN_GAP_PX = 32
 """The gap between two of ``st.columns(gap="medium")``."""
 
 
-def chart_px(columns: int, presenter: bool, cell_size: int) -> int:
-    """The width of a by-hand chart of ``columns`` cells of ``cell_size``, its labels and colour bar included."""
-    return columns * cell_size + (PRESENTER_FRAME_PX if presenter else PAGE_FRAME_PX)
+PRESENTER_LEGEND_PX = 70
+"""What a presenter-mode chart's colour bar takes of ``PRESENTER_FRAME_PX``: its title, numbers and gap."""
+
+
+def chart_px(columns: int, presenter: bool, cell_size: int, *, legend: bool = True) -> int:
+    """The width of a by-hand chart of ``columns`` cells of ``cell_size``, its labels and (``legend``) its colour bar
+    included."""
+    frame = PRESENTER_FRAME_PX - (0 if legend else PRESENTER_LEGEND_PX) if presenter else PAGE_FRAME_PX
+    return columns * cell_size + frame
+
+
+def sizes_beside(columns: int, other_px: float, presenter: bool, sizes: dict) -> dict:
+    """``heatmap`` options of a chart of ``columns`` cells that goes beside a part ``other_px`` wide (step 3's
+    scaled scores beside the working grid): ``sizes`` when both fit in one row; on a slide where they do not, the
+    chart leaves out its colour bar (its numbers are printed) and its cells shrink until they fit, down to the
+    page's own cell size (five tokens: 64-px cells, 17-px numbers, beside the working; they went under it)."""
+    if not presenter or fit_in_a_row([chart_px(columns, presenter, sizes["cell_size"]), other_px], presenter):
+        return sizes
+    room = PRESENTER_COLUMN_PX - COLUMN_GAP_PX - other_px - chart_px(0, presenter, 0, legend=False)
+    cell = min(int(room // max(columns, 1)), sizes["cell_size"])
+    if cell < PAGE_CHART["cell_size"]:
+        return sizes
+    return {**sizes, "cell_size": cell, "legend": False}
 
 
 def grid_px(columns: int, presenter: bool, extra_px: int = 0) -> float:

@@ -26,15 +26,14 @@ HAND_STAGE_TEXT = {
 }
 
 
-def start_chart(start: hand.StartingPoint, tokens: list[str]) -> dict:
-    """The previous stage's right values as a heatmap with the answer grid's labels (queries × keys)."""
+def start_chart(start: hand.StartingPoint, tokens: list[str], sizes: dict) -> dict:
+    """The previous stage's right values as a heatmap with the answer grid's labels (queries × keys), drawn with
+    ``sizes`` (``HAND_CHART``, or smaller to fit beside a grid)."""
     if start.kind == "weights":
         return cached_matrix_chart(charts.heatmap, start.values, tokens, tokens, blocked=start.blocked,
-                                   title=start.title, scheme="viridis", domain=(0, 1), value_title="weight",
-                                   **HAND_CHART)
+                                   title=start.title, scheme="viridis", domain=(0, 1), value_title="weight", **sizes)
     return cached_matrix_chart(charts.heatmap, start.values, tokens, tokens, blocked=start.blocked,
-                               title=start.title, diverging=True, scheme="blueorange", value_title="score",
-                               **HAND_CHART)
+                               title=start.title, diverging=True, scheme="blueorange", value_title="score", **sizes)
 
 
 def introduce() -> None:
@@ -159,9 +158,9 @@ def answer_grid(stage: str, shape: tuple[int, int], columns: list[str]):
     return typed
 
 
-def show_start(start: hand.StartingPoint) -> None:
+def show_start(start: hand.StartingPoint, sizes: dict | None = None) -> None:
     """The previous stage's right values a tab starts from, with what they are."""
-    show_chart(start_chart(start, tokens))
+    show_chart(start_chart(start, tokens, sizes or HAND_CHART))
     if start.note:
         st.caption(start.note)
 
@@ -273,12 +272,13 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
         elif stage == "context":
             answer = context_inputs(start, tuple(truth.shape), answer_cols)
         elif stage == "weights":
-            given, yours = side_by_side([hand.chart_px(len(tokens), presenter, HAND_CHART["cell_size"]),
-                                         hand.grid_px(len(tokens) + 1, presenter,
-                                                      hand.SUM_COLUMN_PX - hand.GRID_COLUMN_PX)])
+            working_px = hand.grid_px(len(tokens) + 1, presenter, hand.SUM_COLUMN_PX - hand.GRID_COLUMN_PX)
+            start_sizes = hand.sizes_beside(len(tokens), working_px, presenter, HAND_CHART)
+            given, yours = side_by_side([hand.chart_px(len(tokens), presenter, start_sizes["cell_size"],
+                                                       legend=start_sizes.get("legend", True)), working_px])
             with given:
                 st.markdown(start.label)
-                show_start(start)
+                show_start(start, start_sizes)
             with yours:
                 typed_working = working_grid(working)
                 st.markdown("**Your answer: the weights** (each e^x ÷ its row's sum)")

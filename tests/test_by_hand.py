@@ -694,6 +694,29 @@ def test_step_4_puts_the_weights_v_and_the_answer_in_one_row_when_they_fit():
                                  False), "the largest sizes put the answer under the weights and V"
 
 
+def test_five_tokens_on_a_slide_keep_the_scaled_scores_beside_the_working():
+    """At the largest size a slide's scaled scores went above the working grid (a lecturer scrolled between the
+    numbers to raise and the cells to type them in): they drop their colour bar and shrink to fit beside it."""
+    presenting = AppTest.from_file(str(ROOT / PAGE), default_timeout=TIMEOUT)
+    presenting.query_params["presenter"] = "true"
+    presenting.run()
+    presenting.number_input(key="hand-size-tokens").set_value(5).run()
+    assert not presenting.exception
+    given, yours = weights_tab(presenting).columns[:2]
+    (chart,) = given.get("vega_lite_chart")
+    assert yours.dataframe, "the working grid is not beside the scaled scores"
+    spec = json.loads(chart.proto.spec)
+    heat = next(layer for layer in spec["layer"] if layer.get("mark", {}).get("type") == "rect")
+    assert heat["encoding"]["color"].get("legend", {}) is None, "a colour bar is left beside printed numbers"
+    assert spec["width"] >= 5 * hand.PAGE_CHART["cell_size"]
+    for tokens in range(1, 6):
+        working = hand.grid_px(tokens + 1, True, hand.SUM_COLUMN_PX - hand.GRID_COLUMN_PX)
+        sizes = hand.sizes_beside(tokens, working, True, hand.chart_sizes(True, 2))
+        chart_px = hand.chart_px(tokens, True, sizes["cell_size"], legend=sizes.get("legend", True))
+        assert hand.fit_in_a_row([chart_px, working], True), tokens
+        assert sizes.get("legend", True) == (tokens < 5)
+
+
 def test_a_row_is_shared_equally_when_each_part_fits_its_share():
     assert hand.row_shares([276, 380], False) == [1.0, 1.0]  # step 3 of the example: as the other steps
     assert hand.row_shares([323, 455], False) == [323, 455]  # 4 tokens: the working grid needs more than half
