@@ -10,7 +10,8 @@ the shared spec cache, as every student after the first does in a lecture hall.
 
 Click → idle: headless Chromium presses the Next/Back buttons; timed from the click to the app's script
 state going back to "not running" and two animation frames later (the charts drawn). Two bare pages are
-measured the same way: ``bench/controls_page.py`` (the app's navigation, sidebar and stage picker with one
+measured the same way, each in its own tab on its own server, the clicks taking turns (app, controls, lean,
+app, …) so that a busy moment of the machine falls on every page alike: ``bench/controls_page.py`` (the app's navigation, sidebar and stage picker with one
 chart and no lesson) and the lecture hall's lean page ``bench/lean_page.py`` (Back/Next, a formula and two
 Vega-Lite heatmaps, no sidebar). Prints medians, p95 and the app/bare ratios; nothing passes or fails.
 """
@@ -18,6 +19,7 @@ Vega-Lite heatmaps, no sidebar). Prints medians, p95 and the app/bare ratios; no
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 from pathlib import Path
@@ -66,24 +68,30 @@ def server_times(port: int, page: str, clicks: int) -> list[list[float]]:
     return rounds
 
 
-def browser_times(port: int, page: str, clicks: int) -> list[float]:
-    """Chromium: seconds from a click on Next/Back to the page idle and drawn."""
+def browser_times(ports: dict[str, tuple[int, str]], clicks: int) -> dict[str, list[float]]:
+    """Chromium, one tab per page (name -> (port, url path)), the clicks taking turns between the tabs: seconds
+    from a click on Next/Back to the page idle and drawn, per page."""
     from playwright.sync_api import sync_playwright
 
-    times = []
+    times: dict[str, list[float]] = {name: [] for name in ports}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        tab = browser.new_page(viewport={"width": 1280, "height": 800})
-        tab.goto(f"http://127.0.0.1:{port}/{page}")
-        tab.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=120_000)
-        tab.wait_for_selector('[data-testid="stVegaLiteChart"] :is(svg, canvas)', timeout=60_000)
+        tabs = {}
+        for name, (port, page) in ports.items():
+            tab = browser.new_page(viewport={"width": 1280, "height": 800})
+            tab.goto(f"http://127.0.0.1:{port}/{page}")
+            tab.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=120_000)
+            tab.wait_for_selector('[data-testid="stVegaLiteChart"] :is(svg, canvas)', timeout=60_000)
+            tabs[name] = tab
         for forward in forward_clicks(clicks):
-            button = tab.locator("button", has_text="Next" if forward else "Back").first
-            tab.evaluate(WATCH_JS)
-            button.click()
-            finished = tab.evaluate("() => window.__idle")
-            if finished == finished:  # not NaN
-                times.append((finished - tab.evaluate("() => window.__clickedAt")) / 1000)
+            for name, tab in tabs.items():
+                tab.bring_to_front()
+                button = tab.locator("button", has_text="Next" if forward else "Back").first
+                tab.evaluate(WATCH_JS)
+                button.click()
+                finished = tab.evaluate("() => window.__idle")
+                if finished == finished:  # not NaN
+                    times[name].append((finished - tab.evaluate("() => window.__clickedAt")) / 1000)
         browser.close()
     return times
 
@@ -101,14 +109,18 @@ def main() -> None:
     if "app" not in args.pages.split(","):
         parser.error("--pages must include app: every ratio is the app's time over another page's")
     results: dict[str, dict[str, list[float]]] = {}
-    for name, (script, page) in TARGETS.items():
-        if name not in args.pages.split(","):
-            continue
-        with streamlit_server(script) as server:
+    with contextlib.ExitStack() as servers:
+        ports = {}
+        for name, (script, page) in TARGETS.items():
+            if name not in args.pages.split(","):
+                continue
+            server = servers.enter_context(streamlit_server(script))
             first, second = server_times(server.port, page, args.clicks)
             results[name] = {"server, first round": first, "server, charts cached": second}
-            if not args.no_browser and Path(CHROMIUM).exists():
-                results[name]["Chromium click → idle"] = browser_times(server.port, page, args.clicks)
+            ports[name] = (server.port, page)
+        if not args.no_browser and Path(CHROMIUM).exists():
+            for name, times in browser_times(ports, args.clicks).items():
+                results[name]["Chromium click → idle"] = times
     print(f"{args.clicks} clicks (Next to the last stage, Back to the first, …) per row; app = the step-through page at its defaults")
     for what in results["app"]:
         app = results["app"][what]
