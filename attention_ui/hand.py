@@ -162,6 +162,21 @@ def marks_table(check: AnswerCheck, typed: list[list], row_labels: list[str], co
     return table.style.apply(lambda _: colours, axis=None)
 
 
+ONE_CELL = {"These cells are ": "This cell is ", "These cells hold ": "This cell holds ",
+            "These cells make ": "This cell makes ", "These cells ignore ": "This cell ignores ",
+            "These cells use ": "This cell uses ", "These cells mix ": "This cell mixes ",
+            "These cells weigh ": "This cell weighs "}
+"""A slip's hint speaks of "these cells"; said of a single cell, its start becomes singular."""
+
+
+def one_cell(hint: str) -> str:
+    """``hint`` said of one cell: "These cells are …" -> "This cell is …"."""
+    for many, one in ONE_CELL.items():
+        if hint.startswith(many):
+            return one + hint[len(many):]
+    return hint
+
+
 def diagnosis_text(diagnosis: Diagnosis, row_labels: list[str], col_labels: list[str]) -> str:
     """A diagnosis in words (markdown; the labels are the page's own token and feature names)."""
     parts = []
@@ -172,7 +187,8 @@ def diagnosis_text(diagnosis: Diagnosis, row_labels: list[str], col_labels: list
         else:
             named = ", ".join(f"{row_labels[i]} → {col_labels[j]}" for i, j in diagnosis.cells[:4])
             which = f"{explained} of your {wrong} wrong cells ({named}{', …' if explained > 4 else ''}) look"
-        parts.append(f"**A likely slip.** {which} like a common mistake. {diagnosis.slip.hint}")
+        hint = diagnosis.slip.hint if explained > 1 else one_cell(diagnosis.slip.hint)
+        parts.append(f"**A likely slip.** {which} like a common mistake. {hint}")
     if diagnosis.row_notes:
         rows = " ".join(f"Row {row_labels[i]} {note}" for i, note in diagnosis.row_notes)
         parts.append(f"**Not weights yet.** {rows}")

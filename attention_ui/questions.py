@@ -549,4 +549,5 @@ def _show_questions(found: list) -> None:
             feedback = st.session_state.get(_feedback_key(question))
             if feedback is not None:
                 _show_feedback(feedback)
-    st.caption(f"Your score (kept in this browser): {session_score().in_words()}. {SCORE_RULE}")
+    st.caption(f"Your score on every page's questions (kept in this browser): {session_score().in_words()}. "
+               f"{SCORE_RULE}")

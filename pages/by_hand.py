@@ -215,7 +215,7 @@ def problems_list(problems) -> str:
 
 
 # what a stage's answer is, in its check's message (step 3's sits beside the working's own message)
-ANSWER_NAMES = {"scores": "scores", "scaled": "scaled scores", "weights": "weights", "context": "context vectors"}
+ANSWER_NAMES = {"scores": "raw scores", "scaled": "scaled scores", "weights": "weights", "context": "context vectors"}
 
 
 def show_check(stage: str, check: AnswerCheck, answer: list[list], answer_cols: list[str], show_answer: bool) -> None:

@@ -244,13 +244,13 @@ def test_changed_matrices_change_every_stage():
     grids = at.session_state["hand_grids"]
     grids["answer_scores"] = [["25", "3", "11"], ["7", "1", "3"], ["9", "1", "4"]]  # k_1 = (2, 5) now too
     check(at, "scores")
-    assert texts(at, "success") == ["Your scores: all 9 cells right. Well done!"]
+    assert texts(at, "success") == ["Your raw scores: all 9 cells right. Well done!"]
 
 
 def test_a_wrong_cell_is_marked_and_the_right_answer_then_accepted():
     grids = typed_example() | {"answer_scores": [["1", "0", "1"], ["2", "1", "3"], ["3", "1", "5"]]}
     at = check(run_page(grids), "scores")
-    assert texts(at, "info") == ["Your scores: 8 of 9 cells right (within ±0.01)."]
+    assert texts(at, "info") == ["Your raw scores: 8 of 9 cells right (within ±0.01)."]
     marks = at.tabs[0].dataframe[-1].value  # the scores tab: its answer editor, then the marks
     assert marks.iloc[2, 2] == "✗ 5" and marks.iloc[0, 0] == "✓ 1"
     at.toggle(key="hand-show-scores").set_value(True).run()
@@ -260,7 +260,7 @@ def test_a_wrong_cell_is_marked_and_the_right_answer_then_accepted():
     assert "1 · Raw scores QKᵀ" in page_charts(at)
     at.session_state["hand_grids"]["answer_scores"][2][2] = "4"
     at.run()
-    assert texts(at, "success") == ["Your scores: all 9 cells right. Well done!"]
+    assert texts(at, "success") == ["Your raw scores: all 9 cells right. Well done!"]
     assert at.session_state["hand_solved"] == {"scores"}
 
 
@@ -274,11 +274,19 @@ def test_the_page_names_a_likely_slip():
     grids["answer_scaled"] = [[f"{v / math.sqrt(2):.3f}" for v in row] for row in EXAMPLE_SCORES]
     grids["answer_scaled"][2][2] = "4"  # tea → tea: the raw score, not divided
     at.run()
-    assert any("Your wrong cell looks like a common mistake" in h for h in texts(at, "warning")), texts(at, "warning")
+    assert any("Your wrong cell looks like a common mistake. This cell is the raw score" in h
+               for h in texts(at, "warning")), texts(at, "warning")
     grids["answer_scaled"][2][2] = "9"
     at.run()
     assert not any("likely slip" in h for h in texts(at, "warning")), "nothing known explains a 9"
 
+
+
+def test_every_slip_hint_can_be_said_of_one_cell():
+    trace = hand_trace(*example_tensors(), causal=True)
+    for stage in HAND_STAGES:
+        for slip in likely_slips(trace, stage):
+            assert hand.one_cell(slip.hint).startswith("This cell "), slip.hint
 
 
 def test_the_example_scores_are_not_symmetric_so_a_transposed_answer_is_named():
@@ -288,7 +296,7 @@ def test_the_example_scores_are_not_symmetric_so_a_transposed_answer_is_named():
     assert not torch.equal(scores, scores.T)
     transposed = [[str(v) for v in row] for row in scores.T.tolist()]
     at = check(run_page(typed_example() | {"answer_scores": transposed}), "scores")
-    assert texts(at, "info") == ["Your scores: 3 of 9 cells right (within ±0.01)."]  # the diagonal
+    assert texts(at, "info") == ["Your raw scores: 3 of 9 cells right (within ±0.01)."]  # the diagonal
     assert any(h.startswith("**A likely slip.** All 6 wrong cells look like a common mistake.")
                and "k_i · q_j" in h for h in texts(at, "warning")), texts(at, "warning")
 
