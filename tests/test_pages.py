@@ -999,3 +999,24 @@ def test_overview_draws_a_long_sentence_across_the_width():
     slide = open_page("pages/overview.py", {"sentence": " ".join(words[:18]), "presenter": "true"})
     height = json.loads(slide.get("vega_lite_chart")[0].proto.spec)["height"]
     assert height <= 540, f"a slide's 18 rows are {height} px: taller than a screen"
+
+
+def _text_layers(node) -> int:
+    """How many layers of a spec print text (a heatmap's numbers)."""
+    if isinstance(node, dict):
+        mark = node.get("mark")
+        own = int(mark == "text" or isinstance(mark, dict) and mark.get("type") == "text")
+        return own + sum(_text_layers(value) for key, value in node.items() if key != "datasets")
+    if isinstance(node, list):
+        return sum(_text_layers(value) for value in node)
+    return 0
+
+
+@pytest.mark.parametrize("presenter, heads, printed", [("true", "2", True), ("false", "2", True),
+                                                       ("true", "8", False), ("false", "8", False)])
+def test_multi_head_panels_print_their_weights_when_the_cells_hold_them(presenter, heads, printed):
+    """Two heads' panels on a slide have 51-px cells: their weights are printed (they were colours only); eight
+    heads' small panels stay colours only (their numbers are in the tooltips and the stages below)."""
+    at = open_page("pages/multi_head.py", {"presenter": presenter, "heads": heads})
+    (grid,) = [c for c in charts(at) if {"head_index", "query", "key"} <= set(c.data.columns)]
+    assert (_text_layers(grid.spec) > 0) == printed, grid.spec.get("spec", grid.spec)
