@@ -76,15 +76,17 @@ def label_angle(labels: list[str], *, font_size: int = 14, step: float = 36) -> 
     return -45 if step >= SLANT_MIN_STEP_EM * font_size else -90
 
 
-def fitted_label_angle(labels: list[str], *, font_size: int, room_px: float) -> str:
+def fitted_label_angle(labels: list[str], *, font_size: int, room_px: float,
+                       width: str = "containerSize()[0]") -> str:
     """``label_angle`` as a Vega expression, for a chart that fills its container (whose width only the browser
     knows): each label's column is the container's width less ``room_px`` (what the chart draws beside its
-    columns: row labels, axis title, legend), over the labels."""
-    step = f"(containerSize()[0] - {room_px:.0f}) / {max(len(labels), 1)}"
+    columns: row labels, axis title, legend), over the labels. ``width``: the container's width, a Vega expression
+    (another chart's, worked out from this one's)."""
+    step = f"({width} - {room_px:.0f}) / {max(len(labels), 1)}"
     upright = (f"{step} * 1.25 >= {label_px(labels, font_size):.0f}" if len(labels) <= MAX_UPRIGHT_LABELS
                else "false")
     slanted = f"{step} >= {SLANT_MIN_STEP_EM * font_size:g}"
-    return f"isFinite(containerSize()[0]) ? ({upright} ? 0 : {slanted} ? -45 : -90) : -90"
+    return f"isFinite({width}) ? ({upright} ? 0 : {slanted} ? -45 : -90) : -90"
 
 
 def label_extent(labels: list[str], font_size: int, angle: int) -> float:
@@ -103,12 +105,31 @@ def fitted_label_extent(labels: list[str], *, font_size: int, room_px: float) ->
     return f"({angle}) == 0 ? {upright:.0f} : ({angle}) == -45 ? {slanted:.0f} : {steep:.0f}"
 
 
+def fitted_shared_angle(labels: list[str], *, font_size: int, room_px: float,
+                        beside: tuple[tuple[str, float], ...]) -> str:
+    """The angle of the column labels of a chart that fills its container and of the charts ``beside`` it with the
+    same labels, as a Vega expression: the steepest of their ``fitted_label_angle``s, so that all of them draw their
+    labels alike and start their cells at one height (a narrow mask beside the scores). ``beside``: each chart as
+    (its container's width as a Vega expression of this one's, its ``room_px``)."""
+    angles = [fitted_label_angle(labels, font_size=font_size, room_px=room_px)]
+    angles += [fitted_label_angle(labels, font_size=font_size, room_px=room, width=width) for width, room in beside]
+    return f"min({', '.join(f'({angle})' for angle in angles)})"
+
+
+def steep_label_extent(labels: list[str], *, font_size: int, angle: str) -> str:
+    """The least height, as a Vega expression, of column labels drawn at the Vega expression ``angle``: at −90° their
+    ``label_extent`` (the browser leaves out every other label there, maybe the longest in one chart and not in the
+    chart beside it), else none."""
+    return f"({angle}) == -90 ? {label_extent(labels, font_size, -90):.0f} : 0"
+
+
 def fit_room_px(rows: list[str], font_size: int, legend_labels: list[str] = ()) -> float:
     """About how wide a chart that fills its container draws what lies beside its columns: the ``rows``' labels,
     the row axis's title and, when it has a legend, the legend (its title and labels ``legend_labels``, a symbol
-    or colour bar beside them). A little more than measured: a column thought narrower only steepens its labels."""
+    or colour bar beside them). No ``rows``: a chart without row labels (the chart beside it names its rows). A
+    little more than measured: a column thought narrower only steepens its labels."""
     legend = label_px(legend_labels, font_size) + font_size + 8 if legend_labels else 0
-    return label_px(rows, font_size) + font_size + 16 + legend
+    return (label_px(rows, font_size) + font_size + 16 if rows else 0) + legend
 
 
 def heatmap_fit_room(rows: list[str], font_size: int, value_title: str, *, by_row: bool = False,
@@ -162,15 +183,18 @@ def _axis(title: str, font_size: int, angle: int | str = 0, min_extent: int | st
 
 
 def _x(field: str, order: list[str], font_size: int, step: int, *, thin: bool = False,
-       min_extent: int | str | None = None, fit_room: float | None = None) -> alt.X:
+       min_extent: int | str | None = None, fit_room: float | None = None, angle: str | None = None) -> alt.X:
     """A band x axis with ``order``'s labels, slanted when they do not fit upright. ``thin``: upright, and the
     browser leaves out every other label until the rest do not overlap (for a chart that stretches to its
     container, whose cell width only the browser knows). ``fit_room``: the chart fills its container, which
     leaves its columns all but ``fit_room`` pixels (see ``fit_room_px``); the browser picks the labels' angle
     from that width. ``min_extent``: pixels (or a Vega expression of them) the labels take at least, so that
-    charts side by side start their cells at the same height."""
+    charts side by side start their cells at the same height. ``angle``: the labels' angle as a Vega expression
+    (``fitted_shared_angle``), in place of the one ``fit_room`` gives."""
     if thin:
         angle = 0
+    elif angle is not None:
+        pass
     elif fit_room is not None:
         angle = fitted_label_angle(order, font_size=font_size, room_px=fit_room)
     else:
@@ -178,8 +202,10 @@ def _x(field: str, order: list[str], font_size: int, step: int, *, thin: bool = 
     return alt.X(f"{field}:N", scale=_in_order(order), axis=_axis(field, font_size, angle, min_extent, thin))
 
 
-def _y(field: str, order: list[str], font_size: int) -> alt.Y:
-    return alt.Y(f"{field}:N", scale=_in_order(order), axis=_axis(field, font_size))
+def _y(field: str, order: list[str], font_size: int, labels: bool = True) -> alt.Y:
+    """A band y axis with ``order``'s labels; without ``labels`` (nor title) for a chart whose rows the chart to
+    its left names."""
+    return alt.Y(f"{field}:N", scale=_in_order(order), axis=_axis(field, font_size) if labels else None)
 
 
 def _in_order(order: list[str]) -> alt.Scale:
@@ -304,6 +330,9 @@ VALUE_CHAR_EM = 0.55
 "−0.390" fills a cell 3.3 ems wide (measured on a slide: 52 px at 16 px)."""
 MARK_CHAR_EM = 0.9
 """The same for a blocked cell's "×" or "−∞" (the ∞ is about an em wide)."""
+TEXT_LINE_EM = 1.25
+"""Height of a printed value's text box in ems, a little room above and below included: a fitted chart's rows may be
+drawn shorter than its cells are wide (a slide of 12 tokens: 22-px rows under 57-px cells)."""
 MIN_FITTED_VALUE_PX = 12
 """Smallest font of the numbers in the cells of a chart that fills its container (a slide's): read from the back of
 a hall. Narrower cells (a 1024-px projector with 9–12 tokens) show their colours only; the value is in the tooltip."""
@@ -342,6 +371,8 @@ def _heatmap_layers(
     col_labels_px: int | str | None = None,
     legend: bool = True,
     value_font_px: int | None = None,
+    row_labels: bool = True,
+    col_label_angle: str | None = None,
 ) -> alt.LayerChart:
     df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
     rows = _ordered(df, row, "row_index")
@@ -349,10 +380,11 @@ def _heatmap_layers(
     domain = tuple(float(v) for v in domain) if domain is not None else color_domain(df["value"], diverging=diverging)
     scale = alt.Scale(scheme=scheme, domain=list(domain), domainMid=0 if diverging else alt.Undefined)
     by_row = color_field != "value"
-    fit_room = heatmap_fit_room(rows, font_size, value_title, by_row=by_row, legend=legend) if fit else None
+    fit_room = heatmap_fit_room(rows if row_labels else [], font_size, value_title, by_row=by_row,
+                                legend=legend) if fit else None
     base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size, thin=thin_col_labels, min_extent=col_labels_px,
-                                   fit_room=fit_room),
-                              y=_y(row, rows, font_size))
+                                   fit_room=fit_room, angle=col_label_angle),
+                              y=_y(row, rows, font_size, row_labels))
     # An overview without axes (``aria`` False): no white lines between its small cells and no spoken
     # description of each cell; each costs the browser a pass over tens of thousands of cells.
     cell = {"stroke": "white", "strokeWidth": 0.5} if aria else {"aria": False}
@@ -404,8 +436,9 @@ def _heatmap_layers(
         blocked = df["masked"].to_numpy(dtype=bool)
         em = VALUE_CHAR_EM * max((len(str(label)) for label in df["label"][~blocked]), default=1)
         mark_em = MARK_CHAR_EM * max((len(str(label)) for label in df["label"][blocked]), default=1)
-        fitted = (f"datum.masked ? min({max(mark_font, value_font)}, floor(bandwidth('x') / {mark_em:.3g})) : "
-                  f"min({value_font}, floor(bandwidth('x') / {em:.3g}))")
+        tall = f"floor(bandwidth('y') / {TEXT_LINE_EM})"
+        fitted = (f"datum.masked ? min({max(mark_font, value_font)}, floor(bandwidth('x') / {mark_em:.3g}), {tall}) : "
+                  f"min({value_font}, floor(bandwidth('x') / {em:.3g}), {tall})")
         text = base.mark_text(fontSize=alt.ExprRef(expr=fitted)).encode(
             text=alt.condition(f"({fitted}) >= {MIN_FITTED_VALUE_PX}", alt.Text("label:N"), alt.value("")),
             color=_colour_when(dark, LIGHT_TEXT, DARK_TEXT),
@@ -470,6 +503,8 @@ def heatmap(
     col_labels_px: int | str | None = None,
     legend: bool = True,
     value_font_px: int | None = None,
+    row_labels: bool = True,
+    col_label_angle: str | None = None,
 ) -> alt.LayerChart:
     """A heatmap of a matrix frame (columns ``row``, ``col``, ``value``, ``row_index``,
     ``col_index``; optional ``label`` and ``masked`` as made by ``matrix_frame``).
@@ -484,7 +519,9 @@ def heatmap(
     other one while they would overlap; ``col_labels_px`` is the least height the column labels take, in pixels
     or as a Vega expression (charts side by side given the same start their rows level);
     ``legend=False`` leaves out the colour bar (charts side by side on one colour scale need only one);
-    ``value_font_px`` sets the printed numbers' font (default: as large as ``cell_size`` holds).
+    ``value_font_px`` sets the printed numbers' font (default: as large as ``cell_size`` holds);
+    ``row_labels=False`` leaves out the row labels and their title (a chart to its left names the same rows);
+    ``col_label_angle``: the column labels' angle, a Vega expression (``fitted_shared_angle``).
     """
     return _heatmap_layers(
         df,
@@ -505,6 +542,8 @@ def heatmap(
         col_labels_px=col_labels_px,
         legend=legend,
         value_font_px=value_font_px,
+        row_labels=row_labels,
+        col_label_angle=col_label_angle,
         title=chart_title(title, font_size),
     )
 
@@ -796,6 +835,10 @@ def _fitted_head_grid(heads_df: pd.DataFrame, *, columns: int, domain, row: str,
                      height="container", view=alt.ViewBackground(stroke=None))
 
 
+MASK_MARK_SHARE = 0.7
+"""A fitted mask grid's ✓ or × font as a share of its cell's smaller side (a ✓ is about 0.8 em wide)."""
+
+
 def _with_states(df: pd.DataFrame) -> pd.DataFrame:
     if "state" in df.columns:
         return df
@@ -815,20 +858,26 @@ def mask_grid(
     font_size: int = 14,
     fit: bool = False,
     legend: bool = True,
+    col_label_angle: str | None = None,
+    col_labels_px: int | str | None = None,
 ) -> alt.LayerChart:
     """A T×S grid of which query may attend to which key.
 
     Takes ``mask_frame`` output (``allowed``/``state`` columns) or any matrix frame
     whose ``value`` column is truthy where attending is allowed. ``fit``: drawn to fill its container (see
     ``render.show_chart``), the browser picks the angle of the key labels from the width they get.
-    ``legend=False``: no legend (a title that says what ✓ means can stand for it).
+    ``legend=False``: no legend (a title that says what ✓ means can stand for it). ``col_label_angle``,
+    ``col_labels_px``: as for ``heatmap``. Fitted, its ✓ and × are as large as the cells the browser draws hold, up
+    to ``font_size`` + 2.
     """
     _require(df_bool, [row, col, "row_index", "col_index"])
     df = _with_states(df_bool)
     rows = _ordered(df, row, "row_index")
     cols = _ordered(df, col, "col_index")
     fit_room = fit_room_px(rows, font_size, ["mask", ALLOWED, BLOCKED] if legend else []) if fit else None
-    base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size, fit_room=fit_room), y=_y(row, rows, font_size))
+    base = alt.Chart().encode(x=_x(col, cols, font_size, cell_size, fit_room=fit_room, angle=col_label_angle,
+                                   min_extent=col_labels_px),
+                              y=_y(row, rows, font_size))
     cells = base.mark_rect(stroke="white", strokeWidth=1).encode(
         color=alt.Color(
             "state:N",
@@ -841,8 +890,12 @@ def mask_grid(
             alt.Tooltip("state:N", title="mask"),
         ],
     )
+    mark_font = _value_font_size(cell_size, font_size, chars=2) + 2  # one character a cell (was 6 digits' room)
+    if fit:
+        mark_font = alt.ExprRef(expr=f"min({font_size + 2}, floor(min(bandwidth('x'), bandwidth('y')) * "
+                                     f"{MASK_MARK_SHARE}))")
     marks = base.transform_calculate(mark=f"datum.state === '{ALLOWED}' ? '✓' : '×'").mark_text(
-        fontSize=_value_font_size(cell_size, font_size, chars=2) + 2  # one character a cell (was 6 digits' room)
+        fontSize=mark_font
     ).encode(
         text=alt.Text("mark:N"),
         color=_colour_when(f"datum.state === '{ALLOWED}'", LIGHT_TEXT, DARK_TEXT),

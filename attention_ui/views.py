@@ -64,7 +64,8 @@ RERUN_PAGE = "_rerun_page"
 """Session flag: a click inside the step-through's stage (which reruns alone) changed a setting that the sidebar
 and the lesson show, so the whole page runs again."""
 
-__all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "StageRecord", "StageView", "STAGE_RECORDS", "column_cell",
+__all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "SlideColumn", "StageRecord", "StageView", "STAGE_RECORDS",
+           "column_cell", "in_slide_column", "slide_columns", "slide_mask_pair", "slide_token_pair",
            "feature_heatmap", "follow_token", "in_the_sidebar", "lesson_view", "lines_spec", "main_column_px",
            "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages",
            "prints_values", "shared_domain", "shared_scale_cell", "show_chart", "show_lines", "show_slide",
@@ -229,9 +230,75 @@ MIN_SIDE_BY_SIDE_CELL = 18
 (and a narrow column shrinks the chart further), so the charts are drawn one under another instead."""
 
 
-def side_by_side(drawn: list[dict], view: StageView) -> list:
-    """One row of columns for the chart specs ``drawn``, each as wide as its chart wants (``natural_px``)."""
+def side_by_side(drawn: list[dict], view: StageView, key: str = "slide_columns") -> list:
+    """One row of columns for the chart specs ``drawn``, each as wide as its chart wants (``natural_px``); on a
+    slide, charts that carry their ``SlideColumn`` (``in_slide_column``) get columns in which all their cells are one
+    width (``slide_columns``, whose container is named ``key``)."""
+    row = [slide_column_of(spec) for spec in drawn] if view.fit else []
+    if row and all(column is not None for column in row):
+        return slide_columns(row, key)
     return st.columns([natural_px(spec, view) for spec in drawn])
+
+
+SLIDE_COLUMN_GAP_PX = 16
+"""The gap between two of ``st.columns`` (Streamlit's default "small" gap, 1rem)."""
+MASK_CELL_SHARE = 0.5
+"""A mask grid's cell width beside a slide's scores, as a share of theirs: a ✓ or × needs less room than a number.
+Larger when that leaves its cells at 1280 px narrower than a steep key label's line (the slide's font and 4 px):
+the browser would leave out every other label."""
+
+
+@dataclass(frozen=True)
+class SlideColumn:
+    """One chart of a row of charts side by side on a slide: ``cells``, its columns of cells counted in the row's
+    cell width (a mask's narrow cells count MASK_CELL_SHARE each), and ``frame_px``, about how wide it draws what
+    lies beside its cells (row labels and their title, colour bar)."""
+
+    cells: float
+    frame_px: float
+
+
+def slide_cell_px(row: tuple[SlideColumn, ...], column_px: float = PRESENTER_COLUMN_PX) -> float:
+    """The cell width, in pixels, of the charts ``row`` side by side in a main column ``column_px`` wide."""
+    room = column_px - SLIDE_COLUMN_GAP_PX * (len(row) - 1) - sum(column.frame_px for column in row)
+    return room / max(sum(column.cells for column in row), 1)
+
+
+def slide_rows_px(view: StageView, rows: list[str]) -> float:
+    """About how wide a slide chart draws the labels ``rows`` and the row axis's title beside its cells."""
+    return DRAWN_FRAME_SHARE * charts.fit_room_px(rows, view.font_size)
+
+
+def slide_legend_px(view: StageView, value_title: str, *, by_row: bool = False) -> float:
+    """About how wide a slide chart draws its colour bar titled ``value_title`` (``by_row``: see ``charts.heatmap``)."""
+    return DRAWN_FRAME_SHARE * charts.heatmap_fit_room([], view.font_size, value_title, by_row=by_row)
+
+
+_SLIDE_COLUMN_META = "slide_column"
+
+
+def in_slide_column(spec: dict, column: SlideColumn) -> dict:
+    """``spec`` carrying its place in a slide's row (Vega-Lite's ``usermeta``, which drawing leaves aside)."""
+    return {**spec, "usermeta": {_SLIDE_COLUMN_META: [column.cells, column.frame_px]}}
+
+
+def slide_column_of(spec: dict) -> SlideColumn | None:
+    given = (spec.get("usermeta") or {}).get(_SLIDE_COLUMN_META)
+    return None if given is None else SlideColumn(*given)
+
+
+def slide_columns(row: list[SlideColumn], key: str = "slide_columns") -> list:
+    """``st.columns`` for the charts ``row`` of a slide, in a container named ``key``: each column as wide as its
+    chart's frame plus a share of the rest in proportion to its cells, so that every chart's cells are one width at
+    any window width (equal columns gave Q, with its row labels and colour bar, cells of 38 px at 1280 px, and K and
+    V no wider)."""
+    with st.container(key=key):
+        st.html("<style>" + "".join(
+            f".st-key-{key} [data-testid='stHorizontalBlock'] > [data-testid='stColumn']:nth-child({i}) "
+            f"{{flex: {column.cells:g} 1 {column.frame_px:.0f}px !important; width: auto !important; "
+            "min-width: 0 !important;}"
+            for i, column in enumerate(row, start=1)) + "</style>")
+        return st.columns(len(row))
 
 
 def natural_px(spec: dict, view: StageView) -> float:
@@ -475,28 +542,36 @@ def _caption_cut(*widths: tuple[str, int], table: str = "“All the numbers” b
 def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], title: str, prefix: str = "d",
                     share: float = 1.0, row_name: str = "token", col_labels=None, domain=None,
                     level_with_keys: bool = False, cell: int | None = None, legend: bool = True,
-                    slide_share: float | None = None):
+                    slide_share: float | None = None, row_labels: bool = True,
+                    slide_row: tuple[SlideColumn, ...] | None = None):
     """A rows × features heatmap (diverging colours around 0; ``domain`` fixes the colour scale), capped at
     MAX_FEATURES_SHOWN columns and sized to fit ``share`` of the page width (or given its ``cell`` size).
     ``level_with_keys``: on a slide, beside a token chart, its rows stay level with that chart's (see
     ``slide_key_labels_px``); ``legend=False``: no colour bar; ``slide_share``: its share of a slide's width (a
-    slide's charts share it equally; default ``share``). Returns (chart, note)."""
+    slide's charts share it equally; default ``share``); ``slide_row``: instead, the slide's row of charts it is one
+    of (``slide_columns``); ``row_labels=False``: no row labels (the chart to its left names its rows). A slide prints
+    the numbers of all its columns (the browser fits them to the cells); a page's chart of more than 12 only
+    colours. Returns (chart, note)."""
     shown, note = shown_features(values)
     cols = frames.feature_labels(shown.shape[-1], prefix) if col_labels is None else frames.AxisLabels(
         col_labels[:shown.shape[-1]])
     if cell is None:
         cell = view.fit_cell(shown.shape[-1] + 3, share)  # + room for the token labels and the colour bar
     follow = view.follow if row_name == "token" and len(rows) == len(view.labels) else None
-    value_font = slide_fitted_value_font(view, shown.shape[-1], slide_share or share, signed=True,
-                                         features=True) if view.fit else None
+    if not view.fit:
+        value_font = None
+    elif slide_row is not None:
+        value_font = slide_row_value_font(view, slide_row, signed=True)
+    else:
+        value_font = slide_fitted_value_font(view, shown.shape[-1], slide_share or share, signed=True, features=True)
     values_fit = value_font is not None if view.fit else prints_values(cell, view.font_size, signed=True)
     chart = cached_matrix_chart(charts.matrix_heatmap, shown, rows, cols, row_name=row_name, col_name="feature",
                                 title=title, cell_size=SLIDE_CELL if view.fit else cell, font_size=view.font_size,
                                 value_font_px=value_font,
-                                row=row_name, show_values=shown.shape[-1] <= 12 and values_fit,
+                                row=row_name, show_values=(view.fit or shown.shape[-1] <= 12) and values_fit,
                                 value_title="feature value", follow_row=follow, fit=view.fit, domain=domain,
                                 col_labels_px=slide_key_labels_px(view) if view.fit and level_with_keys else None,
-                                legend=legend)
+                                legend=legend, row_labels=row_labels)
     return chart, note
 
 
@@ -611,6 +686,14 @@ def slide_fitted_value_font(view: StageView, columns: int, share: float, *, sign
     return None if wide is None else slide_usual_value_font(view.font_size)
 
 
+def slide_row_value_font(view: StageView, row: tuple[SlideColumn, ...], *, signed: bool) -> int | None:
+    """``slide_fitted_value_font`` of charts laid out as ``row`` (``slide_columns``): the slide's usual value font,
+    or None when a 1920-px window leaves their cells too narrow for MIN_SLIDE_VALUE_PX."""
+    em = SLIDE_SIGNED_NUMBER_EM if signed else SLIDE_WEIGHT_NUMBER_EM
+    fits = int(slide_cell_px(row, WIDE_SLIDE_COLUMN_PX) / em) >= MIN_SLIDE_VALUE_PX
+    return slide_usual_value_font(view.font_size) if fits else None
+
+
 def slide_key_labels_px(view: StageView) -> str:
     """Height the key labels of a slide's weights chart take at the angle the browser gives them, a little more
     than measured, as a Vega expression of the chart's container width: a weights chart and a feature chart side
@@ -643,11 +726,17 @@ cells go one above the other instead, each as wide as the column allows."""
 
 def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,
                   share: float = 1.0, blocked: bool | None = None, value_title: str | None = None,
-                  level_with_features: bool = False, cell: int | None = None, min_value_px: int = 0):
+                  level_with_features: bool = False, cell: int | None = None, min_value_px: int = 0,
+                  row_labels: bool = True, legend: bool = True, slide_row: tuple[SlideColumn, ...] | None = None,
+                  col_label_angle: str | None = None, col_labels_px: str | None = None):
     """A queries × keys heatmap: weights on a 0..1 sequential scale (or per row), scores diverging around 0.
     ``blocked`` draws the mask's blocked cells grey with "×" (by default for weights, on every page alike: a
     blocked key's weight 0 would otherwise look like a small weight); ``cell`` overrides the size ``share`` gives;
-    numbers that would print under ``min_value_px`` are left out (colours only, the values in the tooltips)."""
+    numbers that would print under ``min_value_px`` are left out (colours only, the values in the tooltips).
+    ``row_labels``, ``legend``: as for ``charts.heatmap``; ``slide_row``: on a slide, the row of charts it is one of
+    (``slide_columns``); ``col_label_angle``: its key labels' angle, a Vega expression (``charts.heatmap``);
+    ``col_labels_px``: their least height (a Vega expression), else on a slide beside a feature chart
+    (``level_with_features``) the weights' own."""
     matrix = (values, view.labels, view.keys)
     cut = view.blocked if (weights if blocked is None else blocked) else None
     if view.fit:
@@ -655,7 +744,10 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
     elif cell is None:
         cell = view.fit_cell(len(view.keys) + 3, share)
     value_font = None
-    if view.fit:  # a slide's charts share its width equally: at most two token charts side by side
+    if view.fit and slide_row is not None:
+        value_font = slide_row_value_font(view, slide_row, signed=not weights)
+        many = value_font is None
+    elif view.fit:  # a slide's charts share its width equally: at most two token charts side by side
         value_font = slide_fitted_value_font(view, len(view.keys), 1.0 if share >= 1 else 0.5, signed=not weights)
         many = value_font is None
     else:
@@ -663,8 +755,10 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
                 or charts.cell_value_font(cell, view.font_size, diverging=not weights, fit=False) < min_value_px)
     common = {"title": title, "cell_size": cell, "font_size": view.font_size, "show_values": not many,
               "value_font_px": value_font,
-              "follow_row": view.follow, "pick": view.pick, "fit": view.fit,
-              "col_labels_px": slide_key_labels_px(view) if view.fit and level_with_features else None}
+              "follow_row": view.follow, "pick": view.pick, "fit": view.fit, "row_labels": row_labels,
+              "legend": legend, "col_label_angle": col_label_angle,
+              "col_labels_px": col_labels_px or (slide_key_labels_px(view) if view.fit and level_with_features
+                                                 else None)}
     if weights:
         color_field = "row_scaled" if view.colour == "row" else "value"
         return cached_matrix_chart(charts.heatmap, *matrix, blocked=cut, domain=domain or (0, 1), scheme="viridis",
@@ -713,6 +807,8 @@ def _qkv_charts(view: StageView) -> list:
     t, h = view.trace, view.head
     matrices = (("Q", t.q[h]), ("K", t.k[h]), ("V", t.v[h]))
     domain = shared_domain(*(values for _, values in matrices))  # the same colour is the same number side by side
+    if view.fit:
+        return _qkv_slide_charts(view, matrices, domain)
     # On the page (not a slide, not stacked) the three share one colour bar, drawn once beside V, and one cell size
     # that fills the row: their numbers are then printed as large as the width allows.
     joint = not view.fit and not view.stacked
@@ -724,6 +820,24 @@ def _qkv_charts(view: StageView) -> list:
         chart, _ = feature_heatmap(view, values, rows, f"{name}{_head_title(view)}", prefix=name.lower(),
                                    share=1 / 3, domain=domain, cell=cell, legend=not joint or name == "V")
         out.append(chart)
+    return out
+
+
+def _qkv_slide_charts(view: StageView, matrices: tuple, domain) -> list:
+    """Q, K and V on a slide: one colour bar (beside V) and one set of row labels (beside Q; K's too when its keys
+    are other tokens), so that their cells take the slide's width (80 px at 1280 px for 11 tokens and d_k = 4; with
+    each its own labels and colour bar they were 38 px, too narrow for numbers)."""
+    named = {"Q": True, "K": list(view.keys) != list(view.labels), "V": False}  # V's rows are K's
+    row = tuple(SlideColumn(shown_features(values)[0].shape[-1],
+                            (slide_rows_px(view, view.labels if name == "Q" else view.keys) if named[name] else 0)
+                            + (slide_legend_px(view, "feature value") if name == "V" else 0))
+                for name, values in matrices)
+    out = []
+    for (name, values), column in zip(matrices, row):
+        chart, _ = feature_heatmap(view, values, view.labels if name == "Q" else view.keys,
+                                   f"{name}{_head_title(view)}", prefix=name.lower(), domain=domain,
+                                   legend=name == "V", row_labels=named[name], slide_row=row)
+        out.append(in_slide_column(chart, column))
     return out
 
 
@@ -773,15 +887,38 @@ def _raw_scores_domain(view: StageView) -> tuple[float, float]:
     return -bound, bound
 
 
+def slide_token_pair(view: StageView, left: tuple[torch.Tensor, str], right: tuple[torch.Tensor, str],
+                     **options) -> list:
+    """Two token charts (values, title) side by side on a slide, on one colour scale (``options``, as for
+    ``token_heatmap``): row labels beside the left one, the colour bar beside the right one, cells of one width
+    (47 px at 1280 px for 11 tokens: with each its own labels and colour bar they were 39 px, too narrow for
+    numbers)."""
+    weights = options.get("weights", False)
+    legend_px = slide_legend_px(view, WEIGHT_TITLE if weights else "score", by_row=weights and view.colour == "row")
+    row = (SlideColumn(len(view.keys), slide_rows_px(view, view.labels)), SlideColumn(len(view.keys), legend_px))
+    (left_values, left_title), (right_values, right_title) = left, right
+    return [in_slide_column(token_heatmap(view, left_values, left_title, legend=False, slide_row=row, **options),
+                            row[0]),
+            in_slide_column(token_heatmap(view, right_values, right_title, row_labels=False, slide_row=row,
+                                          **options), row[1])]
+
+
 def _scaled_charts(view: StageView) -> list:
     raw, scaled = view.trace.scores[view.head], view.trace.scaled[view.head]
     domain = _raw_scores_domain(view)
+    if view.fit:
+        return slide_token_pair(view, (raw, f"before: QKᵀ{_head_title(view)}"),
+                                (scaled, f"after: QKᵀ / √d_k{_head_title(view)}"), domain=domain)
     return [token_heatmap(view, raw, f"before: QKᵀ{_head_title(view)}", domain=domain, share=0.5),
             token_heatmap(view, scaled, f"after: QKᵀ / √d_k{_head_title(view)}", domain=domain, share=0.5)]
 
 
 def _unscaled_charts(view: StageView) -> list:
     """The softmax of the raw scores beside the lesson's weights (the softmax of the scaled scores)."""
+    if view.fit:
+        return slide_token_pair(view, (view.unscaled[view.head], "softmax(QKᵀ): without scaling"),
+                                (view.trace.weights[view.head], "softmax(QKᵀ / √d_k): with scaling"), weights=True,
+                                blocked=True)
     return [token_heatmap(view, view.unscaled[view.head], "softmax(QKᵀ): without scaling", weights=True,
                           blocked=True, share=0.5),
             token_heatmap(view, view.trace.weights[view.head], "softmax(QKᵀ / √d_k): with scaling", weights=True,
@@ -819,6 +956,8 @@ def _scaled_extra(view: StageView) -> None:
 
 def _masked_charts(view: StageView) -> list:
     head = _head_title(view)
+    if view.fit:
+        return _masked_slide_charts(view, head)
     # The title says what ✓ means: without a legend beside it, the grid's cells are as wide as the scores' and its
     # rows level with theirs (with one, a slide's grid lost every other key label, and a page's grid with 13 tokens
     # was shrunk into its half of the row, its rows 21 px against the scores' 23)
@@ -827,6 +966,53 @@ def _masked_charts(view: StageView) -> list:
                       legend=False)
     return [grid, token_heatmap(view, view.trace.masked[view.head], f"scores, −∞ where blocked{head}",
                                 domain=_raw_scores_domain(view), share=0.5)]
+
+
+def _masked_slide_charts(view: StageView, head: str) -> list:
+    """The mask beside the masked scores on a slide (``slide_mask_pair``): the scores' cells are 59 px at 1280 px for
+    11 tokens (39 px when the two charts shared the slide equally)."""
+    return slide_mask_pair(view, f"mask (✓ may attend){head}", view.trace.masked[view.head],
+                           f"scores, −∞ where blocked{head}", domain=_raw_scores_domain(view))
+
+
+def slide_mask_pair(view: StageView, mask_title: str, values: torch.Tensor, title: str, *, weights: bool = False,
+                    **options) -> list:
+    """A slide's mask grid (the view's head's mask, (T, S)) beside a token chart of ``values`` (T, S) (``weights``
+    or scores; ``options`` as for ``token_heatmap``): the mask's cells MASK_CELL_SHARE as wide as the other's (a ✓
+    needs less room than a number), its row labels naming both charts' rows, one colour bar. Both draw their key
+    labels at the steeper of the angles their columns call for, and at −90° leave the same room under them (the
+    browser thins such labels out in each chart on its own), so their cells start at one height and the rows stay
+    level. Chart specs for ``side_by_side``."""
+    keys = list(view.keys)
+    value_title = WEIGHT_TITLE if weights else "score"
+    by_row = weights and view.colour == "row"
+    mask_room = charts.fit_room_px(view.labels, view.font_size)
+    chart_room = charts.heatmap_fit_room([], view.font_size, value_title, by_row=by_row)
+    grid_frame, chart_frame = slide_rows_px(view, view.labels), slide_legend_px(view, value_title, by_row=by_row)
+    label_line = (view.font_size + 4) * len(keys)  # every steep key label's line under the mask
+    room = PRESENTER_COLUMN_PX - SLIDE_COLUMN_GAP_PX - grid_frame - chart_frame
+    share = 1.0 if room <= label_line else min(1.0, max(MASK_CELL_SHARE, label_line / (room - label_line)))
+    grid_column = SlideColumn(round(len(keys) * share, 2), grid_frame)
+    chart_column = SlideColumn(len(keys), chart_frame)
+    row = (grid_column, chart_column)
+
+    def width_of(other: SlideColumn, own: SlideColumn) -> str:
+        """The container width of ``other``'s chart, as a Vega expression of ``own``'s (see ``slide_columns``)."""
+        return (f"({other.frame_px:.0f} + {other.cells:g} * (containerSize()[0] - {own.frame_px:.0f}) / "
+                f"{own.cells:g})")
+
+    grid_angle = charts.fitted_shared_angle(keys, font_size=view.font_size, room_px=mask_room,
+                                            beside=((width_of(chart_column, grid_column), chart_room),))
+    chart_angle = charts.fitted_shared_angle(keys, font_size=view.font_size, room_px=chart_room,
+                                             beside=((width_of(grid_column, chart_column), mask_room),))
+    grid = mask_chart(view.trace.mask[view.head], view.labels, keys, title=mask_title, cell_size=SLIDE_CELL,
+                      font_size=view.font_size, fit=True, legend=False, col_label_angle=grid_angle,
+                      col_labels_px=charts.steep_label_extent(keys, font_size=view.font_size, angle=grid_angle))
+    chart = token_heatmap(view, values, title, weights=weights, row_labels=False, slide_row=row,
+                          col_label_angle=chart_angle,
+                          col_labels_px=charts.steep_label_extent(keys, font_size=view.font_size, angle=chart_angle),
+                          **options)
+    return [in_slide_column(grid, grid_column), in_slide_column(chart, chart_column)]
 
 
 def _masked_extra(view: StageView) -> None:

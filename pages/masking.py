@@ -8,14 +8,13 @@ import streamlit as st
 from attention_core import AttentionInputError, MASK_KINDS, causal_mask, lesson_tokens
 from attention_ui import charts, frames
 from attention_ui.checks.layer import ShownMask, masking_questions
-from attention_ui.controls import (DEFAULT_PAD_TO, PRESENTER_GAP_PX, cached_lesson, kept_grid, lesson_settings,
-                                   real_word_vectors, set_custom_grid)
+from attention_ui.controls import (DEFAULT_PAD_TO, PRESENTER_GAP_PX, SLIDE_FRAME_PX, SLIDE_ROW_PX, cached_lesson,
+                                   kept_grid, lesson_settings, real_word_vectors, set_custom_grid)
 from attention_ui.frames import ALLOWED, BLOCKED
 from attention_ui.questions import show_page_questions
 from attention_ui.text import counted, plain
-from attention_ui.views import (MIN_SLIDE_VALUE_PX, WEIGHT_TITLE, StageView, column_cell, in_the_sidebar,
-                                main_column_px, mask_chart, show_chart, slide_value_font, stacked_slide_cell,
-                                token_heatmap)
+from attention_ui.views import (WEIGHT_TITLE, StageView, column_cell, in_the_sidebar, main_column_px, mask_chart,
+                                show_chart, side_by_side, slide_mask_pair, token_heatmap)
 
 settings = lesson_settings("Masking: who may look at whom")
 config = settings.config
@@ -52,6 +51,26 @@ def padding_note() -> str:
     return pads
 
 
+# On a slide, what a window's height keeps besides a mask and its weights: the page's menu bar and the line that
+# explains the mask, so that the line and its charts fill one screen
+MASK_PAIR_ROOM_PX = 210
+
+
+def show_slide_pair(kind: str, view: StageView, mask_title: str, title: str) -> None:
+    """On a slide: the mask and its weights (``views.slide_mask_pair``) as wide as the window and as tall as it
+    allows, every row at least SLIDE_ROW_PX (their numbers fitted to the cells the browser draws: with cells fixed
+    for a 1280-px window they printed 12 px at 1920 px too, and 9.7 px at 1024 px)."""
+    slide_view = replace(view, fit=True)
+    drawn = slide_mask_pair(slide_view, mask_title, view.trace.weights[view.head], title, weights=True)
+    key = f"mask_pair_{kind}"
+    with st.container(key=key):
+        st.html(f"<style>.st-key-{key} [data-testid='stVegaLiteChart'] {{height: calc(100vh - {MASK_PAIR_ROOM_PX}px) "
+                f"!important; min-height: {len(view.labels) * SLIDE_ROW_PX + SLIDE_FRAME_PX}px;}}</style>")
+        for column, spec in zip(side_by_side(drawn, slide_view, key=f"mask_columns_{kind}"), drawn):
+            with column:
+                show_chart(spec, fit=True)
+
+
 def level_cell(view: StageView, width_px: float) -> int:
     """One cell size for a mask chart and its weights chart, each ``width_px`` wide, so that their rows are level."""
     return min(column_cell(view, width_px, len(view.labels),
@@ -80,25 +99,19 @@ for kind in MASK_KINDS:
     follow = min(settings.follow, len(variant_labels) - 1)
     shown[kind] = ShownMask(variant_labels, mask, follow)
     view = StageView(lesson.trace, variant_labels, follow, settings.head, settings.cell_size - 6, settings.font_size)
+    if settings.presenter:
+        show_slide_pair(kind, view, f"mask: {kind}", f"weights with {kind} mask")
+        continue
     # One cell size for the two, so their rows are level, each drawn at its own size in its half of the row (with a
     # long sentence they were drawn wider and shrunk, the ✓ marks to 8 px)
-    column_px = main_column_px(settings.presenter)
-    cell = level_cell(view, (column_px - PRESENTER_GAP_PX) / 2)
-    # On a slide, two charts whose cells are too narrow for the numbers at a slide's size (the padded sentence's 10
-    # tokens printed them at 12 px) go one under the other, each as wide as the slide
-    slide_font = slide_value_font(view, len(variant_labels), 1.0, signed=False) if settings.presenter else None
-    stacked = slide_font is not None and charts.cell_value_font(cell, settings.font_size, diverging=False,
-                                                                fit=False) < slide_font
-    if stacked:  # only when that makes the cells much larger: the two are drawn to be compared
-        tall = stacked_slide_cell(cell, level_cell(view, column_px), len(variant_labels))
-        stacked, cell = tall is not None, tall or cell
-    left, right = (st.container(), st.container()) if stacked else st.columns(2)
+    cell = level_cell(view, (main_column_px(False) - PRESENTER_GAP_PX) / 2)
+    left, right = st.columns(2)
     with left:
         show_chart(mask_chart(mask, variant_labels, variant_labels, title=f"mask: {kind}", cell_size=cell,
                               font_size=settings.font_size))
     with right:
         show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"weights with {kind} mask", weights=True,
-                                 cell=cell, min_value_px=MIN_SLIDE_VALUE_PX if settings.presenter else 0))
+                                 cell=cell))
 
 st.subheader("Edit your own mask")
 EDITOR_ROW_PX = 35  # a data editor's row (and header) height

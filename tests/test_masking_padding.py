@@ -11,6 +11,7 @@ mask.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -84,12 +85,14 @@ def _prints_numbers(spec: dict) -> bool:
 
 
 def _value_font(spec: dict) -> int:
-    """The font of the numbers printed in a heatmap's cells (its text layer)."""
+    """The font of the numbers printed in a heatmap's cells (its text layer); of a chart that fills its container,
+    the largest the browser may give them (it fits them to the cells it draws)."""
     def marks(node):
         if isinstance(node, dict):
             mark = node.get("mark")
             if isinstance(mark, dict) and mark.get("type") == "text" and "fontSize" in mark:
-                yield mark["fontSize"]
+                size = mark["fontSize"]
+                yield int(re.search(r": min\((\d+),", size["expr"]).group(1)) if isinstance(size, dict) else size
             for value in node.values():
                 yield from marks(value)
         elif isinstance(node, list):

@@ -184,8 +184,10 @@ def test_a_slide_of_many_tokens_keeps_its_row_labels_apart(server, browser, step
         charts = page.evaluate(ROW_LABELS_JS)
     finally:
         context.close()
-    assert charts and all(len(labels) >= 32 for labels in charts), [len(labels) for labels in charts]
-    for labels in charts:
+    # Charts side by side name their rows once, beside the first (K and V beside Q have none)
+    named = [labels for labels in charts if len(labels) >= 32]
+    assert charts and len(charts[0]) >= 32, [len(labels) for labels in charts]
+    for labels in named:
         rows = sorted(labels)[:32]
         # A label's box is its line height (about 1.35 × the font); the glyphs fill about three quarters of it.
         cramped = [(a, b) for a, b in zip(rows, rows[1:]) if b[0] - a[0] < 0.75 * (a[1] - a[0])]
@@ -535,7 +537,7 @@ def test_the_mask_slide_labels_every_key_with_its_rows_level_with_the_scores(ser
                 .filter(t => t.getBoundingClientRect().width > 0 && t.getAttribute('opacity') !== '0').length,
               rows_end: Math.max(...[...svg.querySelectorAll('g.mark-rect.role-mark path')]
                 .filter(c => !c.closest('.role-legend')).map(c => c.getBoundingClientRect().bottom))}))""")
-        assert len(charts) == 2 and [c["labels"] for c in charts] == [36, 36], charts
+        assert len(charts) == 2 and [c["labels"] for c in charts] == [36, 18], charts  # the mask names both's rows
         assert abs(charts[0]["rows_end"] - charts[1]["rows_end"]) <= 2, charts
     finally:
         context.close()

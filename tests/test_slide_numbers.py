@@ -9,9 +9,12 @@ Each number must stay inside its cell at both sizes.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import browser_support as bs
+from apptest_support import open_page, spec_titles
 from test_presenter_layout import needs_browser
 
 from attention_ui import charts
@@ -86,3 +89,155 @@ def test_a_slides_numbers_grow_with_the_window_and_stay_in_their_cells(server, b
     finally:
         context.close()
     assert not problems, "\n".join(problems)
+
+
+_NUMBERS_AND_ROWS_JS = """() => Array.from(
+    document.querySelectorAll("[data-testid='stMain'] [data-testid='stVegaLiteChart'] svg.marks"), svg => {
+        const title = Array.from(svg.querySelectorAll('.role-title-text'), e => e.textContent).join(' ');
+        const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+        const cells = Array.from(svg.querySelectorAll('g.mark-rect.role-mark path'), p => p.getBoundingClientRect())
+            .filter(r => r.width > 2 && r.height > 2);
+        const numbers = Array.from(svg.querySelectorAll('g.mark-text.role-mark text'))
+            .filter(t => /[0-9]/.test(t.textContent) && t.getBoundingClientRect().width > 0);
+        const outside = numbers.filter(t => {
+            const b = t.getBoundingClientRect(), x = (b.left + b.right) / 2, y = (b.top + b.bottom) / 2;
+            const cell = cells.find(r => r.left <= x && x <= r.right && r.top <= y && y <= r.bottom);
+            return !cell || b.left < cell.left - 0.5 || b.right > cell.right + 0.5 || b.top < cell.top - 0.5
+                || b.bottom > cell.bottom + 0.5;
+        }).map(t => t.textContent);
+        const tops = cells.map(r => r.top), bottoms = cells.map(r => r.bottom);
+        return {title, px: numbers.map(t => parseFloat(getComputedStyle(t).fontSize) * scale), outside,
+                top: Math.min(...tops), bottom: Math.max(...bottoms), cell: Math.min(...cells.map(r => r.width))};
+    })"""
+"""Per chart: its title, the drawn size in px of each number (text with a digit) in its cells, the numbers whose text
+box is not inside the cell under its middle, where its cells start and end (px from the window's top) and its
+narrowest cell's width."""
+
+# stage -> the charts (their titles' start) shown side by side on its slide
+SIDE_BY_SIDE = {"qkv": ("Q —", "K —", "V —"), "scaled": ("before:", "after:"),
+                "masked": ("mask (✓", "scores, −∞"), "concat": ("Concat",)}
+
+
+def _read_slide(page, where: str, titles: tuple[str, ...], least_px: float) -> list[str]:
+    """What is wrong with the charts titled like ``titles`` in ``page``: one prints no numbers (a mask's ✓ aside) or
+    some under ``least_px``, or out of their cells; the charts' cells do not start and end level."""
+    page.wait_for_timeout(300)
+    drawn = page.evaluate(_NUMBERS_AND_ROWS_JS)
+    charts_shown = [next((c for c in drawn if c["title"].startswith(t)), None) for t in titles]
+    if None in charts_shown:
+        return [f"{where}: missing charts {titles} in {[c['title'] for c in drawn]}"]
+    problems = []
+    for title, chart in zip(titles, charts_shown):
+        if title.startswith("mask"):
+            continue
+        if not chart["px"]:
+            problems.append(f"{where}: {title!r} prints no numbers (cells {chart['cell']:.0f} px)")
+        elif min(chart["px"]) < least_px - 0.5:
+            problems.append(f"{where}: {title!r} prints {min(chart['px']):.1f}-px numbers, under {least_px}")
+        if chart["outside"]:
+            problems.append(f"{where}: {title!r} has numbers out of their cells: {chart['outside'][:3]}")
+    for edge in ("top", "bottom"):
+        if max(c[edge] for c in charts_shown) - min(c[edge] for c in charts_shown) > 1.5:
+            problems.append(f"{where}: rows not level ({edge}: {[round(c[edge]) for c in charts_shown]})")
+    return problems
+
+
+@pytest.mark.browser
+@needs_browser
+def test_side_by_side_slides_print_their_numbers_at_1280_with_11_tokens(server, browser):
+    """At 1280 × 800 an 11-token sentence's Q, K, V (stage 2), scores before and after ÷√d_k (4), scores beside the
+    mask (5) and 4 heads' concat (8, 16 columns) printed no numbers: side by side, each chart with its own row labels
+    and colour bar, their cells were 38–42 px wide, and the concat's more than 12 columns never printed any. Now
+    they print them at the slide's smallest size or more, inside their cells, the charts' rows level; the slide still
+    fits the window (no scrolling to its charts)."""
+    from attention_ui.views import MIN_SLIDE_VALUE_PX
+
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    problems = []
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/step-through?step=qkv&sentence={SENTENCE}&heads=4&mask=causal&presenter=true",
+                  wait_until="domcontentloaded", timeout=LOAD_MS)
+        bs.wait_for_app_idle(page, timeout=LOAD_MS)
+        bs.wait_for_all_charts(page, timeout=15_000)
+        for stage, moves in (("qkv", 0), ("scaled", 2), ("masked", 1), ("concat", 3)):
+            for _ in range(moves):
+                bs.press_key(page, "ArrowRight")
+            assert bs.stage_in_url(page) == stage, (bs.stage_in_url(page), stage)
+            problems += _read_slide(page, f"1280 px, {stage}", SIDE_BY_SIDE[stage], MIN_SLIDE_VALUE_PX)
+            bottom = page.evaluate("() => Math.max(...Array.from(document.querySelectorAll("
+                                   "\".st-key-slide [data-testid='stVegaLiteChart']\"), c => "
+                                   "c.getBoundingClientRect().bottom))")
+            if bottom > 800:
+                problems.append(f"1280 px, {stage}: the charts end at {bottom:.0f} px, below the window")
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.browser
+@needs_browser
+@pytest.mark.parametrize("size", [(1024, 768), (1280, 800), (1920, 1080)])
+def test_the_masking_slide_prints_its_weights_to_fit_the_window(server, browser, size):
+    """The Masking page's slide drew its masks and weights at a size fixed for a 1280-px window: an 11-token
+    sentence's weights printed no numbers under no mask (34-px cells), 12 px under the padding mask at 1280 and at
+    1920 px alike, and 9.7 px at 1024 px. Now each mask sits beside its weights in narrower cells, and the weights
+    print their numbers as large as the cells the browser draws hold, rows level with the mask's."""
+    from attention_ui.views import MIN_SLIDE_VALUE_PX
+
+    width, height = size
+    context = browser.new_context(viewport={"width": width, "height": height})
+    problems = []
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/masks?sentence={SENTENCE}&mask=causal&presenter=true", wait_until="domcontentloaded",
+                  timeout=LOAD_MS)
+        bs.wait_for_app_idle(page, timeout=LOAD_MS)
+        bs.wait_for_all_charts(page, timeout=15_000)
+        least = MIN_SLIDE_VALUE_PX if width < 1280 else SLIDE_VALUE_PX
+        for kind in ("none", "causal", "padding"):
+            problems += _read_slide(page, f"{width} px, {kind}", (f"mask: {kind}", f"weights with {kind} mask"),
+                                    least)
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)
+
+
+def _slide_specs(step: str) -> dict[str, dict]:
+    """The slide's charts at ``step`` for the 11-token sentence and 4 heads, by title."""
+    at = open_page("pages/step_through.py", {"presenter": "true", "step": step, "heads": "4", "mask": "causal",
+                                             "sentence": SENTENCE.replace("+", " ")})
+    specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    return {spec_titles(spec)[0]: spec for spec in specs if spec.get("width") == "container"}
+
+
+def _layers(spec: dict) -> list[dict]:
+    return spec.get("layer", [spec])
+
+
+def _prints_numbers(spec: dict) -> bool:
+    """Whether a heatmap's text layer prints its numbers (not kept to the blocked cells' marks)."""
+    return any(isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"
+               and {"filter": "datum.masked"} not in layer.get("transform", []) for layer in _layers(spec))
+
+
+def _has_row_labels(spec: dict) -> bool:
+    return any(layer.get("encoding", {}).get("y", {}).get("axis", {}) is not None for layer in _layers(spec))
+
+
+def _has_colour_bar(spec: dict) -> bool:
+    return any("scale" in layer.get("encoding", {}).get("color", {})
+               and layer["encoding"]["color"].get("legend", {}) is not None for layer in _layers(spec))
+
+
+@pytest.mark.parametrize("step, names", [("qkv", ("Q", "K", "V")), ("scaled", ("before", "after")),
+                                         ("masked", ("mask", "scores")), ("concat", ("Concat",))])
+def test_a_slides_charts_side_by_side_name_their_rows_once_and_print_numbers(step, names):
+    """Charts side by side on a slide draw one set of row labels (the left one's) and one colour bar (the right
+    one's), so their cells take the slide's width, and print their numbers (the browser fits them to the cells);
+    the concat of 4 heads' 16 columns prints them too (it stopped at 12 columns)."""
+    specs = _slide_specs(step)
+    shown = [next(spec for title, spec in specs.items() if title.startswith(name)) for name in names]
+    assert [_has_row_labels(spec) for spec in shown] == [True] + [False] * (len(shown) - 1)
+    assert [_has_colour_bar(spec) for spec in shown][-1] and not any(_has_colour_bar(s) for s in shown[:-1])
+    assert all(_prints_numbers(spec) for spec in shown if not spec_titles(spec)[0].startswith("mask")), step
