@@ -56,7 +56,9 @@ def navigation() -> None:
                                        if lesson[3] == HOME)
     sections["Start"].append(st.Page(home_path, title=home_title, url_path=HOME, visibility="hidden"))
     # Presenter mode hides the sidebar, so the pages move to the top (one menu per section).
-    presenter = st.session_state.get("presenter", st.query_params.get("presenter", "").lower() == "true")
+    from attention_ui.url_state import linked_flag
+
+    presenter = linked_flag("presenter")
     # every page listed: a collapsed menu ("View 4 more") hid the real-model pages that other pages point to
     page = st.navigation(sections, position="top" if presenter else "sidebar", expanded=True)
     st.session_state.setdefault("pages_visited", set()).add(page.url_path)  # the Start here path shows them

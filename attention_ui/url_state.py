@@ -61,8 +61,13 @@ BOUND = {"bind": "query-params", "persist_state": "session"}
 """A widget's options that keep its value in the page's address (a copied link restores it) and across pages."""
 
 
+FLAG_WORDS = {"true": "true", "1": "true", "yes": "true", "on": "true",
+              "false": "false", "0": "false", "no": "false", "off": "false"}
+"""How a link may write a switch (``?presenter=1``, ``=yes``, ``=on``); the address then says "true" or "false"."""
+
+
 def flag(raw: str) -> str | None:
-    return raw.lower() if raw.lower() in ("true", "false") else None
+    return FLAG_WORDS.get(raw.strip().lower())
 
 
 def grouped_whole(low: int, high: int) -> Callable[[str], str | None]:

@@ -336,3 +336,12 @@ def test_a_link_note_survives_one_rerun_the_person_did_not_ask_for():
     assert [i.value for i in at.info] == first
     at.run()  # any later run: the note has been seen
     assert not at.info
+
+
+@pytest.mark.parametrize("written, on", [("1", True), ("yes", True), ("ON", True), ("0", False), ("off", False)])
+def test_a_link_may_write_presenter_mode_as_1_or_0(written, on):
+    """``?presenter=1`` is how many people write a switch: it opened the page in normal mode with a note."""
+    at = open_page("pages/step_through.py", {"presenter": written})
+    assert not at.info, [i.value for i in at.info]
+    assert at.toggle(key="presenter").value is on
+    assert at.query_params.get("presenter") == (["true"] if on else ["false"])
