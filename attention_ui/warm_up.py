@@ -69,9 +69,13 @@ def warm_up_the_rest() -> threading.Thread | None:
 
 
 def _make_the_rest(view) -> None:
+    """The other stages' charts, kept by the shared spec cache for the server's life: like the first warm-up's
+    objects, left out of later garbage collections (``serving.long_lived_objects``)."""
     try:
         from . import views
+        from .serving import long_lived_objects
 
-        views.prebuild_stages(view, tuple(rec.key for rec in views.STAGE_RECORDS if rec.key not in FIRST_STAGES))
+        with long_lived_objects():
+            views.prebuild_stages(view, tuple(rec.key for rec in views.STAGE_RECORDS if rec.key not in FIRST_STAGES))
     except Exception:  # noqa: BLE001  (the stages are then made by their first visitors)
         _log.warning("warming up the other stages failed; their first visitors make them", exc_info=True)
