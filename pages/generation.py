@@ -15,8 +15,8 @@ from attention_ui.modern import timing_chart, timing_frame
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import counted, plain, size_in_words
-from attention_ui.url_state import (check_linked_choice, keep_in_link, note_ignored, set_link_value,
-                                    show_link_notes)
+from attention_ui.url_state import (SHOWN_NOTES_KEY, check_linked_choice, keep_in_link, note_ignored,
+                                    set_link_value, show_link_notes)
 from attention_ui.views import (MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, MIN_SLIDE_VALUE_PX, PRESENTER_COLUMN_PX,
                                  SLIDE_CELL, SLIDE_SIGNED_NUMBER_EM, StageView, feature_heatmap, in_the_sidebar,
                                  shared_domain, shared_scale_cell, show_chart, shown_features, side_by_side,
@@ -65,13 +65,15 @@ with intro_box:
                                    help=f"g = h = {h} is multi-head; smaller g shares the cache.", **BOUND)
 check = check_cache(lesson.x, lesson.projections, None if g == h else g)
 
+step_note_shown = False
 with step_box:  # a note on a link's step goes above the buttons
     if STEP_KEY not in st.session_state and (linked := st.query_params.get(STEP_KEY)):
         if int(linked) <= T:  # the link's form was checked by check_link
             st.session_state[STEP_KEY] = int(linked)
         else:
             note_ignored(STEP_KEY, linked, f"the sentence has {T} tokens")
-            show_link_notes()
+            show_link_notes(key="generation_step_link_notes")  # (the settings' notes may have taken "link_notes")
+            step_note_shown = True
     if not isinstance(st.session_state.get(STEP_KEY), int) or not 1 <= st.session_state[STEP_KEY] <= T:
         st.session_state[STEP_KEY] = 1
 
@@ -93,25 +95,61 @@ def slide_cell(columns: int, rows: list[str], value_title: str, width: int = HAL
     return max(8, min(settings.cell_size, (width - slide_room(rows, value_title)) // max(columns, 1)))
 
 
-# The height a slide keeps for the caches' rows on a 1280 × 800 window: what is left under the page's title, the
-# step's buttons and line and the charts' titles (the rows start 302 px down) and above the feature labels and their
-# axis title under them (66 px). The last step's cache, T rows, fits it.
-SLIDE_CACHE_ROWS_PX = 420
+SLIDE_WINDOW_PX = 720
+"""The height of the shortest window a slide is made for (1280 × 720): what fits it fits 800 and 1080 too."""
+CACHE_TOP_PX = 274
+"""Where the caches' charts start on a slide: under the page's title, the step's buttons and its line."""
+CACHE_FRAME_PX = 94
+"""A cache chart's height besides its rows: the title over them, the feature labels and their axis title under."""
+WINDOW_MARGIN_PX = 8
+QUERY_FRAME_PX, QUERY_CHART_MIN_PX = 104, 132
+"""The new query's chart besides its one row, and its least height (its "token" axis title's length and more)."""
+WEIGHTS_HEADING_PX = 71
+"""From the new query's chart down to its weights' chart: the heading between them."""
+WEIGHTS_AXIS_PX, WEIGHTS_PX = 100, (60, 170)
+"""The weights' chart besides its bars (the keys' slanted labels and the axis title), and its bars' smallest and
+largest height."""
+NOTE_PX, NOTE_LINE_PX, NOTE_LINE_CHARS, NOTE_INTRO_CHARS = 75, 24, 150, 75
+"""A link note's box above the slide (one line, and its gap), each further line, the characters a line holds at
+1280 px, and those of the note's words before the values."""
 
 
-def slide_cache_cells(features: int) -> tuple[int, int, int | None]:
+def note_height_px() -> int:
+    """How far this run's link notes push the slide down (0: none shown): the settings' box, and the step's under
+    it (its note is the last one shown)."""
+    shown = list(st.session_state.get(SHOWN_NOTES_KEY) or [])
+    boxes = [shown[:-1], shown[-1:]] if step_note_shown else [shown]
+    return sum(NOTE_PX + NOTE_LINE_PX * ((NOTE_INTRO_CHARS + len("; ".join(box))) // NOTE_LINE_CHARS)
+               for box in boxes if box)
+
+
+def slide_cache_layout(features: int) -> tuple[int, int, int | None, list[int]]:
     """Presenter mode: the width and the height, in pixels, of a cell of the K cache, the V cache and the new query
-    (``features`` columns each, three charts side by side, V's with the colour bar), and the font of the numbers in
-    them (None: colours only). A cell is as wide as the slide allows (at most the slide's cell size) and as tall as
-    that while the sentence's T rows fit the window's height, else shorter (a token's label still fits in a row):
-    the numbers need the width, not the height. (Square cells of an 11-token sentence went below the window from
-    step 9, and at 53 px they showed colours only.)"""
-    width = (PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX - 2 * slide_room(labels, "")
-             - slide_room(labels, "feature value")) // max(3 * features, 1)
+    (``features`` columns each, three charts side by side, V's with the colour bar), the font of the numbers in them
+    (None: colours only), and the three columns' widths. A cell is as wide as the slide allows (at most the slide's
+    cell size) and as tall as that while the sentence's T rows fit a 720-px-tall window under the slide's top and a
+    link note, if one shows, else shorter (a token's label still fits in a row): the numbers need the width, not the
+    height. (Square cells of an 11-token sentence went below an 800-px window from step 9, and at 53 px they showed
+    colours only; rows sized for 800 px went below a 720-px window, or below 800 px under a link note.) The sizes
+    are the sentence's, not the step's, so nothing moves from step to step."""
+    bare, with_bar = slide_room(labels, ""), slide_room(labels, "feature value")
+    width = (PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX - 2 * bare - with_bar) // max(3 * features, 1)
     cell = max(8, min(settings.cell_size, width))
-    row_px = max(SLIDE_ROW_PX, min(cell, SLIDE_CACHE_ROWS_PX // T))
+    rows_room = SLIDE_WINDOW_PX - CACHE_TOP_PX - note_height_px() - CACHE_FRAME_PX - WINDOW_MARGIN_PX
+    row_px = max(SLIDE_ROW_PX, min(cell, rows_room // T))
     font = min(slide_usual_value_font(settings.font_size), int(cell / SLIDE_SIGNED_NUMBER_EM), row_px - 8)
-    return cell, row_px, font if font >= MIN_SLIDE_VALUE_PX else None
+    widths = [bare + features * cell, with_bar + features * cell, bare + features * cell]
+    return cell, row_px, font if font >= MIN_SLIDE_VALUE_PX else None, widths
+
+
+def slide_weights_px(row_px: int) -> int:
+    """Presenter mode: the height of the new query's bars, under its one-row chart and the heading, in a 720-px
+    window."""
+    low, high = WEIGHTS_PX
+    query_px = max(QUERY_CHART_MIN_PX, QUERY_FRAME_PX + row_px)
+    room = (SLIDE_WINDOW_PX - WINDOW_MARGIN_PX - CACHE_TOP_PX - note_height_px() - query_px - WEIGHTS_HEADING_PX
+            - WEIGHTS_AXIS_PX)
+    return max(low, min(high, room))
 
 
 def fitting_title(titles: tuple[str, ...], width_px: float) -> str:
@@ -140,11 +178,12 @@ def step_buttons() -> None:
             st.button("next", on_click=move, args=(1,), key="generation_next_page_key", shortcut="PageDown")
 
 
-def new_query_weights(row, t: int, width_px: int | None = None) -> dict:
-    """The new query's weights over the ``t`` cached keys as bars (on a slide within ``width_px``)."""
+def new_query_weights(row, t: int, width_px: int | None = None, height_px: int | None = None) -> dict:
+    """The new query's weights over the ``t`` cached keys as bars (on a slide within ``width_px``, ``height_px``
+    tall)."""
     bar = max(30, min(settings.cell_size + 10, ((width_px - 90) if width_px else 700) // max(t, 1)))
     return cached_spec(charts.row_bars, row, cell_size=bar, font_size=settings.font_size,
-                       **({"height": 170} if settings.presenter else {}))
+                       **({"height": height_px} if height_px else {}))
 
 
 with step_box:
@@ -176,10 +215,7 @@ with step_box:
         # beside V) and one cell size, each drawn at its own size (not shrunk with its text) at the slide's font.
         # The sizes are the sentence's, not the step's, so nothing moves from step to step.
         domain = shared_domain(*(values for values, *_ in matrices))
-        cell, row_px, value_font = slide_cache_cells(features)
-        bare = slide_room(labels, "")
-        widths = [bare + features * cell, slide_room(labels, "feature value") + features * cell,
-                  bare + features * cell]
+        cell, row_px, value_font, widths = slide_cache_layout(features)
         k_col, v_col, q_col = st.columns(widths)
         q_col = q_col.container(key="generation_new_query")
         for col, (values, rows, titles, prefix) in zip((q_col, k_col, v_col), matrices):
@@ -195,7 +231,7 @@ with step_box:
         with q_col:
             st.markdown(f"**Its weights over the {counted(t, 'cached key')}**")
             show_chart(new_query_weights(row, t, (PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX) * widths[2]
-                                         // sum(widths)))
+                                         // sum(widths), slide_weights_px(row_px)))
     else:
         # Side by side, the three share one colour scale (one colour bar, beside V) and one cell size that fills
         # the row

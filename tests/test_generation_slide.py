@@ -94,6 +94,15 @@ def test_the_page_keeps_its_words_and_heads_picker_above_the_step():
         i for i, item in enumerate(order) if "K cache" in item), order
 
 
+def test_a_note_on_the_settings_and_one_on_the_step_open_the_page_together():
+    """Both notes went in a box keyed "link_notes": a link with a bad seed and a step past the sentence's end
+    stopped the page with StreamlitDuplicateElementKey."""
+    at = open_page(GENERATION, {"presenter": "true", "seed": "x", "generation_step": "20"})
+    assert not at.exception, [e.value for e in at.exception]
+    notes = " ".join(i.value for i in at.info)
+    assert "seed" in notes and "generation_step" in notes and at.session_state["generation_step"] == 1
+
+
 # ------------------------------------------------------------------------------------------ in a browser
 
 
@@ -184,8 +193,9 @@ def _printed_font(spec: dict) -> int | None:
 
 def test_an_eleven_token_slide_prints_the_caches_numbers_and_its_last_cache_fits_the_window():
     """At 1280 × 800 with 11 tokens the caches' square cells were 53 px (colours only, from step 2) and the rows of
-    step 9 on went below the window. Cells now keep the width the numbers need and get the height the window
-    leaves: the same sizes at every step, the numbers at 12 px or more, the last step's 11 rows within 420 px."""
+    step 9 on went below the window. Cells now keep the width the numbers need and get the height a 720-px window
+    leaves: the same sizes at every step, the numbers at 12 px or more, the last step's 11 rows within the 344 px
+    under the slide's top (274 px) and above the feature labels (94 px with the title, and an 8-px margin)."""
     sizes = set()
     for step in (1, 2, 9, 11):
         at = open_page(GENERATION, {"presenter": "true", "sentence": ELEVEN, "generation_step": str(step)})
@@ -200,7 +210,7 @@ def test_an_eleven_token_slide_prints_the_caches_numbers_and_its_last_cache_fits
             sizes.add((spec["width"], spec["height"] // rows))
     assert len(sizes) == 1, f"the cells changed size from step to step: {sizes}"
     (width, row), = sizes
-    assert 11 * row <= 420 and row >= 24, row  # the last cache fits; a token's label still fits a row
+    assert 11 * row <= 344 and row >= 24, row  # the last cache fits; a token's label still fits a row
 
 
 _CACHE_NUMBERS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'))
@@ -237,3 +247,32 @@ def test_every_step_of_an_eleven_token_slide_shows_the_newest_rows_numbers_in_th
             assert min(n["font"] for n in numbers) >= MIN_SLIDE_VALUE_PX, f"step {step}: {cache['title']}"
             assert max(n["bottom"] for n in numbers) <= 800, f"step {step}: {cache['title']}'s newest row is below"
     assert not page.locator(bs.EXCEPTION).count()
+
+
+@needs_browser
+@pytest.mark.parametrize("window", [(1280, 720), (1280, 800), (1920, 1080)], ids=lambda w: f"{w[0]}x{w[1]}")
+def test_the_last_step_of_an_eleven_token_slide_fits_the_window_under_a_link_note(server, browser, window):
+    """A link note above the slide (here for a bad seed) pushed it down 75 px, and the caches' rows were sized for
+    an 800-px window: at 1280 × 800 the last rows of the last step, at 1280 × 720 also without a note, lay below
+    the window until the next click. The newest row's numbers, the feature labels under the caches and the new
+    query's weights are all inside the window."""
+    width, height = window
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    try:
+        page.goto(bs.with_query(server + "/generation", urlencode(
+            {"presenter": "true", "sentence": ELEVEN, "generation_step": "11", "seed": "x"})),
+            wait_until="domcontentloaded", timeout=LOAD_MS)
+        bs.wait_for_app_idle(page, timeout=LOAD_MS)
+        page.wait_for_function(f"() => {{ const c = ({_CACHE_NUMBERS_JS})(); return c.length == 2 && "
+                               "c.every(x => x.numbers.length == 44); }", timeout=30_000)
+        bs.wait_for_all_charts(page)
+        assert "seed" in page.locator(".st-key-link_notes").inner_text()
+        for cache in page.evaluate(_CACHE_NUMBERS_JS):
+            assert max(n["bottom"] for n in cache["numbers"]) <= height, f"{cache['title']}'s last row is below"
+        charts = page.evaluate(_CHARTS_JS)
+        for want in ("K cache", "V cache", "new query q_t", "the new query weights"):
+            chart = next(c for c in charts if c["title"].startswith(want))
+            assert chart["bottom"] <= height, f"{want!r} reaches below the {height}-px window: {chart}"
+    finally:
+        context.close()
