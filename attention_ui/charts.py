@@ -98,9 +98,11 @@ def label_extent(labels: list[str], font_size: int, angle: int) -> float:
     return label_px(labels, font_size) + 8
 
 
-def fitted_label_extent(labels: list[str], *, font_size: int, room_px: float) -> str:
-    """``label_extent`` at the angle ``fitted_label_angle`` picks, as a Vega expression."""
-    angle = fitted_label_angle(labels, font_size=font_size, room_px=room_px)
+def fitted_label_extent(labels: list[str], *, font_size: int, room_px: float,
+                        width: str = "containerSize()[0]") -> str:
+    """``label_extent`` at the angle ``fitted_label_angle`` picks (for a container ``width`` wide), as a Vega
+    expression."""
+    angle = fitted_label_angle(labels, font_size=font_size, room_px=room_px, width=width)
     upright, slanted, steep = (label_extent(labels, font_size, a) for a in (0, -45, -90))
     return f"({angle}) == 0 ? {upright:.0f} : ({angle}) == -45 ? {slanted:.0f} : {steep:.0f}"
 

@@ -287,6 +287,11 @@ def slide_column_of(spec: dict) -> SlideColumn | None:
     return None if given is None else SlideColumn(*given)
 
 
+def slide_column_width(other: SlideColumn, own: SlideColumn) -> str:
+    """The container width of ``other``'s chart, as a Vega expression of ``own``'s, in one row of ``slide_columns``."""
+    return f"({other.frame_px:.0f} + {other.cells:g} * (containerSize()[0] - {own.frame_px:.0f}) / {own.cells:g})"
+
+
 def slide_columns(row: list[SlideColumn], key: str = "slide_columns") -> list:
     """``st.columns`` for the charts ``row`` of a slide, in a container named ``key``: each column as wide as its
     chart's frame plus a share of the rest in proportion to its cells, so that every chart's cells are one width at
@@ -543,13 +548,14 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
                     share: float = 1.0, row_name: str = "token", col_labels=None, domain=None,
                     level_with_keys: bool = False, cell: int | None = None, legend: bool = True,
                     slide_share: float | None = None, row_labels: bool = True,
-                    slide_row: tuple[SlideColumn, ...] | None = None):
+                    slide_row: tuple[SlideColumn, ...] | None = None, col_labels_px: str | None = None):
     """A rows × features heatmap (diverging colours around 0; ``domain`` fixes the colour scale), capped at
     MAX_FEATURES_SHOWN columns and sized to fit ``share`` of the page width (or given its ``cell`` size).
     ``level_with_keys``: on a slide, beside a token chart, its rows stay level with that chart's (see
     ``slide_key_labels_px``); ``legend=False``: no colour bar; ``slide_share``: its share of a slide's width (a
     slide's charts share it equally; default ``share``); ``slide_row``: instead, the slide's row of charts it is one
-    of (``slide_columns``); ``row_labels=False``: no row labels (the chart to its left names its rows). A slide prints
+    of (``slide_columns``); ``row_labels=False``: no row labels (the chart to its left names its rows);
+    ``col_labels_px``: on a slide, the least height of its column labels (a Vega expression). A slide prints
     the numbers of all its columns (the browser fits them to the cells); a page's chart of more than 12 only
     colours. Returns (chart, note)."""
     shown, note = shown_features(values)
@@ -570,7 +576,8 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
                                 value_font_px=value_font,
                                 row=row_name, show_values=(view.fit or shown.shape[-1] <= 12) and values_fit,
                                 value_title="feature value", follow_row=follow, fit=view.fit, domain=domain,
-                                col_labels_px=slide_key_labels_px(view) if view.fit and level_with_keys else None,
+                                col_labels_px=col_labels_px or (slide_key_labels_px(view) if view.fit and level_with_keys
+                                                                else None),
                                 legend=legend, row_labels=row_labels)
     return chart, note
 
@@ -675,23 +682,36 @@ def slide_usual_value_font(font_size: int) -> int:
     return charts.cell_value_font(SLIDE_CELL, font_size, diverging=True, fit=True)
 
 
+SLIDE_VALUE_ABOVE_LABELS_PX = 4
+"""How much larger than the slide's axis labels its numbers may grow in cells that hold them."""
+
+
+def slide_largest_value_font(font_size: int) -> int:
+    """The largest font of the numbers in a slide's cells, at the slide's label font ``font_size``: 24 px at its
+    20-px labels, a little above its 22-px words (the numbers are what the slide is about). The browser prints them
+    as large as the cells it draws hold up to this, so they grow with the window: at 1920 × 1080 a seven-token
+    sentence's scores were 16 px in cells of 247 × 84 px, the smallest text on the slide."""
+    return font_size + SLIDE_VALUE_ABOVE_LABELS_PX
+
+
 def slide_fitted_value_font(view: StageView, columns: int, share: float, *, signed: bool,
                             features: bool = False) -> int | None:
-    """The largest font of the numbers in a slide chart's cells, or None when even a projector's 1920-px window
-    leaves its cells too narrow for MIN_SLIDE_VALUE_PX (colours only). A slide's chart stretches to its window and
-    the browser prints its numbers as large as the cells it draws hold (``charts.heatmap``'s ``fit``), up to this
-    and at least MIN_SLIDE_VALUE_PX, else not at all: sized for a 1280-px window, an 11-token sentence's numbers
-    were 13 px in 67-px cells at 1920 px, and its scores and Q, K, V showed none there."""
+    """The largest font of the numbers in a slide chart's cells (``slide_largest_value_font``), or None when even a
+    projector's 1920-px window leaves its cells too narrow for MIN_SLIDE_VALUE_PX (colours only). A slide's chart
+    stretches to its window and the browser prints its numbers as large as the cells it draws hold
+    (``charts.heatmap``'s ``fit``), up to this and at least MIN_SLIDE_VALUE_PX, else not at all: sized for a 1280-px
+    window, an 11-token sentence's numbers were 13 px in 67-px cells at 1920 px, and its scores and Q, K, V showed
+    none there."""
     wide = slide_value_font(view, columns, share, signed=signed, features=features, column_px=WIDE_SLIDE_COLUMN_PX)
-    return None if wide is None else slide_usual_value_font(view.font_size)
+    return None if wide is None else slide_largest_value_font(view.font_size)
 
 
 def slide_row_value_font(view: StageView, row: tuple[SlideColumn, ...], *, signed: bool) -> int | None:
-    """``slide_fitted_value_font`` of charts laid out as ``row`` (``slide_columns``): the slide's usual value font,
+    """``slide_fitted_value_font`` of charts laid out as ``row`` (``slide_columns``): ``slide_largest_value_font``,
     or None when a 1920-px window leaves their cells too narrow for MIN_SLIDE_VALUE_PX."""
     em = SLIDE_SIGNED_NUMBER_EM if signed else SLIDE_WEIGHT_NUMBER_EM
     fits = int(slide_cell_px(row, WIDE_SLIDE_COLUMN_PX) / em) >= MIN_SLIDE_VALUE_PX
-    return slide_usual_value_font(view.font_size) if fits else None
+    return slide_largest_value_font(view.font_size) if fits else None
 
 
 def slide_key_labels_px(view: StageView) -> str:
@@ -996,15 +1016,10 @@ def slide_mask_pair(view: StageView, mask_title: str, values: torch.Tensor, titl
     chart_column = SlideColumn(len(keys), chart_frame)
     row = (grid_column, chart_column)
 
-    def width_of(other: SlideColumn, own: SlideColumn) -> str:
-        """The container width of ``other``'s chart, as a Vega expression of ``own``'s (see ``slide_columns``)."""
-        return (f"({other.frame_px:.0f} + {other.cells:g} * (containerSize()[0] - {own.frame_px:.0f}) / "
-                f"{own.cells:g})")
-
     grid_angle = charts.fitted_shared_angle(keys, font_size=view.font_size, room_px=mask_room,
-                                            beside=((width_of(chart_column, grid_column), chart_room),))
+                                            beside=((slide_column_width(chart_column, grid_column), chart_room),))
     chart_angle = charts.fitted_shared_angle(keys, font_size=view.font_size, room_px=chart_room,
-                                             beside=((width_of(grid_column, chart_column), mask_room),))
+                                             beside=((slide_column_width(grid_column, chart_column), mask_room),))
     grid = mask_chart(view.trace.mask[view.head], view.labels, keys, title=mask_title, cell_size=SLIDE_CELL,
                       font_size=view.font_size, fit=True, legend=False, col_label_angle=grid_angle,
                       col_labels_px=charts.steep_label_extent(keys, font_size=view.font_size, angle=grid_angle))
@@ -1131,6 +1146,8 @@ def show_lines(view: StageView, head: int | None = None, title: str | None = Non
 def _context_charts(view: StageView) -> list:
     t = view.trace
     context = t.context[view.head]  # (T, d_v)
+    if view.fit:
+        return _context_slide_charts(view, context)
     cell = None
     if not view.fit and not view.stacked:  # on the page: one cell size for A and C, so C's numbers are as large as A's
         columns = len(view.keys) + shown_features(context)[0].shape[-1]
@@ -1139,6 +1156,28 @@ def _context_charts(view: StageView) -> list:
                                prefix="c", share=1 / 3, level_with_keys=True, cell=cell, slide_share=0.5)
     return [token_heatmap(view, t.weights[view.head], f"weights A{_head_title(view)}", weights=True, blocked=True,
                           share=2 / 3, level_with_features=True, cell=cell), chart]
+
+
+def _context_slide_charts(view: StageView, context: torch.Tensor) -> list:
+    """The weights A (T, S) beside the context C (T, d_v) on a slide: A's row labels name C's rows too, each has its
+    colour bar, and their cells are one width (``slide_columns``): 58 px at 1280 px for 11 tokens and d_v = 4, whose
+    weights print at 20 px (each with its own row labels: 37-px cells, 13-px weights). C leaves as much room under
+    its cells as A's key labels take, so their rows stay level."""
+    by_row = view.colour == "row"
+    keys = list(view.keys)
+    weights_column = SlideColumn(len(keys), slide_rows_px(view, view.labels)
+                                 + slide_legend_px(view, WEIGHT_TITLE, by_row=by_row))
+    context_column = SlideColumn(shown_features(context)[0].shape[-1], slide_legend_px(view, "feature value"))
+    row = (weights_column, context_column)
+    weights_room = charts.heatmap_fit_room(view.labels, view.font_size, WEIGHT_TITLE, by_row=by_row)
+    keys_px = charts.fitted_label_extent(keys, font_size=view.font_size, room_px=weights_room)
+    keys_px_beside = charts.fitted_label_extent(keys, font_size=view.font_size, room_px=weights_room,
+                                                width=slide_column_width(weights_column, context_column))
+    weights = token_heatmap(view, view.trace.weights[view.head], f"weights A{_head_title(view)}", weights=True,
+                            blocked=True, slide_row=row, col_labels_px=keys_px)
+    chart, _ = feature_heatmap(view, context, view.labels, f"context = A·V{_head_title(view)}", prefix="c",
+                               row_labels=False, slide_row=row, col_labels_px=keys_px_beside)
+    return [in_slide_column(weights, weights_column), in_slide_column(chart, context_column)]
 
 
 def _context_extra(view: StageView) -> None:

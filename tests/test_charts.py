@@ -748,16 +748,17 @@ def test_the_followed_rows_outline_is_a_hue_no_value_is_drawn_in():
 
 def test_a_slides_numbers_are_sized_for_the_widest_window_and_fitted_by_the_browser():
     """An 11-token slide's two score charts side by side have cells too narrow for numbers in a 1280-px window
-    but 68 px wide at 1920 px: their spec keeps the numbers, up to the slide's usual 16 px, and the browser prints
-    them as large as the cells it draws hold (none under 12 px), so they grow with the window."""
-    from attention_ui.views import (PRESENTER_CELL, PRESENTER_FONT, StageView,
-                                    slide_fitted_value_font, slide_value_font)
+    but 68 px wide at 1920 px: their spec keeps the numbers, up to a little more than the slide's 20-px labels (they
+    stopped at 16 px, the smallest text of a 1920 × 1080 slide), and the browser prints them as large as the cells
+    it draws hold (none under 12 px), so they grow with the window."""
+    from attention_ui.views import (PRESENTER_CELL, PRESENTER_FONT, StageView, slide_fitted_value_font,
+                                    slide_largest_value_font, slide_value_font)
 
     labels = token_labels("The animal did not cross the street because it was tired".split())
     view = StageView(None, labels, 0, 0, PRESENTER_CELL, PRESENTER_FONT, fit=True)
     assert slide_value_font(view, 11, 0.5, signed=True) is None  # sized for 1280 px: colours only
-    usual = charts.cell_value_font(60, PRESENTER_FONT, diverging=True, fit=True)
-    assert slide_fitted_value_font(view, 11, 0.5, signed=True) == usual == 16
+    usual = slide_largest_value_font(PRESENTER_FONT)
+    assert slide_fitted_value_font(view, 11, 0.5, signed=True) == usual > PRESENTER_FONT
     assert slide_fitted_value_font(view, 40, 0.5, signed=True) is None  # too narrow even at 1920 px
     frame = matrix_frame(torch.linspace(-2, 2, 121).reshape(11, 11), labels, labels)  # (T, T) scores
     spec = charts.heatmap(frame, diverging=True, scheme="blueorange", cell_size=60, font_size=PRESENTER_FONT,

@@ -2,9 +2,10 @@
 
 A slide's charts stretch to the window, but their numbers were sized for a 1280-px window: on a 1920 × 1080
 projector an 11-token sentence's weights printed 13-px numbers in 67-px cells, and its scores, masked scores and
-Q, K, V (whose cells are too narrow for numbers at 1280 px) printed none in cells 68–92 px wide. Now the browser
-prints them as large as the cells it draws hold, up to the slide's usual 16 px; at 1280 × 800 nothing shrinks.
-Each number must stay inside its cell at both sizes.
+Q, K, V (whose cells are too narrow for numbers at 1280 px) printed none in cells 68–92 px wide; then they stopped
+at 16 px, the smallest text of the slide, in cells of 247 × 84 px. Now the browser prints them as large as the
+cells it draws hold, up to a little more than the slide's 20-px labels; at 1280 × 800 nothing shrinks. Each number
+must stay inside its cell at both sizes.
 """
 
 from __future__ import annotations
@@ -43,11 +44,11 @@ _NUMBERS_JS = """() => Array.from(
 """Per chart: its title, the drawn size in px of each number printed in its cells, and the numbers whose text box
 is not inside the cell under its middle."""
 
-# stage -> the least size of its charts' numbers: at 1920 × 1080 all of them print at the slide's size; at
-# 1280 × 800 the weights A print at 13 px (as before) and the context beside them at 16 px
+# stage -> its charts whose numbers print at the slide's label size or more at 1920 × 1080 (16 px before); at
+# 1280 × 800 the weights A beside the context, which name their rows once, print at 16 px or more (13 before)
 WIDE = {"qkv": ["Q —", "K —", "V —"], "scaled": ["before:", "after:"], "masked": ["scores, −∞"],
         "context": ["weights A", "context ="]}
-AT_1280 = {"weights A": 13, "context =": SLIDE_VALUE_PX}
+AT_1280 = {"weights A": SLIDE_VALUE_PX, "context =": SLIDE_VALUE_PX}
 
 
 def _problems(page, where: str, least: dict[str, float]) -> list[str]:
@@ -83,7 +84,7 @@ def test_a_slides_numbers_grow_with_the_window_and_stay_in_their_cells(server, b
             for _ in range(moves):
                 bs.press_key(page, "ArrowRight")
             assert bs.stage_in_url(page) == stage, (bs.stage_in_url(page), stage)
-            problems += _problems(page, f"1920 px, {stage}", {title: SLIDE_VALUE_PX for title in WIDE[stage]})
+            problems += _problems(page, f"1920 px, {stage}", {title: PRESENTER_FONT for title in WIDE[stage]})
         page.set_viewport_size({"width": 1280, "height": 800})
         problems += _problems(page, "1280 px, context", AT_1280)
     finally:
@@ -140,6 +141,27 @@ def _read_slide(page, where: str, titles: tuple[str, ...], least_px: float) -> l
         if max(c[edge] for c in charts_shown) - min(c[edge] for c in charts_shown) > 1.5:
             problems.append(f"{where}: rows not level ({edge}: {[round(c[edge]) for c in charts_shown]})")
     return problems
+
+
+@pytest.mark.browser
+@needs_browser
+@pytest.mark.parametrize("size", [(1920, 1080), (1280, 800)])
+def test_a_slides_numbers_in_large_cells_are_not_its_smallest_text(server, browser, size):
+    """The default sentence's raw scores (stage 3) in cells of 247 × 84 px at 1920 × 1080 printed 16-px numbers
+    beside 20-px axis labels and 22-px words: the values the lecture is about were the smallest text on the slide.
+    They now grow with their cells to a little more than the labels (24 px), inside their cells."""
+    width, height = size
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/step-through?step=scores&presenter=true", wait_until="domcontentloaded",
+                  timeout=LOAD_MS)
+        bs.wait_for_app_idle(page, timeout=LOAD_MS)
+        bs.wait_for_all_charts(page, timeout=15_000)
+        problems = _problems(page, f"{width} px, scores", {"QKᵀ": PRESENTER_FONT + 4})
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.browser
@@ -241,3 +263,14 @@ def test_a_slides_charts_side_by_side_name_their_rows_once_and_print_numbers(ste
     assert [_has_row_labels(spec) for spec in shown] == [True] + [False] * (len(shown) - 1)
     assert [_has_colour_bar(spec) for spec in shown][-1] and not any(_has_colour_bar(s) for s in shown[:-1])
     assert all(_prints_numbers(spec) for spec in shown if not spec_titles(spec)[0].startswith("mask")), step
+
+
+def test_the_weights_and_the_context_on_a_slide_each_keep_their_colour_bar():
+    """The weights A and the context C have scales of their own (0..1 and signed features): side by side on a slide
+    they name their rows once (beside A) but each keeps its colour bar, in columns of one cell width."""
+    specs = _slide_specs("context")
+    weights, context = (next(spec for title, spec in specs.items() if title.startswith(name))
+                        for name in ("weights A", "context"))
+    assert [_has_row_labels(weights), _has_row_labels(context)] == [True, False]
+    assert _has_colour_bar(weights) and _has_colour_bar(context)
+    assert all("slide_column" in spec.get("usermeta", {}) for spec in (weights, context))

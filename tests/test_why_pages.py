@@ -593,18 +593,19 @@ def test_a_slides_feature_charts_print_numbers_where_their_cells_hold_them(step,
 
 
 @pytest.mark.parametrize("sentence, fonts", [
-    ("The cat sat on the mat.", {16}),
-    (TEN_WORDS, {16}),
-    ("a b c d e f g h i j k l", {16}),
-    ("The quick brown fox jumps over the lazy dog while the cat sleeps", {16}),
-    (" ".join(f"w{i}" for i in range(20)), {16}),
+    ("The cat sat on the mat.", {24}),
+    (TEN_WORDS, {24}),
+    ("a b c d e f g h i j k l", {24}),
+    ("The quick brown fox jumps over the lazy dog while the cat sleeps", {24}),
+    (" ".join(f"w{i}" for i in range(20)), {24}),
     (" ".join(f"w{i}" for i in range(26)), set()),
 ], ids=["7 tokens", "10 tokens", "12 short tokens", "13 tokens", "20 tokens", "26 tokens"])
 def test_a_slides_pair_prints_its_numbers_as_large_as_its_cells_allow(sentence, fonts):
     """With 9 or more tokens stage 4's two charts on a slide showed colours only (their cells were under 52 px),
     so a lecturer with a ten-word sentence could not read the scaling out. A pair whose cells hold 12-px numbers on
-    a projector's 1920-px window carries the slide's usual 16 px as the largest font, and the browser prints them
-    as large as the cells it draws hold, or not under 12 px (``test_slide_numbers`` measures that); cells too
+    a projector's 1920-px window carries 24 px (a little more than the slide's labels) as the largest font, and the
+    browser prints them as large as the cells it draws hold, or not under 12 px (``test_slide_numbers`` measures
+    that); cells too
     narrow even there (26 tokens) carry no numbers. (20 tokens carried none while each chart drew its own row labels
     and colour bar; one set of each leaves them 42-px cells at 1920 px.)"""
     at = open_page("pages/step_through.py", {"step": "scaled", "sentence": sentence, "presenter": "true"})
