@@ -245,6 +245,8 @@ PRESENTER_STYLE = """<style>
   font-size: clamp(1.15rem, 1.625vw, 1.6rem) !important; line-height: 1.4;}
 h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {font-size: 1.5rem !important;}
 .katex {font-size: 1.45em !important;}
+.st-key-slide_formula {min-height: 4.6rem; justify-content: center;}
+.st-key-slide_formula .katex-display {margin: 0;}
 [data-testid='stMain'] button p, [data-testid='stMain'] input[role='combobox'],
 [data-testid='stMain'] label p, [data-testid='stCaptionContainer'] {font-size: 1.3rem !important;}
 [data-testid='stMain'] [data-testid='stMetricLabel'] p {font-size: clamp(1.3rem, 1.625vw, 1.6rem) !important;}
@@ -294,6 +296,10 @@ lines) still fit under them. The page menus at the top, a progress bar's words a
 slide's charts have no toolbar (it lay over the formula), no chart keeps the page's room for one above it, and a
 chart's hover box is as large as the slide's captions (it was 12 px, the size of the page's), and the page draws
 no focus frame when a clicker's key has moved it on (a grey frame appeared round the slide from the second one).
+A slide's formula sits in a box as tall as the tallest one (stage 3's sum with its limits, 73 px), centred in it
+and without the formula's own margin above (the gap under the progress bar is there already): the charts under it
+start at one height on every stage (at 1280 × 800 their top moved between 226 and 269 px as the formulas did, and
+stepping through the stages made the grid jump).
 
 Tables. Pages draw their read-only tables with st.table in presenter mode (HTML, enlarged here, as is a Markdown
 table such as What it costs' table from the paper, which kept the page's 16 px). Their text grows with the window,

@@ -183,7 +183,8 @@ def show_slide(view: StageView, key: str, *, worked_view: StageView | None = Non
     if key == "scaled" and view.unscaled is not None:  # asked for on this slide: the two softmaxes take its place
         rec = replace(rec, charts=_unscaled_charts)
     stage = _stage_of(view, key)
-    st.latex(stage.latex)
+    with st.container(key="slide_formula"):  # one height on every stage: the charts under it stay put
+        st.latex(stage.latex)
     with st.container(key="slide"), st.container(key=f"slide_rows_{len(view.labels)}"):  # rows stay readable
         _draw_charts(replace(view, fit=True), rec)
     with st.container(key="slide_words"):  # the slide's charts leave room for these on the screen
