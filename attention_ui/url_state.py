@@ -15,6 +15,7 @@ and the followed token are kept by this module itself, in their short forms (``?
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urlencode
@@ -210,7 +211,8 @@ def check_link() -> list[str]:
     what is wrong with it, e.g. an empty sentence.)
 
     Returns notes on what was ignored (markdown-safe), also kept for this run under ``NOTES_KEY``."""
-    if OPENED_LINK_KEY not in st.session_state:
+    switched = watch_page_switches()
+    if OPENED_LINK_KEY not in st.session_state or switched:
         hold_opening_writes()
     follow_written_link()
     notes = []
@@ -238,10 +240,24 @@ LINK_WRITER_KEY = "link_writer"
 
 _LINK_WRITER_JS = """
 export default function ({ data }) {
-  if (window.__attentionLinkWritten || typeof data?.query !== "string") return;
-  window.__attentionLinkWritten = true;  // once per page load: later addresses are the person's
-  const url = location.pathname + (data.query ? "?" + data.query : "") + location.hash;
-  history.replaceState(history.state, "", url);
+  if (typeof data?.query !== "string" || typeof data?.once !== "string") return;
+  const done = (window.__attentionLinksWritten ??= new Set());
+  if (done.has(data.once)) return;  // once per held run: later addresses are the person's
+  done.add(data.once);
+  // after a page switch, Streamlit's browser side puts the new page's path in the address (a new entry) once the
+  // run's navigation has arrived; the address is written over that entry, never over the page left
+  const onPage = () => typeof data.path !== "string" ||
+    (data.path ? location.pathname.endsWith("/" + data.path) : location.pathname.endsWith("/"));
+  let tries = 0;
+  const write = () => {
+    if (!onPage()) {
+      if (tries++ < 60) setTimeout(write, 50);
+      return;
+    }
+    const url = location.pathname + (data.query ? "?" + data.query : "") + location.hash;
+    history.replaceState(history.state, "", url);
+  };
+  write();
 }
 """
 _link_writer = st.components.v2.component(LINK_WRITER_KEY, js=_LINK_WRITER_JS)
@@ -256,13 +272,17 @@ def hold_opening_writes() -> None:
     setting a widget takes from the link at its default or corrects, and each ``set_link_value``. A freshly opened
     link thus left a trail of entries with fewer and fewer settings, and Back walked through them before it left
     the page. In this run the changes are kept on the server only; ``write_opened_link`` then puts the final
-    address in place of the opened one, in the same history entry."""
+    address in place of the opened one, in the same history entry.
+
+    The first run after a page switch (``watch_page_switches``) is held the same way: the browser side adds the new
+    page's entry itself, once, and the run's changes would each have added another."""
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
     ctx = get_script_run_ctx()
     if ctx is None:
         return
-    st.session_state[OPENED_LINK_KEY] = {"opened": ctx.query_string, "written": None}
+    st.session_state[OPENED_LINK_KEY] = {"opened": ctx.query_string, "written": None,
+                                         "page": st.session_state.get(CURRENT_PAGE) if switched_run(ctx) else None}
     opening_run = ctx.cursors  # a new dict for every run, fragment runs too
     with _session_query_params() as qp:
         def send_held() -> None:
@@ -292,9 +312,17 @@ def write_opened_link() -> None:
             return
         written = urlencode(qp._query_params, doseq=True)
     opened = st.session_state.get(OPENED_LINK_KEY)
-    if isinstance(opened, dict) and written != opened.get("opened"):
-        opened["written"] = written
-        _link_writer(data={"query": written}, key=LINK_WRITER_KEY, height=0)
+    if not isinstance(opened, dict):
+        return
+    page = opened.get("page")
+    if page is None and written == opened.get("opened"):
+        return
+    opened["written"] = written
+    # a page switch's entry is the browser side's, made with the address it held when the switch was asked for
+    data = {"query": written, "once": secrets.token_hex(8)}
+    if page is not None:
+        data["path"] = page
+    _link_writer(data=data, key=LINK_WRITER_KEY, height=0)
 
 
 def follow_written_link() -> None:
@@ -314,6 +342,68 @@ def follow_written_link() -> None:
         qp.populate_from_query_string(link["written"])
         qp.set_initial_query_params(link["written"])
     ctx.query_string = link["written"]
+
+
+_SWITCH_RUN_ATTR = "_attention_switch_run"
+"""On the session's QueryParams: the script run context's cursors of the run a page switch started (see
+``watch_page_switches``), and whether its filtering left an address change unsent."""
+
+
+def watch_page_switches() -> bool:
+    """Returns whether this run is the first after a page switch the person asked for (a link, the navigation; not
+    the browser's Back or Forward), whose address changes are then held (``hold_opening_writes``).
+
+    Streamlit starts such a run by dropping from its copy of the address the settings bound to the page left's
+    widgets, and sends that before the page's code runs: the browser side made an entry of the page left without
+    any settings (the new page's widgets then wrote them back, one entry each, and only then did the new page's
+    path come). From the first run on, that filtering sends nothing; the run it starts learns of it here. On Back
+    and Forward the browser side replaces its entry instead of adding one, and the held change is sent at once."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return False
+    with _session_query_params() as qp:
+        if "populate_from_query_string" not in vars(qp):
+            _watch_filtering(qp)
+        switch = vars(qp).pop(_SWITCH_RUN_ATTR, None)
+        if switch is None:
+            return False
+        if getattr(ctx, "is_history_navigation", False):
+            if switch["unsent"]:
+                qp._send_query_param_msg()
+            return False
+        vars(qp)[_SWITCH_RUN_ATTR + "_cursors"] = ctx.cursors
+        return True
+
+
+def switched_run(ctx) -> bool:
+    """Whether the run of ``ctx`` is one ``watch_page_switches`` found to follow a page switch."""
+    with _session_query_params() as qp:
+        return vars(qp).get(_SWITCH_RUN_ATTR + "_cursors") is ctx.cursors
+
+
+def _watch_filtering(qp) -> None:
+    """Make the session's QueryParams keep the address change of a page switch's filtering to itself (once)."""
+    populate = type(qp).populate_from_query_string
+
+    def watched(query_string: str, valid_script_hashes=None) -> None:
+        if valid_script_hashes is None:  # not a page's first run
+            populate(qp, query_string)
+            return
+        sent = []
+        own = vars(qp).get("_send_query_param_msg")
+        qp._send_query_param_msg = lambda: sent.append(True)
+        try:
+            populate(qp, query_string, valid_script_hashes)
+        finally:
+            if own is None:
+                del qp._send_query_param_msg
+            else:
+                qp._send_query_param_msg = own
+        vars(qp)[_SWITCH_RUN_ATTR] = {"unsent": bool(sent)}
+
+    qp.populate_from_query_string = watched
 
 
 def check_linked_choice(key: str, options, why: str) -> None:

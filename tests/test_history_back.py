@@ -125,6 +125,57 @@ def test_a_freshly_opened_link_adds_one_history_entry_and_back_leaves_the_page_a
     tab.wait_for_url(lambda url: url.startswith("data:"), timeout=10_000)
 
 
+SWITCH_LINK = "sentence=the+dog+ran+home&mask=causal&seed=3&head=2&token=2&step=qkv"
+"""Step-through settings, several of them bound to the sidebar's widgets, that a page switch carries along."""
+
+
+def go_to_masking(page, way: str) -> None:
+    if way == "sidebar":
+        sidebar_link(page, "Masking").click()
+    elif way == "top navigation":
+        page.get_by_text("One attention layer", exact=True).click()
+        page.locator('a[href$="/masks"]').last.click()
+    else:  # Work it by hand's "Next on the path" link goes to Multi-head, Multi-head's to Masking
+        page.locator('[data-testid="stPageLink"] a:has-text("Next on the path")').last.click()
+    settle(page)
+    page.wait_for_timeout(500)  # an entry written late would show now
+    settle(page)
+
+
+@pytest.mark.parametrize("way", ["sidebar", "top navigation", "path link"])
+def test_a_page_switch_adds_one_history_entry_and_one_back_returns_to_the_page_left(tab, way):
+    """Streamlit's browser side made an entry of every address change a page switch's first run sent: the page
+    left without its settings, then that page again with one more setting for each widget the new page drew, and
+    only then the new page (seven entries for five settings); Back walked through them. A page switch now adds
+    the new page's entry only, holding its final address, and Back returns to the page left as it was."""
+    start, left = ("multi-head", None) if way == "path link" else ("step-through", "scaled")
+    presenter = "presenter=true&" if way == "top navigation" else ""
+    tab.goto(f"{tab.base_url}/{start}?{presenter}{SWITCH_LINK}")
+    settle(tab)
+    if left:
+        next_stages(tab, 2)
+        assert bs.stage_in_url(tab) == left
+    address = parse_qs(urlsplit(tab.url).query)
+    before = tab.evaluate("history.length")
+    go_to_masking(tab, way)
+    assert "/masks" in tab.url, tab.url
+    assert tab.evaluate("history.length") == before + 1, tab.url
+    masking = parse_qs(urlsplit(tab.url).query)
+    for key in ("sentence", "mask", "seed", "token"):
+        assert masking.get(key) == address[key], (key, tab.url)
+    tab.go_back()
+    settle(tab)
+    assert f"/{start}?" in tab.url and parse_qs(urlsplit(tab.url).query) == address, tab.url
+    if left:
+        assert bs.stage_title(tab) == STAGES[3].title
+    if not presenter:
+        assert tab.locator(SENTENCE_BOX).input_value() == "the dog ran home"
+    tab.go_forward()
+    settle(tab)
+    assert "/masks" in tab.url and parse_qs(urlsplit(tab.url).query) == masking, tab.url
+    assert tab.evaluate("history.length") == before + 1
+
+
 def generation_step_shown(page) -> str:
     """The step Generation's progress line names, e.g. "4" for "Step 4 of 4: …"."""
     text = page.locator('[data-testid="stProgress"]').first.inner_text()
