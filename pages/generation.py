@@ -95,23 +95,24 @@ def slide_cell(columns: int, rows: list[str], value_title: str, width: int = HAL
     return max(8, min(settings.cell_size, (width - slide_room(rows, value_title)) // max(columns, 1)))
 
 
+# A slide's layout in pixels (comments, not docstrings: Streamlit draws a page script's bare strings).
+# The height of the shortest window a slide is made for (1280 × 720): what fits it fits 800 and 1080 too.
 SLIDE_WINDOW_PX = 720
-"""The height of the shortest window a slide is made for (1280 × 720): what fits it fits 800 and 1080 too."""
+# Where the caches' charts start on a slide: under the page's title, the step's buttons and its line.
 CACHE_TOP_PX = 274
-"""Where the caches' charts start on a slide: under the page's title, the step's buttons and its line."""
+# A cache chart's height besides its rows: the title over them, the feature labels and their axis title under.
 CACHE_FRAME_PX = 94
-"""A cache chart's height besides its rows: the title over them, the feature labels and their axis title under."""
 WINDOW_MARGIN_PX = 8
+# The new query's chart besides its one row, and its least height (its "token" axis title's length and more).
 QUERY_FRAME_PX, QUERY_CHART_MIN_PX = 104, 132
-"""The new query's chart besides its one row, and its least height (its "token" axis title's length and more)."""
+# From the new query's chart down to its weights' chart: the heading between them.
 WEIGHTS_HEADING_PX = 71
-"""From the new query's chart down to its weights' chart: the heading between them."""
+# The weights' chart besides its bars (the keys' slanted labels and the axis title), and its bars' smallest and
+# largest height.
 WEIGHTS_AXIS_PX, WEIGHTS_PX = 100, (60, 170)
-"""The weights' chart besides its bars (the keys' slanted labels and the axis title), and its bars' smallest and
-largest height."""
+# A link note's box above the slide (one line, and its gap), each further line, the characters a line holds at
+# 1280 px, and those of the note's words before the values.
 NOTE_PX, NOTE_LINE_PX, NOTE_LINE_CHARS, NOTE_INTRO_CHARS = 75, 24, 150, 75
-"""A link note's box above the slide (one line, and its gap), each further line, the characters a line holds at
-1280 px, and those of the note's words before the values."""
 
 
 def note_height_px() -> int:
