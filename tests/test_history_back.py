@@ -88,13 +88,20 @@ def test_back_from_another_page_lands_on_the_stage_that_was_left(tab):
     assert bs.stage_in_url(tab) == "scaled"
     sidebar_link(tab, "Masking").click()
     settle(tab)
-    for _ in range(3):  # Streamlit's entries of the Masking page before its settings were written
+    back_to(tab, "/step-through")
+    assert bs.stage_in_url(tab) == "scaled" and bs.stage_title(tab) == STAGES[3].title
+
+
+
+def back_to(tab, path: str, presses: int = 3) -> None:
+    """The browser's Back until the page at ``path`` shows, at most ``presses`` times (a switch's entries were
+    several before a page switch added one)."""
+    for _ in range(presses):
         tab.go_back()
         settle(tab)
-        if "/step-through" in tab.url:
+        if path in tab.url:
             break
-    assert "/step-through" in tab.url, tab.url
-    assert bs.stage_in_url(tab) == "scaled" and bs.stage_title(tab) == STAGES[3].title
+    assert path in tab.url, tab.url
 
 
 LEFT_FOR_THE_APP = "data:text/html,<title>before</title>another site"
@@ -194,12 +201,7 @@ def test_back_from_another_page_lands_on_the_generation_step_that_was_left(tab):
     assert "generation_step=4" in tab.url and generation_step_shown(tab) == "4"
     sidebar_link(tab, "Masking").click()
     settle(tab)
-    for _ in range(3):  # Streamlit's entries of the Masking page before its settings were written
-        tab.go_back()
-        settle(tab)
-        if "/generation" in tab.url:
-            break
-    assert "/generation" in tab.url, tab.url
+    back_to(tab, "/generation")
     assert generation_step_shown(tab) == "4" and "generation_step=4" in tab.url, tab.url
     seen = []
     for _ in range(3):  # past Streamlit's other entry of the page left, Back goes back a step

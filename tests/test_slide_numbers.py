@@ -10,6 +10,7 @@ must stay inside its cell at both sizes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -25,24 +26,6 @@ SENTENCE = "The+animal+did+not+cross+the+street+because+it+was+tired"  # 11 toke
 SLIDE_VALUE_PX = charts.cell_value_font(SLIDE_CELL, PRESENTER_FONT, diverging=True, fit=True)  # 16
 LOAD_MS = 120_000  # a first run imports torch
 
-_NUMBERS_JS = """() => Array.from(
-    document.querySelectorAll("[data-testid='stMain'] [data-testid='stVegaLiteChart'] svg.marks"), svg => {
-        const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
-        const title = Array.from(svg.querySelectorAll('.role-title-text'), e => e.textContent).join(' ');
-        const cells = Array.from(svg.querySelectorAll('g.mark-rect.role-mark path'), p => p.getBoundingClientRect())
-            .filter(r => r.width > 2 && r.height > 2);
-        const numbers = Array.from(svg.querySelectorAll('g.mark-text.role-mark text'))
-            .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0);
-        const outside = numbers.filter(t => {
-            const b = t.getBoundingClientRect(), x = (b.left + b.right) / 2, y = (b.top + b.bottom) / 2;
-            const cell = cells.find(r => r.left <= x && x <= r.right && r.top <= y && y <= r.bottom);
-            return !cell || b.left < cell.left - 0.5 || b.right > cell.right + 0.5 || b.top < cell.top - 0.5
-                || b.bottom > cell.bottom + 0.5;
-        }).map(t => t.textContent);
-        return {title, px: numbers.map(t => parseFloat(getComputedStyle(t).fontSize) * scale), outside};
-    })"""
-"""Per chart: its title, the drawn size in px of each number printed in its cells, and the numbers whose text box
-is not inside the cell under its middle."""
 
 # stage -> its charts whose numbers print at the slide's label size or more at 1920 × 1080 (16 px before); at
 # 1280 × 800 the weights A beside the context, which name their rows once, print at 16 px or more (13 before)
@@ -55,7 +38,7 @@ def _problems(page, where: str, least: dict[str, float]) -> list[str]:
     """What is wrong with the numbers of the slide shown in ``page``: a chart whose title starts with a key of
     ``least`` prints none or smaller ones than its value; any chart's number lies out of its cell."""
     page.wait_for_timeout(300)  # a chart stretched to a new width draws again
-    drawn = page.evaluate(_NUMBERS_JS)
+    drawn = page.evaluate(_CELL_TEXT_JS, False)
     problems = []
     for start, px in least.items():
         chart = next((c for c in drawn if c["title"].startswith(start)), None)
@@ -67,39 +50,52 @@ def _problems(page, where: str, least: dict[str, float]) -> list[str]:
                        for c in drawn if c["outside"]]
 
 
+@contextlib.contextmanager
+def _slide(browser, url: str, width: int, height: int):
+    """A new browser window of ``width`` × ``height`` on the slide at ``url``, once its charts are drawn."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        page.goto(url, wait_until="domcontentloaded", timeout=LOAD_MS)
+        bs.wait_for_app_idle(page, timeout=LOAD_MS)
+        bs.wait_for_all_charts(page, timeout=15_000)
+        yield page
+    finally:
+        context.close()
+
+
+def _step_on(page, stage: str, moves: int) -> None:
+    """Press → ``moves`` times; the slide is then at ``stage``."""
+    for _ in range(moves):
+        bs.press_key(page, "ArrowRight")
+    assert bs.stage_in_url(page) == stage, (bs.stage_in_url(page), stage)
+
+
 @pytest.mark.browser
 @needs_browser
 def test_a_slides_numbers_grow_with_the_window_and_stay_in_their_cells(server, browser):
     """Stages 2 (Q, K, V), 4 (scaling), 5 (masking) and 7 (weights and context) at 1920 × 1080, moved through with
     the → key; then stage 7 in a window made 1280 × 800."""
-    context = browser.new_context(viewport={"width": 1920, "height": 1080})
     problems = []
-    try:
-        page = context.new_page()
-        page.goto(f"{server}/step-through?step=qkv&sentence={SENTENCE}&heads=4&presenter=true",
-                  wait_until="domcontentloaded", timeout=LOAD_MS)
-        bs.wait_for_app_idle(page, timeout=LOAD_MS)
-        bs.wait_for_all_charts(page, timeout=15_000)
+    with _slide(browser, f"{server}/step-through?step=qkv&sentence={SENTENCE}&heads=4&presenter=true",
+                1920, 1080) as page:
         for stage, moves in (("qkv", 0), ("scaled", 2), ("masked", 1), ("context", 2)):
-            for _ in range(moves):
-                bs.press_key(page, "ArrowRight")
-            assert bs.stage_in_url(page) == stage, (bs.stage_in_url(page), stage)
+            _step_on(page, stage, moves)
             problems += _problems(page, f"1920 px, {stage}", {title: PRESENTER_FONT for title in WIDE[stage]})
         page.set_viewport_size({"width": 1280, "height": 800})
         problems += _problems(page, "1280 px, context", AT_1280)
-    finally:
-        context.close()
     assert not problems, "\n".join(problems)
 
 
-_NUMBERS_AND_ROWS_JS = """() => Array.from(
+_CELL_TEXT_JS = """(digitsOnly) => Array.from(
     document.querySelectorAll("[data-testid='stMain'] [data-testid='stVegaLiteChart'] svg.marks"), svg => {
         const title = Array.from(svg.querySelectorAll('.role-title-text'), e => e.textContent).join(' ');
         const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
         const cells = Array.from(svg.querySelectorAll('g.mark-rect.role-mark path'), p => p.getBoundingClientRect())
             .filter(r => r.width > 2 && r.height > 2);
         const numbers = Array.from(svg.querySelectorAll('g.mark-text.role-mark text'))
-            .filter(t => /[0-9]/.test(t.textContent) && t.getBoundingClientRect().width > 0);
+            .filter(t => (digitsOnly ? /[0-9]/.test(t.textContent) : t.textContent.trim())
+                         && t.getBoundingClientRect().width > 0);
         const outside = numbers.filter(t => {
             const b = t.getBoundingClientRect(), x = (b.left + b.right) / 2, y = (b.top + b.bottom) / 2;
             const cell = cells.find(r => r.left <= x && x <= r.right && r.top <= y && y <= r.bottom);
@@ -110,9 +106,9 @@ _NUMBERS_AND_ROWS_JS = """() => Array.from(
         return {title, px: numbers.map(t => parseFloat(getComputedStyle(t).fontSize) * scale), outside,
                 top: Math.min(...tops), bottom: Math.max(...bottoms), cell: Math.min(...cells.map(r => r.width))};
     })"""
-"""Per chart: its title, the drawn size in px of each number (text with a digit) in its cells, the numbers whose text
-box is not inside the cell under its middle, where its cells start and end (px from the window's top) and its
-narrowest cell's width."""
+"""Per chart: its title, the drawn size in px of each text in its cells (with ``digitsOnly``, of each number: a
+blocked cell's "×" or "−∞" left out), the texts whose box is not inside the cell under its middle, where its cells
+start and end (px from the window's top) and its narrowest cell's width."""
 
 # stage -> the charts (their titles' start) shown side by side on its slide
 SIDE_BY_SIDE = {"qkv": ("Q —", "K —", "V —"), "scaled": ("before:", "after:"),
@@ -123,7 +119,7 @@ def _read_slide(page, where: str, titles: tuple[str, ...], least_px: float) -> l
     """What is wrong with the charts titled like ``titles`` in ``page``: one prints no numbers (a mask's ✓ aside) or
     some under ``least_px``, or out of their cells; the charts' cells do not start and end level."""
     page.wait_for_timeout(300)
-    drawn = page.evaluate(_NUMBERS_AND_ROWS_JS)
+    drawn = page.evaluate(_CELL_TEXT_JS, True)
     charts_shown = [next((c for c in drawn if c["title"].startswith(t)), None) for t in titles]
     if None in charts_shown:
         return [f"{where}: missing charts {titles} in {[c['title'] for c in drawn]}"]
@@ -151,16 +147,8 @@ def test_a_slides_numbers_in_large_cells_are_not_its_smallest_text(server, brows
     beside 20-px axis labels and 22-px words: the values the lecture is about were the smallest text on the slide.
     They now grow with their cells to a little more than the labels (24 px), inside their cells."""
     width, height = size
-    context = browser.new_context(viewport={"width": width, "height": height})
-    try:
-        page = context.new_page()
-        page.goto(f"{server}/step-through?step=scores&presenter=true", wait_until="domcontentloaded",
-                  timeout=LOAD_MS)
-        bs.wait_for_app_idle(page, timeout=LOAD_MS)
-        bs.wait_for_all_charts(page, timeout=15_000)
+    with _slide(browser, f"{server}/step-through?step=scores&presenter=true", width, height) as page:
         problems = _problems(page, f"{width} px, scores", {"QKᵀ": PRESENTER_FONT + 4})
-    finally:
-        context.close()
     assert not problems, "\n".join(problems)
 
 
@@ -174,26 +162,17 @@ def test_side_by_side_slides_print_their_numbers_at_1280_with_11_tokens(server, 
     fits the window (no scrolling to its charts)."""
     from attention_ui.views import MIN_SLIDE_VALUE_PX
 
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
     problems = []
-    try:
-        page = context.new_page()
-        page.goto(f"{server}/step-through?step=qkv&sentence={SENTENCE}&heads=4&mask=causal&presenter=true",
-                  wait_until="domcontentloaded", timeout=LOAD_MS)
-        bs.wait_for_app_idle(page, timeout=LOAD_MS)
-        bs.wait_for_all_charts(page, timeout=15_000)
+    with _slide(browser, f"{server}/step-through?step=qkv&sentence={SENTENCE}&heads=4&mask=causal&presenter=true",
+                1280, 800) as page:
         for stage, moves in (("qkv", 0), ("scaled", 2), ("masked", 1), ("concat", 3)):
-            for _ in range(moves):
-                bs.press_key(page, "ArrowRight")
-            assert bs.stage_in_url(page) == stage, (bs.stage_in_url(page), stage)
+            _step_on(page, stage, moves)
             problems += _read_slide(page, f"1280 px, {stage}", SIDE_BY_SIDE[stage], MIN_SLIDE_VALUE_PX)
             bottom = page.evaluate("() => Math.max(...Array.from(document.querySelectorAll("
                                    "\".st-key-slide [data-testid='stVegaLiteChart']\"), c => "
                                    "c.getBoundingClientRect().bottom))")
             if bottom > 800:
                 problems.append(f"1280 px, {stage}: the charts end at {bottom:.0f} px, below the window")
-    finally:
-        context.close()
     assert not problems, "\n".join(problems)
 
 
@@ -208,20 +187,12 @@ def test_the_masking_slide_prints_its_weights_to_fit_the_window(server, browser,
     from attention_ui.views import MIN_SLIDE_VALUE_PX
 
     width, height = size
-    context = browser.new_context(viewport={"width": width, "height": height})
     problems = []
-    try:
-        page = context.new_page()
-        page.goto(f"{server}/masks?sentence={SENTENCE}&mask=causal&presenter=true", wait_until="domcontentloaded",
-                  timeout=LOAD_MS)
-        bs.wait_for_app_idle(page, timeout=LOAD_MS)
-        bs.wait_for_all_charts(page, timeout=15_000)
+    with _slide(browser, f"{server}/masks?sentence={SENTENCE}&mask=causal&presenter=true", width, height) as page:
         least = MIN_SLIDE_VALUE_PX if width < 1280 else SLIDE_VALUE_PX
         for kind in ("none", "causal", "padding"):
             problems += _read_slide(page, f"{width} px, {kind}", (f"mask: {kind}", f"weights with {kind} mask"),
                                     least)
-    finally:
-        context.close()
     assert not problems, "\n".join(problems)
 
 
