@@ -906,6 +906,15 @@ def mask_grid(
                      title=chart_title(title, font_size))
 
 
+LINE_LABEL_GAP_PX = 8
+"""The gap between a word of the lines chart and the ends of its lines."""
+
+
+def lines_label_room_px(labels: list[str], font_size: int) -> float:
+    """The width the lines chart keeps on each side for the words ``labels`` and their gap to the lines."""
+    return label_px(labels, font_size) + LINE_LABEL_GAP_PX
+
+
 def lines_view(
     df: pd.DataFrame,
     *,
@@ -923,11 +932,15 @@ def lines_view(
 
     The followed query's lines are drawn in ``FOLLOW_COLOR``; ``pick`` lets a click on a query (its
     label or a line) select it (selection ``PICK`` on ``row_index``). Blocked pairs (``masked``) get no line.
+    ``width`` (px) holds the words on both sides (``lines_label_room_px``) and the lines between them.
     """
     df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
     rows, cols = _ordered(df, row, "row_index"), _ordered(df, col, "col_index")
     height = row_height * max(len(rows), len(cols))
     positions = alt.Scale(domain=[-0.5, max(len(rows), len(cols)) - 0.5], reverse=True)
+    room = lines_label_room_px(rows + cols, font_size)
+    beside = room / max(width - 2 * room, 1)
+    sides = alt.Scale(domain=[-beside, 1 + beside])
     no_axis = alt.Axis(labels=False, ticks=False, domain=False, grid=False, title=None)
     followed = "false" if follow_row is None else f"datum.row_index == {int(follow_row)}"
     line = (
@@ -936,7 +949,7 @@ def lines_view(
         .transform_calculate(left="0", right="1")
         .mark_rule()
         .encode(
-            x=alt.X("left:Q", scale=alt.Scale(domain=[-0.35, 1.35]), axis=no_axis),
+            x=alt.X("left:Q", scale=sides, axis=no_axis),
             x2=alt.X2("right:Q"),
             y=alt.Y("row_index:Q", scale=positions, axis=no_axis),
             y2=alt.Y2("col_index:Q"),
@@ -951,8 +964,8 @@ def lines_view(
         alt.Chart()
         .transform_filter("datum.col_index == 0")
         .transform_calculate(at="0")
-        .mark_text(align="right", dx=-8, fontSize=font_size)
-        .encode(x=alt.X("at:Q", scale=alt.Scale(domain=[-0.35, 1.35]), axis=no_axis),
+        .mark_text(align="right", dx=-LINE_LABEL_GAP_PX, fontSize=font_size)
+        .encode(x=alt.X("at:Q", scale=sides, axis=no_axis),
                 y=alt.Y("row_index:Q", scale=positions, axis=no_axis), text=alt.Text(f"{row}:N"),
                 color=_colour_when(followed, FOLLOW_COLOR, DARK_TEXT))
     )
@@ -960,8 +973,8 @@ def lines_view(
         alt.Chart()
         .transform_filter("datum.row_index == 0")
         .transform_calculate(at="1")
-        .mark_text(align="left", dx=8, fontSize=font_size)
-        .encode(x=alt.X("at:Q", scale=alt.Scale(domain=[-0.35, 1.35]), axis=no_axis),
+        .mark_text(align="left", dx=LINE_LABEL_GAP_PX, fontSize=font_size)
+        .encode(x=alt.X("at:Q", scale=sides, axis=no_axis),
                 y=alt.Y("col_index:Q", scale=positions, axis=no_axis), text=alt.Text(f"{col}:N"),
                 color=alt.ColorValue(DARK_TEXT))
     )

@@ -357,6 +357,7 @@ PAGE_STYLE = """<style>
   .st-key-hand_grids [data-testid='stHorizontalBlock'] {flex-wrap: wrap; row-gap: 1rem;}
   .st-key-hand_grids [data-testid='stColumn'] {flex: 1 1 40% !important; min-width: 40% !important;}
 }
+@keyframes chart-sideways-cue {from {opacity: 1;} 90% {opacity: 1;} to {opacity: 0;}}
 @media (max-width: 640px) {
   [data-testid='stMain'] [data-testid='stVegaLiteChart'] svg {max-width: none;}
   [data-testid='stMain'] [data-testid='stMarkdownContainer'] table {display: block; overflow-x: auto;}
@@ -368,6 +369,13 @@ PAGE_STYLE = """<style>
       radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) left / 0.8rem 100%,
       radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) right / 0.8rem 100%;
     background-repeat: no-repeat; background-attachment: local, local, scroll, scroll;}
+  [data-testid='stMain'] [data-testid='stElementContainer']:has([data-testid='stVegaLiteChart']) {
+    position: relative; timeline-scope: --chart-sideways;}
+  [data-testid='stMain'] [data-testid='stVegaLiteChart'] {scroll-timeline: --chart-sideways x;}
+  [data-testid='stMain'] [data-testid='stElementContainer']:has([data-testid='stVegaLiteChart'])::after {
+    content: "scroll sideways →"; position: absolute; top: -1.3rem; right: 0; font-size: 0.875rem;
+    color: rgba(49, 51, 63, 0.75); pointer-events: none; opacity: 0;
+    animation: chart-sideways-cue linear both; animation-timeline: --chart-sideways;}
   [data-testid='stMain'] [data-testid='stPageLink'] p {white-space: normal; line-height: 1.4;}
   [data-testid='stMain'] [role='tablist'] {flex-wrap: wrap; overflow-x: visible; row-gap: 0.25rem;}
   [data-testid='stExpandSidebarButton'] {min-width: 44px; min-height: 44px;}
@@ -394,7 +402,10 @@ boxes in a row were 4-px text). Work it by hand's four grids go two by two from 
 row would hide their second column (below, Streamlit stacks them). The sentence box does not show its character
 counter: its limit is a long paste's, not the sentence's (MAX_TOKENS tokens, said in its help). On a phone a
 formula or text table wider than the screen shows a shadow at the edge it scrolls past (a cut formula such as
-"Q = XW_Q, K = XW_K, V = XW_V," looked whole); the shadow goes when that edge is scrolled into view. A page
+"Q = XW_Q, K = XW_K, V = XW_V," looked whole); the shadow goes when that edge is scrolled into view. A chart wider
+than the screen says "scroll sideways →" over its top right corner (its attention weights ran off the screen with
+nothing to say so); the words show only while the chart's box scrolls (the box's scroll position drives them) and
+fade out at its end. A page
 link's words wrap there instead of being cut ("New here? Start here: a path through the pages, in orde"), and so do
 a row of tabs (Work it by hand's four stages ran off the screen, the last ones reached only by scrolling the row).
 Fingers get larger targets there: the button that opens the sidebar (where the settings are) and the sidebar's

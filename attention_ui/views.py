@@ -1114,8 +1114,12 @@ def softmax_row_spec(view: StageView) -> dict:
                        stacked=stacked)
 
 
-LINES_WIDTH_PX = 420
-"""Width of the lines chart at the page's font; it grows with a larger font (presenter mode), so its title fits."""
+LINES_WIDTH_PX = 340
+"""Width of the lines chart at the page's font, within a phone's 358-px column (at 420 px its words on the right
+were cut there, "3·s"); it grows with a larger font (presenter mode), so its title fits."""
+LINES_SPAN_PX = 160
+"""Least width, at the page's font, between the words on the two sides of the lines chart: long words widen the
+chart rather than squeeze its lines."""
 
 
 LINES_TITLE = "weights as lines, query (left) → key (right)"
@@ -1130,7 +1134,14 @@ def lines_spec(view: StageView, head: int | None = None, title: str | None = Non
                                row_height=max(18, min(view.cell_size, 520 // rows)),
                                title=title or LINES_TITLE,
                                pick=view.pick,
-                               width=min(view.width_budget, LINES_WIDTH_PX * view.font_size // PAGE_FONT))
+                               width=lines_width(view))
+
+
+def lines_width(view: StageView) -> int:
+    """The lines chart's width in px: LINES_WIDTH_PX at the page's font, wider for long words, within the page."""
+    words = 2 * charts.lines_label_room_px(list(view.labels) + list(view.keys), view.font_size)
+    grown = max(LINES_WIDTH_PX, words + LINES_SPAN_PX) * view.font_size // PAGE_FONT
+    return int(min(view.width_budget, grown))
 
 
 def show_lines(view: StageView, head: int | None = None, title: str | None = None) -> None:

@@ -217,3 +217,29 @@ def test_a_finger_reaches_the_settings_the_pages_and_the_help(open_on):
     page.wait_for_timeout(500)
     bs.wait_for_app_idle(page)
     assert not page.locator("[data-testid=stMain] input[type=checkbox]").first.is_checked()
+
+
+_SIDEWAYS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'), c => {
+    const holder = c.closest('[data-testid=stElementContainer]');
+    const cue = getComputedStyle(holder, '::after');
+    const box = c.getBoundingClientRect(), drawn = c.querySelector('svg').getBoundingClientRect();
+    return {title: Array.from(c.querySelectorAll('.role-title-text'), t => t.textContent).join(' ').slice(0, 40),
+            scrolls: c.scrollWidth > c.clientWidth + 1, cue: cue.content.includes('scroll sideways') &&
+            parseFloat(cue.opacity) > 0.5, box: box.right, drawn: drawn.right};
+})"""
+"""Per chart of the page: its title, whether its box scrolls sideways, whether it shows the "scroll sideways" cue,
+and where the box and the drawing end (px from the screen's left)."""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("sentence", ["", "&sentence=Students+read+the+notes+before+the+lecture+on+attention+in+class"])
+def test_stage_6_on_a_phone_draws_its_lines_within_the_screen_and_says_where_a_chart_scrolls(open_on, sentence):
+    """Stage 6 on a phone: the weights as lines were 420 px wide in a 358-px box, their words on the right cut
+    ("3·s", "4·o"), and the attention weights (417 px) ran off the screen with nothing to say the box scrolls. The
+    lines now fit the box; a chart whose box scrolls says so, and one that fits does not."""
+    page = open_on(PHONE, "/step-through?step=softmax" + sentence)
+    charts = page.evaluate(_SIDEWAYS_JS)
+    lines = next(c for c in charts if c["title"].startswith("weights as lines"))
+    assert not lines["scrolls"] and lines["drawn"] <= lines["box"] + 1, lines
+    assert any(c["scrolls"] for c in charts), charts  # the case this test is about: a chart wider than the phone
+    assert all(c["cue"] == c["scrolls"] for c in charts), charts
