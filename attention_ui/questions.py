@@ -81,10 +81,25 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.3f}"
 
 
+ID_DECIMALS = 4
+"""A question's numbers count to this many decimals in its id (one more than the page shows): the same sentence
+and settings computed another way (another batch shape, thread count or torch version) differ in their last bits,
+and a student's answer must not be lost to that."""
+
+
 def _id(stage: str, slug: str, *facts) -> str:
     """Stable for the same question on the same numbers; new when the numbers change."""
-    digest = hashlib.sha1(repr(facts).encode()).hexdigest()[:10]
+    digest = hashlib.sha1(repr(_rounded(facts)).encode()).hexdigest()[:10]
     return f"{stage}-{slug}-{digest}"
+
+
+def _rounded(fact):
+    """``fact`` with every float in it (also inside tuples and lists) to ``ID_DECIMALS`` decimals."""
+    if isinstance(fact, (tuple, list)):
+        return tuple(_rounded(f) for f in fact)
+    if isinstance(fact, float) or type(fact).__name__ in ("float32", "float64"):
+        return round(float(fact), ID_DECIMALS) + 0.0  # + 0.0: −0.0 and 0.0 alike
+    return fact
 
 
 def numeric(stage: str, slug: str, prompt: str, answer: float, why: str, tolerance: float = NUMBER_TOLERANCE, *,

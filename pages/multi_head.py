@@ -66,7 +66,7 @@ if settings.presenter:
     st.markdown(INTRO)
 view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,
                  x=settings.lesson.x, projections=settings.lesson.projections, colour=settings.colour, pick=True)
-show_lines(view, title=f"head {settings.head + 1} as lines, query → key (thicker = more weight)")
+show_lines(view, title=f"head {settings.head + 1} as lines, query (left) → key (right)")
 
 st.subheader("2 · Where the heads differ: each owns a block of columns")
 st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has h·d_v = {h * d_v}. "

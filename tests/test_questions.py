@@ -479,3 +479,14 @@ def scaled_key(trace) -> int:
     from attention_ui.questions import _other_key
 
     return _other_key(trace, 0, 0)
+
+
+def test_a_questions_id_survives_the_last_bits_of_its_answer():
+    """The same question on the same sentence, its answer computed another way (0.53482950 in the page, 0.53482956 in
+    a test's own run), got another id, and a student's answer to it would have been lost."""
+    from attention_ui.questions import numeric
+
+    ids = {numeric("overview", "largest", "The largest weight?", answer, "why", hint="hint").id
+           for answer in (0.5348294973373413, 0.5348295569419861)}
+    assert len(ids) == 1, ids
+    assert numeric("overview", "largest", "The largest weight?", 0.5349, "why", hint="hint").id not in ids
