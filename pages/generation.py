@@ -124,31 +124,31 @@ def note_height_px() -> int:
                for box in boxes if box)
 
 
-def slide_cache_layout(features: int) -> tuple[int, int, int | None, list[int]]:
+def slide_cache_layout(features: int, notes_px: int) -> tuple[int, int, int | None, list[int]]:
     """Presenter mode: the width and the height, in pixels, of a cell of the K cache, the V cache and the new query
     (``features`` columns each, three charts side by side, V's with the colour bar), the font of the numbers in them
     (None: colours only), and the three columns' widths. A cell is as wide as the slide allows (at most the slide's
-    cell size) and as tall as that while the sentence's T rows fit a 720-px-tall window under the slide's top and a
-    link note, if one shows, else shorter (a token's label still fits in a row): the numbers need the width, not the
-    height. (Square cells of an 11-token sentence went below an 800-px window from step 9, and at 53 px they showed
-    colours only; rows sized for 800 px went below a 720-px window, or below 800 px under a link note.) The sizes
-    are the sentence's, not the step's, so nothing moves from step to step."""
+    cell size) and as tall as that while the sentence's T rows fit a 720-px-tall window under the slide's top and
+    the link notes (``notes_px`` tall, ``note_height_px``), else shorter (a token's label still fits in a row): the
+    numbers need the width, not the height. (Square cells of an 11-token sentence went below an 800-px window from
+    step 9, and at 53 px they showed colours only; rows sized for 800 px went below a 720-px window, or below 800 px
+    under a link note.) The sizes are the sentence's, not the step's, so nothing moves from step to step."""
     bare, with_bar = slide_room(labels, ""), slide_room(labels, "feature value")
     width = (PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX - 2 * bare - with_bar) // max(3 * features, 1)
     cell = max(8, min(settings.cell_size, width))
-    rows_room = SLIDE_WINDOW_PX - CACHE_TOP_PX - note_height_px() - CACHE_FRAME_PX - WINDOW_MARGIN_PX
+    rows_room = SLIDE_WINDOW_PX - CACHE_TOP_PX - notes_px - CACHE_FRAME_PX - WINDOW_MARGIN_PX
     row_px = max(SLIDE_ROW_PX, min(cell, rows_room // T))
     font = min(slide_usual_value_font(settings.font_size), int(cell / SLIDE_SIGNED_NUMBER_EM), row_px - 8)
     widths = [bare + features * cell, with_bar + features * cell, bare + features * cell]
     return cell, row_px, font if font >= MIN_SLIDE_VALUE_PX else None, widths
 
 
-def slide_weights_px(row_px: int) -> int:
+def slide_weights_px(row_px: int, notes_px: int) -> int:
     """Presenter mode: the height of the new query's bars, under its one-row chart and the heading, in a 720-px
-    window."""
+    window under the link notes (``notes_px`` tall)."""
     low, high = WEIGHTS_PX
     query_px = max(QUERY_CHART_MIN_PX, QUERY_FRAME_PX + row_px)
-    room = (SLIDE_WINDOW_PX - WINDOW_MARGIN_PX - CACHE_TOP_PX - note_height_px() - query_px - WEIGHTS_HEADING_PX
+    room = (SLIDE_WINDOW_PX - WINDOW_MARGIN_PX - CACHE_TOP_PX - notes_px - query_px - WEIGHTS_HEADING_PX
             - WEIGHTS_AXIS_PX)
     return max(low, min(high, room))
 
@@ -216,7 +216,8 @@ with step_box:
         # beside V) and one cell size, each drawn at its own size (not shrunk with its text) at the slide's font.
         # The sizes are the sentence's, not the step's, so nothing moves from step to step.
         domain = shared_domain(*(values for values, *_ in matrices))
-        cell, row_px, value_font, widths = slide_cache_layout(features)
+        notes_px = note_height_px()
+        cell, row_px, value_font, widths = slide_cache_layout(features, notes_px)
         k_col, v_col, q_col = st.columns(widths)
         q_col = q_col.container(key="generation_new_query")
         for col, (values, rows, titles, prefix) in zip((q_col, k_col, v_col), matrices):
@@ -232,7 +233,7 @@ with step_box:
         with q_col:
             st.markdown(f"**Its weights over the {counted(t, 'cached key')}**")
             show_chart(new_query_weights(row, t, (PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX) * widths[2]
-                                         // sum(widths), slide_weights_px(row_px)))
+                                         // sum(widths), slide_weights_px(row_px, notes_px)))
     else:
         # Side by side, the three share one colour scale (one colour bar, beside V) and one cell size that fills
         # the row
