@@ -195,11 +195,9 @@ def _x(field: str, order: list[str], font_size: int, step: int, *, thin: bool = 
     (``fitted_shared_angle``), in place of the one ``fit_room`` gives."""
     if thin:
         angle = 0
-    elif angle is not None:
-        pass
-    elif fit_room is not None:
+    elif angle is None and fit_room is not None:
         angle = fitted_label_angle(order, font_size=font_size, room_px=fit_room)
-    else:
+    elif angle is None:
         angle = label_angle(order, font_size=font_size, step=step)
     return alt.X(f"{field}:N", scale=_in_order(order), axis=_axis(field, font_size, angle, min_extent, thin))
 
