@@ -76,6 +76,17 @@ def tokenize(sentence: str, max_tokens: int = MAX_TOKENS) -> list[str]:
     return tokens
 
 
+def first_tokens(sentence: str, max_tokens: int = MAX_TOKENS) -> str:
+    """The sentence cut after its ``max_tokens``-th token, with what stood before it kept as typed; the whole
+    sentence when it has no more tokens than that. What a sentence over the limit can become.
+
+    >>> first_tokens("The cat sat on the mat.", 3)
+    'The cat sat'
+    """
+    ends = [match.end() for match in itertools.islice(_TOKEN.finditer(sentence), max_tokens + 1)]
+    return sentence[:ends[max_tokens - 1]] if len(ends) > max_tokens else sentence
+
+
 def token_seed(token: str, seed: int) -> int:
     """A stable 63-bit seed for one token (same on every machine and Python run)."""
     digest = hashlib.sha256(f"{seed}\x1f{token.lower()}".encode("utf-8")).digest()

@@ -19,6 +19,8 @@ import torch
 from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, MAX_SENTENCE_CHARS, MAX_TOKENS,
                             AttentionInputError, Lesson, LessonConfig, available_devices, lesson_tokens, run_lesson)
 
+from attention_core.tokens import first_tokens, tokenize
+
 from .frames import token_labels
 from .pickling import TensorsAsArrays
 from .progress import keep_progress
@@ -120,9 +122,11 @@ def lesson_settings(title: str, *, slides: bool = False, uses_lesson: bool = Tru
         show_link_notes()
         if uses_lesson:
             st.error(f"**Please adjust the settings.** {err}", icon=":material/warning:")
+            offer_first_tokens(config.sentence, "sentence")
             stop_page()
         st.caption(f"The settings cannot make a lesson yet ({plain(str(err))}); this page carries on with what "
                    "does not need one.")
+        offer_first_tokens(config.sentence, "sentence")
         return Settings(config, None, [], 0, 0, presenter)
     labels = token_labels(lesson.tokens)
     with places.follow:
@@ -472,6 +476,33 @@ def _presenter_toggle() -> bool:
     if presenter and st.query_params.get("presenter") != "true":
         set_link_value("presenter", "true")  # after a page change from the top menus the address drops it
     return presenter
+
+
+def offer_first_tokens(sentence: str, key: str) -> None:
+    """Under a sentence with more than MAX_TOKENS tokens, a button that puts its first MAX_TOKENS in the box
+    (session state ``key``) in its place, as typed; nothing for a sentence that would still be refused."""
+    shorter = first_tokens(sentence)
+    if shorter == sentence:
+        return
+    try:
+        tokenize(shorter)
+    except AttentionInputError:  # one "word" of thousands of letters: still too long, so no offer to make
+        return
+    st.button(f"Use its first {MAX_TOKENS} tokens: “{plain(_start_and_end(shorter))}”", key=f"first_tokens_{key}",
+              on_click=_set_state, args=(key, shorter), icon=":material/content_cut:")
+
+
+def _start_and_end(text: str, words: int = 4, longest: int = 20) -> str:
+    """A long text by its first and last ``words`` words (each cut to ``longest`` characters): where it starts
+    and where it now ends."""
+    pieces = [p if len(p) <= longest else p[:longest] + "…" for p in text.split()]
+    if len(pieces) <= 2 * words + 1:
+        return " ".join(pieces)
+    return " ".join(pieces[:words] + ["…"] + pieces[-words:])
+
+
+def _set_state(key: str, value) -> None:
+    st.session_state[key] = value
 
 
 def _pick_example() -> None:

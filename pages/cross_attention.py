@@ -5,7 +5,7 @@ import streamlit as st
 from attention_core import (AttentionInputError, MAX_SENTENCE_CHARS, MAX_TOKENS, cross_attention, source_tokens)
 from attention_ui import charts, frames
 from attention_ui.checks.why import cross_questions
-from attention_ui.controls import BOUND, lesson_settings, stop_page
+from attention_ui.controls import BOUND, lesson_settings, offer_first_tokens, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.text import plain, size_in_words
@@ -85,6 +85,7 @@ try:
     cross = cross_attention(lesson, source, pad_to=pad_to, source_vectors=vectors)
 except AttentionInputError as err:
     st.error(f"**Please adjust the source sentence.** {err}", icon=":material/warning:")
+    offer_first_tokens(source, "cross_source")
     stop_page()
 if presenter:
     introduce()

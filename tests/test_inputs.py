@@ -21,6 +21,7 @@ from attention_core import (  # noqa: E402
     lesson_tokens, padding_mask, padding_mask_batch, projections_from_tensors, random_projections, run_lesson,
     tokenize, trace_attention,
 )
+from attention_core.tokens import first_tokens  # noqa: E402
 
 
 def r(*shape, seed=0):
@@ -140,6 +141,16 @@ def test_tokenizer_token_limit():
         tokenize("go " * 500)
     with pytest.raises(ValueError, match=r"has 3 tokens; the limit is 2"):
         tokenize("a b c", max_tokens=2)
+
+
+def test_first_tokens_cuts_a_long_sentence_after_its_last_allowed_token_as_typed():
+    sentence = "Le  chat, c'est 🐈‍⬛ <b>ici</b> " + " ".join(f"mot{i}" for i in range(60))
+    shorter = first_tokens(sentence)
+    assert tokenize(shorter) == tokenize(sentence, max_tokens=10**6)[:MAX_TOKENS]
+    assert sentence.startswith(shorter) and shorter.endswith(" mot18")  # 13 tokens, then mot0…mot18; spaces and markup kept as typed, none after
+    assert first_tokens("The cat sat on the mat.", 3) == "The cat sat"
+    assert first_tokens("The cat sat.", 4) == "The cat sat." == first_tokens("The cat sat.")  # not over: unchanged
+    assert first_tokens("   ", 2) == "   "
 
 
 def test_tokenizer_character_limit():

@@ -812,6 +812,25 @@ def test_an_empty_sentence_in_a_link_falls_back_with_a_note():
     assert at.text_input(key="sentence").value == "The cat sat on the mat."
 
 
+def test_a_sentence_over_the_token_limit_can_become_its_first_tokens_in_one_click():
+    words = [f"w{i}" for i in range(60)]
+    at = open_page("pages/step_through.py")
+    set_widget(at, "text_input", "sentence", " ".join(words) + ".")
+    assert "has 61 tokens; the limit is 32" in texts(at, "error")[0] and not at.get("vega_lite_chart")
+    offer = at.button(key="first_tokens_sentence")
+    assert offer.label == "Use its first 32 tokens: “w0 w1 w2 w3 … w28 w29 w30 w31”"
+    offer.click().run()
+    assert_ok(at)
+    assert not at.error and at.text_input(key="sentence").value == " ".join(words[:32])
+    assert chart(at, "X:").labels("token")[-1] == "32·w31" and at.query_params["sentence"] == " ".join(words[:32])
+    set_widget(at, "text_input", "sentence", "a" * 2001 + " b" * 40)  # its first tokens are refused too: no offer
+    assert "characters long" in texts(at, "error")[0] and not [b for b in at.button if b.key == "first_tokens_sentence"]
+    cross = open_page("pages/cross_attention.py")
+    set_widget(cross, "text_input", "cross_source", "<b>" + " ".join(words))
+    cross.button(key="first_tokens_cross_source").click().run()
+    assert not cross.error and cross.text_input(key="cross_source").value == "<b>" + " ".join(words[:29])
+
+
 def test_multi_head_sections_are_numbered_in_order():
     at = open_page("pages/multi_head.py")
     numbers = [int(m.group(1)) for s in texts(at, "subheader") if (m := re.match(r"(\d+) ·", s))]

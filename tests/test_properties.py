@@ -15,6 +15,7 @@ if str(ROOT) not in sys.path:  # run from anywhere without installing the packag
     sys.path.insert(0, str(ROOT))
 
 from attention_core import attend, causal_mask, trace_attention  # noqa: E402
+from attention_core.tokens import _TOKEN, first_tokens  # noqa: E402
 
 FAST = settings(max_examples=30, deadline=None)
 
@@ -144,3 +145,16 @@ def test_attend_context_is_a_convex_combination_of_values(T, S, d_k, d_v, batch,
     c2, w2 = attend(q, k, v + 1.5)
     torch.testing.assert_close(c2, context + 1.5, atol=1e-10, rtol=1e-10)
     assert torch.equal(w2, weights)
+
+
+@FAST
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300), st.integers(1, 40))
+def test_first_tokens_keeps_the_sentence_up_to_its_last_allowed_token(sentence, limit):
+    tokens = _TOKEN.findall(sentence)
+    shorter = first_tokens(sentence, limit)
+    assert sentence.startswith(shorter)
+    if len(tokens) <= limit:
+        assert shorter == sentence
+    else:
+        assert _TOKEN.findall(shorter) == tokens[:limit]
+        assert _TOKEN.findall(shorter[:-1]) != tokens[:limit], "nothing kept after the last allowed token"
