@@ -14,6 +14,8 @@ and the followed token are kept by this module itself, in their short forms (``?
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 import secrets
 from dataclasses import dataclass
@@ -21,6 +23,7 @@ from typing import Callable
 from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from attention_core import (MAX_CONTEXT_LENGTH, MAX_COST_LENGTH, MAX_COST_WIDTH, MAX_D_K, MAX_D_MODEL, MAX_D_V,
                             MAX_HEADS, MAX_LAYERS, MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES, MAX_SEED,
@@ -178,6 +181,28 @@ SHOWN_NOTES_KEY = "_link_notes_shown"
 REPEAT_NOTES_KEY = "_link_notes_again"
 
 
+QUERY_PARAMS_INTERNALS = ("_send_query_param_msg", "populate_from_query_string", "set_initial_query_params",
+                          "_set_item_internal", "remove_param")
+RUN_CONTEXT_FIELDS = ("query_string", "cursors", "is_history_navigation")
+"""What the link writing below uses of Streamlit's inside (its session's QueryParams, its script run context): not
+public API, so a Streamlit that changed them gets Streamlit's own address handling instead (every change a
+history entry), never an error."""
+
+
+@functools.cache
+def streamlit_internals_known() -> bool:
+    """Whether this Streamlit has every part in QUERY_PARAMS_INTERNALS and RUN_CONTEXT_FIELDS."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
+        from streamlit.runtime.state.query_params import QueryParams
+    except ImportError:
+        return False
+    known_fields = {field.name for field in dataclasses.fields(QueryParams)}
+    context_fields = {field.name for field in dataclasses.fields(ScriptRunContext)}
+    return (all(callable(getattr(QueryParams, name, None)) for name in QUERY_PARAMS_INTERNALS)
+            and {"_query_params", "_initial_query_params"} <= known_fields and set(RUN_CONTEXT_FIELDS) <= context_fields)
+
+
 def _session_query_params():
     """Streamlit's QueryParams of this session (current values and the snapshot widgets are seeded from)."""
     from streamlit.runtime.state.session_state_proxy import get_session_state
@@ -190,6 +215,15 @@ def set_link_value(key: str, value: str | None) -> None:
 
     This goes through Streamlit's own QueryParams (bound parameters may not be deleted through
     ``st.query_params``); a link's value must be cleaned before the widget bound to it reads it."""
+    if not streamlit_internals_known():
+        try:
+            if value is None:
+                st.query_params.pop(key, None)
+            else:
+                st.query_params[key] = value
+        except StreamlitAPIException:  # a parameter bound to a widget: it keeps its value
+            pass
+        return
     follow_written_link()
     with _session_query_params() as qp:
         initial = getattr(qp, "_initial_query_params", None)
@@ -279,7 +313,7 @@ def hold_opening_writes() -> None:
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
     ctx = get_script_run_ctx()
-    if ctx is None:
+    if ctx is None or not streamlit_internals_known():
         return
     st.session_state[OPENED_LINK_KEY] = {"opened": ctx.query_string, "written": None,
                                          "page": st.session_state.get(CURRENT_PAGE) if switched_run(ctx) else None}
@@ -361,7 +395,7 @@ def watch_page_switches() -> bool:
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
     ctx = get_script_run_ctx()
-    if ctx is None:
+    if ctx is None or not streamlit_internals_known():
         return False
     with _session_query_params() as qp:
         if "populate_from_query_string" not in vars(qp):

@@ -345,3 +345,28 @@ def test_a_link_may_write_presenter_mode_as_1_or_0(written, on):
     assert not at.info, [i.value for i in at.info]
     assert at.toggle(key="presenter").value is on
     assert at.query_params.get("presenter") == ("true" if on else None)  # off is the default: left out
+
+
+def test_the_link_writer_knows_this_streamlits_internals():
+    """The link writer replaces parts of Streamlit's QueryParams (not public API). When this fails, a Streamlit
+    release changed them: the app still works (the test below) but every address change is a history entry again,
+    so tests/test_history_back.py fails too; bring ``url_state``'s link writing up to date."""
+    from attention_ui import url_state
+
+    assert url_state.streamlit_internals_known()
+
+
+def test_without_those_internals_links_still_restore_and_bad_values_are_dropped_with_a_note(monkeypatch):
+    from attention_ui import url_state
+
+    monkeypatch.setattr(url_state, "streamlit_internals_known", lambda: False)
+    at = open_page("pages/step_through.py", {"sentence": "Hello brave new world", "heads": "3",
+                                             "step": "6 · Softmax: attention weights", "token": "2", "seed": "banana"})
+    assert not at.error, [e.value for e in at.error]
+    values = settings(at)
+    assert (values["heads"], values["token"]) == (3, 1) and at.subheader[0].value.startswith("6 · Softmax")
+    assert at.text_input(key="sentence").value == "Hello brave new world"
+    assert any("seed" in i.value and "banana" in i.value for i in at.info), [i.value for i in at.info]
+    assert at.query_params["step"] == "softmax" and "seed" not in at.query_params
+    at.button(key="next").click().run()
+    assert not at.exception and at.query_params["step"] == "context"
