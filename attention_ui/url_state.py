@@ -200,7 +200,8 @@ def streamlit_internals_known() -> bool:
     known_fields = {field.name for field in dataclasses.fields(QueryParams)}
     context_fields = {field.name for field in dataclasses.fields(ScriptRunContext)}
     return (all(callable(getattr(QueryParams, name, None)) for name in QUERY_PARAMS_INTERNALS)
-            and {"_query_params", "_initial_query_params"} <= known_fields and set(RUN_CONTEXT_FIELDS) <= context_fields)
+            and {"_query_params", "_initial_query_params"} <= known_fields
+            and set(RUN_CONTEXT_FIELDS) <= context_fields)
 
 
 def _session_query_params():

@@ -147,7 +147,8 @@ def test_first_tokens_cuts_a_long_sentence_after_its_last_allowed_token_as_typed
     sentence = "Le  chat, c'est 🐈‍⬛ <b>ici</b> " + " ".join(f"mot{i}" for i in range(60))
     shorter = first_tokens(sentence)
     assert tokenize(shorter) == tokenize(sentence, max_tokens=10**6)[:MAX_TOKENS]
-    assert sentence.startswith(shorter) and shorter.endswith(" mot18")  # 13 tokens, then mot0…mot18; spaces and markup kept as typed, none after
+    # 13 tokens, then mot0 … mot18: spaces and markup kept as typed, nothing after the last token
+    assert sentence.startswith(shorter) and shorter.endswith(" mot18")
     assert first_tokens("The cat sat on the mat.", 3) == "The cat sat"
     assert first_tokens("The cat sat.", 4) == "The cat sat." == first_tokens("The cat sat.")  # not over: unchanged
     assert first_tokens("   ", 2) == "   "
