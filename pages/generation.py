@@ -115,6 +115,15 @@ WEIGHTS_AXIS_PX, WEIGHTS_PX = 100, (60, 170)
 NOTE_PX, NOTE_LINE_PX, NOTE_LINE_CHARS, NOTE_INTRO_CHARS = 75, 24, 150, 75
 
 
+# The slide is laid out for a 1280 × 720 window; a window at least 1.25 or 1.5 times as wide and as tall draws its
+# charts that much larger (their columns already are: they share the window's width), so that at 1920 × 1080 the
+# numbers grow with the screen as the other slides' do.
+SLIDE_ZOOMS = ((1.25, 1600, 900), (1.5, 1920, 1080))
+SLIDE_ZOOM_STYLE = "<style>" + "".join(
+    f"@media (min-width: {width}px) and (min-height: {height}px) {{.st-key-generation_caches "
+    f"[data-testid='stVegaLiteChart'] {{zoom: {zoom};}}}}" for zoom, width, height in SLIDE_ZOOMS) + "</style>"
+
+
 def note_height_px() -> int:
     """How far this run's link notes push the slide down (0: none shown): the settings' box, and the step's under
     it (its note is the last one shown)."""
@@ -218,7 +227,8 @@ with step_box:
         domain = shared_domain(*(values for values, *_ in matrices))
         notes_px = note_height_px()
         cell, row_px, value_font, widths = slide_cache_layout(features, notes_px)
-        k_col, v_col, q_col = st.columns(widths)
+        st.html(SLIDE_ZOOM_STYLE)
+        k_col, v_col, q_col = st.container(key="generation_caches").columns(widths)
         q_col = q_col.container(key="generation_new_query")
         for col, (values, rows, titles, prefix) in zip((q_col, k_col, v_col), matrices):
             shown, _ = shown_features(values)

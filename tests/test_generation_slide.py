@@ -217,7 +217,7 @@ _CACHE_NUMBERS_JS = """() => Array.from(document.querySelectorAll('[data-testid=
   .map(c => { const t = c.querySelector('g.role-title text');
               const numbers = Array.from(c.querySelectorAll('g.mark-text.role-mark text'))
                 .filter(x => x.textContent.trim()).map(x => { const r = x.getBoundingClientRect();
-                  return {bottom: r.bottom, font: parseFloat(getComputedStyle(x).fontSize)}; });
+                  return {bottom: r.bottom, height: r.height, font: parseFloat(getComputedStyle(x).fontSize)}; });
               return {title: t ? t.textContent : '', numbers}; })
   .filter(c => c.title.startsWith('K cache') || c.title.startsWith('V cache'))"""
 
@@ -255,7 +255,8 @@ def test_the_last_step_of_an_eleven_token_slide_fits_the_window_under_a_link_not
     """A link note above the slide (here for a bad seed) pushed it down 75 px, and the caches' rows were sized for
     an 800-px window: at 1280 × 800 the last rows of the last step, at 1280 × 720 also without a note, lay below
     the window until the next click. The newest row's numbers, the feature labels under the caches and the new
-    query's weights are all inside the window."""
+    query's weights are all inside the window; at 1920 × 1080 the charts are drawn 1.5 times as large (at 12-16 px
+    numbers, laid out for 1280 × 720, were small on a large screen)."""
     width, height = window
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
@@ -268,8 +269,11 @@ def test_the_last_step_of_an_eleven_token_slide_fits_the_window_under_a_link_not
                                "c.every(x => x.numbers.length == 44); }", timeout=30_000)
         bs.wait_for_all_charts(page)
         assert "seed" in page.locator(".st-key-link_notes").inner_text()
+        zoom = 1.5 if width >= 1920 else 1.0  # a 1920 × 1080 slide draws the charts laid out for 1280 × 720 larger
         for cache in page.evaluate(_CACHE_NUMBERS_JS):
             assert max(n["bottom"] for n in cache["numbers"]) <= height, f"{cache['title']}'s last row is below"
+            drawn = min(n["height"] / n["font"] for n in cache["numbers"])  # a glyph box is ~1.06 of its font
+            assert zoom <= drawn <= 1.2 * zoom, f"{cache['title']}'s numbers drawn {drawn:.2f}× their font, not {zoom}×"
         charts = page.evaluate(_CHARTS_JS)
         for want in ("K cache", "V cache", "new query q_t", "the new query weights"):
             chart = next(c for c in charts if c["title"].startswith(want))
