@@ -70,7 +70,7 @@ __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "SlideColumn", "StageR
            "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages",
            "prints_values", "shared_domain", "shared_scale_cell", "show_chart", "show_lines", "show_slide",
            "show_stage", "shown_features", "side_by_side", "softmax_row_spec", "stacked_slide_cell", "stage_header",
-           "token_heatmap"]
+           "token_heatmap", "zoomed_charts_style"]
 
 
 @dataclass(frozen=True)
@@ -661,6 +661,22 @@ SLIDE_FEATURE_LEGEND_PX = 68
 WIDE_SLIDE_COLUMN_PX = 1872
 """The main column's width in presenter mode on a 1920-px-wide window (a projector's): a slide's charts stretch to
 it, so their cells are half as wide again as on a 1280-px window."""
+
+
+SLIDE_ZOOMS = ((1.25, 1600, 900), (1.5, 1920, 1080))
+"""(zoom, window width, window height): a slide whose charts are laid out in pixels for a 1280-px-wide window (and a
+720-px-tall one where it must fit the window) draws them this much larger from that window size on. Its columns
+already share the wider main column, so they hold the larger charts: without it a 1920 × 1080 projector showed
+their 16-px numbers in two thirds of the screen."""
+
+
+def zoomed_charts_style(key: str, *, fits_height: bool = True) -> str:
+    """A ``<style>`` for ``st.html`` that draws the charts in the container ``key`` SLIDE_ZOOMS larger on large
+    windows; a slide that scrolls (not ``fits_height``) counts only the window's width."""
+    return "<style>" + "".join(
+        f"@media (min-width: {width}px){f' and (min-height: {height}px)' if fits_height else ''} "
+        f"{{.st-key-{key} [data-testid='stVegaLiteChart'] {{zoom: {zoom};}}}}" for zoom, width, height in SLIDE_ZOOMS
+    ) + "</style>"
 
 
 def slide_value_font(view: StageView, columns: int, share: float, *, signed: bool, features: bool = False,

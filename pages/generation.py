@@ -20,7 +20,7 @@ from attention_ui.url_state import (SHOWN_NOTES_KEY, check_linked_choice, keep_i
 from attention_ui.views import (MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, MIN_SLIDE_VALUE_PX, PRESENTER_COLUMN_PX,
                                  SLIDE_CELL, SLIDE_SIGNED_NUMBER_EM, StageView, feature_heatmap, in_the_sidebar,
                                  shared_domain, shared_scale_cell, show_chart, shown_features, side_by_side,
-                                 slide_usual_value_font)
+                                 slide_usual_value_font, zoomed_charts_style)
 
 STEP_KEY = "generation_step"
 PICK_KEY = "generation_pick"
@@ -113,15 +113,6 @@ WEIGHTS_AXIS_PX, WEIGHTS_PX = 100, (60, 170)
 # A link note's box above the slide (one line, and its gap), each further line, the characters a line holds at
 # 1280 px, and those of the note's words before the values.
 NOTE_PX, NOTE_LINE_PX, NOTE_LINE_CHARS, NOTE_INTRO_CHARS = 75, 24, 150, 75
-
-
-# The slide is laid out for a 1280 × 720 window; a window at least 1.25 or 1.5 times as wide and as tall draws its
-# charts that much larger (their columns already are: they share the window's width), so that at 1920 × 1080 the
-# numbers grow with the screen as the other slides' do.
-SLIDE_ZOOMS = ((1.25, 1600, 900), (1.5, 1920, 1080))
-SLIDE_ZOOM_STYLE = "<style>" + "".join(
-    f"@media (min-width: {width}px) and (min-height: {height}px) {{.st-key-generation_caches "
-    f"[data-testid='stVegaLiteChart'] {{zoom: {zoom};}}}}" for zoom, width, height in SLIDE_ZOOMS) + "</style>"
 
 
 def note_height_px() -> int:
@@ -227,7 +218,7 @@ with step_box:
         domain = shared_domain(*(values for values, *_ in matrices))
         notes_px = note_height_px()
         cell, row_px, value_font, widths = slide_cache_layout(features, notes_px)
-        st.html(SLIDE_ZOOM_STYLE)
+        st.html(zoomed_charts_style("generation_caches"))  # larger on a large screen, as the other slides
         k_col, v_col, q_col = st.container(key="generation_caches").columns(widths)
         q_col = q_col.container(key="generation_new_query")
         for col, (values, rows, titles, prefix) in zip((q_col, k_col, v_col), matrices):

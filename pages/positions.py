@@ -15,7 +15,7 @@ from attention_ui.text import plain, size_in_words
 from attention_ui.views import (DRAWN_FRAME_SHARE, PRESENTER_COLUMN_PX, SIGNED_READABLE_CELL_PX, StageView,
                                  column_cell, feature_heatmap, shared_domain, shared_scale_cell, show_chart,
                                  shown_features, side_by_side, slide_usual_value_font, stacked_slide_cell,
-                                 token_heatmap)
+                                 token_heatmap, zoomed_charts_style)
 from attention_ui.why import encoding_lines, half_share, keep_page_settings, line_chart, page_slider
 
 KEYS = ("pos_shuffle", "pos_shift")
@@ -40,12 +40,13 @@ st.latex(r"\mathrm{Attn}(P X) = P\, \mathrm{Attn}(X) \quad \text{for every permu
 SIGNED_CHARS = 6  # the widest number the grids print: a signed "−0.390"
 
 
-def slide_pair(columns: int, legend_title: str, legends: int) -> tuple[int, int | None, list, bool]:
+def slide_pair(columns: int, legend_title: str, legends: int, key: str) -> tuple[int, int | None, list, bool]:
     """On a slide, two grids of ``columns`` cells each beside the sentence's token labels, with ``legends`` colour
     bars titled ``legend_title`` (one: the second grid's): their cell size, the font of their numbers (None: too
     small to read, colours only), the two places to draw them in and whether these are one above the other: side
     by side while their numbers are as large as the other slides print them (the slide's 16 px). (Cells sized by
-    ``StageView.fit_cell`` printed them at 13-14 px.)"""
+    ``StageView.fit_cell`` printed them at 13-14 px.) The places are in the container ``key``, whose charts grow
+    with a large window (``zoomed_charts_style``)."""
     font = settings.font_size
     wanted = slide_usual_value_font(font)
     rows = charts.fit_room_px(settings.labels, font)  # the token labels and the axis title beside one grid
@@ -60,10 +61,12 @@ def slide_pair(columns: int, legend_title: str, legends: int) -> tuple[int, int 
         tall = stacked_slide_cell(cell, column_cell(view, PRESENTER_COLUMN_PX, columns, rows + legend),
                                   len(settings.labels))
         stacked, cell = tall is not None, tall or cell
+    box = st.container(key=key)
+    box.html(zoomed_charts_style(key, fits_height=False))
     if stacked:
-        places = [st.container(), st.container()]
+        places = [box.container(), box.container()]
     else:  # each column as wide as its grid (the one with a colour bar is wider)
-        places = st.columns([columns * cell + DRAWN_FRAME_SHARE * (rows + (legend if legends == 2 or i else 0))
+        places = box.columns([columns * cell + DRAWN_FRAME_SHARE * (rows + (legend if legends == 2 or i else 0))
                              for i in (0, 1)])
     font_px = value_font(cell) if value_font(cell) >= charts.MIN_FITTED_VALUE_PX else None
     return cell, font_px, places, stacked
@@ -109,7 +112,7 @@ else:
     moved = replace(view, follow=list(order).index(settings.follow))  # the followed token, where it moved to
     titles = ("output for the sentence", "output for the shuffled sentence")
     if settings.presenter:
-        cell, value_font, places, stacked = slide_pair(features, "feature value", 1)
+        cell, value_font, places, stacked = slide_pair(features, "feature value", 1, "shuffled_outputs")
         value_font = value_font if features <= 12 else None
         outputs = [shown_features(plain_check.output)[0], shown_features(plain_check.shuffled_output)[0]]
         drawn = [slide_grid(charts.matrix_heatmap, values, rows, frames.feature_labels(features, "o"), title,
@@ -197,7 +200,7 @@ except AttentionInputError as err:
 bound = float(rope.scores.abs().max()) or 1.0
 rope_titles = (f"RoPE scores ÷ √d_k, positions 0…{T - 1}", f"positions {shift}…{shift + T - 1}")
 if settings.presenter:  # as large as the slide's other numbers, as in section 1
-    cell, value_font, places, _ = slide_pair(T, "score", 2)
+    cell, value_font, places, _ = slide_pair(T, "score", 2, "rope_scores")
     for column, scores, title in zip(places, (rope.scores, rope.shifted_scores), rope_titles):
         with column:
             show_chart(slide_grid(charts.heatmap, scores, settings.labels, settings.labels, title, cell=cell,

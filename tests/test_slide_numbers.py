@@ -245,3 +245,28 @@ def test_the_weights_and_the_context_on_a_slide_each_keep_their_colour_bar():
     assert [_has_row_labels(weights), _has_row_labels(context)] == [True, False]
     assert _has_colour_bar(weights) and _has_colour_bar(context)
     assert all("slide_column" in spec.get("usermeta", {}) for spec in (weights, context))
+
+
+_DRAWN_NUMBERS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'))
+  .map(c => { const t = c.querySelector('g.role-title text'); const box = c.getBoundingClientRect();
+              const heights = Array.from(c.querySelectorAll('g.mark-text.role-mark text'))
+                .filter(x => x.textContent.trim()).map(x => x.getBoundingClientRect().height);
+              return {title: t ? t.textContent : '', right: box.right, tallest: Math.max(0, ...heights)}; })"""
+
+
+@pytest.mark.browser
+@needs_browser
+def test_order_and_positions_slide_draws_its_grids_larger_on_a_large_screen(server, browser):
+    """Order and position's slide lays its grids out in pixels for a 1280-px window: at 1920 × 1080 their 16-px
+    numbers filled two thirds of the screen. From 1920 px on they are drawn 1.5 times as large, still inside it."""
+    drawn = {}
+    for width, height in ((1280, 800), (1920, 1080)):
+        with _slide(browser, f"{server}/order-and-position?presenter=true", width, height) as page:
+            charts_drawn = page.evaluate(_DRAWN_NUMBERS_JS)
+            for chart in charts_drawn:
+                assert chart["right"] <= width, f"{width} px: {chart['title']!r} ends at {chart['right']:.0f} px"
+            drawn[width] = {c["title"]: c["tallest"] for c in charts_drawn if c["tallest"]}
+    grids = [t for t in drawn[1280] if t.startswith(("output for", "RoPE scores", "positions "))]
+    assert len(grids) == 4, drawn[1280]
+    for title in grids:
+        assert drawn[1920][title] >= 1.4 * drawn[1280][title], (title, drawn[1280][title], drawn[1920][title])
