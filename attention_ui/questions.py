@@ -494,8 +494,10 @@ SCORE_RULE = ("A question counts as right when you answer it right before its an
               "wrong try gets a hint and costs nothing.")
 
 
-SAME_ANSWER = "You checked this answer already: choose or type another one."
-"""Put before a wrong answer's feedback when the same answer is checked again (it is not a new try)."""
+SAME_ANSWER = "That answer is checked already (Enter in the box checks it too)."
+"""Put before a wrong answer's feedback when the same answer is checked again (it is not a new try). It says why,
+without blame: a student who pressed Enter and then Check had read "You checked this answer already: choose or type
+another one" as a second mistake."""
 
 
 def _feedback_key(question: Question) -> str:
