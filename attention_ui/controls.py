@@ -686,25 +686,36 @@ def _move(delta: int) -> None:
     st.session_state["step"] = STAGE_KEYS[min(max(index, 0), len(STAGE_KEYS) - 1)]
 
 
-def stage_picker(presenter: bool = False) -> int:
+def stage_picker(presenter: bool = False, next_page: tuple[st.Page, str] | None = None) -> int:
     """Back/Next buttons (also on the arrow and page keys a presentation clicker sends) and a stage selector;
-    returns the stage index. The URL holds the stage's short name, e.g. ``?step=softmax``."""
+    returns the stage index. The URL holds the stage's short name, e.g. ``?step=softmax``. On a slide's last stage
+    Next becomes a button to ``next_page`` (a page and its title), the clicker's keys too: a lecturer at the end of
+    the stages was left with a greyed-out Next and no word on where to go."""
     if st.session_state.get("step") not in STAGE_KEYS:
         st.session_state["step"] = linked_stage() or STAGE_KEYS[0]
     move = _move
     titles = {s.key: s.title for s in STAGES}
     index = STAGE_KEYS.index(st.session_state["step"])
-    back, pick, forward = st.columns([1, 5, 1] if presenter else [1, 4, 1], vertical_alignment="bottom")
+    last = index == len(STAGE_KEYS) - 1
+    onward = next_page if presenter and last else None
+    widths = [1, 4, 1] if not presenter else [1, 5, 1] if onward is None else [1, 4, 2]  # room for the page's title
+    back, pick, forward = st.columns(widths, vertical_alignment="bottom")
     # No tooltips: one left open by a mouse click covered the presenter switch above Next on a slide, and the caption
     # above the buttons on a page. The buttons show their arrow key, and the switch's own help names a clicker's.
     back.button("◀ Back", on_click=move, args=(-1,), disabled=index == 0, width="stretch", key="back",
                 shortcut="Left")
-    forward.button("Next ▶", on_click=move, args=(1,), disabled=index == len(STAGE_KEYS) - 1, width="stretch",
-                   key="next", shortcut="Right")
+    if onward is None:
+        forward.button("Next ▶", on_click=move, args=(1,), disabled=last, width="stretch", key="next",
+                       shortcut="Right")
+    elif forward.button(f"{onward[1]} ▶", width="stretch", key="next_page", shortcut="Right", type="primary"):
+        st.switch_page(onward[0], query_params={})
     if presenter:  # a clicker sends Page Up / Page Down: hidden twins of Back and Next take those keys on a slide
         with st.container(key="clicker_keys", height=1, border=False):  # (a reader's Page Down scrolls the page)
             st.button("back", on_click=move, args=(-1,), key="back_page_key", shortcut="PageUp")
-            st.button("next", on_click=move, args=(1,), key="next_page_key", shortcut="PageDown")
+            if onward is None:
+                st.button("next", on_click=move, args=(1,), key="next_page_key", shortcut="PageDown")
+            elif st.button("next", key="next_page_key", shortcut="PageDown"):
+                st.switch_page(onward[0], query_params={})
     key = pick.selectbox("Stage", STAGE_KEYS, format_func=titles.get, key="step",
                          label_visibility="collapsed")
     index = STAGE_KEYS.index(key)

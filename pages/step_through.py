@@ -28,7 +28,9 @@ def stage(settings: Settings) -> None:
     """Back/Next rerun only this part of the page."""
     if st.session_state.pop(RERUN_PAGE, False):
         st.rerun(scope="app")  # a click picked another token or mask: the sidebar and the lesson show it too
-    step = stage_picker(settings.presenter)
+    following, url_path, title = next_on_path("pages/step_through.py")
+    next_page = (path_page(following, url_path), title)
+    step = stage_picker(settings.presenter, next_page)
     key = STAGES[step].key
     lesson = settings.lesson
     unscaled = unscaled_weights(lesson.trace) if key == "scaled" and linked_flag(UNSCALED_KEY) else None
@@ -43,8 +45,7 @@ def stage(settings: Settings) -> None:
     questions.show_check_yourself(settings, key)
     export.show_downloads(settings, key)
     if not settings.presenter:
-        following, url_path, title = next_on_path("pages/step_through.py")
-        stage_footer(step, (path_page(following, url_path), f"Next on the path: {title}"))
+        stage_footer(step, (next_page[0], f"Next on the path: {title}"))
     keep_progress()  # the run's one store, here so that Back/Next, which rerun this alone, are kept too
 
 

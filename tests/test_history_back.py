@@ -250,3 +250,20 @@ def test_in_presenter_mode_back_keeps_the_lecturers_sentence(tab):
         if seen[-1][0] == "step-through" and seen[-1][1] and not seen[-1][1].startswith("x"):
             break
     assert all("2·cat" not in rows for _, rows in seen), f"the default sentence came back: {seen}"
+
+
+def test_the_last_slides_arrow_key_opens_the_next_page_and_back_returns_to_the_slide(tab):
+    tab.goto(f"{tab.base_url}/step-through?presenter=true&step=output&sentence=Hello+brave+new+world")
+    settle(tab)
+    tab.evaluate("() => document.activeElement && document.activeElement.blur()")  # as a clicker's keys find it
+    tab.keyboard.press("ArrowRight")
+    tab.wait_for_url("**/by-hand?**", timeout=LOAD_MS)
+    settle(tab)
+    assert tab.locator('[data-testid="stMain"] h1').first.inner_text() == "Work it by hand"
+    assert "presenter=true" in tab.url
+    tab.go_back()
+    settle(tab)
+    assert tab.url.split("?")[0].endswith("/step-through") and bs.stage_in_url(tab) == "output"
+    labels = tab.evaluate("() => [...document.querySelectorAll('.vega-embed svg .role-axis-label text')]"
+                          ".map(t => t.textContent)")
+    assert "1·Hello" in labels and "4·world" in labels, labels

@@ -323,3 +323,21 @@ def test_a_long_rows_bars_go_one_above_the_other(words, stacked):
     specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
     bars = [spec for spec in specs if "softmax weights" in json.dumps(spec.get("hconcat") or spec.get("vconcat"))]
     assert len(bars) == 1 and ("vconcat" in bars[0]) == stacked and ("hconcat" in bars[0]) != stacked
+
+
+@pytest.mark.parametrize("button", ["next_page", "next_page_key"], ids=["Next", "clicker's Page Down"])
+def test_the_last_slide_goes_on_to_the_next_page_on_the_path(button):
+    """On the last stage's slide Next was greyed out and → did nothing: a lecturer was left with no word on where to
+    go. It now names the next page on Start here's path and goes there (the clicker's Page Down too), still in
+    presenter mode; on the page (not a slide) the last stage keeps its link under the stage instead."""
+    at = open_page("pages/step_through.py", {"presenter": "true", "step": "output", "sentence": "Hello brave world"})
+    labels = {b.key: b.label for b in at.button}
+    assert labels.get("next_page") == "Work it by hand ▶" and "next" not in labels, labels
+    at.button(key=button).click().run()
+    assert not at.exception and at.title[0].value == "Work it by hand"
+    assert at.toggle(key="presenter").value and at.query_params.get("presenter") == "true"
+    stage_8 = open_page("pages/step_through.py", {"presenter": "true", "step": "concat"})
+    assert "next_page" not in {b.key for b in stage_8.button}, "Next goes on to stage 9 first"
+    page = open_page("pages/step_through.py", {"step": "output"})
+    assert page.button(key="next").disabled and "next_page" not in {b.key for b in page.button}
+    assert [link.label for link in page.get("page_link")][-1] == "Next on the path: Work it by hand"
