@@ -95,6 +95,9 @@ source_labels = frames.token_labels(cross.source_tokens)
 weights = cross.trace.weights[head]  # (T, S)
 weights_box = weights_box or st.container()
 weights_box.subheader(numbered(3, f"Cross-attention weights: T × S = {T} × {S}"))
+if presenter:  # the slide's weights come before the sentences' section: name the source where its keys are seen
+    weights_box.markdown(f"Queries from your sentence; keys and values from the source “{plain(source)}” "
+                         f"(section {numbered(2, '')[0]} below changes it).")
 cross_view = StageView(cross.trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size,
                        key_labels=source_labels)
 self_view = StageView(lesson.trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size)

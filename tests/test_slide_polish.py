@@ -81,6 +81,11 @@ def test_the_cross_attention_slide_numbers_its_weights_first():
     headings = [s.value for s in at.subheader]
     assert headings[0].startswith("1 · Cross-attention weights"), headings
     assert headings[-1].startswith("3 · Where each attention sits"), headings
+    # the weights' keys come from the source sentence, whose box is in section 2 further down: the slide names it
+    said = [m.value for m in at.markdown if "keys and values from the source" in m.value]
+    assert said == ["Queries from your sentence; keys and values from the source “Le chat s'est assis sur le tapis\\.” "
+                    "(section 2 below changes it)."], said
+    assert [s.value for s in at.subheader].index(next(h for h in headings if h.startswith("2 · Two sentences"))) == 1
 
 
 # -------------------------------------------------------------------------------- Order and position
