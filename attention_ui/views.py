@@ -170,10 +170,12 @@ def show_stage(view: StageView, key: str, heading: str | None = None, *, worked_
     ``view``) is the view the worked numbers come from, e.g. every token where the charts leave some out."""
     rec = record(key)
     stage_header(_stage_of(view, key), heading)
+    if key in LONE_KEY_STAGES:  # before the charts: under them it was the third screen down
+        note_lone_key(worked_view or view, key)
     _draw_charts(view, rec)
     if rec.extra is not None:
         rec.extra(view)
-    show_worked(worked_view or view, rec)
+    show_worked(worked_view or view, rec, lone_key_note=False)
 
 
 def show_slide(view: StageView, key: str, *, worked_view: StageView | None = None) -> None:
@@ -359,7 +361,7 @@ def note_lone_key(view: StageView, key: str, *, on_slide: bool = False, in_fragm
     if int(counts[view.follow]) != 1 or int(counts.max()) < 2:
         return
     only = int(allowed[view.follow].nonzero()[0, 0])
-    richest = int(counts.argmax())
+    richest = richest_word(view.labels, counts)
     follow, key_label, other = plain(view.follow_label), plain(view.keys[only]), plain(view.labels[richest])
     changes = follow_token(richest) if in_fragment else {FOLLOW_KEY: richest}
     button = {"key": f"follow_richest_{key}", "on_click": st.session_state.update, "args": (changes,)}
@@ -374,7 +376,18 @@ def note_lone_key(view: StageView, key: str, *, on_slide: bool = False, in_fragm
     st.info(f"The mask leaves {follow} one key, {key_label}: its weight is 1 and its context is that key's value "
             f"vector, so nothing is mixed. {other} may attend to {int(counts[richest])} keys.", icon=":material/info:")
     if view.pick:
-        st.button(f"Follow {other}", **button)
+        st.button(f"Follow {other} ({int(counts[richest])} keys)", **button)
+
+
+def richest_word(labels: list[str], counts: torch.Tensor) -> int:
+    """The token that attends to the most keys (``counts``, (T,)), a word rather than punctuation where one attends
+    to 2 keys or more: under the causal mask the last token, most often the full stop, was offered in place of the
+    sentence's last word."""
+    words = [i for i, label in enumerate(labels) if any(ch.isalnum() for ch in label.split("·", 1)[-1])]
+    best_word = max(words, key=lambda i: (int(counts[i]), i), default=None)
+    if best_word is not None and int(counts[best_word]) >= 2:
+        return best_word
+    return int(counts.argmax())
 
 
 def on_pick(chart_key: str, field: str, changes: Callable[[int], dict]) -> Callable[[], None]:

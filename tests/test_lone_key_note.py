@@ -1,11 +1,19 @@
 """Under the causal mask the first token may attend to itself only: its weight is 1.000 and its worked numbers
-show nothing being mixed. The page says so and offers to follow the token that attends to the most keys."""
+show nothing being mixed. The page says so above the stage's charts and offers to follow the word that attends to
+the most keys (the last token, often a full stop, only when no word attends to two keys or more)."""
 
 from __future__ import annotations
 
 import pytest
 
 from apptest_support import open_page
+
+
+def _in_order(node):
+    """The elements under ``node``, in the order the page shows them."""
+    for child in getattr(node, "children", {}).values():
+        yield child
+        yield from _in_order(child)
 
 
 def lone_key_notes(at) -> list[str]:
@@ -16,13 +24,26 @@ def lone_key_notes(at) -> list[str]:
 def test_a_followed_token_with_one_key_is_named_and_a_richer_one_offered(step):
     at = open_page("pages/step_through.py", {"mask": "causal", "step": step})
     notes = lone_key_notes(at)
-    assert len(notes) == 1 and "1·The one key, 1·The" in notes[0] and "7 keys" in notes[0], notes
-    at.button(key=f"follow_richest_{step}").click().run()
+    assert len(notes) == 1 and "1·The one key, 1·The" in notes[0] and "6·mat may attend to 6 keys" in notes[0], notes
+    shown = [n.type for n in _in_order(at.main)]
+    assert shown.index("info") < shown.index("vega_lite_chart"), f"the note comes before the charts: {shown}"
+    offer = at.button(key=f"follow_richest_{step}")
+    assert offer.label == "Follow 6·mat (6 keys)", "the sentence's last word, not its full stop"
+    offer.click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.sidebar.selectbox(key="token").value == 6, "the sidebar follows the last token"
-    assert at.query_params["token"] == "7"
-    assert "Worked numbers for 7·" in " ".join(m.value for m in at.markdown)
-    assert not lone_key_notes(at), "the last token attends to every key: nothing to say"
+    assert at.sidebar.selectbox(key="token").value == 5, "the sidebar follows 6·mat"
+    assert at.query_params["token"] == "6"
+    assert "Worked numbers for 6·mat" in " ".join(m.value for m in at.markdown)
+    assert not lone_key_notes(at), "6·mat mixes six keys: nothing to say"
+
+
+def test_only_punctuation_or_lone_words_leave_the_offer_to_the_token_with_most_keys():
+    from attention_ui.views import richest_word
+    import torch
+
+    assert richest_word(["1·The", "2·cat", "3·."], torch.tensor([1, 2, 3])) == 1
+    assert richest_word(["1·!", "2·?", "3·."], torch.tensor([1, 2, 3])) == 2
+    assert richest_word(["1·The", "2·!"], torch.tensor([1, 2])) == 1  # no word with two keys: the token with most
 
 
 @pytest.mark.parametrize("query", [{"step": "softmax"}, {"mask": "causal", "step": "scores"},
@@ -41,4 +62,4 @@ def test_the_note_is_on_the_slide_too():
     assert len(slide_notes(slide)) == 1 and "1·The may attend to 1·The only" in slide_notes(slide)[0]
     assert not lone_key_notes(slide), "not a second time with the worked numbers"
     slide.button(key="follow_richest_softmax").click().run()
-    assert slide.query_params["token"] == "7" and not slide_notes(slide)
+    assert slide.query_params["token"] == "6" and not slide_notes(slide)
