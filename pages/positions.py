@@ -188,7 +188,7 @@ if d_k % 2:
     show_page_questions("order-and-position", position_questions(encodings, None, settings.labels,
                                                                  follow=settings.follow))
     stop_page()
-st.caption(f"The grids show the scores divided by √d_k = {d_k ** 0.5:.4f}, as the lesson's stage 4 does: a token at "
+st.caption(f"The grids show the scores divided by √d_k = {d_k ** 0.5:.3f}, as the lesson's stage 4 does: a token at "
            "position 0 is not turned, so the first row's score with itself is the scaled score of Step through.")
 shift = page_slider("Shift every position by", 0, 1000, 100, "pos_shift",
                     help=f"Positions up to {MAX_POSITION:,} are accepted by the core.")
