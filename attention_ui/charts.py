@@ -598,16 +598,21 @@ def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int
         y=text_y, text=alt.Text("label:N"), tooltip=tooltip
     )
     text_size = max(font_size - 2, 8)
+    # a blocked key's "−∞" is below every score: at the plot's bottom edge, level (turned, "∞" reads as "8"). At
+    # zero it stood above every bar of a row of negative scores, where positive scores would be.
+    blocked = labels.transform_filter(f"!({VALID})").encode(y=alt.YValue(height)).mark_text(
+        baseline="bottom", dy=-3, fontSize=text_size)
     # a value label's width: its digits, point and sign are about 0.56 em each in the text marks' sans-serif font
     label_px = max((len(str(label)) for label in df["label"]), default=0) * text_size * 0.56
     if label_px + 2 <= cell_size:  # every value fits level above (or below) its own bar
-        above = labels.transform_filter(f"!({VALID}) || datum.value >= 0").mark_text(
+        above = labels.transform_filter(f"{VALID} && datum.value >= 0").mark_text(
             baseline="bottom", dy=-3, fontSize=text_size
         )
         below = labels.transform_filter(f"{VALID} && datum.value < 0").mark_text(
             baseline="top", dy=3, fontSize=text_size
         )
-        return alt.layer(bars, above, below, data=df, width=alt.Step(cell_size), height=height, title=title)
+        return alt.layer(bars, blocked, above, below, data=df, width=alt.Step(cell_size), height=height,
+                         title=title)
     # Narrow bars: a level label is wider than its bar and runs into its neighbours' ("0.0860.072"). Turned
     # upright, each takes one line of text across; it sits inside a bar long enough to hold it (light text),
     # else beyond the bar's end. The exact value stays in the bar's tooltip.
@@ -619,8 +624,6 @@ def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int
         span = (float(max(finite.max(), 0.0) - min(finite.min(), 0.0)) or 1.0) if finite.size else 1.0
     long_enough = f"{VALID} && abs(datum.value) / {span!r} * {height} >= {label_px + 8:.0f}"
     upright = {"angle": 270, "baseline": "middle", "fontSize": text_size}
-    # a blocked key's "−∞" is two characters wide and stays level: turned, "∞" reads as "8"
-    blocked = labels.transform_filter(f"!({VALID})").mark_text(baseline="bottom", dy=-3, fontSize=text_size)
     outside_up = labels.transform_filter(f"{VALID} && datum.value >= 0 && !({long_enough})").mark_text(
         align="left", dx=3, **upright
     )
@@ -652,7 +655,7 @@ def row_bars(
     ``label``, ``masked`` as made by ``row_frame``), with the value printed on each bar.
 
     ``domain=(0, 1)`` suits weights; pass ``None`` for signed scores. Non-finite
-    entries get no bar, only their label ("−∞") at zero.
+    entries get no bar, only their label ("−∞") at the bottom edge, below every score.
     """
     size = {"font_size": font_size, "cell_size": cell_size, "height": height}
     return _bars(df, name=name, domain=domain, value_title=value_title, title=chart_title(title, font_size), **size)

@@ -767,3 +767,18 @@ def test_a_slides_numbers_are_sized_for_the_widest_window_and_fitted_by_the_brow
     fitted = text["mark"]["fontSize"]["expr"]
     assert f"min({usual}, floor(bandwidth('x')" in fitted, fitted
     assert f">= {charts.MIN_FITTED_VALUE_PX}" in json.dumps(text["encoding"]["text"]), text["encoding"]["text"]
+
+
+@pytest.mark.parametrize("cell_size", [18, 60], ids=["narrow bars", "wide bars"])
+def test_a_blocked_keys_minus_infinity_sits_at_the_bottom_edge_below_every_score(cell_size):
+    """At zero, "−∞" stood above a row of negative scores, where positive scores would be (the causal mask's
+    first query: one score of −0.402 and six "−∞" over the 0 line)."""
+    scores = torch.tensor([-0.402, float("-inf"), float("-inf")])
+    spec = charts.row_bars(row_frame(scores, CHICKEN[:3]), domain=None, cell_size=cell_size, font_size=14,
+                           value_title="score", height=200).to_dict()
+    infinite = [layer for layer in _text_layers(spec) if layer["transform"][-1]["filter"].startswith("!(")]
+    assert len(infinite) == 1 and infinite[0]["encoding"]["y"] == {"value": 200}, infinite
+    assert infinite[0]["mark"]["baseline"] == "bottom" and infinite[0]["mark"].get("angle", 0) == 0
+    finite = [layer for layer in _text_layers(spec) if layer not in infinite]
+    assert not any(layer["transform"][-1]["filter"].startswith("!(") for layer in finite)
+    assert all(layer["transform"][-1]["filter"].startswith(charts.VALID) for layer in finite), "each label drawn once"
