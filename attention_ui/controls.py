@@ -416,6 +416,9 @@ Fingers get larger targets there: the button that opens the sidebar (where the s
 page links are 44 and 40 px tall (28 and 24), and a help icon (16 px) takes a tap on the 40 px around it."""
 
 
+SECTION_TOP_PX = 72
+"""On a slide without steps, how far below the top of the window the clicker's keys bring a section's heading: under
+the slide's menu bar (60 px), with a little air."""
 CLICKER_KEYS_JS = """<span id="page-keys"></span><script>
 if (!window.clickerKeysAfterUse) {
   window.clickerKeysAfterUse = true;
@@ -426,10 +429,39 @@ if (!window.clickerKeysAfterUse) {
     if (!(event.key in moves) || (event.key.startsWith("Page") && !slide) || !active
         || !active.closest(".st-key-presenter, .st-key-step, .st-key-slide_settings")
         || active.getAttribute("aria-expanded") === "true") return;
+    const button = document.querySelector(".st-key-" + moves[event.key] + " button");
+    if (!button) return;  // a page without stages: the section keys below take them
     event.preventDefault();
     event.stopPropagation();
     active.blur();
-    document.querySelector(".st-key-" + moves[event.key] + " button")?.click();
+    button.click();
+  }, true);
+  // On a slide of a page without steps of its own, the same keys go from one numbered section to the next (its
+  // heading to the top of the window) and back: such a slide is a long page, and they did nothing useful on it.
+  const sectionMoves = {ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1};
+  document.addEventListener("keydown", (event) => {
+    const way = sectionMoves[event.key];
+    const main = document.querySelector("[data-testid='stMain']");
+    if (!way || event.defaultPrevented || !main || !document.querySelector(".st-key-slide_settings")
+        || document.querySelector(".st-key-next, .st-key-next_page, .st-key-generation_next")) return;
+    const active = document.activeElement;
+    const passed = active?.closest(".st-key-presenter, .st-key-slide_settings");
+    if (active && active !== document.body && !passed && (active.matches(
+        "input, textarea, select, [contenteditable='true'], [role='slider'], [role='radio'], [role='tab']")
+        || active.closest("[data-testid='stPopoverBody'], [data-baseweb='popover']"))) return;
+    const headings = [...main.querySelectorAll("h3")];  // a page's numbered sections (st.subheader)
+    if (!headings.length) return;
+    event.preventDefault();
+    event.stopPropagation();
+    if (passed) active.blur();
+    const line = main.getBoundingClientRect().top + SECTION_TOP_PX;
+    const offsets = headings.map((h) => h.getBoundingClientRect().top - line);
+    // a section taller than the window: a screen at a time, each keeping the last 60 px of the one before in view,
+    // so that a heading within them is brought up at once
+    const screen = main.clientHeight - SECTION_TOP_PX - 60;
+    const next = way > 0 ? offsets.find((o) => o > 4) : offsets.filter((o) => o < -4).pop();
+    const step = next !== undefined && Math.abs(next) <= screen + 60 ? next : way * screen;
+    main.scrollBy({top: step});
   }, true);
   document.addEventListener("keydown", (event) => {
     const active = document.activeElement;
@@ -452,8 +484,10 @@ if (!window.clickerKeysAfterUse) {
     shownStage = stage;
   }).observe(document.body, {childList: true, subtree: true});
 }
-</script>"""
-"""The page's keys (← →, and on a slide Page Up / Page Down) move the stage only while no input has the focus, and the presenter
+</script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX))
+"""The page's keys (← →, and on a slide Page Up / Page Down) move the stage only while no input has the focus; on a
+slide of a page without stages they move on to the next numbered section's heading (SECTION_TOP_PX under the
+window's top), or a screen on where that is further, and back the same way. The presenter
 switch, the stage menu and the Settings button keep it after being used: a lecturer who switched presenter mode
 on, or picked a stage, found the clicker dead until a click on Next. With the focus on one of them (its menu
 closed), these keys press Back or Next and give the focus back to the page. A text box, or a menu while open,

@@ -665,3 +665,47 @@ def test_no_stage_widens_a_phone_screen(server, browser):
         assert not failures, f"past a {PHONE['width']} px screen:\n  " + "\n  ".join(failures)
     finally:
         context.close()
+
+
+_SECTION_AT_TOP_JS = """() => { const main = document.querySelector('[data-testid=stMain]');
+  const line = main.getBoundingClientRect().top + %d;
+  const at = [...main.querySelectorAll('h3')].find(h => Math.abs(h.getBoundingClientRect().top - line) <= 2);
+  return {scroll: main.scrollTop, heading: at ? at.innerText.split(' · ')[0] : null}; }"""
+
+
+def test_on_a_slide_without_stages_the_clicker_keys_go_from_section_to_section(server, browser):
+    """Multi-head's slide is a long page of numbered sections, and → and Page Down did nothing useful on it. They
+    now bring the next section's heading up under the menu bar, a screen at a time through a section taller than
+    the window, and ← and Page Up go back the same way to the page's top; a slider keeps its own arrow keys."""
+    from attention_ui.controls import SECTION_TOP_PX
+
+    context, page = _new_page(browser)
+    at_top = _SECTION_AT_TOP_JS % SECTION_TOP_PX
+    try:
+        _open(page, server + "/multi-head?presenter=true", FIRST_LOAD_MS)
+        headings, scrolls = [], []
+        for key in ["PageDown"] + ["ArrowRight"] * 8:
+            page.keyboard.press(key)
+            page.wait_for_timeout(250)
+            shown = page.evaluate(at_top)
+            scrolls.append(shown["scroll"])
+            if shown["heading"] and shown["heading"] not in headings:
+                headings.append(shown["heading"])
+        assert headings == ["1", "2", "3", "4", "5"], (headings, scrolls)
+        assert scrolls == sorted(scrolls) and len(set(scrolls)) >= 7, f"each press moved down: {scrolls}"
+        assert all(b - a <= 800 for a, b in zip(scrolls, scrolls[1:])), f"no part of a section skipped: {scrolls}"
+        for _ in range(12):
+            page.keyboard.press("ArrowLeft")
+            page.wait_for_timeout(150)
+        assert page.evaluate(at_top)["scroll"] == 0, "back to the page's top"
+        assert not _exceptions(page), _exceptions(page)
+        _open(page, server + "/why-scaling?presenter=true")
+        thumb = page.locator('.st-key-why_keys input[type="range"]').first
+        thumb.focus()
+        before, scroll = thumb.input_value(), page.evaluate(at_top)["scroll"]
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(300)
+        assert int(thumb.input_value()) == int(before) + 1, "the slider took its arrow key"
+        assert page.evaluate(at_top)["scroll"] == scroll, "and the page did not move"
+    finally:
+        context.close()
