@@ -397,7 +397,7 @@ def with_query(url: str, query: str | None) -> str:
 SLIDE = ".st-key-slide"
 STAGE_SELECT = ".st-key-step input"
 BACK_BUTTON = ".st-key-back button"
-NEXT_BUTTON = ".st-key-next button"
+NEXT_BUTTON = ":is(.st-key-next, .st-key-next_page) button"  # on the last slide Next names the next page
 DIALOG = '[role="dialog"], [data-testid="stDialog"]'
 PAGE_NOT_FOUND = "Page not found"
 
