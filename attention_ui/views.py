@@ -70,7 +70,7 @@ __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "SlideColumn", "StageR
            "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages",
            "prints_values", "shared_domain", "shared_scale_cell", "show_chart", "show_lines", "show_slide",
            "show_stage", "shown_features", "side_by_side", "softmax_row_spec", "stacked_slide_cell", "stage_header",
-           "token_heatmap", "zoomed_charts_style"]
+           "token_heatmap", "panel_prints_values", "zoomed_charts_style"]
 
 
 @dataclass(frozen=True)
@@ -767,6 +767,15 @@ cells for it, weights ("0.390") 30."""
 def prints_values(cell: int, font_size: int, *, signed: bool) -> bool:
     """Whether a page's heatmap with ``cell``-px cells prints its numbers at MIN_VALUE_PX or more."""
     return charts.cell_value_font(cell, font_size, diverging=signed, fit=False) >= MIN_VALUE_PX
+
+
+def panel_prints_values(cell: int, font_size: int, *, signed: bool) -> bool:
+    """Whether a grid of panels (one per head) with ``cell``-px cells prints its numbers in a font read from where
+    the page is read: a slide's from the back of a hall (MIN_SLIDE_VALUE_PX; 2 heads of a 7-token sentence: 51-px
+    cells, 17-px weights), a page's at the desk (``prints_values``)."""
+    if presenting():
+        return charts.cell_value_font(cell, font_size, diverging=signed, fit=False) >= MIN_SLIDE_VALUE_PX
+    return prints_values(cell, font_size, signed=signed)
 
 
 SIGNED_READABLE_CELL_PX = 40

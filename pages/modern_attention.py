@@ -14,7 +14,8 @@ from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart
 from attention_ui.text import counted
 from attention_ui.url_state import check_linked_choice, show_link_notes
-from attention_ui.views import StageView, in_the_sidebar, mask_chart, show_chart, show_table, token_heatmap
+from attention_ui.views import (StageView, in_the_sidebar, mask_chart, panel_prints_values, show_chart, show_table,
+                                 token_heatmap)
 
 BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
 CONTEXT_LENGTHS = [2**n for n in range(8, MAX_CONTEXT_LENGTH.bit_length())]  # 256 … 1,048,576 tokens
@@ -127,13 +128,16 @@ else:
         per_row = min(h, 4)
         cell = max(10, min(settings.cell_size - 8, (900 if settings.presenter else 680) // (per_row * len(labels))))
 
+        values = panel_prints_values(cell, settings.font_size, signed=False)  # as Multi-head's panels print them
+
         def grouped_grid():
             names = [f"head {i + 1} · reads KV{grouped.kv_group(i) + 1}" for i in range(h)]
             grid = frames.heads_frame(grouped.weights, labels, labels, head_labels=names)
-            return charts.head_grid(grid, columns=per_row, domain=(0, 1), cell_size=cell, font_size=settings.font_size)
+            return charts.head_grid(grid, columns=per_row, domain=(0, 1), cell_size=cell, font_size=settings.font_size,
+                                    show_values=values)
 
         show_chart(cached_chart(("grouped grid", grouped.weights, tuple(labels), grouped.kv_groups, per_row, cell,
-                                 settings.font_size), grouped_grid))
+                                 settings.font_size, values), grouped_grid))
         base = traces["multi-head"]
         d_k, d_v = base.d_k, base.d_v
         summary = pd.DataFrame({

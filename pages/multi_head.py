@@ -9,8 +9,8 @@ from attention_ui.controls import lesson_settings
 from attention_ui.questions import show_page_questions
 from attention_ui.text import plain
 from attention_ui.render import cached_chart
-from attention_ui.views import (MIN_SLIDE_VALUE_PX, PRESENTER_COLUMN_PX, StageView, in_the_sidebar, note_lone_key,
-                                on_pick, prints_values, show_chart, show_lines, show_stage, shown_features)
+from attention_ui.views import (PRESENTER_COLUMN_PX, StageView, in_the_sidebar, note_lone_key, on_pick,
+                                panel_prints_values, show_chart, show_lines, show_stage, shown_features)
 
 settings = lesson_settings("Multi-head attention")
 trace = settings.lesson.trace
@@ -45,17 +45,9 @@ if settings.presenter:  # the panels' rows and their key labels on a 1280×800 p
     grid_cell = max(min(PRESENTER_MIN_GRID_CELL, grid_cell), min(grid_cell, room // (panel_rows * len(labels))))
 
 
-def readable(cell: int, *, signed: bool) -> bool:
-    """Whether a panel's cells hold their numbers in a font read from where the page is read: a slide's from the
-    back of a hall (2 heads of a 7-token sentence: 51-px cells, 17-px weights), a page's at the desk."""
-    if settings.presenter:
-        return charts.cell_value_font(cell, settings.font_size, diverging=signed, fit=False) >= MIN_SLIDE_VALUE_PX
-    return prints_values(cell, settings.font_size, signed=signed)
-
-
 grid_options = {"columns": panels_per_row, "domain": (0, 1), "cell_size": grid_cell, "font_size": settings.font_size,
                 "selected": settings.head if h > 1 else None, "pick": h > 1,
-                "show_values": readable(grid_cell, signed=False)}
+                "show_values": panel_prints_values(grid_cell, settings.font_size, signed=False)}
 grid = cached_chart(("head grid", trace.weights, trace.mask, tuple(labels), sorted(grid_options.items())),
                     lambda: charts.head_grid(frames.heads_frame(trace.weights, labels, labels, blocked=~trace.mask),
                                              **grid_options))
@@ -83,7 +75,7 @@ def q_grid():
                                          for i in range(h)])  # every panel's axis reads q1 … q_dk: its own
     return charts.head_grid(df, columns=per_row, domain=None, diverging=True, scheme="blueorange", row="token",
                             col="feature", value_title="feature value", cell_size=q_cell, font_size=settings.font_size,
-                            show_values=readable(q_cell, signed=True),
+                            show_values=panel_prints_values(q_cell, settings.font_size, signed=True),
                             title="Q of each head (one colour scale; rows = tokens, columns = that head's q features)")
 
 

@@ -1039,3 +1039,13 @@ def test_multi_head_panels_print_their_weights_when_the_cells_hold_them(presente
     at = open_page("pages/multi_head.py", {"presenter": presenter, "heads": heads})
     (grid,) = [c for c in charts(at) if {"head_index", "query", "key"} <= set(c.data.columns)]
     assert (_text_layers(grid.spec) > 0) == printed, grid.spec.get("spec", grid.spec)
+
+
+@pytest.mark.parametrize("presenter, heads, printed", [("true", "2", True), ("false", "2", True),
+                                                       ("false", "8", False)])
+def test_modern_attentions_head_panels_print_their_weights_as_multi_heads_do(presenter, heads, printed):
+    """Shared keys and windows drew its grouped heads' panels in colours only, in cells as large as those Multi-head's
+    panels print their weights in."""
+    at = open_page("pages/modern_attention.py", {"presenter": presenter, "heads": heads})
+    (grid,) = [c for c in charts(at) if {"head_index", "query", "key"} <= set(c.data.columns)]
+    assert (_text_layers(grid.spec) > 0) == printed, grid.spec.get("spec", grid.spec)
