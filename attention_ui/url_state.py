@@ -14,7 +14,6 @@ and the followed token are kept by this module itself, in their short forms (``?
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
 import secrets
@@ -197,8 +196,8 @@ def streamlit_internals_known() -> bool:
         from streamlit.runtime.state.query_params import QueryParams
     except ImportError:
         return False
-    known_fields = {field.name for field in dataclasses.fields(QueryParams)}
-    context_fields = {field.name for field in dataclasses.fields(ScriptRunContext)}
+    known_fields = set(getattr(QueryParams, "__dataclass_fields__", {}))  # empty if no longer a dataclass
+    context_fields = set(getattr(ScriptRunContext, "__dataclass_fields__", {}))
     return (all(callable(getattr(QueryParams, name, None)) for name in QUERY_PARAMS_INTERNALS)
             and {"_query_params", "_initial_query_params"} <= known_fields
             and set(RUN_CONTEXT_FIELDS) <= context_fields)
