@@ -442,8 +442,10 @@ if (!window.clickerKeysAfterUse) {
   document.addEventListener("keydown", (event) => {
     const way = sectionMoves[event.key];
     const main = document.querySelector("[data-testid='stMain']");
+    // a step that can still be taken is the key's (the last step of Generation's slide goes on through its sections)
+    const steps = way > 0 ? ["next", "next_page", "generation_next"] : ["back", "generation_back"];
     if (!way || event.defaultPrevented || !main || !document.querySelector(".st-key-slide_settings")
-        || document.querySelector(".st-key-next, .st-key-next_page, .st-key-generation_next")) return;
+        || document.querySelector(steps.map((key) => `.st-key-${key} button:not([disabled])`).join(", "))) return;
     const active = document.activeElement;
     const passed = active?.closest(".st-key-presenter, .st-key-slide_settings");
     if (active && active !== document.body && !passed && (active.matches(
@@ -486,8 +488,9 @@ if (!window.clickerKeysAfterUse) {
 }
 </script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX))
 """The page's keys (← →, and on a slide Page Up / Page Down) move the stage only while no input has the focus; on a
-slide of a page without stages they move on to the next numbered section's heading (SECTION_TOP_PX under the
-window's top), or a screen on where that is further, and back the same way. The presenter
+slide of a page without stages (or past its last step, or before its first) they move on to the next numbered
+section's heading (SECTION_TOP_PX under the window's top), or a screen on where that is further, and back the same
+way. The presenter
 switch, the stage menu and the Settings button keep it after being used: a lecturer who switched presenter mode
 on, or picked a stage, found the clicker dead until a click on Next. With the focus on one of them (its menu
 closed), these keys press Back or Next and give the focus back to the page. A text box, or a menu while open,

@@ -699,6 +699,15 @@ def test_on_a_slide_without_stages_the_clicker_keys_go_from_section_to_section(s
             page.wait_for_timeout(150)
         assert page.evaluate(at_top)["scroll"] == 0, "back to the page's top"
         assert not _exceptions(page), _exceptions(page)
+        _open(page, server + "/generation?presenter=true&generation_step=7")  # its last step: → goes on down
+        for _ in range(3):  # a screen at a time through the slide's first section
+            page.keyboard.press("ArrowRight")
+            page.wait_for_timeout(300)
+            if page.evaluate(at_top)["heading"] == "2":
+                break
+        assert page.evaluate(at_top)["heading"] == "2", "past the last step, → brings section 2 up"
+        page.keyboard.press("ArrowLeft")  # a step back is still the key's
+        page.wait_for_function("() => location.search.includes('generation_step=6')", timeout=LOAD_MS)
         _open(page, server + "/why-scaling?presenter=true")
         thumb = page.locator('.st-key-why_keys input[type="range"]').first
         thumb.focus()
