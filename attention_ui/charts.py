@@ -571,6 +571,12 @@ EMPTY_ROW_DOMAIN = (-1.0, 1.0)
 """The value axis of a row of signed scores with no finite value (every key blocked)."""
 
 
+LEVEL_LABEL_SHRINK_PX = 4
+"""How much smaller than its usual size a bar's value label may be printed to stay level over its bar: turned
+upright, a slide's 18-px "0.107" over Generation's 52-px bars read worse than the same label level at 17 px."""
+MIN_LEVEL_LABEL_PX = 10
+
+
 def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int, height: int, value_title: str,
           title=alt.Undefined):
     df = _with_defaults(df, [name, "value", "index"])
@@ -603,13 +609,15 @@ def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int
     blocked = labels.transform_filter(f"!({VALID})").encode(y=alt.YValue(height)).mark_text(
         baseline="bottom", dy=-3, fontSize=text_size)
     # a value label's width: its digits, point and sign are about 0.56 em each in the text marks' sans-serif font
-    label_px = max((len(str(label)) for label in df["label"]), default=0) * text_size * 0.56
-    if label_px + 2 <= cell_size:  # every value fits level above (or below) its own bar
+    label_chars = max((len(str(label)) for label in df["label"]), default=0)
+    label_px = label_chars * text_size * 0.56
+    level_size = min(text_size, int((cell_size - 2) / (0.56 * max(label_chars, 1))))
+    if level_size >= max(text_size - LEVEL_LABEL_SHRINK_PX, MIN_LEVEL_LABEL_PX):  # level above (or below) its bar
         above = labels.transform_filter(f"{VALID} && datum.value >= 0").mark_text(
-            baseline="bottom", dy=-3, fontSize=text_size
+            baseline="bottom", dy=-3, fontSize=level_size
         )
         below = labels.transform_filter(f"{VALID} && datum.value < 0").mark_text(
-            baseline="top", dy=3, fontSize=text_size
+            baseline="top", dy=3, fontSize=level_size
         )
         return alt.layer(bars, blocked, above, below, data=df, width=alt.Step(cell_size), height=height,
                          title=title)

@@ -782,3 +782,15 @@ def test_a_blocked_keys_minus_infinity_sits_at_the_bottom_edge_below_every_score
     finite = [layer for layer in _text_layers(spec) if layer not in infinite]
     assert not any(layer["transform"][-1]["filter"].startswith("!(") for layer in finite)
     assert all(layer["transform"][-1]["filter"].startswith(charts.VALID) for layer in finite), "each label drawn once"
+
+
+def test_bars_a_little_too_narrow_print_their_values_level_and_slightly_smaller():
+    """Generation's slide drew "0.107" upright over 52-px bars (18-px labels need 52.4 px): level at 17 px reads
+    better. Bars much too narrow still turn them upright rather than print them tiny."""
+    weights = torch.tensor([0.107, 0.187, 0.424, 0.175, 0.107])
+    spec = charts.row_bars(row_frame(weights, CHICKEN[:5]), cell_size=52, font_size=20).to_dict()
+    sizes = {layer["mark"]["fontSize"] for layer in _text_layers(spec)
+             if not layer["transform"][-1]["filter"].startswith("!(")}
+    assert all(layer["mark"].get("angle", 0) == 0 for layer in _text_layers(spec)) and sizes == {17}, sizes
+    narrow = charts.row_bars(row_frame(weights, CHICKEN[:5]), cell_size=40, font_size=20).to_dict()
+    assert any(layer["mark"].get("angle") == 270 for layer in _text_layers(narrow)), "13 px would be too small"
