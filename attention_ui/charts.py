@@ -571,9 +571,10 @@ EMPTY_ROW_DOMAIN = (-1.0, 1.0)
 """The value axis of a row of signed scores with no finite value (every key blocked)."""
 
 
-LEVEL_LABEL_SHRINK_PX = 4
+LEVEL_LABEL_SHRINK_PX = 2
 """How much smaller than its usual size a bar's value label may be printed to stay level over its bar: turned
-upright, a slide's 18-px "0.107" over Generation's 52-px bars read worse than the same label level at 17 px."""
+upright, a slide's 18-px "0.107" over Generation's 52-px bars read worse than the same label level at 17 px. (At
+4 px, a slide's bars that the browser then shrinks to a 1024-px window printed 11-px labels.)"""
 MIN_LEVEL_LABEL_PX = 10
 
 
