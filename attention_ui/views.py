@@ -560,16 +560,14 @@ def _caption_cut(*widths: tuple[str, int], table: str = "“All the numbers” b
 
 def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], title: str, prefix: str = "d",
                     share: float = 1.0, row_name: str = "token", col_labels=None, domain=None,
-                    level_with_keys: bool = False, cell: int | None = None, legend: bool = True,
-                    slide_share: float | None = None, row_labels: bool = True,
+                    cell: int | None = None, legend: bool = True, row_labels: bool = True,
                     slide_row: tuple[SlideColumn, ...] | None = None, col_labels_px: str | None = None):
     """A rows × features heatmap (diverging colours around 0; ``domain`` fixes the colour scale), capped at
     MAX_FEATURES_SHOWN columns and sized to fit ``share`` of the page width (or given its ``cell`` size).
-    ``level_with_keys``: on a slide, beside a token chart, its rows stay level with that chart's (see
-    ``slide_key_labels_px``); ``legend=False``: no colour bar; ``slide_share``: its share of a slide's width (a
-    slide's charts share it equally; default ``share``); ``slide_row``: instead, the slide's row of charts it is one
-    of (``slide_columns``); ``row_labels=False``: no row labels (the chart to its left names its rows);
-    ``col_labels_px``: on a slide, the least height of its column labels (a Vega expression). A slide prints
+    ``legend=False``: no colour bar; ``slide_row``: on a slide, the row of charts it is one of (``slide_columns``;
+    else it takes ``share`` of the slide's width); ``row_labels=False``: no row labels (the chart to its left names
+    its rows); ``col_labels_px``: on a slide, the least height of its column labels (a Vega expression, e.g.
+    ``slide_key_labels_px`` to keep its rows level with a weights chart beside it). A slide prints
     the numbers of all its columns (the browser fits them to the cells); a page's chart of more than 12 only
     colours. Returns (chart, note)."""
     shown, note = shown_features(values)
@@ -583,15 +581,14 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
     elif slide_row is not None:
         value_font = slide_row_value_font(view, slide_row, signed=True)
     else:
-        value_font = slide_fitted_value_font(view, shown.shape[-1], slide_share or share, signed=True, features=True)
+        value_font = slide_fitted_value_font(view, shown.shape[-1], share, signed=True, features=True)
     values_fit = value_font is not None if view.fit else prints_values(cell, view.font_size, signed=True)
     chart = cached_matrix_chart(charts.matrix_heatmap, shown, rows, cols, row_name=row_name, col_name="feature",
                                 title=title, cell_size=SLIDE_CELL if view.fit else cell, font_size=view.font_size,
                                 value_font_px=value_font,
                                 row=row_name, show_values=(view.fit or shown.shape[-1] <= 12) and values_fit,
                                 value_title="feature value", follow_row=follow, fit=view.fit, domain=domain,
-                                col_labels_px=col_labels_px or (slide_key_labels_px(view) if view.fit and level_with_keys
-                                                                else None),
+                                col_labels_px=col_labels_px,
                                 legend=legend, row_labels=row_labels)
     return chart, note
 
@@ -744,14 +741,14 @@ def slide_row_value_font(view: StageView, row: tuple[SlideColumn, ...], *, signe
     return slide_largest_value_font(view.font_size) if fits else None
 
 
-def slide_key_labels_px(view: StageView) -> str:
+def slide_key_labels_px(view: StageView, width: str = "containerSize()[0]") -> str:
     """Height the key labels of a slide's weights chart take at the angle the browser gives them, a little more
-    than measured, as a Vega expression of the chart's container width: a weights chart and a feature chart side
-    by side on a slide (the weights A beside the context C, in columns of one width) both leave this much under
-    their cells, so their rows stay level. (Given to every slide chart, it left an empty band under the short
-    feature labels of a chart on its own.)"""
+    than measured, as a Vega expression of that chart's container width (``width``, a Vega expression; by default
+    the chart's own): a weights chart and a feature chart side by side on a slide (the weights A beside the context
+    C, in columns of one width) both leave this much under their cells, so their rows stay level. (Given to every
+    slide chart, it left an empty band under the short feature labels of a chart on its own.)"""
     room = charts.heatmap_fit_room(view.labels, view.font_size, WEIGHT_TITLE, by_row=view.colour == "row")
-    return charts.fitted_label_extent(list(view.keys), font_size=view.font_size, room_px=room)
+    return charts.fitted_label_extent(list(view.keys), font_size=view.font_size, room_px=room, width=width)
 
 
 WEIGHT_TITLE = "weight"
@@ -785,7 +782,7 @@ cells go one above the other instead, each as wide as the column allows."""
 
 def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights: bool = False, domain=None,
                   share: float = 1.0, blocked: bool | None = None, value_title: str | None = None,
-                  level_with_features: bool = False, cell: int | None = None, min_value_px: int = 0,
+                  cell: int | None = None, min_value_px: int = 0,
                   row_labels: bool = True, legend: bool = True, slide_row: tuple[SlideColumn, ...] | None = None,
                   col_label_angle: str | None = None, col_labels_px: str | None = None):
     """A queries × keys heatmap: weights on a 0..1 sequential scale (or per row), scores diverging around 0.
@@ -794,8 +791,7 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
     numbers that would print under ``min_value_px`` are left out (colours only, the values in the tooltips).
     ``row_labels``, ``legend``: as for ``charts.heatmap``; ``slide_row``: on a slide, the row of charts it is one of
     (``slide_columns``); ``col_label_angle``: its key labels' angle, a Vega expression (``charts.heatmap``);
-    ``col_labels_px``: their least height (a Vega expression), else on a slide beside a feature chart
-    (``level_with_features``) the weights' own."""
+    ``col_labels_px``: their least height (a Vega expression)."""
     matrix = (values, view.labels, view.keys)
     cut = view.blocked if (weights if blocked is None else blocked) else None
     if view.fit:
@@ -816,8 +812,7 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
               "value_font_px": value_font,
               "follow_row": view.follow, "pick": view.pick, "fit": view.fit, "row_labels": row_labels,
               "legend": legend, "col_label_angle": col_label_angle,
-              "col_labels_px": col_labels_px or (slide_key_labels_px(view) if view.fit and level_with_features
-                                                 else None)}
+              "col_labels_px": col_labels_px}
     if weights:
         color_field = "row_scaled" if view.colour == "row" else "value"
         return cached_matrix_chart(charts.heatmap, *matrix, blocked=cut, domain=domain or (0, 1), scheme="viridis",
@@ -1199,13 +1194,13 @@ def _context_charts(view: StageView) -> list:
     if view.fit:
         return _context_slide_charts(view, context)
     cell = None
-    if not view.fit and not view.stacked:  # on the page: one cell size for A and C, so C's numbers are as large as A's
+    if not view.stacked:  # one cell size for A and C, so C's numbers are as large as A's
         columns = len(view.keys) + shown_features(context)[0].shape[-1]
         cell = shared_scale_cell(view, view.labels, columns, 2, legends=2)
     chart, _ = feature_heatmap(view, context, view.labels, f"context = A·V{_head_title(view)}",
-                               prefix="c", share=1 / 3, level_with_keys=True, cell=cell, slide_share=0.5)
+                               prefix="c", share=1 / 3, cell=cell)
     return [token_heatmap(view, t.weights[view.head], f"weights A{_head_title(view)}", weights=True, blocked=True,
-                          share=2 / 3, level_with_features=True, cell=cell), chart]
+                          share=2 / 3, cell=cell), chart]
 
 
 def _context_slide_charts(view: StageView, context: torch.Tensor) -> list:
@@ -1219,12 +1214,9 @@ def _context_slide_charts(view: StageView, context: torch.Tensor) -> list:
                                  + slide_legend_px(view, WEIGHT_TITLE, by_row=by_row))
     context_column = SlideColumn(shown_features(context)[0].shape[-1], slide_legend_px(view, "feature value"))
     row = (weights_column, context_column)
-    weights_room = charts.heatmap_fit_room(view.labels, view.font_size, WEIGHT_TITLE, by_row=by_row)
-    keys_px = charts.fitted_label_extent(keys, font_size=view.font_size, room_px=weights_room)
-    keys_px_beside = charts.fitted_label_extent(keys, font_size=view.font_size, room_px=weights_room,
-                                                width=slide_column_width(weights_column, context_column))
+    keys_px_beside = slide_key_labels_px(view, width=slide_column_width(weights_column, context_column))
     weights = token_heatmap(view, view.trace.weights[view.head], f"weights A{_head_title(view)}", weights=True,
-                            blocked=True, slide_row=row, col_labels_px=keys_px)
+                            blocked=True, slide_row=row, col_labels_px=slide_key_labels_px(view))
     chart, _ = feature_heatmap(view, context, view.labels, f"context = A·V{_head_title(view)}", prefix="c",
                                row_labels=False, slide_row=row, col_labels_px=keys_px_beside)
     return [in_slide_column(weights, weights_column), in_slide_column(chart, context_column)]
