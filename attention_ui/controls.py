@@ -526,7 +526,7 @@ def offer_first_tokens(sentence: str, key: str) -> None:
     except AttentionInputError:  # one "word" of thousands of letters: still too long, so no offer to make
         return
     st.button(f"Use its first {MAX_TOKENS} tokens: “{plain(_start_and_end(shorter))}”", key=f"first_tokens_{key}",
-              on_click=_set_state, args=(key, shorter), icon=":material/content_cut:")
+              on_click=st.session_state.update, args=({key: shorter},), icon=":material/content_cut:")
 
 
 def _start_and_end(text: str, words: int = 4, longest: int = 20) -> str:
@@ -536,10 +536,6 @@ def _start_and_end(text: str, words: int = 4, longest: int = 20) -> str:
     if len(pieces) <= 2 * words + 1:
         return " ".join(pieces)
     return " ".join(pieces[:words] + ["…"] + pieces[-words:])
-
-
-def _set_state(key: str, value) -> None:
-    st.session_state[key] = value
 
 
 def _pick_example() -> None:

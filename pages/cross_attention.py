@@ -25,10 +25,15 @@ presenter = settings.presenter
 weights_box = st.container() if presenter else None
 
 
+def shown_number(section: int) -> int:
+    """Section ``section``'s number (of 3) in the order shown: a slide shows the sections in the opposite order, the
+    weights first."""
+    return 4 - section if presenter else section
+
+
 def numbered(section: int, title: str) -> str:
-    """Section ``section``'s heading (of 3), numbered in the order shown: a slide shows the sections in the
-    opposite order, the weights first."""
-    return f"{4 - section if presenter else section} · {title}"
+    """Section ``section``'s heading, numbered in the order shown."""
+    return f"{shown_number(section)} · {title}"
 
 
 def introduce() -> None:
@@ -97,7 +102,7 @@ weights_box = weights_box or st.container()
 weights_box.subheader(numbered(3, f"Cross-attention weights: T × S = {T} × {S}"))
 if presenter:  # the slide's weights come before the sentences' section: name the source where its keys are seen
     weights_box.markdown(f"Queries from your sentence; keys and values from the source “{plain(source)}” "
-                         f"(section {numbered(2, '')[0]} below changes it).")
+                         f"(section {shown_number(2)} below changes it).")
 cross_view = StageView(cross.trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size,
                        key_labels=source_labels)
 self_view = StageView(lesson.trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size)
