@@ -8,6 +8,7 @@ message in the page and the page stops there: never a traceback.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from dataclasses import dataclass, replace
@@ -416,6 +417,10 @@ Fingers get larger targets there: the button that opens the sidebar (where the s
 page links are 44 and 40 px tall (28 and 24), and a help icon (16 px) takes a tap on the 40 px around it."""
 
 
+STEP_KEYS = {"forward": ("next", "next_page", "generation_next"), "back": ("back", "generation_back")}
+"""Keys of the buttons that take a step on a page (the step-through's stages, its last slide's page button,
+Generation's tokens): while one of them can still be pressed, the clicker's keys press it instead of moving on to
+the next section."""
 SECTION_TOP_PX = 72
 """On a slide without steps, how far below the top of the window the clicker's keys bring a section's heading: under
 the slide's menu bar (60 px), with a little air."""
@@ -443,7 +448,7 @@ if (!window.clickerKeysAfterUse) {
     const way = sectionMoves[event.key];
     const main = document.querySelector("[data-testid='stMain']");
     // a step that can still be taken is the key's (the last step of Generation's slide goes on through its sections)
-    const steps = way > 0 ? ["next", "next_page", "generation_next"] : ["back", "generation_back"];
+    const steps = STEP_KEYS[way > 0 ? "forward" : "back"];
     if (!way || event.defaultPrevented || !main || !document.querySelector(".st-key-slide_settings")
         || document.querySelector(steps.map((key) => `.st-key-${key} button:not([disabled])`).join(", "))) return;
     const active = document.activeElement;
@@ -486,7 +491,7 @@ if (!window.clickerKeysAfterUse) {
     shownStage = stage;
   }).observe(document.body, {childList: true, subtree: true});
 }
-</script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX))
+</script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace("STEP_KEYS", json.dumps(STEP_KEYS))
 """The page's keys (← →, and on a slide Page Up / Page Down) move the stage only while no input has the focus; on a
 slide of a page without stages (or past its last step, or before its first) they move on to the next numbered
 section's heading (SECTION_TOP_PX under the window's top), or a screen on where that is further, and back the same
@@ -735,12 +740,13 @@ def stage_picker(presenter: bool = False, next_page: tuple[st.Page, str] | None 
     back, pick, forward = st.columns(widths, vertical_alignment="bottom")
     # No tooltips: one left open by a mouse click covered the presenter switch above Next on a slide, and the caption
     # above the buttons on a page. The buttons show their arrow key, and the switch's own help names a clicker's.
-    back.button("◀ Back", on_click=move, args=(-1,), disabled=index == 0, width="stretch", key="back",
+    back.button("◀ Back", on_click=move, args=(-1,), disabled=index == 0, width="stretch", key=STEP_KEYS["back"][0],
                 shortcut="Left")
     if onward is None:
-        forward.button("Next ▶", on_click=move, args=(1,), disabled=last, width="stretch", key="next",
+        forward.button("Next ▶", on_click=move, args=(1,), disabled=last, width="stretch", key=STEP_KEYS["forward"][0],
                        shortcut="Right")
-    elif forward.button(f"{onward[1]} ▶", width="stretch", key="next_page", shortcut="Right", type="primary"):
+    elif forward.button(f"{onward[1]} ▶", width="stretch", key=STEP_KEYS["forward"][1], shortcut="Right",
+                        type="primary"):
         st.switch_page(onward[0], query_params={})
     if presenter:  # a clicker sends Page Up / Page Down: hidden twins of Back and Next take those keys on a slide
         with st.container(key="clicker_keys", height=1, border=False):  # (a reader's Page Down scrolls the page)

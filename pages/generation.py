@@ -10,7 +10,7 @@ from attention_core.generation import MAX_NEW_TOKENS
 from attention_core.real_models import MODEL_ALLOWLIST
 from attention_ui import charts, frames
 from attention_ui.checks.modern import generation_questions
-from attention_ui.controls import BOUND, PRESENTER_GAP_PX, SLIDE_ROW_PX, lesson_settings
+from attention_ui.controls import BOUND, PRESENTER_GAP_PX, SLIDE_ROW_PX, STEP_KEYS, lesson_settings
 from attention_ui.modern import timing_chart, timing_frame
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_matrix_chart, cached_spec
@@ -169,10 +169,10 @@ def step_buttons() -> None:
     the focus), and on a slide a clicker's Page Up and Page Down too, as on the step-through."""
     back, reset, forward = st.columns(3)
     back.button("◀ Back", on_click=move, args=(-1,), disabled=st.session_state[STEP_KEY] == 1, width="stretch",
-                key="generation_back", shortcut="Left")
+                key=STEP_KEYS["back"][1], shortcut="Left")
     reset.button("Start again", on_click=move, args=(-T,), width="stretch", key="generation_reset")
     forward.button("Next token ▶", on_click=move, args=(1,), disabled=st.session_state[STEP_KEY] == T,
-                   width="stretch", key="generation_next", shortcut="Right")
+                   width="stretch", key=STEP_KEYS["forward"][2], shortcut="Right")
     if settings.presenter:  # hidden twins for the clicker's keys (a reader's Page Down scrolls the page)
         with st.container(key="clicker_keys", height=1, border=False):
             st.button("back", on_click=move, args=(-1,), key="generation_back_page_key", shortcut="PageUp")
