@@ -70,7 +70,7 @@ __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "SlideColumn", "StageR
            "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages",
            "prints_values", "shared_domain", "shared_scale_cell", "show_chart", "show_lines", "show_slide",
            "show_stage", "shown_features", "side_by_side", "softmax_row_spec", "stacked_slide_cell", "stage_header",
-           "token_heatmap", "panel_prints_values", "zoomed_charts_style"]
+           "token_heatmap", "panel_prints_values", "zoomed_charts_style", "presenter_charts_zoom_style"]
 
 
 @dataclass(frozen=True)
@@ -687,6 +687,24 @@ def zoomed_charts_style(key: str, *, fits_height: bool = True) -> str:
         f"@media (min-width: {width}px){f' and (min-height: {height}px)' if fits_height else ''} "
         f"{{.st-key-{key} [data-testid='stVegaLiteChart'] {{zoom: {zoom};}}}}" for zoom, width, height in SLIDE_ZOOMS
     ) + "</style>"
+
+
+SLIDE_OWN_ZOOM_KEYS = ("generation_caches",)
+"""Containers whose charts take SLIDE_ZOOMS only where the window is tall enough too (``zoomed_charts_style``): their
+slide must fit the window."""
+
+
+def presenter_charts_zoom_style() -> str:
+    """A ``<style>`` that, in presenter mode, draws every chart laid out in pixels (one the browser does not size to
+    its container: ``fit-x``) SLIDE_ZOOMS larger on a large window, counting its width only. Every page's layout is
+    made for a 1280-px window, and its columns grow with the window, so they hold the larger charts; without it a
+    1920 × 1080 projector showed Multi-head's, Cross-attention's and Why √d_k's grids at their 1280-px size, 15–18-px
+    numbers beside half a screen of white, smaller than the slides before them. A slide's own charts, sized to
+    their containers, are left out, and so are those of SLIDE_OWN_ZOOM_KEYS."""
+    chart = "[data-testid='stMain'] [data-testid='stVegaLiteChart']:not(.fit-x)"
+    own = ", ".join(f".st-key-{key}" for key in SLIDE_OWN_ZOOM_KEYS)
+    return "<style>" + "".join(f"@media (min-width: {width}px) {{{chart}:not(:is({own}) *) {{zoom: {zoom};}}}}"
+                               for zoom, width, _ in SLIDE_ZOOMS) + "</style>"
 
 
 def slide_value_font(view: StageView, columns: int, share: float, *, signed: bool, features: bool = False,

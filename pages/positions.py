@@ -15,7 +15,7 @@ from attention_ui.text import plain, size_in_words
 from attention_ui.views import (DRAWN_FRAME_SHARE, PRESENTER_COLUMN_PX, SIGNED_READABLE_CELL_PX, StageView,
                                  column_cell, feature_heatmap, shared_domain, shared_scale_cell, show_chart,
                                  shown_features, side_by_side, slide_usual_value_font, stacked_slide_cell,
-                                 token_heatmap, zoomed_charts_style)
+                                 token_heatmap)
 from attention_ui.why import encoding_lines, half_share, keep_page_settings, line_chart, page_slider
 
 KEYS = ("pos_shuffle", "pos_shift")
@@ -46,7 +46,7 @@ def slide_pair(columns: int, legend_title: str, legends: int, key: str) -> tuple
     small to read, colours only), the two places to draw them in and whether these are one above the other: side
     by side while their numbers are as large as the other slides print them (the slide's 16 px). (Cells sized by
     ``StageView.fit_cell`` printed them at 13-14 px.) The places are in the container ``key``, whose charts grow
-    with a large window (``zoomed_charts_style``)."""
+    with a large window (``presenter_charts_zoom_style``)."""
     font = settings.font_size
     wanted = slide_usual_value_font(font)
     rows = charts.fit_room_px(settings.labels, font)  # the token labels and the axis title beside one grid
@@ -62,7 +62,6 @@ def slide_pair(columns: int, legend_title: str, legends: int, key: str) -> tuple
                                   len(settings.labels))
         stacked, cell = tall is not None, tall or cell
     box = st.container(key=key)
-    box.html(zoomed_charts_style(key, fits_height=False))
     if stacked:
         places = [box.container(), box.container()]
     else:  # each column as wide as its grid (the one with a colour bar is wider)
