@@ -11,7 +11,7 @@ Tries: a first wrong answer gets the question's ``hint`` (what to look at, never
 answer and its reason (``why``) come after a second, different wrong try (the same answer checked again is not
 a new try), or at once when the student presses "Show the answer". The score is fair to that: a question counts
 as right only when it is answered right before its answer was shown (the hint is free); once the answer is
-shown, later answers do not change it.
+shown, or once it was answered right, later answers do not change it.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ NUMBER_TOLERANCE = 0.002
 
 ANSWERS_KEY = "check_yourself"
 """Session key: question id -> {"stage": key, "correct": bool, "response": str, "wrong": int, "shown": bool}.
-``correct`` is what the score counts (the latest answer given before the answer was shown), ``wrong`` the
+``correct`` is what the score counts (the latest answer given before the answer was shown or a right one), ``wrong`` the
 number of wrong tries, ``shown`` whether the right answer has been shown (after two wrong tries or on request)."""
 
 WRONG_TRIES_BEFORE_ANSWER = 2
@@ -371,13 +371,14 @@ def attempt(question: Question) -> dict:
 def record(question: Question, response, feedback: Feedback) -> None:
     """Keep a graded answer to ``question`` for the session (unreadable responses are not kept).
 
-    Until the answer has been shown the latest answer is what counts; once it has been shown (after two
-    wrong tries or on request) later answers are kept as the response but do not change the score."""
+    Until the answer has been shown or given right the latest answer is what counts; once it has been shown (after
+    two wrong tries or on request) or given right, later answers are kept as the response but do not change the
+    score: a student who tries another number on a question they have right is exploring, not losing it."""
     if feedback.correct is None:
         return
     answers = st.session_state.setdefault(ANSWERS_KEY, {})
     entry = answers.get(question.id)
-    if entry is not None and entry.get("shown"):
+    if entry is not None and (entry.get("shown") or entry.get("correct")):
         entry["response"] = str(response)
         return
     wrong = (entry or {}).get("wrong", 0) + (not feedback.correct)
@@ -490,14 +491,18 @@ def _slug(question_id: str, stage: str) -> str:
 
 
 SCORE_RULE = ("A question counts as right when you answer it right before its answer is shown (a second wrong try "
-              "shows it); a first "
-              "wrong try gets a hint and costs nothing.")
+              "shows it), and stays right whatever you try after; a first wrong try gets a hint and costs nothing.")
 
 
 SAME_ANSWER = "That answer is checked already (Enter in the box checks it too)."
 """Put before a wrong answer's feedback when the same answer is checked again (it is not a new try). It says why,
 without blame: a student who pressed Enter and then Check had read "You checked this answer already: choose or type
 another one" as a second mistake."""
+
+
+KEPT_RIGHT = "You have this one right already, and it stays right: this answer would not be."
+"""Put before the feedback on a wrong answer to a question answered right before: the score keeps the right answer
+(a student trying "what if I take the second largest?" lost the credit, and its first try's, for good)."""
 
 
 def _feedback_key(question: Question) -> str:
@@ -514,7 +519,12 @@ def _on_check(question: Question) -> None:
         if earlier is not None and earlier.correct is False and not earlier.message.startswith(SAME_ANSWER):
             st.session_state[_feedback_key(question)] = Feedback(False, f"{SAME_ANSWER} {earlier.message}")
         return
-    feedback = grade(question, response, wrong_before=before.get("wrong", 0), shown=bool(before.get("shown")))
+    if before.get("correct") and not before.get("shown"):  # right already: another answer is a try on the side
+        feedback = grade(question, response)
+        if feedback.correct is False:
+            feedback = Feedback(False, f"{KEPT_RIGHT} {feedback.message}")
+    else:
+        feedback = grade(question, response, wrong_before=before.get("wrong", 0), shown=bool(before.get("shown")))
     record(question, response, feedback)
     st.session_state[_feedback_key(question)] = feedback
 

@@ -11,8 +11,8 @@ import pytest
 from apptest_support import open_page, switch_to
 from attention_core import LessonConfig, run_lesson
 from attention_ui.frames import token_labels
-from attention_ui.questions import (ANSWERS_KEY, CHECK_KEY, CHECK_LABEL, PAGE_CHECK_LABEL, SAME_ANSWER, SCORE_RULE,
-                                   choice, grade, numeric, questions_for, read_answer)
+from attention_ui.questions import (ANSWERS_KEY, CHECK_KEY, CHECK_LABEL, KEPT_RIGHT, PAGE_CHECK_LABEL, SAME_ANSWER,
+                                   SCORE_RULE, choice, grade, numeric, questions_for, read_answer)
 from attention_ui.text import LEARNING_PATH, STAGE_KEYS
 
 DONE, STARTED, NOT_YET = ("### :green[:material/check_circle:]", "### :orange[:material/clock_loader_40:]",
@@ -298,6 +298,24 @@ def test_the_answer_comes_after_a_second_wrong_try_and_then_a_right_one_does_not
     _check(at, q, "2")
     assert any("does not add to your score" in s.value for s in at.success)
     assert any("0 right of 1 answered" in c.value for c in at.caption)
+
+
+def test_a_right_answer_stays_right_when_another_is_tried():
+    """Right at the first try, then another number "to see": the score had dropped to "0 right of 0 answered" and the
+    first try's credit was gone for good once the right answer was given again."""
+    at = _open_questions("scaled")
+    q = default_question("scaled", "sqrt-dk")
+    _check(at, q, "2")
+    assert any("1 right of 1 answered" in c.value for c in at.caption)
+    _check(at, q, "3")
+    assert [i.value for i in at.info if i.value.startswith(KEPT_RIGHT) and q.hint in i.value], (
+        "a wrong try on the side says the right answer is kept, with the hint")
+    assert any("1 right of 1 answered." in c.value for c in at.caption)
+    assert attempt_of(at, q)["wrong"] == 0 and attempt_of(at, q)["correct"] is True
+    _check(at, q, "4")
+    assert not any("it is 2" in e.value for e in [*at.error, *at.info]), "no answer given away: it was answered"
+    _check(at, q, "2")
+    assert any("1 right of 1 answered." in c.value for c in at.caption)
 
 
 def test_the_same_answer_checked_twice_is_one_try():
