@@ -21,6 +21,8 @@ import html
 import io
 import json
 import math
+import re
+import unicodedata
 from dataclasses import dataclass
 
 import altair as alt
@@ -30,7 +32,7 @@ import pandas as pd
 from attention_core import AttentionTrace, Projections, row_arithmetic
 
 from . import charts, frames
-from .text import STAGES
+from .text import STAGE_KEYS, STAGES
 
 PER_HEAD = ("q", "k", "v", "scores", "scaled", "masked", "weights", "context")
 """Trace stages with one matrix per head (h, rows, columns); concat and output are (T, width)."""
@@ -391,6 +393,29 @@ def _settings_summary(settings) -> dict:
             "seed": c.seed, "word vectors": c.embeddings}
 
 
+FILE_WORDS = 3
+"""How many of the sentence's words a download's file name starts with."""
+
+
+def file_stem(settings) -> str:
+    """The start of a download's file name, from the settings it holds: the sentence's first words (ASCII letters and
+    digits; "sentence" when none), heads, d_k, the mask and the seed, e.g. ``attention_the-cat-sat_h2-dk4-none-seed0``.
+    Two downloads on other settings no longer both came as "attention-trace.csv" and "attention-trace (1).csv"."""
+    c = settings.config
+    ascii_text = unicodedata.normalize("NFKD", c.sentence).encode("ascii", "ignore").decode().lower()
+    words = "-".join(re.findall(r"[a-z0-9]+", ascii_text)[:FILE_WORDS]) or "sentence"
+    return f"attention_{words}_h{c.num_heads}-dk{settings.lesson.trace.d_k}-{c.mask}-seed{c.seed}"
+
+
+def chart_file_name(settings, stage_key: str, name: str, kind: str) -> str:
+    """A stage chart's file name: the settings (``file_stem``), the stage's number and key, the chart's name where
+    the stage has several, and the head where there are several, e.g. ``…_stage2-qkv-q-head1.svg`` (it was
+    ``qkv-q.svg``, and ``scaled-scaled.svg`` for stage 4's one chart)."""
+    chart = "" if name == stage_key else f"-{name}"
+    head = f"-head{settings.head + 1}" if settings.config.num_heads > 1 else ""
+    return f"{file_stem(settings)}_stage{STAGE_KEYS.index(stage_key) + 1}-{stage_key}{chart}{head}.{kind}"
+
+
 def show_downloads(settings, stage_key: str | None = None) -> None:
     """Download buttons: the trace (CSV, JSON), the handout (HTML) and the current stage's charts (SVG, PNG).
     Each file is built only when its button is pressed, and the buttons are drawn only when asked for (a
@@ -407,16 +432,17 @@ def show_downloads(settings, stage_key: str | None = None) -> None:
                    "stage's charts for slides, and a handout of the whole lesson that opens offline.")
         cols = st.columns(3)
         inputs = {"x": lesson.x, "projections": lesson.projections}
+        stem = file_stem(settings)
         cols[0].download_button("Trace (CSV)", lambda: trace_csv(trace, labels, **inputs),
-                                file_name="attention-trace.csv", mime="text/csv", on_click="ignore", key="dl-csv",
+                                file_name=f"{stem}_trace.csv", mime="text/csv", on_click="ignore", key="dl-csv",
                                 icon=":material/table:")
         cols[1].download_button("Trace (JSON)", lambda: trace_json(trace, labels, settings=_settings_summary(settings),
                                                                    **inputs),
-                                file_name="attention-trace.json", mime="application/json", on_click="ignore",
+                                file_name=f"{stem}_trace.json", mime="application/json", on_click="ignore",
                                 key="dl-json", icon=":material/data_object:")
         cols[2].download_button("Handout (HTML)", lambda: handout_html(
             trace, labels, x=lesson.x, head=settings.head, follow=settings.follow,
-            settings=_settings_summary(settings)), file_name="attention-handout.html", mime="text/html",
+            settings=_settings_summary(settings)), file_name=f"{stem}_handout.html", mime="text/html",
             on_click="ignore", key="dl-handout", icon=":material/description:")
         if stage_key is None:
             return
@@ -438,5 +464,5 @@ def show_downloads(settings, stage_key: str | None = None) -> None:
             row[0].markdown(CHART_DESCRIPTIONS.get(name, name))
             for col, kind, mime in ((row[1], "svg", "image/svg+xml"), (row[2], "png", "image/png")):
                 col.download_button(kind.upper(), lambda name=name, kind=kind: render(name, kind),
-                                    file_name=f"{stage_key}-{name}.{kind}", mime=mime, on_click="ignore",
-                                    key=f"dl-{stage_key}-{name}-{kind}")
+                                    file_name=chart_file_name(settings, stage_key, name, kind), mime=mime,
+                                    on_click="ignore", key=f"dl-{stage_key}-{name}-{kind}")

@@ -157,6 +157,27 @@ def test_step_through_offers_the_downloads():
     assert labels[3:] == ["SVG", "PNG", "SVG", "PNG"]  # the weights heatmap and the row's bars
 
 
+def test_download_names_say_which_settings_and_stage_they_hold():
+    """Two downloads on other settings both came as "attention-trace.csv" (the second "attention-trace (1).csv"), and
+    stage 4's one chart as "scaled-scaled.svg"."""
+    from types import SimpleNamespace
+
+    def settings(sentence: str, heads: int, head: int = 0):
+        config = LessonConfig(sentence=sentence, num_heads=heads, d_k=8, mask="causal", seed=7)
+        return SimpleNamespace(config=config, lesson=run_lesson(config), head=head)
+
+    one = settings("Ça va? 🙂 <b>The</b> dog barked loudly.", 4, head=2)
+    stem = "attention_ca-va-b_h4-dk8-causal-seed7"
+    assert export.file_stem(one) == stem
+    assert export.chart_file_name(one, "scaled", "scaled", "svg") == f"{stem}_stage4-scaled-head3.svg"
+    assert export.chart_file_name(one, "qkv", "q", "png").endswith("_stage2-qkv-q-head3.png")
+    alone = settings("🙂 🙂", 1)
+    assert export.file_stem(alone) == "attention_sentence_h1-dk8-causal-seed7"
+    assert export.chart_file_name(alone, "softmax", "row", "svg").endswith("_stage6-softmax-row.svg"), "one head"
+    sentence = "The cat sat on the mat."
+    assert export.file_stem(settings(sentence, 2)) != export.file_stem(settings(sentence, 4))
+
+
 def test_step_through_says_why_svg_and_png_are_missing_without_vl_convert(monkeypatch):
     monkeypatch.setattr(export, "converter_available", lambda: False)
     at = open_page("pages/step_through.py")
