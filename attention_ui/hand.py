@@ -21,6 +21,7 @@ from attention_core.by_hand import EMPTY, INVALID, RIGHT, TOO_LARGE, WRONG
 
 from .frames import format_value
 from .text import quoted
+from .url_state import decode_hand, encode_hand, hand_shapes, keep_in_link
 from .views import PRESENTER_COLUMN_PX
 
 GRIDS_KEY = "hand_grids"
@@ -35,12 +36,17 @@ EVER_CHECKED_KEY = "hand_checked_ever"
 """The stages checked at least once in this session (Start here's progress). CHECKED_KEY holds the stages whose
 marks are shown for the grids as they are now, and a reset or a size change clears it; this set is never cleared."""
 _SHOWN_KEY, _VERSIONS_KEY = "hand_last_shown", "hand_editor_versions"
+HAND_PARAM = "hand"
+"""The address key of the example's sizes and numbers."""
 
 TOKENS = EXAMPLE.tokens + ("too", "much")
 """The example's words; fewer or more tokens take the first ones of these."""
 
 DEFAULT_SIZES = {"tokens": len(EXAMPLE.tokens), "d_model": len(EXAMPLE.x[0]), "d_k": len(EXAMPLE.w_q[0]),
                  "d_v": len(EXAMPLE.w_v[0]), "causal": False}
+
+EXAMPLE_LINK = encode_hand(DEFAULT_SIZES, {"X": EXAMPLE.x, "W_Q": EXAMPLE.w_q, "W_K": EXAMPLE.w_k, "W_V": EXAMPLE.w_v})
+"""The built-in example as the address would hold it (it is left out)."""
 
 MARK_TEXT = {RIGHT: "✓", WRONG: "✗", EMPTY: "… empty", INVALID: "⚠ not a number"}
 TOO_LARGE_TEXT = "⚠ too large"
@@ -57,10 +63,34 @@ def grids() -> dict:
     return st.session_state.setdefault(GRIDS_KEY, {})
 
 
-def matrix_shapes(s: dict) -> dict[str, tuple[int, int]]:
-    """The typed matrices' shapes for sizes ``s``: X (T, d_model), W_Q and W_K (d_model, d_k), W_V (d_model, d_v)."""
-    return {"X": (s["tokens"], s["d_model"]), "W_Q": (s["d_model"], s["d_k"]), "W_K": (s["d_model"], s["d_k"]),
-            "W_V": (s["d_model"], s["d_v"])}
+matrix_shapes = hand_shapes
+"""The typed matrices' shapes for sizes ``s``: X (T, d_model), W_Q and W_K (d_model, d_k), W_V (d_model, d_v)."""
+
+
+def start_from_link() -> None:
+    """A session's first visit to the page, opened with a link that holds an example (``url_state.encode_hand``):
+    its sizes and numbers instead of the built-in example. An edited example was lost in its link: a lecturer who
+    prepared one on a laptop got the built-in one on the hall's computer."""
+    if GRIDS_KEY in st.session_state or HAND_PARAM not in st.query_params:
+        return
+    decoded = decode_hand(st.query_params[HAND_PARAM])
+    if decoded is None:  # the link's check has dropped it and said so
+        return
+    linked_sizes, values = decoded
+    st.session_state[SIZES_KEY] = dict(linked_sizes)
+    st.session_state[GRIDS_KEY] = {name: [[format_link_cell(v) for v in row] for row in rows]
+                                   for name, rows in values.items()}
+
+
+def format_link_cell(value: float) -> str:
+    """A linked number as its cell shows it: whole numbers without ".0", others as the link gives them."""
+    return str(int(value)) if value == int(value) else f"{value:.10g}"
+
+
+def keep_in_address(s: dict, values: dict) -> None:
+    """Write the example's sizes and numbers (``values``: name -> rows of numbers) to the address; the built-in
+    example is left out of it."""
+    keep_in_link(HAND_PARAM, encode_hand(s, values), default=EXAMPLE_LINK)
 
 
 def example_grids(s: dict) -> dict[str, list[list[str]]]:

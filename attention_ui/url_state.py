@@ -24,8 +24,8 @@ from urllib.parse import urlencode
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from attention_core import (MAX_CONTEXT_LENGTH, MAX_COST_LENGTH, MAX_COST_WIDTH, MAX_D_K, MAX_D_MODEL, MAX_D_V,
-                            MAX_HEADS, MAX_LAYERS, MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES, MAX_SEED,
+from attention_core import (MAX_CELL_MAGNITUDE, MAX_CONTEXT_LENGTH, MAX_COST_LENGTH, MAX_COST_WIDTH, MAX_D_K,
+                            MAX_D_MODEL, MAX_D_V, MAX_HAND_TOKENS, MAX_HAND_WIDTH, MAX_HEADS, MAX_LAYERS, MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES, MAX_SEED,
                             MAX_SENTENCE_CHARS, MAX_TOKENS, MAX_WINDOW, MIN_COST_LENGTH, MODEL_ALLOWLIST,
                             AttentionInputError, available_devices, tokenize)
 from attention_core.limits import MAX_NEW_TOKENS
@@ -112,6 +112,57 @@ def token_number(raw: str) -> str | None:
     return str(int(number)) if _WHOLE.fullmatch(number) and 1 <= int(number) <= MAX_TOKENS + 64 else None
 
 
+HAND_LINK_SIZES = ("tokens", "d_model", "d_k", "d_v", "causal")
+"""The by-hand example's sizes, in the order its link (``encode_hand``) gives them."""
+_HAND_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?")
+
+
+def hand_shapes(sizes: dict) -> dict[str, tuple[int, int]]:
+    """Work it by hand's typed matrices and their shapes for ``sizes``: X (T, d_model), W_Q and W_K (d_model, d_k),
+    W_V (d_model, d_v)."""
+    return {"X": (sizes["tokens"], sizes["d_model"]), "W_Q": (sizes["d_model"], sizes["d_k"]),
+            "W_K": (sizes["d_model"], sizes["d_k"]), "W_V": (sizes["d_model"], sizes["d_v"])}
+
+
+def encode_hand(sizes: dict, values: dict) -> str:
+    """Work it by hand's example as a link value: its sizes, then every number of X, W_Q, W_K and W_V row by row,
+    e.g. ``3~2~2~2~0~1_0_0_1_…`` (``~`` and ``_`` stay as they are in an address; ten significant digits, so 1/3
+    comes back as it was typed to within its answers' tolerance)."""
+    head = "~".join(str(int(sizes[key])) for key in HAND_LINK_SIZES)
+    cells = "_".join(f"{float(v):.10g}" for name in hand_shapes(sizes) for row in values[name] for v in row)
+    return f"{head}~{cells}"
+
+
+def decode_hand(raw: str) -> tuple[dict, dict[str, list[list[float]]]] | None:
+    """``encode_hand``'s sizes and matrices back, or None when ``raw`` is not one within the page's limits."""
+    parts = raw.split("~")
+    if len(parts) != len(HAND_LINK_SIZES) + 1 or not all(_WHOLE.fullmatch(p) for p in parts[:-1]):
+        return None
+    sizes = dict(zip(HAND_LINK_SIZES, (int(p) for p in parts[:-1])))
+    if not (1 <= sizes["tokens"] <= MAX_HAND_TOKENS and sizes["causal"] in (0, 1)
+            and all(1 <= sizes[key] <= MAX_HAND_WIDTH for key in ("d_model", "d_k", "d_v"))):
+        return None
+    sizes["causal"] = bool(sizes["causal"])
+    cells = parts[-1].split("_")
+    shapes = hand_shapes(sizes)
+    if len(cells) != sum(rows * cols for rows, cols in shapes.values()) or not all(map(_HAND_NUMBER.fullmatch, cells)):
+        return None
+    numbers = [float(c) for c in cells]
+    if not all(abs(v) <= MAX_CELL_MAGNITUDE for v in numbers):
+        return None
+    values, start = {}, 0
+    for name, (rows, cols) in shapes.items():
+        values[name] = [numbers[start + r * cols:start + (r + 1) * cols] for r in range(rows)]
+        start += rows * cols
+    return sizes, values
+
+
+def hand_link(raw: str) -> str | None:
+    """A by-hand link value in its short form, or None."""
+    decoded = decode_hand(raw)
+    return None if decoded is None else encode_hand(*decoded)
+
+
 def _model_names() -> tuple[str, ...]:
     return tuple(MODEL_ALLOWLIST)
 
@@ -139,6 +190,7 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
     LinkParam("step", stage_key, f"a stage from 1 to {len(STAGE_KEYS)} or its short name"),
     LinkParam("grid", lambda raw: raw if re.fullmatch(r"[01]{1,64}(\.[01]{1,64}){0,63}", raw) else None,
               "rows of 0/1 joined by '.'"),
+    LinkParam("hand", hand_link, "Work it by hand's sizes and numbers as the page writes them"),
     LinkParam("model", lambda raw: raw if raw in _model_names() else None, "one of the listed models"),
     LinkParam("layer", whole(1, 99), "a layer of the model, counted from 1"),
     LinkParam("model_head", whole(1, 99), "a head of the model, counted from 1"),
@@ -171,7 +223,7 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
 )}
 """Every URL key the app reads. A widget bound to the URL must use one of these keys (a test checks it)."""
 
-OWN_KEYS = ("step", "token", "generation_step")
+OWN_KEYS = ("step", "token", "generation_step", "hand")
 """Kept in the URL by this module (short forms) rather than by a bound widget."""
 
 NOTES_KEY = "_link_notes"

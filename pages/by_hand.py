@@ -10,6 +10,7 @@ from attention_ui import charts, frames, hand
 from attention_ui.controls import page_start, stop_page
 from attention_ui.render import cached_matrix_chart, show_chart
 from attention_ui.text import plain
+from attention_ui.url_state import show_link_notes
 
 HAND_STAGE_TEXT = {
     "scores": ("1 · Raw scores QKᵀ", r"S_{ij} = q_i \cdot k_j = \sum_{d} q_{i,d}\, k_{j,d}",
@@ -68,10 +69,12 @@ def sizes_and_mask() -> None:
 
 st.session_state.setdefault("pages_visited", set()).add("by-hand")
 presenter = page_start("Work it by hand")
+show_link_notes()  # e.g. an example in the link that is not one (the built-in example is shown instead)
 if not presenter:
     introduce()
 
 # ------------------------------------------------------------------------------------------ sizes
+hand.start_from_link()
 hand.keep_sizes_widgets()
 sizes = hand.sizes()
 if hand.GRIDS_KEY not in st.session_state:
@@ -116,6 +119,7 @@ if problems:
         sizes_and_mask()
     stop_page()
 
+hand.keep_in_address(sizes, {name: reading.values.tolist() for name, reading in readings.items()})
 trace = hand_trace(readings["X"].values, readings["W_Q"].values, readings["W_K"].values, readings["W_V"].values,
                    causal=bool(sizes["causal"]))
 

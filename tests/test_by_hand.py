@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import ROOT, TIMEOUT, open_page
+from apptest_support import APP, ROOT, TIMEOUT, open_page
 from attention_core import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, MAX_CELL_MAGNITUDE, check_answer, diagnose,
                             hand_trace, likely_slips, read_grid, read_number, resize_grid, stage_truth)
 from attention_core.by_hand import EMPTY, INVALID, RIGHT, WRONG
@@ -729,3 +729,60 @@ def test_a_row_is_shared_equally_when_each_part_fits_its_share():
     assert hand.row_shares([276, 380], False) == [1.0, 1.0]  # step 3 of the example: as the other steps
     assert hand.row_shares([323, 455], False) == [323, 455]  # 4 tokens: the working grid needs more than half
     assert hand.row_shares([380, 530], False) is None  # 5 tokens: the chart goes above the grids
+
+
+# ------------------------------------------------------------------------------------------- link
+
+
+def hand_example_grids() -> dict:
+    return hand.example_grids(hand.DEFAULT_SIZES)
+
+
+def test_an_edited_example_is_kept_in_the_link_and_a_fresh_session_opens_it():
+    """A lecturer's own example (here X's first number 3, and a causal mask) was lost in the page's link: a fresh
+    session opened the built-in one."""
+    grids = hand_example_grids()
+    grids["X"][0][0] = "3"
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page(PAGE)
+    at.session_state["hand_grids"] = grids
+    at.session_state["hand_sizes"] = {**hand.DEFAULT_SIZES, "causal": True}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    link = at.query_params["hand"]
+    assert link.startswith("3~2~2~2~1~3_0_"), link
+    fresh = open_page(PAGE, {"hand": link})
+    assert fresh.session_state["hand_grids"]["X"][0] == ["3", "0"]
+    assert fresh.session_state["hand_sizes"]["causal"] is True
+    q = matrix_of(page_charts(fresh)["Q = X·W_Q"])
+    assert q[0] == [3.0, 0.0], "Q follows the linked X (the example's first row of X is 1, 0)"
+    assert fresh.query_params["hand"] == link
+
+
+def test_the_built_in_example_leaves_the_link_alone():
+    at = open_page(PAGE)
+    assert "hand" not in at.query_params
+
+
+@pytest.mark.parametrize("raw", ["", "abc", "3~2~2~2~0~1_2", "9~2~2~2~0~" + "_".join(["1"] * 30),
+                                 "3~2~2~2~2~" + "_".join(["1"] * 18), "3~2~2~2~0~" + "_".join(["1e9"] * 18),
+                                 "3~2~2~2~0~" + "_".join(["nan"] * 18), "3~2~2~2~0~" + "_".join(["<b>"] * 18)])
+def test_a_malformed_example_in_a_link_falls_back_to_the_built_in_one_with_a_note(raw):
+    at = open_page(PAGE, {"hand": raw})
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state["hand_grids"]["X"] == hand_example_grids()["X"]
+    if raw:
+        assert any("hand = “" in i.value and "Work it by hand" in i.value for i in at.info), [i.value for i in at.info]
+    assert "hand" not in at.query_params
+
+
+def test_the_example_link_reads_back_what_it_wrote():
+    from attention_ui.url_state import decode_hand, encode_hand
+
+    sizes = {"tokens": 2, "d_model": 1, "d_k": 1, "d_v": 2, "causal": False}
+    values = {"X": [[1 / 3], [-2.5]], "W_Q": [[0.5]], "W_K": [[-1000.0]], "W_V": [[1e-7, 7.0]]}
+    link = encode_hand(sizes, values)
+    assert link == "2~1~1~2~0~0.3333333333_-2.5_0.5_-1000_1e-07_7"
+    back_sizes, back = decode_hand(link)
+    assert back_sizes == sizes
+    assert back["X"][0][0] == pytest.approx(1 / 3, abs=1e-9) and back["W_V"] == [[1e-7, 7.0]]
