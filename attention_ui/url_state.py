@@ -314,7 +314,8 @@ def check_link() -> list[str]:
             notes.append(f"{key} = “{_shown(raw)}” (expected {param.expects})")
         elif value != raw:
             set_link_value(key, value)
-    st.session_state[NOTES_KEY] = st.session_state.pop(REPEAT_NOTES_KEY, []) + notes
+    # a note repeated from the run before may be made again by this one (the browser's rerun still had the value)
+    st.session_state[NOTES_KEY] = list(dict.fromkeys(st.session_state.pop(REPEAT_NOTES_KEY, []) + notes))
     st.session_state[SHOWN_NOTES_KEY] = []
     return notes
 

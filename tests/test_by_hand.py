@@ -786,3 +786,16 @@ def test_the_example_link_reads_back_what_it_wrote():
     back_sizes, back = decode_hand(link)
     assert back_sizes == sizes
     assert back["X"][0][0] == pytest.approx(1 / 3, abs=1e-9) and back["W_V"] == [[1e-7, 7.0]]
+
+
+def test_a_links_note_made_again_by_the_rerun_that_repeats_it_is_shown_once():
+    """The browser's progress report reruns a freshly opened page with the link's notes repeated; its query string
+    may still hold the bad value, which made the same note again ("hand = “abc” …; hand = “abc” …")."""
+    from attention_ui.url_state import REPEAT_NOTES_KEY, SHOWN_NOTES_KEY
+
+    at = open_page(PAGE, {"hand": "abc"})
+    at.session_state[REPEAT_NOTES_KEY] = list(at.session_state[SHOWN_NOTES_KEY])
+    at.query_params["hand"] = "abc"
+    at.run()
+    notes = [i.value for i in at.info if "hand = “abc”" in i.value]
+    assert len(notes) == 1 and notes[0].count("hand = “abc”") == 1, notes
