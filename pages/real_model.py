@@ -63,7 +63,7 @@ with slide:
         fits_window = f"calc((100vh - {SLIDE_ABOVE_GRID_PX}px) * {width / height:.4f})"  # its height within the window
         with st.container(key="model_grid"):  # as wide as the column allows, as tall as square panels need
             st.html(f"<style>.st-key-model_grid [data-testid='stVegaLiteChart'] {{height: auto !important; max-width: "
-                    f"min({width:.0f}px, {fits_window}); aspect-ratio: {width:.0f} / {height:.0f};}}</style>")
+                    f"min(100%, {fits_window}); aspect-ratio: {width:.0f} / {height:.0f};}}</style>")
             show_chart(spec, key="pick_model_head", on_select=on_head, fit=True)
     else:
         st.subheader(f"1 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
