@@ -31,7 +31,7 @@ import pandas as pd
 
 from attention_core import AttentionTrace, Projections, row_arithmetic
 
-from . import charts, frames
+from . import charts, frames, worked
 from .text import STAGE_KEYS, STAGES
 
 PER_HEAD = ("q", "k", "v", "scores", "scaled", "masked", "weights", "context")
@@ -324,7 +324,11 @@ def _worked_numbers(trace: AttentionTrace, stage: str, head: int, follow: int, a
     if stage not in ("scores", "scaled", "masked", "softmax", "context"):
         return ""
     r = row_arithmetic(trace, head, follow)
-    table = {"key": axes.keys, "q·k": r.scores.tolist()}
+    table = {"key": axes.keys}
+    if stage == "scores":  # the d_k products, as the page writes them
+        table["q · k = Σ q_d k_d"] = [worked.product_sum(r.q, r.k[j], longest=worked.longest_in_row(j))
+                                      for j in range(len(axes.keys))]
+    table["q·k"] = r.scores.tolist()
     if stage != "scores":
         table[f"÷ √d_k = ÷ {r.sqrt_d_k:.3f}"] = r.scaled.tolist()
     if stage == "masked":

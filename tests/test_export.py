@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import html
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -118,6 +119,18 @@ def test_handout_holds_every_stage_and_opens_offline():
     assert ">x1<" in embed and ">d1<" not in embed, "X's columns are x1, x2, … as on the page"
     assert not re.search(r"<script|<link|src=[\"']?http|url\(http|@import", page), "must not load anything"
     ET.fromstring(page[page.index("<svg"):page.index("</svg>") + 6])
+
+
+def test_the_handouts_raw_scores_are_written_out_term_by_term_as_on_the_page():
+    """The page writes each score as its d_k products; the handout gave q·k alone."""
+    from attention_core import row_arithmetic
+    from attention_ui import worked
+
+    page = export.handout_html(LESSON.trace, LABELS, x=LESSON.x, head=1, follow=2)
+    scores = page[page.index("<section id='scores'>"):page.index("<section id='scaled'>")]
+    r = row_arithmetic(LESSON.trace, 1, 2)
+    for j in range(len(LABELS)):
+        assert html.escape(worked.product_sum(r.q, r.k[j])) in scores
 
 
 def test_handout_escapes_user_text():
