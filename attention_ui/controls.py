@@ -299,15 +299,15 @@ h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {fo
 </style>"""
 """Presenter mode: no sidebar, large text (also in expander and tab labels, slider values, inputs, select options and
 message boxes; captions darker, as their 60 % grey, 3.9 : 1 on white, is what a projector washes out first, and on a
-slide a caption is often the key to the chart beside it) and tables, and the slide's charts as tall as the window allows while the stage's words (up to three
-lines) still fit under them. The page menus at the top, a progress bar's words and page links are enlarged too; a
-slide's charts have no toolbar (it lay over the formula), no chart keeps the page's room for one above it, and a
-chart's hover box is as large as the slide's captions (it was 12 px, the size of the page's), and the page draws
-no focus frame when a clicker's key has moved it on (a grey frame appeared round the slide from the second one).
-A slide's formula sits in a box as tall as the tallest one (stage 3's sum with its limits, 73 px), centred in it
-and without the formula's own margin above (the gap under the progress bar is there already): the charts under it
-start at one height on every stage (at 1280 × 800 their top moved between 226 and 269 px as the formulas did, and
-stepping through the stages made the grid jump).
+slide a caption is often the key to the chart beside it) and tables, and the slide's charts as tall as the window
+allows while the stage's words (up to three lines) still fit under them. The page menus at the top, a progress bar's
+words and page links are enlarged too; a slide's charts have no toolbar (it lay over the formula), no chart keeps the
+page's room for one above it, and a chart's hover box is as large as the slide's captions (it was 12 px, the size of
+the page's), and the page draws no focus frame when a clicker's key has moved it on (a grey frame appeared round the
+slide from the second one). A slide's formula sits in a box as tall as the tallest one (stage 3's sum with its limits,
+73 px), centred in it and without the formula's own margin above (the gap under the progress bar is there already):
+the charts under it start at one height on every stage (at 1280 × 800 their top moved between 226 and 269 px as the
+formulas did, and stepping through the stages made the grid jump).
 
 Tables. Pages draw their read-only tables with st.table in presenter mode (HTML, enlarged here, as is a Markdown
 table such as What it costs' table from the paper, which kept the page's 16 px). Their text grows with the window,
@@ -747,8 +747,8 @@ def stage_picker(presenter: bool = False, next_page: tuple[st.Page, str] | None 
     back.button("◀ Back", on_click=move, args=(-1,), disabled=index == 0, width="stretch", key=STEP_KEYS["back"][0],
                 shortcut="Left")
     if onward is None:
-        forward.button("Next ▶", on_click=move, args=(1,), disabled=last, width="stretch", key=STEP_KEYS["forward"][0],
-                       shortcut="Right")
+        forward.button("Next ▶", on_click=move, args=(1,), disabled=last, width="stretch",
+                       key=STEP_KEYS["forward"][0], shortcut="Right")
     elif forward.button(f"{onward[1]} ▶", width="stretch", key=STEP_KEYS["forward"][1], shortcut="Right",
                         type="primary"):
         st.switch_page(onward[0], query_params={})

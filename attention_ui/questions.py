@@ -32,8 +32,9 @@ NUMBER_TOLERANCE = 0.002
 
 ANSWERS_KEY = "check_yourself"
 """Session key: question id -> {"stage": key, "correct": bool, "response": str, "wrong": int, "shown": bool}.
-``correct`` is what the score counts (the latest answer given before the answer was shown or a right one), ``wrong`` the
-number of wrong tries, ``shown`` whether the right answer has been shown (after two wrong tries or on request)."""
+``correct`` is what the score counts (the latest answer given before the answer was shown, or a right one),
+``wrong`` the number of wrong tries, ``shown`` whether the right answer has been shown (after two wrong tries or on
+request)."""
 
 WRONG_TRIES_BEFORE_ANSWER = 2
 """The right answer is shown with the feedback on this wrong try (the tries before it get a hint)."""

@@ -25,7 +25,8 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from attention_core import (MAX_CELL_MAGNITUDE, MAX_CONTEXT_LENGTH, MAX_COST_LENGTH, MAX_COST_WIDTH, MAX_D_K,
-                            MAX_D_MODEL, MAX_D_V, MAX_HAND_TOKENS, MAX_HAND_WIDTH, MAX_HEADS, MAX_LAYERS, MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES, MAX_SEED,
+                            MAX_D_MODEL, MAX_D_V, MAX_HAND_TOKENS, MAX_HAND_WIDTH, MAX_HEADS, MAX_LAYERS,
+                            MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES, MAX_SEED,
                             MAX_SENTENCE_CHARS, MAX_TOKENS, MAX_WINDOW, MIN_COST_LENGTH, MODEL_ALLOWLIST,
                             AttentionInputError, available_devices, tokenize)
 from attention_core.limits import MAX_NEW_TOKENS

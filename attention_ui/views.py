@@ -698,8 +698,8 @@ def presenter_charts_zoom_style() -> str:
     """A ``<style>`` that, in presenter mode, draws every chart laid out in pixels (one the browser does not size to
     its container: ``fit-x``) SLIDE_ZOOMS larger on a large window, counting its width only. Every page's layout is
     made for a 1280-px window, and its columns grow with the window, so they hold the larger charts; without it a
-    1920 × 1080 projector showed Multi-head's, Cross-attention's and Why √d_k's grids at their 1280-px size, 15–18-px
-    numbers beside half a screen of white, smaller than the slides before them. A slide's own charts, sized to
+    1920 × 1080 projector showed Multi-head's, Cross-attention's and Why √d_k's grids at their 1280-px size,
+    15–18-px numbers beside half a screen of white, smaller than the slides before them. A slide's own charts, sized to
     their containers, are left out, and so are those of SLIDE_OWN_ZOOM_KEYS."""
     chart = "[data-testid='stMain'] [data-testid='stVegaLiteChart']:not(.fit-x)"
     own = ", ".join(f".st-key-{key}" for key in SLIDE_OWN_ZOOM_KEYS)

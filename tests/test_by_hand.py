@@ -772,7 +772,8 @@ def test_a_malformed_example_in_a_link_falls_back_to_the_built_in_one_with_a_not
     assert not at.error, [e.value for e in at.error]
     assert at.session_state["hand_grids"]["X"] == hand_example_grids()["X"]
     if raw:
-        assert any("hand = “" in i.value and "Work it by hand" in i.value for i in at.info), [i.value for i in at.info]
+        notes = [i.value for i in at.info]
+        assert any("hand = “" in note and "Work it by hand" in note for note in notes), notes
     assert "hand" not in at.query_params
 
 

@@ -1,7 +1,7 @@
 """Presenter mode on a large window: every chart laid out in pixels for a 1280-px window grows with the window.
 
-At 1920 × 1080 Multi-head's, Cross-attention's and Why √d_k's grids kept their 1280-px size: 15–18-px numbers beside
-half a screen of white, smaller than the step-through's slides before them. Now such a chart is drawn 1.5× from a
+At 1920 × 1080 Multi-head's, Cross-attention's and Why √d_k's grids kept their 1280-px size: 15–18-px numbers
+beside half a screen of white, smaller than the step-through's slides before them. Now such a chart is drawn 1.5× from a
 1920-px window (1.25× from 1600 px) and still lies within the page's column; charts the browser sizes to their
 container (the step-through's slides) are not zoomed, nor are Generation's caches where the window is not tall
 enough for them (they must fit it). In a real browser; skipped without Playwright or Chromium.
