@@ -10,7 +10,7 @@ from attention_ui.models import real_model_or_stop
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
 from attention_ui.text import plain
-from attention_ui.views import PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, on_pick, show_chart
+from attention_ui.views import BARS_FRAME_PX, PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, main_column_px, on_pick, show_chart
 
 GRID_SPACING_PX = 6  # the gap between two panels of the heads grid
 GRID_FRAME_PX = 115  # what the heads grid draws beside its panels at the page's font: "query" and the colour bar
@@ -75,19 +75,29 @@ with slide:
         st.markdown(INTRO)
 
 
+# The head up close: cells (and bars) as large as the page's usual ones, or as fit the column beside the labels and
+# colour bar, and no smaller than MIN_CLOSE_UP_CELL (a token label in the page's font still fits a row). A sentence
+# of 32 pieces drew 44-px cells, 1,400 px wide, and the page shrank the chart to its column, labels and all, to 5-6 px.
+MIN_CLOSE_UP_CELL = 16
+
+
 # A slide shows the heads grid without its heading (the grid follows the title): its sections count from 1 after it
 close_up = 1 if settings.presenter else 2
 st.subheader(f"{close_up} · Layer {pick.layer + 1}, head {pick.head + 1} up close")
 weights = attentions[pick.layer, pick.head]
 follow_row = keep.index(pick.follow) if pick.follow in keep else None  # the followed token among the shown ones
+column = main_column_px(settings.presenter)
+close_cell = max(MIN_CLOSE_UP_CELL, min(settings.cell_size, int(
+    (column - charts.heatmap_fit_room(labels, settings.font_size, "weight")) // max(len(keep), 1))))
 show_chart(cached_matrix_chart(charts.heatmap, weights, labels, labels,
                                title=f"layer {pick.layer + 1}, head {pick.head + 1}", domain=(0, 1),
-                               value_title="weight", cell_size=settings.cell_size, font_size=settings.font_size,
+                               value_title="weight", cell_size=close_cell, font_size=settings.font_size,
                                show_values=len(keep) <= 14, follow_row=follow_row))
 if follow_row is not None:
     row = frames.row_frame(weights[follow_row], labels)
+    bar = max(MIN_CLOSE_UP_CELL, min(max(settings.cell_size, 26), (column - BARS_FRAME_PX) // max(len(keep), 1)))
     show_chart(cached_spec(charts.row_bars, row, title=f"what {run.tokens[pick.follow]} attends to",
-                           cell_size=max(settings.cell_size, 26), font_size=settings.font_size))
+                           cell_size=bar, font_size=settings.font_size))
 else:
     st.info("The followed token is a special token, which is hidden now.")
 st.page_link("pages/inside_real_head.py", label="See this head computed stage by stage",

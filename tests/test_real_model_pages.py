@@ -301,3 +301,19 @@ def test_inside_real_head_hides_special_tokens_from_its_charts_but_computes_on_a
     keys = at.table[0].value["key"].tolist()
     assert any("CLS" in k for k in keys) and any("SEP" in k for k in keys), keys
     assert any(r"\Sigma_j a_j = 1.0000" in latex.value for latex in at.latex)
+
+
+@needs_model
+def test_a_long_sentences_head_up_close_fits_the_column_at_a_readable_size():
+    """32 pieces drew the head up close with 44-px cells, 1,400 px wide: the page shrank it to its column, token labels
+    and all, to 5-6 px. Its cells and bars now fit the column beside its labels, and are never under 16 px."""
+    from attention_ui import charts
+    from attention_ui.views import PAGE_WIDTH_PX
+
+    at = open_page("real_model", sentence="The <b>x</b> is <i>bold</i> & <script>alert(1)</script>")
+    specs = chart_specs(at)
+    close_up = next(s for s in specs if "layer 1, head 1" in json.dumps(s.get("title")))
+    bars = next(s for s in specs if "attends to" in json.dumps(s.get("title")))
+    pieces = 32
+    assert 16 * pieces <= close_up["width"] <= PAGE_WIDTH_PX - charts.heatmap_fit_room(["32·[SEP]"], 13, "weight") + 1
+    assert 16 <= bars["width"]["step"] and bars["width"]["step"] * pieces <= PAGE_WIDTH_PX, bars["width"]
