@@ -207,8 +207,19 @@ def real_model_controls(sentence: str, *, status_place=None) -> RealSelection | 
     follow = cols[2].selectbox("Token to follow", range(run.num_tokens), key="piece",
                                format_func=token_labels(run.tokens).__getitem__, **BOUND)
     hide_special = cols[3].toggle("Hide special tokens", key="hide_special",
-                                  help="Hide [CLS]/[SEP]-style tokens in the charts.", **BOUND)
+                                  help="Hide [CLS]/[SEP]-style tokens in the charts.",
+                                  on_change=follow_a_shown_token, args=(run.is_special,), **BOUND)
     return RealSelection(name, loaded, run, int(layer) - 1, int(head) - 1, int(follow), bool(hide_special))
+
+
+def follow_a_shown_token(is_special) -> None:
+    """Special tokens were just hidden while one of them was followed: follow the first shown token instead (the
+    followed [CLS] vanished from the charts, and its row's bars with it)."""
+    followed = st.session_state.get("piece", 0)
+    shown = [i for i, special in enumerate(is_special) if not special]
+    if st.session_state.get("hide_special") and shown and whole_number_in(followed, 0, len(is_special) - 1) \
+            and is_special[followed]:
+        st.session_state["piece"] = shown[0]
 
 
 def real_model_or_stop(sentence: str, place, *, slide=None, place_label: str = "") -> RealSelection:

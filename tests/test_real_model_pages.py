@@ -317,3 +317,18 @@ def test_a_long_sentences_head_up_close_fits_the_column_at_a_readable_size():
     pieces = 32
     assert 16 * pieces <= close_up["width"] <= PAGE_WIDTH_PX - charts.heatmap_fit_room(["32·[SEP]"], 13, "weight") + 1
     assert 16 <= bars["width"]["step"] and bars["width"]["step"] * pieces <= PAGE_WIDTH_PX, bars["width"]
+
+
+@needs_model
+def test_hiding_the_followed_special_token_follows_the_first_shown_token_and_says_rows_add_up_to_less():
+    """The followed [CLS] vanished with the special tokens, and its row's bars with it; section 4 still said the rows
+    add up to 1 where the page's box said the shown cells no longer do."""
+    at = open_page("real_model", sentence="The cat sat.")
+    assert at.selectbox(key="piece").value == 0  # [CLS]
+    at.toggle(key="hide_special").set_value(True).run()
+    assert at.selectbox(key="piece").value == 1, "the first shown token, the"
+    assert any("what the attends to" in json.dumps(s.get("title")) for s in chart_specs(at))
+    assert not any("hidden now" in i.value for i in at.info)
+    assert any("a row's shown cells add up to less" in m.value for m in at.markdown)
+    at.toggle(key="hide_special").set_value(False).run()
+    assert not any("add up to less" in m.value for m in at.markdown)
