@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_ui import frames
 from attention_ui.checks.real import inside_head_questions
-from attention_ui.controls import sentence_settings, stage_picker
+from attention_ui.controls import sentence_settings, stage_footer, stage_picker
 from attention_ui.models import cached_reproduction, real_model_or_stop
 from attention_ui.questions import show_page_questions
 from attention_ui.text import STAGES, agreement_in_words, layer_input_words, plain, size_in_words
@@ -78,3 +78,5 @@ show_page_questions("inside-real-head", inside_head_questions(
     model_name=pick.name, hidden_size=pick.model.hidden_size, num_heads=pick.model.num_heads, causal=pick.model.causal,
     trace=rep.trace, labels=labels, shown=keep, follow=follow, layer=pick.layer, head=pick.head,
     max_abs_diff=rep.max_abs_diff))
+if not settings.presenter:  # Back and Next again under the stage, as on Step through (they were only at the top)
+    stage_footer(step, None)

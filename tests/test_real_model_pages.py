@@ -332,3 +332,14 @@ def test_hiding_the_followed_special_token_follows_the_first_shown_token_and_say
     assert any("a row's shown cells add up to less" in m.value for m in at.markdown)
     at.toggle(key="hide_special").set_value(False).run()
     assert not any("add up to less" in m.value for m in at.markdown)
+
+
+@needs_model
+def test_inside_a_real_head_repeats_back_and_next_under_the_stage():
+    """Back/Next were only at the top: a student at the bottom of the worked numbers had to scroll back up, and the
+    only link there ("The end of the path") made stage 1 of 9 look like the end."""
+    at = open_page("inside_real_head")
+    assert [b.key for b in at.button if b.key in ("back_bottom", "next_bottom")] == ["next_bottom"]
+    at.button(key="next_bottom").click().run()
+    assert at.selectbox(key="step").value == "qkv"
+    assert {b.key for b in at.button} >= {"back_bottom", "next_bottom"}
