@@ -9,6 +9,7 @@ counted from 1, as on the charts.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import pandas as pd
@@ -57,6 +58,19 @@ def number(value: float, digits: int = DIGITS) -> str:
     if text[0] == "-" and not text.strip("-0."):  # "-0.000": a negative number that rounds to zero
         text = text[1:]
     return text.replace("-", MINUS)
+
+
+def small_number(value: float, figures: int = DIGITS) -> str:
+    """``number``, but a value under 0.01 (not zero) with ``figures`` significant digits: a softmax row's small
+    e^(s − max) and weights shown as 0.0020 and 0.0019 did not divide by the shown Σe (0.0020 ÷ 1.0141 is 0.0020);
+    0.001967 and 0.001940 do. Under 10⁻⁸ in scientific notation."""
+    value = float(value)
+    if value == 0 or not math.isfinite(value) or abs(value) >= 0.01:
+        return number(value)
+    decimals = figures - 1 - math.floor(math.log10(abs(value)))
+    if decimals > 8:
+        return f"{value:.{figures - 1}e}".replace("-", MINUS)
+    return number(value, decimals)
 
 
 def product_sum(left, right, *, longest: int = MAX_TERMS) -> str:
@@ -164,8 +178,8 @@ def softmax(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> W
         "key": keys,
         "scaled s": [number(s) if a else number(float("-inf")) for s, a in zip(r.scaled.tolist(), allowed)],
         "s − max": [number(s) for s in r.shifted.tolist()],
-        "e^(s − max)": [number(e) for e in r.exps.tolist()],
-        "= weight (e ÷ Σe)": [number(w) for w in r.weights.tolist()],
+        "e^(s − max)": [small_number(e) for e in r.exps.tolist()],
+        "= weight (e ÷ Σe)": [small_number(w) for w in r.weights.tolist()],
     })
     if r.total == 0:
         table["s − max"] = table["e^(s − max)"] = "undefined"  # −∞ − (−∞): the row has no largest score

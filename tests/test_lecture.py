@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 import torch
@@ -105,6 +106,24 @@ def test_worked_numbers_of_a_fully_blocked_row_are_zero_without_nan():
     assert "convention" in numbers.intro and set(numbers.table["s − max"]) == {"undefined"}  # not −∞ − (−∞)
     context = worked.context(lesson.trace, labels, 0, 0)
     assert set(context.sums["= c"]) == {"0.0000"}
+
+
+def test_small_softmax_numbers_keep_four_significant_digits_so_the_shown_ones_divide():
+    """A real head's e^(s − max) 0.0020 and weight 0.0019 beside Σe = 1.0141: 0.0020 ÷ 1.0141 is 0.0020, so the shown
+    numbers did not divide. Under 0.01 they keep four significant digits."""
+    lesson = run_lesson(LessonConfig(init="identity", d_model=8, seed=3))
+    trace = lesson.trace
+    sharp = replace(trace, q=trace.q * 12)  # the worked numbers work from q and k: sharper scores
+    labels = [f"{i}·t" for i in range(1, 8)]
+    table = worked.softmax(sharp, labels, 0, 0).table
+    r = row_arithmetic(sharp, 0, 0)
+    small = [j for j, e in enumerate(r.exps.tolist()) if 0 < e < 0.01]
+    assert small, "the sharpened row has small e^(s − max)"
+    for j in small:
+        e, w = (float(table[c][j].replace(worked.MINUS, "-")) for c in ("e^(s − max)", "= weight (e ÷ Σe)"))
+        assert e == pytest.approx(float(r.exps[j]), rel=1e-3) and w == pytest.approx(float(r.weights[j]), rel=1e-3)
+        assert e / float(r.total) == pytest.approx(w, rel=2e-3), "the shown e over the shown Σe gives the shown weight"
+    assert worked.small_number(0.25) == "0.2500" and worked.small_number(0) == "0.0000"
 
 
 def test_product_sums_collapse_long_tails_without_changing_the_total():
