@@ -420,7 +420,10 @@ Fingers get larger targets there: the button that opens the sidebar (where the s
 page links are 44 and 40 px tall (28 and 24), and a help icon (16 px) takes a tap on the 40 px around it."""
 
 
-STEP_KEYS = {"forward": ("next", "next_page", "generation_next"), "back": ("back", "generation_back")}
+BACK_KEY, NEXT_KEY, NEXT_PAGE_KEY = "back", "next", "next_page"
+"""Keys of the step-through's Back and Next, and of the page button in Next's place on its last slide."""
+GENERATION_BACK_KEY, GENERATION_NEXT_KEY = "generation_back", "generation_next"
+STEP_KEYS = {"forward": (NEXT_KEY, NEXT_PAGE_KEY, GENERATION_NEXT_KEY), "back": (BACK_KEY, GENERATION_BACK_KEY)}
 """Keys of the buttons that take a step on a page (the step-through's stages, its last slide's page button,
 Generation's tokens): while one of them can still be pressed, the clicker's keys press it instead of moving on to
 the next section."""
@@ -430,7 +433,7 @@ the slide's menu bar (60 px), with a little air."""
 CLICKER_KEYS_JS = """<span id="page-keys"></span><script>
 if (!window.clickerKeysAfterUse) {
   window.clickerKeysAfterUse = true;
-  const moves = {ArrowRight: "next", PageDown: "next", ArrowLeft: "back", PageUp: "back"};
+  const moves = {ArrowRight: NEXT_KEY, PageDown: NEXT_KEY, ArrowLeft: BACK_KEY, PageUp: BACK_KEY};
   document.addEventListener("keydown", (event) => {
     const active = document.activeElement;
     const slide = document.querySelector(".st-key-slide_settings");
@@ -494,7 +497,8 @@ if (!window.clickerKeysAfterUse) {
     shownStage = stage;
   }).observe(document.body, {childList: true, subtree: true});
 }
-</script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace("STEP_KEYS", json.dumps(STEP_KEYS))
+</script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace("STEP_KEYS", json.dumps(STEP_KEYS)).replace(
+    "NEXT_KEY", json.dumps(NEXT_KEY)).replace("BACK_KEY", json.dumps(BACK_KEY))
 """The page's keys (← →, and on a slide Page Up / Page Down) move the stage only while no input has the focus; on a
 slide of a page without stages (or past its last step, or before its first) they move on to the next numbered
 section's heading (SECTION_TOP_PX under the window's top), or a screen on where that is further, and back the same
@@ -744,12 +748,12 @@ def stage_picker(presenter: bool = False, next_page: tuple[st.Page, str] | None 
     back, pick, forward = st.columns(widths, vertical_alignment="bottom")
     # No tooltips: one left open by a mouse click covered the presenter switch above Next on a slide, and the caption
     # above the buttons on a page. The buttons show their arrow key, and the switch's own help names a clicker's.
-    back.button("◀ Back", on_click=move, args=(-1,), disabled=index == 0, width="stretch", key=STEP_KEYS["back"][0],
+    back.button("◀ Back", on_click=move, args=(-1,), disabled=index == 0, width="stretch", key=BACK_KEY,
                 shortcut="Left")
     if onward is None:
         forward.button("Next ▶", on_click=move, args=(1,), disabled=last, width="stretch",
-                       key=STEP_KEYS["forward"][0], shortcut="Right")
-    elif forward.button(f"{onward[1]} ▶", width="stretch", key=STEP_KEYS["forward"][1], shortcut="Right",
+                       key=NEXT_KEY, shortcut="Right")
+    elif forward.button(f"{onward[1]} ▶", width="stretch", key=NEXT_PAGE_KEY, shortcut="Right",
                         type="primary"):
         st.switch_page(onward[0], query_params={})
     if presenter:  # a clicker sends Page Up / Page Down: hidden twins of Back and Next take those keys on a slide

@@ -70,7 +70,7 @@ __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "SlideColumn", "StageR
            "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages",
            "prints_values", "shared_domain", "shared_scale_cell", "show_chart", "show_lines", "show_slide",
            "show_stage", "shown_features", "side_by_side", "softmax_row_spec", "stacked_slide_cell", "stage_header",
-           "token_heatmap", "panel_prints_values", "zoomed_charts_style", "presenter_charts_zoom_style"]
+           "token_heatmap", "panel_prints_values", "presenter_charts_zoom_style", "GENERATION_CACHES_KEY"]
 
 
 @dataclass(frozen=True)
@@ -680,18 +680,11 @@ already share the wider main column, so they hold the larger charts: without it 
 their 16-px numbers in two thirds of the screen."""
 
 
-def zoomed_charts_style(key: str, *, fits_height: bool = True) -> str:
-    """A ``<style>`` for ``st.html`` that draws the charts in the container ``key`` SLIDE_ZOOMS larger on large
-    windows; a slide that scrolls (not ``fits_height``) counts only the window's width."""
-    return "<style>" + "".join(
-        f"@media (min-width: {width}px){f' and (min-height: {height}px)' if fits_height else ''} "
-        f"{{.st-key-{key} [data-testid='stVegaLiteChart'] {{zoom: {zoom};}}}}" for zoom, width, height in SLIDE_ZOOMS
-    ) + "</style>"
-
-
-SLIDE_OWN_ZOOM_KEYS = ("generation_caches",)
-"""Containers whose charts take SLIDE_ZOOMS only where the window is tall enough too (``zoomed_charts_style``): their
-slide must fit the window."""
+GENERATION_CACHES_KEY = "generation_caches"
+"""The container of Generation's K cache, V cache and new query on a slide."""
+FIT_WINDOW_ZOOM_KEYS = (GENERATION_CACHES_KEY,)
+"""Containers whose charts must fit the window's height: they take SLIDE_ZOOMS only where the window is tall enough
+too."""
 
 
 def presenter_charts_zoom_style() -> str:
@@ -700,11 +693,13 @@ def presenter_charts_zoom_style() -> str:
     made for a 1280-px window, and its columns grow with the window, so they hold the larger charts; without it a
     1920 × 1080 projector showed Multi-head's, Cross-attention's and Why √d_k's grids at their 1280-px size,
     15–18-px numbers beside half a screen of white, smaller than the slides before them. A slide's own charts, sized to
-    their containers, are left out, and so are those of SLIDE_OWN_ZOOM_KEYS."""
-    chart = "[data-testid='stMain'] [data-testid='stVegaLiteChart']:not(.fit-x)"
-    own = ", ".join(f".st-key-{key}" for key in SLIDE_OWN_ZOOM_KEYS)
-    return "<style>" + "".join(f"@media (min-width: {width}px) {{{chart}:not(:is({own}) *) {{zoom: {zoom};}}}}"
-                               for zoom, width, _ in SLIDE_ZOOMS) + "</style>"
+    their containers, are left out; those in FIT_WINDOW_ZOOM_KEYS grow only where the window's height allows too."""
+    chart = "[data-testid='stVegaLiteChart']:not(.fit-x)"
+    fitted = ", ".join(f".st-key-{key}" for key in FIT_WINDOW_ZOOM_KEYS)
+    return "<style>" + "".join(
+        f"@media (min-width: {width}px) {{[data-testid='stMain'] {chart}:not(:is({fitted}) *) {{zoom: {zoom};}}}}"
+        f"@media (min-width: {width}px) and (min-height: {height}px) {{:is({fitted}) {chart} {{zoom: {zoom};}}}}"
+        for zoom, width, height in SLIDE_ZOOMS) + "</style>"
 
 
 def slide_value_font(view: StageView, columns: int, share: float, *, signed: bool, features: bool = False,

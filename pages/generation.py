@@ -10,17 +10,18 @@ from attention_core.generation import MAX_NEW_TOKENS
 from attention_core.real_models import MODEL_ALLOWLIST
 from attention_ui import charts, frames
 from attention_ui.checks.modern import generation_questions
-from attention_ui.controls import BOUND, PRESENTER_GAP_PX, SLIDE_ROW_PX, STEP_KEYS, lesson_settings
+from attention_ui.controls import (BOUND, GENERATION_BACK_KEY, GENERATION_NEXT_KEY, PRESENTER_GAP_PX, SLIDE_ROW_PX,
+                                   lesson_settings)
 from attention_ui.modern import timing_chart, timing_frame
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import counted, plain, size_in_words
 from attention_ui.url_state import (SHOWN_NOTES_KEY, check_linked_choice, keep_in_link, note_ignored,
                                     set_link_value, show_link_notes)
-from attention_ui.views import (MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, MIN_SLIDE_VALUE_PX, PRESENTER_COLUMN_PX,
-                                 SLIDE_CELL, SLIDE_SIGNED_NUMBER_EM, StageView, feature_heatmap, in_the_sidebar,
-                                 shared_domain, shared_scale_cell, show_chart, shown_features, side_by_side,
-                                 slide_usual_value_font, zoomed_charts_style)
+from attention_ui.views import (GENERATION_CACHES_KEY, MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, MIN_SLIDE_VALUE_PX,
+                                 PRESENTER_COLUMN_PX, SLIDE_CELL, SLIDE_SIGNED_NUMBER_EM, StageView, feature_heatmap,
+                                 in_the_sidebar, shared_domain, shared_scale_cell, show_chart, shown_features,
+                                 side_by_side, slide_usual_value_font)
 
 STEP_KEY = "generation_step"
 PICK_KEY = "generation_pick"
@@ -169,10 +170,10 @@ def step_buttons() -> None:
     the focus), and on a slide a clicker's Page Up and Page Down too, as on the step-through."""
     back, reset, forward = st.columns(3)
     back.button("◀ Back", on_click=move, args=(-1,), disabled=st.session_state[STEP_KEY] == 1, width="stretch",
-                key=STEP_KEYS["back"][1], shortcut="Left")
+                key=GENERATION_BACK_KEY, shortcut="Left")
     reset.button("Start again", on_click=move, args=(-T,), width="stretch", key="generation_reset")
     forward.button("Next token ▶", on_click=move, args=(1,), disabled=st.session_state[STEP_KEY] == T,
-                   width="stretch", key=STEP_KEYS["forward"][2], shortcut="Right")
+                   width="stretch", key=GENERATION_NEXT_KEY, shortcut="Right")
     if settings.presenter:  # hidden twins for the clicker's keys (a reader's Page Down scrolls the page)
         with st.container(key="clicker_keys", height=1, border=False):
             st.button("back", on_click=move, args=(-1,), key="generation_back_page_key", shortcut="PageUp")
@@ -218,8 +219,7 @@ with step_box:
         domain = shared_domain(*(values for values, *_ in matrices))
         notes_px = note_height_px()
         cell, row_px, value_font, widths = slide_cache_layout(features, notes_px)
-        st.html(zoomed_charts_style("generation_caches"))  # larger on a large screen, as the other slides
-        k_col, v_col, q_col = st.container(key="generation_caches").columns(widths)
+        k_col, v_col, q_col = st.container(key=GENERATION_CACHES_KEY).columns(widths)  # (its zoom: the slide's style)
         q_col = q_col.container(key="generation_new_query")
         for col, (values, rows, titles, prefix) in zip((q_col, k_col, v_col), matrices):
             shown, _ = shown_features(values)
