@@ -205,9 +205,9 @@ def resize_grid(rows, shape: tuple[int, int], fill="0") -> list[list]:
             for i in range(n_rows)]
 
 
-def format_cell(value: float) -> str:
-    """A number as a person would type it: 1.0 -> "1", 0.70710678 -> "0.7071"."""
-    return f"{value:.4g}" if value != int(value) else str(int(value))
+def format_cell(value: float, digits: int = 4) -> str:
+    """A number as a person would type it, to ``digits`` significant digits: 1.0 -> "1", 0.70710678 -> "0.7071"."""
+    return f"{value:.{digits}g}" if value != int(value) else str(int(value))
 
 
 # ------------------------------------------------------------------------------------------ slips

@@ -21,7 +21,7 @@ from attention_core.by_hand import EMPTY, INVALID, RIGHT, TOO_LARGE, WRONG
 
 from .frames import format_value
 from .text import quoted
-from .url_state import decode_hand, encode_hand, hand_shapes, keep_in_link
+from .url_state import HAND_LINK_DIGITS, decode_hand, encode_hand, hand_shapes, keep_in_link
 from .views import PRESENTER_COLUMN_PX
 
 GRIDS_KEY = "hand_grids"
@@ -78,13 +78,8 @@ def start_from_link() -> None:
         return
     linked_sizes, values = decoded
     st.session_state[SIZES_KEY] = dict(linked_sizes)
-    st.session_state[GRIDS_KEY] = {name: [[format_link_cell(v) for v in row] for row in rows]
+    st.session_state[GRIDS_KEY] = {name: [[format_cell(v, HAND_LINK_DIGITS) for v in row] for row in rows]
                                    for name, rows in values.items()}
-
-
-def format_link_cell(value: float) -> str:
-    """A linked number as its cell shows it: whole numbers without ".0", others as the link gives them."""
-    return str(int(value)) if value == int(value) else f"{value:.10g}"
 
 
 def keep_in_address(s: dict, values: dict) -> None:

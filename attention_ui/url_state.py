@@ -28,7 +28,7 @@ from attention_core import (MAX_CELL_MAGNITUDE, MAX_CONTEXT_LENGTH, MAX_COST_LEN
                             MAX_D_MODEL, MAX_D_V, MAX_HAND_TOKENS, MAX_HAND_WIDTH, MAX_HEADS, MAX_LAYERS,
                             MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES, MAX_SEED,
                             MAX_SENTENCE_CHARS, MAX_TOKENS, MAX_WINDOW, MIN_COST_LENGTH, MODEL_ALLOWLIST,
-                            AttentionInputError, available_devices, tokenize)
+                            AttentionInputError, available_devices, format_cell, tokenize)
 from attention_core.limits import MAX_NEW_TOKENS
 
 from .text import STAGE_KEYS, STAGES, plain
@@ -115,6 +115,9 @@ def token_number(raw: str) -> str | None:
 
 HAND_LINK_SIZES = ("tokens", "d_model", "d_k", "d_v", "causal")
 """The by-hand example's sizes, in the order its link (``encode_hand``) gives them."""
+HAND_LINK_DIGITS = 10
+"""Significant digits of a by-hand link's numbers (and of the cells a link fills): 1/3 comes back within its answers'
+tolerance."""
 _HAND_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?")
 
 
@@ -127,10 +130,11 @@ def hand_shapes(sizes: dict) -> dict[str, tuple[int, int]]:
 
 def encode_hand(sizes: dict, values: dict) -> str:
     """Work it by hand's example as a link value: its sizes, then every number of X, W_Q, W_K and W_V row by row,
-    e.g. ``3~2~2~2~0~1_0_0_1_…`` (``~`` and ``_`` stay as they are in an address; ten significant digits, so 1/3
-    comes back as it was typed to within its answers' tolerance)."""
+    e.g. ``3~2~2~2~0~1_0_0_1_…`` (``~`` and ``_`` stay as they are in an address; HAND_LINK_DIGITS significant
+    digits)."""
     head = "~".join(str(int(sizes[key])) for key in HAND_LINK_SIZES)
-    cells = "_".join(f"{float(v):.10g}" for name in hand_shapes(sizes) for row in values[name] for v in row)
+    cells = "_".join(format_cell(float(v), HAND_LINK_DIGITS) for name in hand_shapes(sizes) for row in values[name]
+                     for v in row)
     return f"{head}~{cells}"
 
 

@@ -63,7 +63,7 @@ def number(value: float, digits: int = DIGITS) -> str:
 def small_number(value: float, figures: int = DIGITS) -> str:
     """``number``, but a value under 0.01 (not zero) with ``figures`` significant digits: a softmax row's small
     e^(s − max) and weights shown as 0.0020 and 0.0019 did not divide by the shown Σe (0.0020 ÷ 1.0141 is 0.0020);
-    0.001967 and 0.001940 do. Under 10⁻⁸ in scientific notation."""
+    0.001967 and 0.001940 do. One that would need more than 8 decimals (under 10⁻⁵) in scientific notation."""
     value = float(value)
     if value == 0 or not math.isfinite(value) or abs(value) >= 0.01:
         return number(value)
