@@ -872,6 +872,8 @@ def mask_grid(
     legend: bool = True,
     col_label_angle: str | None = None,
     col_labels_px: int | str | None = None,
+    follow_row: int | None = None,
+    pick: bool = False,
 ) -> alt.LayerChart:
     """A T×S grid of which query may attend to which key.
 
@@ -880,7 +882,8 @@ def mask_grid(
     ``render.show_chart``), the browser picks the angle of the key labels from the width they get.
     ``legend=False``: no legend (a title that says what ✓ means can stand for it). ``col_label_angle``,
     ``col_labels_px``: as for ``heatmap``. Fitted, its ✓ and × are as large as the cells the browser draws hold, up
-    to ``font_size`` + 2.
+    to ``font_size`` + 2. ``follow_row`` outlines that query's row and ``pick`` adds a click selection on a row
+    (named ``PICK``), as on the heatmaps beside it.
     """
     _require(df_bool, [row, col, "row_index", "col_index"])
     df = _with_states(df_bool)
@@ -912,7 +915,14 @@ def mask_grid(
         text=alt.Text("mark:N"),
         color=_colour_when(f"datum.state === '{ALLOWED}'", LIGHT_TEXT, DARK_TEXT),
     )
-    return alt.layer(cells, marks, data=df, width=cell_size * len(cols), height=cell_size * len(rows),
+    if pick:
+        cells = cells.add_params(alt.selection_point(name=PICK, fields=["row_index"], on="click", clear=False,
+                                                     empty=False))
+    layers = [cells, marks]
+    if follow_row is not None:
+        layers.append(base.transform_filter(f"datum.row_index == {int(follow_row)}")
+                      .mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=3))
+    return alt.layer(*layers, data=df, width=cell_size * len(cols), height=cell_size * len(rows),
                      title=chart_title(title, font_size))
 
 

@@ -434,18 +434,37 @@ CLICKER_KEYS_JS = """<span id="page-keys"></span><script>
 if (!window.clickerKeysAfterUse) {
   window.clickerKeysAfterUse = true;
   const moves = {ArrowRight: NEXT_KEY, PageDown: NEXT_KEY, ArrowLeft: BACK_KEY, PageUp: BACK_KEY};
+  // A choice in the Settings menu made with the mouse (not a text box, and not reached with the keyboard, which
+  // keeps the keys a radio or a slider moves by) leaves the slide's keys to the slide, and Page Up / Page Down, a
+  // clicker's keys, do nothing to a radio, a switch or a button: both close the menu and take the step.
+  // (a key pressed makes the focused element :focus-visible before its keydown is seen: the pointer is tracked)
+  let pointerAt = -Infinity, pointerFocused = null;
+  document.addEventListener("pointerdown", () => { pointerAt = performance.now(); }, true);
+  document.addEventListener("focusin", (event) => {
+    pointerFocused = performance.now() - pointerAt < 1000 ? event.target : null;
+  }, true);
+  const menuChoice = (active, key) => !!active?.closest("[data-testid='stPopoverBody']") && (
+    (active === pointerFocused && active.matches(
+      "input[type='radio'], input[type='checkbox'], [role='slider'], button, [role='combobox'][aria-expanded='false']"))
+    || (key.startsWith("Page") && active.matches("input[type='radio'], input[type='checkbox'], button")));
   document.addEventListener("keydown", (event) => {
     const active = document.activeElement;
     const slide = document.querySelector(".st-key-slide_settings");
+    const fromMenu = !!slide && event.key in moves && menuChoice(active, event.key);
     if (!(event.key in moves) || (event.key.startsWith("Page") && !slide) || !active
-        || !active.closest(".st-key-presenter, .st-key-step, .st-key-slide_settings")
+        || !(fromMenu || active.closest(".st-key-presenter, .st-key-step, .st-key-slide_settings"))
         || active.getAttribute("aria-expanded") === "true") return;
     const button = document.querySelector(".st-key-" + moves[event.key] + " button");
-    if (!button) return;  // a page without stages: the section keys below take them
+    if (!button && !fromMenu) return;  // a page without stages: the section keys below take them
     event.preventDefault();
     event.stopPropagation();
     active.blur();
-    button.click();
+    if (!fromMenu) return button.click();
+    slide.querySelector("button")?.click();  // the menu's own button closes it
+    const steps = STEP_KEYS[moves[event.key] === NEXT_KEY ? "forward" : "back"];
+    const step = document.querySelector(steps.map((key) => `.st-key-${key} button:not([disabled])`).join(", "));
+    if (step) step.click();  // else the section keys below take the key, the focus now on the page
+    else document.dispatchEvent(new KeyboardEvent("keydown", {key: event.key, bubbles: true}));
   }, true);
   // On a slide of a page without steps of its own, the same keys go from one numbered section to the next (its
   // heading to the top of the window) and back: such a slide is a long page, and they did nothing useful on it.
@@ -507,7 +526,12 @@ switch, the stage menu and the Settings button keep it after being used: a lectu
 on, or picked a stage, found the clicker dead until a click on Next. With the focus on one of them (its menu
 closed), these keys press Back or Next and give the focus back to the page. A text box, or a menu while open,
 keeps its keys. Escape in a text box of the Settings menu applies what was typed before the menu closes (Streamlit
-takes a text box's value when it loses the focus; closing the menu first dropped it). On a slide, a new stage
+takes a text box's value when it loses the focus; closing the menu first dropped it). In the Settings menu, a
+control chosen with the mouse (a radio, a switch, a slider, a closed menu; not a text box) leaves ← → to the slide,
+and Page Up / Page Down, which a radio or a switch has no use for, go to the slide however it was reached: the key
+closes the menu and takes the step (a lecturer who clicked "causal" and pressed → moved the mask on to "padding"
+instead of the slide, and a clicker's Page Down did nothing). Reached with the keyboard, a radio or a slider keeps its
+arrow keys. On a slide, a new stage
 starts at the top of the page: a lecturer who had scrolled down to the worked numbers got the next slide scrolled
 down as far. On a page, a stage reached from the Back/Next under it starts at the stage menu. A click or tap on a
 control's help icon (its "?") shows the help and does nothing else: the icon lies inside the control's label, so

@@ -1030,7 +1030,7 @@ def _masked_charts(view: StageView) -> list:
     # was shrunk into its half of the row, its rows 21 px against the scores' 23)
     grid = mask_chart(view.trace.mask[view.head], view.labels, view.keys, title=f"mask (✓ may attend){head}",
                       cell_size=view.fit_cell(len(view.keys) + 3, 0.5), font_size=view.font_size, fit=view.fit,
-                      legend=False)
+                      legend=False, follow_row=view.follow, pick=view.pick)
     return [grid, token_heatmap(view, view.trace.masked[view.head], f"scores, −∞ where blocked{head}",
                                 domain=_raw_scores_domain(view), share=0.5)]
 
@@ -1069,7 +1069,8 @@ def slide_mask_pair(view: StageView, mask_title: str, values: torch.Tensor, titl
                                              beside=((slide_column_width(grid_column, chart_column), mask_room),))
     grid = mask_chart(view.trace.mask[view.head], view.labels, keys, title=mask_title, cell_size=SLIDE_CELL,
                       font_size=view.font_size, fit=True, legend=False, col_label_angle=grid_angle,
-                      col_labels_px=charts.steep_label_extent(keys, font_size=view.font_size, angle=grid_angle))
+                      col_labels_px=charts.steep_label_extent(keys, font_size=view.font_size, angle=grid_angle),
+                      follow_row=view.follow, pick=view.pick)
     chart = token_heatmap(view, values, title, weights=weights, row_labels=False, slide_row=row,
                           col_label_angle=chart_angle,
                           col_labels_px=charts.steep_label_extent(keys, font_size=view.font_size, angle=chart_angle),

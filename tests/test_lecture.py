@@ -287,6 +287,21 @@ def test_stage_charts_carry_the_click_selection_and_outline_the_followed_row():
     assert "datum.row_index == 2" in text, "the followed row (3, counted from 1) is outlined"
 
 
+@pytest.mark.parametrize("presenter", ["false", "true"])
+def test_the_mask_grid_beside_the_masked_scores_follows_a_click_too(presenter):
+    """Stage 5's page says "click a row of a chart to follow another": a click on its mask grid showed a tooltip and
+    changed nothing. Both charts carry the click selection and outline the followed row."""
+    at = open_page("pages/step_through.py", {"step": "masked", "mask": "causal", "token": "3",
+                                             "presenter": presenter})
+    charts = at.get("vega_lite_chart")
+    assert len(charts) == 2
+    for chart in charts:
+        text = chart.proto.spec
+        assert "mask (" in text or "scores, " in text
+        assert '"name": "pick"' in json.dumps(json.loads(text)) and "datum.row_index == 2" in text, text[:200]
+        assert chart.proto.selection_mode, "the chart is drawn with on_select"
+
+
 def test_blocked_cells_are_marked_after_masking():
     at = open_page("pages/step_through.py", {"step": "softmax", "mask": "causal"})
     element = at.get("vega_lite_chart")[0]

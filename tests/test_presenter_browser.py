@@ -406,6 +406,37 @@ def test_the_settings_menu_on_a_slide_changes_the_slide_and_leaves_the_clicker_w
         context.close()
 
 
+@pytest.mark.parametrize("key", ["ArrowRight", "PageDown"])
+def test_a_key_after_a_mouse_choice_in_the_settings_menu_goes_to_the_slide(server, browser, key):
+    """A lecturer clicked "causal" in the Settings menu and pressed → to go on: the radio took the key and moved the
+    mask on to "padding" (ten tokens, a new slider, the chart redrawn), and a clicker's Page Down did nothing. The
+    key now closes the menu and takes the step, the mask left as chosen. Reached with the keyboard, a radio keeps its
+    arrow keys."""
+    context, page = _new_page(browser)
+    body = '[data-testid="stPopoverBody"]'
+    try:
+        _open(page, server + "/step-through?presenter=true&step=masked", FIRST_LOAD_MS)
+        page.locator(".st-key-slide_settings button").first.click()
+        page.locator(f'{body} label:has-text("causal")').first.click()
+        bs.wait_for_app_idle(page)
+        assert _query(page).get("mask") == ["causal"]
+        assert _press_as_is(page, key) == STAGES[5].title, f"{key} after a click on a radio"
+        page.wait_for_selector(body, state="hidden", timeout=5_000)
+        assert _query(page).get("mask") == ["causal"], f"{key} changed the mask: {page.url}"
+        if key != "ArrowRight":
+            return
+        page.locator(".st-key-slide_settings button").first.click()
+        page.wait_for_timeout(1_200)  # a focus this long after the last click is the keyboard's
+        page.locator(f'{body} label:has-text("causal") input').first.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => !location.search.includes('mask=causal')", timeout=10_000)
+        bs.wait_for_app_idle(page)
+        assert bs.stage_title(page) == STAGES[5].title, "a radio reached with the keyboard keeps its arrow keys"
+        assert not _exceptions(page), _exceptions(page)
+    finally:
+        context.close()
+
+
 def _font_px(page, selector: str) -> float:
     return page.locator(selector).first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
 
