@@ -1254,8 +1254,10 @@ def _concat_extra(view: StageView) -> None:
     if h == 1:
         st.info("With one head there is nothing to concatenate: the concat equals the head's context.")
     else:
+        feature = min(3, d_v)  # a column the chart has ("h2·c3" with d_v = 1 named none)
         st.markdown(f"{h} heads × d_v = {d_v} → {h * d_v} columns. Head i fills columns "
-                    f"(i−1)·{d_v} + 1 to i·{d_v}; the column “h2·c3” is feature 3 of head 2's context.")
+                    f"(i−1)·{d_v} + 1 to i·{d_v}; the column “h2·c{feature}” is feature {feature} of head 2's "
+                    f"context (column {d_v + feature}).")
     _caption_cut(("the concat", h * d_v))
     numbers_table(t.concat, view.labels, frames.head_column_labels(t.num_heads, t.d_v), key="concat")
 

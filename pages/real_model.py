@@ -1,5 +1,7 @@
 """A real pretrained model's attention: its tokens, a layer × head overview, one head up close."""
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -85,7 +87,14 @@ MIN_CLOSE_UP_CELL = 16
 close_up = 1 if settings.presenter else 2
 st.subheader(f"{close_up} · Layer {pick.layer + 1}, head {pick.head + 1} up close")
 weights = attentions[pick.layer, pick.head]
-follow_row = keep.index(pick.follow) if pick.follow in keep else None  # the followed token among the shown ones
+# the followed token among the shown ones: a hidden special token gives way to the first shown token, as on Inside a
+# real head (the close-up had no outlined row and no bars, and the page only said the token was hidden)
+follow = pick.follow if pick.follow in keep or not keep else keep[0]
+follow_row = keep.index(follow) if follow in keep else None
+if follow != pick.follow:
+    st.caption(f"The followed token, {plain(all_labels[pick.follow])}, is a special token and hidden now: this page "
+               f"follows {plain(all_labels[follow])}.")
+    pick = replace(pick, follow=follow)  # the sections below follow it too
 column = main_column_px(settings.presenter)
 close_cell = max(MIN_CLOSE_UP_CELL, min(settings.cell_size, int(
     (column - charts.heatmap_fit_room(labels, settings.font_size, "weight")) // max(len(keep), 1))))
@@ -99,7 +108,7 @@ if follow_row is not None:
     show_chart(cached_spec(charts.row_bars, row, title=f"what {run.tokens[pick.follow]} attends to",
                            cell_size=bar, font_size=settings.font_size))
 else:
-    st.info("The followed token is a special token, which is hidden now.")
+    st.info("Every token of this sentence is a special token, and they are hidden now.")
 st.page_link("pages/inside_real_head.py", label="See this head computed stage by stage",
              icon=":material/arrow_forward:")
 

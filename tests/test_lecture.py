@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from apptest_support import ROOT, open_page, shown_number
+from apptest_support import ROOT, chart_data, open_page, shown_number
 from attention_core import LessonConfig, MODEL_ALLOWLIST, Projections, row_arithmetic, run_lesson
 from attention_ui import url_state, views, worked
 from attention_ui.frames import token_labels
@@ -375,3 +375,19 @@ def test_the_last_slide_goes_on_to_the_next_page_on_the_path(button):
     page = open_page("pages/step_through.py", {"step": "output"})
     assert page.button(key="next").disabled and "next_page" not in {b.key for b in page.button}
     assert [link.label for link in page.get("page_link")][-1] == "Next on the path: Work it by hand"
+
+
+@pytest.mark.parametrize("query", [{"d_model": "2", "heads": "2", "d_k": "1", "d_v": "1"},
+                                   {"d_model": "8", "heads": "4", "d_k": "2", "d_v": "2"},
+                                   {"heads": "2"}])
+def test_the_concat_stage_names_a_column_its_chart_has(query):
+    """With d_v < 3 the words named the column “h2·c3”, which the chart did not have."""
+    at = open_page("pages/step_through.py", {"step": "concat", **query})
+    words = next(m.value for m in at.markdown if "is feature" in m.value)
+    d_v = int(re.search(r"d_v = (\d+)", words).group(1))
+    named = re.search(r"“(h2·c\d+)” is feature (\d+) of head 2's context \(column (\d+)\)", words)
+    assert named, words
+    columns = list(views.frames.head_column_labels(int(query["heads"]), d_v))
+    assert named.group(1) in columns and columns.index(named.group(1)) + 1 == int(named.group(3))
+    data = chart_data(at, "Concat")
+    assert named.group(1) in set(data.astype(str).stack()), "the chart draws the named column"

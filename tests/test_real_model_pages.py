@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import apptest_support
 from apptest_support import shown_number
 from attention_core.real_models import ModelLoadError, SourceAttempt
 from attention_ui import models
@@ -332,6 +333,21 @@ def test_hiding_the_followed_special_token_follows_the_first_shown_token_and_say
     assert any("a row's shown cells add up to less" in m.value for m in at.markdown)
     at.toggle(key="hide_special").set_value(False).run()
     assert not any("add up to less" in m.value for m in at.markdown)
+
+
+@needs_model
+def test_a_link_that_hides_special_tokens_follows_the_first_shown_token():
+    """Opened with the special tokens already hidden (a link, or the sentence changed since), the page followed [CLS]:
+    the close-up had no outlined row and no bars, and a box only said the token was hidden."""
+    at = apptest_support.open_page("pages/real_model.py", {"sentence": "The cat sat.", "hide_special": "true"})
+    assert at.toggle(key="hide_special").value
+    assert at.selectbox(key="piece").value == 0  # [CLS], hidden
+    specs = chart_specs(at)
+    close_up = json.dumps(next(s for s in specs if "layer 1, head 1" in json.dumps(s.get("title"))))
+    assert "datum.row_index == 0" in close_up, "the first shown token, the, is outlined"
+    assert any("what the attends to" in json.dumps(s.get("title")) for s in specs)
+    assert any("is a special token and hidden now: this page follows 2·the" in c.value for c in at.caption)
+    assert not any("hidden now" in i.value for i in at.info)
 
 
 @needs_model
