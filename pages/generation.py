@@ -196,6 +196,9 @@ with step_box:
     head = settings.head
     row = frames.row_frame(step.weights[head, 0], frames.AxisLabels(labels[:t]))
     in_head = f", head {head + 1}" if h > 1 else ""
+    # shared keys and values: the caches are the key/value head's, which several query heads read
+    in_kv_head, in_kv_short = ((f", key/value head {step.kv_group(head) + 1}", f", kv head {step.kv_group(head) + 1}")
+                               if g < h else (in_head, in_head))
     if settings.presenter:  # the step's line stands for section 1's heading (a slide has no room for both)
         st.progress(t / T, text=f"1 · The cache after step {t} of {T}: {counted(t, 'row')} of K and V; the newest "
                                 f"token is {plain(labels[t - 1])}")
@@ -208,8 +211,8 @@ with step_box:
         view = replace(view, stacked=True)  # wide heads: one under another, each full width
     # Each chart's titles, longest first: a narrow chart takes the longest that fits (the caption names the head)
     matrices = ((step.q[head], labels[t - 1:t], (f"new query q_t{in_head}", "new query q_t", "q_t"), "q"),
-                *((values, labels[:t], (f"{name} cache ({counted(t, 'row')}){in_head}", f"{name} cache{in_head}",
-                                        f"{name} cache", name), name.lower())
+                *((values, labels[:t], (f"{name} cache ({counted(t, 'row')}){in_kv_head}", f"{name} cache{in_kv_head}",
+                                        f"{name} cache{in_kv_short}", f"{name} cache", name), name.lower())
                   for name, values in (("K", step.k[head]), ("V", step.v[head]))))
     if settings.presenter:
         # On a slide the K cache, the V cache and (beside them) the new query with its weights, side by side, so

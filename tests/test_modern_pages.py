@@ -422,3 +422,20 @@ def test_the_new_query_and_the_caches_share_one_colour_bar_and_cell_size():
     assert legends == [0, 0, 1], legends
     cells = {spec["width"] / len(spec["layer"][0]["encoding"]["x"]["scale"]["domain"]) for spec in found}
     assert len(cells) == 1 and cells.pop() >= 38, cells
+
+
+@pytest.mark.parametrize("presenter", ["false", "true"])
+def test_shared_caches_are_titled_by_their_key_value_head(presenter):
+    """With g = 1 key/value head for h = 4, head 4's caches were titled “K cache, head 4”: a cache of its own, which
+    is what grouped-query attention does away with. They are the key/value head's; with g = h, the head's own."""
+    shared = open_page("pages/generation.py", {"heads": "4", "generation_kv_heads": "1", "head": "4",
+                                               "generation_step": "3", "presenter": presenter})
+    titles = json.dumps([json.loads(c.proto.spec).get("title") for c in shared.get("vega_lite_chart")],
+                        ensure_ascii=False)
+    assert "K cache" in titles and "V cache" in titles
+    assert re.search(r"[KV] cache[^\"]*(key/value|kv) head 1", titles), titles
+    assert not re.search(r"[KV] cache[^\"]*, head 4", titles), titles
+    own = open_page("pages/generation.py", {"heads": "4", "head": "4", "generation_step": "3", "presenter": presenter})
+    titles = json.dumps([json.loads(c.proto.spec).get("title") for c in own.get("vega_lite_chart")],
+                        ensure_ascii=False)
+    assert re.search(r"K cache[^\"]*, head 4", titles), titles
