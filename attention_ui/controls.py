@@ -676,12 +676,20 @@ def _follow_controls(labels: list[str], num_heads: int) -> tuple[int, int]:
         if linked is not None and linked >= len(labels):
             note_ignored("token", str(linked + 1), f"the sentence has {len(labels)} tokens")
         st.session_state["token"] = linked if linked is not None and linked < len(labels) else 0
-    if not whole_number_in(st.session_state.get("token", 0), 0, len(labels) - 1):
+    moved = []  # a followed token or a head that a shorter sentence or fewer heads took away: the nearest one left
+    if whole_number_in(st.session_state.get("token", 0), len(labels), MAX_TOKENS):
+        st.session_state["token"] = len(labels) - 1
+        moved.append(f"The sentence has {len(labels)} tokens now: the last one is followed.")
+    elif not whole_number_in(st.session_state.get("token", 0), 0, len(labels) - 1):
         st.session_state["token"] = 0
     linked_head = st.query_params.get("head")
     if linked_head and "head" not in st.session_state and int(linked_head.split()[-1]) > num_heads:
         note_ignored("head", linked_head, f"there are {num_heads} heads")
-    if not whole_number_in(st.session_state.get("head", 1), 1, num_heads):
+    if whole_number_in(st.session_state.get("head", 1), num_heads + 1, MAX_HEADS):
+        if num_heads > 1:
+            moved.append(f"Head {st.session_state['head']} is gone with {num_heads} heads: head {num_heads} is shown.")
+        st.session_state["head"] = num_heads
+    elif not whole_number_in(st.session_state.get("head", 1), 1, num_heads):
         st.session_state["head"] = 1
     follow = st.selectbox("Query token to follow", range(len(labels)), format_func=labels.__getitem__,
                           key="token", persist_state="session",  # kept through a page without it (Work it by hand)
@@ -691,6 +699,8 @@ def _follow_controls(labels: list[str], num_heads: int) -> tuple[int, int]:
     head = 1
     if num_heads > 1:
         head = st.selectbox("Head to show", range(1, num_heads + 1), key="head", **BOUND)  # a link says head=3
+    for note in moved:
+        st.caption(note)
     return int(follow), int(head) - 1
 
 

@@ -391,3 +391,20 @@ def test_the_concat_stage_names_a_column_its_chart_has(query):
     assert named.group(1) in columns and columns.index(named.group(1)) + 1 == int(named.group(3))
     data = chart_data(at, "Concat")
     assert named.group(1) in set(data.astype(str).stack()), "the chart draws the named column"
+
+
+def test_fewer_heads_or_a_shorter_sentence_keep_the_nearest_head_and_token_and_say_so():
+    """With head 3 of 3 shown, two heads jumped every chart to head 1 without a word; a shorter sentence did the same
+    to the followed token."""
+    at = open_page("pages/step_through.py", {"step": "scaled", "heads": "3", "head": "3", "token": "6"})
+    assert at.selectbox(key="head").value == 3
+    at.slider(key="heads").set_value(2).run()
+    assert at.selectbox(key="head").value == 2
+    assert any("Head 3 is gone with 2 heads: head 2 is shown." in c.value for c in at.sidebar.caption)
+    assert "head 2" in at.get("vega_lite_chart")[0].proto.spec
+    at.run()
+    assert not any("is gone" in c.value for c in at.sidebar.caption), "said once"
+    at.text_input(key="sentence").input("Dogs bark loudly").run()
+    assert at.selectbox(key="token").value == 2
+    assert any("The sentence has 3 tokens now: the last one is followed." in c.value for c in at.sidebar.caption)
+    assert not at.exception

@@ -314,6 +314,19 @@ def test_self_and_cross_attention_rows_are_as_tall_and_keep_their_numbers(pages,
     set_widget(at, "toggle", "cross_pad", False)
 
 
+def test_padding_a_source_that_is_long_enough_already_says_why_nothing_changed(pages):
+    """Padding switched on and set to the source's own length showed the same chart and no word on why."""
+    at = pages("pages/cross_attention.py")
+    set_widget(at, "toggle", "cross_pad", True)
+    set_widget(at, "slider", "cross_pad_to", 8)  # the default source has 8 tokens
+    assert any("Padding adds nothing here: the source already has 8 tokens" in i for i in texts(at, "info"))
+    set_widget(at, "slider", "cross_pad_to", 9)
+    assert not any("Padding adds nothing" in i for i in texts(at, "info"))
+    assert any("padded from 8 to 9" in i for i in texts(at, "info"))
+    set_widget(at, "toggle", "cross_pad", False)
+    assert not any("Padding adds nothing" in i for i in texts(at, "info"))
+
+
 def test_padding_the_source_blocks_the_pad_keys(pages):
     at = pages("pages/cross_attention.py")
     set_widget(at, "toggle", "cross_pad", True)
