@@ -434,6 +434,8 @@ CLICKER_KEYS_JS = """<span id="page-keys"></span><script>
 if (!window.clickerKeysAfterUse) {
   window.clickerKeysAfterUse = true;
   const moves = {ArrowRight: NEXT_KEY, PageDown: NEXT_KEY, ArrowLeft: BACK_KEY, PageUp: BACK_KEY};
+  // a slide: presenter mode, also on a page without the lesson's Settings menu (Start here, Work it by hand)
+  const presenting = () => !!document.querySelector(".st-key-slide_settings, .st-key-presenter input:checked");
   // A choice in the Settings menu made with the mouse (not a text box, and not reached with the keyboard, which
   // keeps the keys a radio or a slider moves by) leaves the slide's keys to the slide, and Page Up / Page Down, a
   // clicker's keys, do nothing to a radio, a switch or a button: both close the menu and take the step.
@@ -451,7 +453,7 @@ if (!window.clickerKeysAfterUse) {
     const active = document.activeElement;
     const slide = document.querySelector(".st-key-slide_settings");
     const fromMenu = !!slide && event.key in moves && menuChoice(active, event.key);
-    if (!(event.key in moves) || (event.key.startsWith("Page") && !slide) || !active
+    if (!(event.key in moves) || (event.key.startsWith("Page") && !presenting()) || !active
         || !(fromMenu || active.closest(".st-key-presenter, .st-key-step, .st-key-slide_settings"))
         || active.getAttribute("aria-expanded") === "true") return;
     const button = document.querySelector(".st-key-" + moves[event.key] + " button");
@@ -474,15 +476,14 @@ if (!window.clickerKeysAfterUse) {
     const main = document.querySelector("[data-testid='stMain']");
     // a step that can still be taken is the key's (the last step of Generation's slide goes on through its sections)
     const steps = STEP_KEYS[way > 0 ? "forward" : "back"];
-    if (!way || event.defaultPrevented || !main || !document.querySelector(".st-key-slide_settings")
+    if (!way || event.defaultPrevented || !main || !presenting()
         || document.querySelector(steps.map((key) => `.st-key-${key} button:not([disabled])`).join(", "))) return;
     const active = document.activeElement;
     const passed = active?.closest(".st-key-presenter, .st-key-slide_settings");
     if (active && active !== document.body && !passed && (active.matches(
         "input, textarea, select, [contenteditable='true'], [role='slider'], [role='radio'], [role='tab']")
         || active.closest("[data-testid='stPopoverBody'], [data-baseweb='popover']"))) return;
-    const headings = [...main.querySelectorAll("h3")];  // a page's numbered sections (st.subheader)
-    if (!headings.length) return;
+    const headings = [...main.querySelectorAll("h3")];  // a page's numbered sections (st.subheader); none: a screen
     event.preventDefault();
     event.stopPropagation();
     if (passed) active.blur();
@@ -531,7 +532,8 @@ control chosen with the mouse (a radio, a switch, a slider, a closed menu; not a
 and Page Up / Page Down, which a radio or a switch has no use for, go to the slide however it was reached: the key
 closes the menu and takes the step (a lecturer who clicked "causal" and pressed → moved the mask on to "padding"
 instead of the slide, and a clicker's Page Down did nothing). Reached with the keyboard, a radio or a slider keeps its
-arrow keys. On a slide, a new stage
+arrow keys. A slide is presenter mode, also on the pages without the lesson's Settings menu (Start here, Work it by
+hand: the clicker moved nothing there), and a page without numbered sections moves a screen at a time. On a slide, a new stage
 starts at the top of the page: a lecturer who had scrolled down to the worked numbers got the next slide scrolled
 down as far. On a page, a stage reached from the Back/Next under it starts at the stage menu. A click or tap on a
 control's help icon (its "?") shows the help and does nothing else: the icon lies inside the control's label, so

@@ -749,3 +749,22 @@ def test_on_a_slide_without_stages_the_clicker_keys_go_from_section_to_section(s
         assert page.evaluate(at_top)["scroll"] == scroll, "and the page did not move"
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("path", ["/start-here", "/by-hand"])
+def test_the_clicker_keys_move_a_slide_without_the_lessons_settings_menu(server, browser, path):
+    """Start here and Work it by hand have no Settings menu (they take none of the lesson's settings), and the keys
+    were given to slides by that menu: a lecturer arriving at Work it by hand with the clicker (Page Down on the last
+    stage) pressed Page Down again and nothing moved, its lower half out of reach until a click on the page."""
+    context, page = _new_page(browser, PROJECTORS[1])
+    scroll = f"() => document.querySelector({bs.MAIN!r}).scrollTop"
+    try:
+        _open(page, server + path + "?presenter=true", FIRST_LOAD_MS)
+        page.keyboard.press("PageDown")
+        page.wait_for_function(f"() => ({scroll[6:]}) > 100", timeout=5_000)
+        down = page.evaluate(scroll)
+        page.keyboard.press("PageUp")
+        page.wait_for_function(f"() => ({scroll[6:]}) < {down}", timeout=5_000)
+        assert not _exceptions(page), _exceptions(page)
+    finally:
+        context.close()
