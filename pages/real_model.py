@@ -81,6 +81,10 @@ with slide:
 # colour bar, and no smaller than MIN_CLOSE_UP_CELL (a token label in the page's font still fits a row). A sentence
 # of 32 pieces drew 44-px cells, 1,400 px wide, and the page shrank the chart to its column, labels and all, to 5-6 px.
 MIN_CLOSE_UP_CELL = 16
+# On a slide its rows take at most this many pixels (drawn 1.25× from 1600 px, 1.5× from 1920): brought under the menu
+# bar by the clicker, the close-up with its heading, labels and key axis fits 1280 × 800, 1600 × 900 and 1920 × 1080
+# (its 64-px rows ran 44 px past the bottom of a 1280 × 800 window, and 118 px past 1920 × 1080).
+SLIDE_CLOSE_UP_ROWS_PX = 460
 
 
 # A slide shows the heads grid without its heading (the grid follows the title): its sections count from 1 after it
@@ -98,6 +102,8 @@ if follow != pick.follow:
 column = main_column_px(settings.presenter)
 close_cell = max(MIN_CLOSE_UP_CELL, min(settings.cell_size, int(
     (column - charts.heatmap_fit_room(labels, settings.font_size, "weight")) // max(len(keep), 1))))
+if settings.presenter:
+    close_cell = max(MIN_CLOSE_UP_CELL, min(close_cell, SLIDE_CLOSE_UP_ROWS_PX // max(len(keep), 1)))
 show_chart(cached_matrix_chart(charts.heatmap, weights, labels, labels,
                                title=f"layer {pick.layer + 1}, head {pick.head + 1}", domain=(0, 1),
                                value_title="weight", cell_size=close_cell, font_size=settings.font_size,

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 import apptest_support
 from apptest_support import shown_number
 from attention_core.real_models import ModelLoadError, SourceAttempt
-from attention_ui import models
+from attention_ui import models, views
 
 TIMEOUT = 180
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -348,6 +348,18 @@ def test_a_link_that_hides_special_tokens_follows_the_first_shown_token():
     assert any("what the attends to" in json.dumps(s.get("title")) for s in specs)
     assert any("is a special token and hidden now: this page follows 2·the" in c.value for c in at.caption)
     assert not any("hidden now" in i.value for i in at.info)
+
+
+@needs_model
+def test_the_close_up_on_a_slide_fits_the_window_under_its_heading():
+    """Brought under the menu bar by the clicker, the close-up's 64-px rows ran past the bottom of the window at
+    1280 × 800 and (drawn 1.5×) at 1920 × 1080: the key labels were on the next screen, the top rows gone by then."""
+    at = apptest_support.open_page("pages/real_model.py", {"presenter": "true"})
+    close_up = next(s for s in chart_specs(at) if "layer 1, head 1" in json.dumps(s.get("title")))
+    assert close_up["height"] <= 460, close_up["height"]
+    plain_page = apptest_support.open_page("pages/real_model.py")
+    close_up = next(s for s in chart_specs(plain_page) if "layer 1, head 1" in json.dumps(s.get("title")))
+    assert close_up["height"] == 9 * views.PAGE_CELL, "the page keeps its usual cells (9 pieces)"
 
 
 @needs_model
