@@ -365,6 +365,9 @@ PAGE_STYLE = """<style>
   .st-key-hand_grids [data-testid='stHorizontalBlock'] {flex-wrap: wrap; row-gap: 1rem;}
   .st-key-hand_grids [data-testid='stColumn'] {flex: 1 1 40% !important; min-width: 40% !important;}
 }
+@media (hover: none) {
+  [data-testid='stMain'] [data-testid='stElementContainer']:has([data-testid='stDataFrame']) {margin-top: 1.75rem;}
+}
 @keyframes chart-sideways-cue {from {opacity: 1;} 90% {opacity: 1;} to {opacity: 0;}}
 @media (max-width: 640px) {
   [data-testid='stMain'] [data-testid='stVegaLiteChart'] svg {max-width: none;}
@@ -402,6 +405,10 @@ under it; the sidebar's list of pages is compact, so that with every page listed
 800-px screen. A chart keeps 20 px more above it: the toolbar Streamlit shows over a chart's top right corner on hover
 (its ⋯ menu and full-screen button, 36 px tall) lay over the last line of the text above it ("(head 1):" of
 Cross-attention's "What 1·The reads from the source"); a slide keeps the room (see PRESENTER_STYLE).
+
+On a touch screen, where Streamlit always shows a grid's toolbar (its eye, download, search and full-screen buttons)
+over the grid's top right corner, a grid keeps 28 px more above it: the toolbar lay over the end of the line above it,
+Work it by hand's "Σ_d" of S_ij = Σ_d q_i,d k_j,d and the real model's "[SEP]."
 
 Small screens: a chart wider than the page (a real model's grid, drawn on a canvas, does not shrink) scrolls inside
 its own box instead of widening the page; on a phone (640 px or less) a chart keeps its size and scrolls rather

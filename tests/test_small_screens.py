@@ -243,3 +243,17 @@ def test_stage_6_on_a_phone_draws_its_lines_within_the_screen_and_says_where_a_c
     assert not lines["scrolls"] and lines["drawn"] <= lines["box"] + 1, lines
     assert any(c["scrolls"] for c in charts), charts  # the case this test is about: a chart wider than the phone
     assert all(c["cue"] == c["scrolls"] for c in charts), charts
+
+
+def test_a_grids_toolbar_on_a_touch_screen_leaves_the_line_above_it_whole(open_on):
+    """A touch screen always shows a grid's toolbar, over the grid's top right corner: it lay over the end of the
+    formula above Work it by hand's scores grid (the Σ's “d”)."""
+    page = open_on(PHONE, "/by-hand")
+    overlaps = page.evaluate("""() => Array.from(document.querySelectorAll(
+        '[data-testid=stMain] [data-testid=stElementContainer]:has([data-testid=stDataFrame])'), box => {
+        const above = box.previousElementSibling, toolbar = box.querySelector('[data-testid=stElementToolbar]');
+        if (!above || !toolbar) return null;
+        return above.getBoundingClientRect().bottom - toolbar.getBoundingClientRect().top;
+    }).filter(o => o !== null)""")
+    assert overlaps, "no grid with a toolbar and something above it: the check is blind"
+    assert max(overlaps) <= 0, f"a toolbar lies over the element above it by {max(overlaps):.0f} px"
