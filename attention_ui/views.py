@@ -1226,8 +1226,14 @@ def _context_slide_charts(view: StageView, context: torch.Tensor) -> list:
     keys = list(view.keys)
     weights_column = SlideColumn(len(keys), slide_rows_px(view, view.labels)
                                  + slide_legend_px(view, WEIGHT_TITLE, by_row=by_row))
-    context_column = SlideColumn(shown_features(context)[0].shape[-1], slide_legend_px(view, "feature value"))
+    features = shown_features(context)[0].shape[-1]
+    context_column = SlideColumn(features, slide_legend_px(view, "feature value"))
     row = (weights_column, context_column)
+    if features > len(keys) and slide_row_value_font(view, row, signed=True) is None:
+        # C's cells hold no numbers at one width with A's anyway (a real head's 32 features beside 9 tokens): C takes
+        # as much of the row as A, and A's cells the room for its weights (they were 11-px numbers in a quarter of it)
+        context_column = SlideColumn(len(keys), context_column.frame_px)
+        row = (weights_column, context_column)
     keys_px_beside = slide_key_labels_px(view, width=slide_column_width(weights_column, context_column))
     weights = token_heatmap(view, view.trace.weights[view.head], f"weights A{_head_title(view)}", weights=True,
                             blocked=True, slide_row=row, col_labels_px=slide_key_labels_px(view))

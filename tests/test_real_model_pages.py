@@ -363,6 +363,21 @@ def test_the_close_up_on_a_slide_fits_the_window_under_its_heading():
 
 
 @needs_model
+def test_a_real_heads_context_slide_leaves_the_weights_room_for_their_numbers():
+    """Stage 7 of a real head: the 9 × 9 weights beside a context of 32 features, in cells of one width, got a quarter
+    of the slide and 11-px numbers (colours only at 1600 px), while the context's 32 columns print none anyway."""
+    at = apptest_support.open_page("pages/inside_real_head.py", {"presenter": "true", "step": "context"})
+    specs = {json.dumps(s.get("title"))[:30]: s for s in chart_specs(at)}
+    weights = next(s for t, s in specs.items() if "weights A" in t)
+    context = next(s for t, s in specs.items() if "context" in t)
+    assert views.slide_column_of(context).cells == views.slide_column_of(weights).cells == 9
+    toy = apptest_support.open_page("pages/step_through.py", {"presenter": "true", "step": "context", "d_v": "16",
+                                                              "d_model": "32"})
+    toy_context = next(s for s in chart_specs(toy) if "context" in json.dumps(s.get("title")))
+    assert views.slide_column_of(toy_context).cells == 16, "a context that prints its numbers keeps A's cell width"
+
+
+@needs_model
 def test_inside_a_real_head_repeats_back_and_next_under_the_stage():
     """Back/Next were only at the top: a student at the bottom of the worked numbers had to scroll back up, and the
     only link there ("The end of the path") made stage 1 of 9 look like the end."""
