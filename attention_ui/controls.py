@@ -500,7 +500,17 @@ if (!window.clickerKeysAfterUse) {
     // so that a heading within them is brought up at once
     const screen = main.clientHeight - SECTION_TOP_PX - 60;
     const next = way > 0 ? offsets.find((o) => o > 4) : offsets.filter((o) => o < -4).pop();
-    const step = next !== undefined && Math.abs(next) <= screen + 60 ? next : way * screen;
+    let step = next !== undefined && Math.abs(next) <= screen + 60 ? next : way * screen;
+    if (step === way * screen) {
+      // a screen at a time, each starting where a chart, a table or a line starts and none that fits a screen is
+      // cut (the farthest such start within a screen), not part-way down one, its title half under the menu bar
+      const boxes = [...main.querySelectorAll("[data-testid='stElementContainer']")]
+        .map((e) => e.getBoundingClientRect()).filter((r) => r.height > 0).map((r) => [r.top - line, r.bottom - line]);
+      const cuts = (at) => boxes.some(([top, bottom]) => bottom - top < screen && top < at - 4 && bottom > at + 4);
+      const whole = boxes.map(([top]) => top).filter((top) => way * top >= 60 && way * top <= screen)
+        .sort((a, b) => way * (b - a)).find((top) => !cuts(top));
+      if (whole !== undefined) step = whole;
+    }
     main.scrollBy({top: step});
   }, true);
   document.addEventListener("keydown", (event) => {
@@ -540,7 +550,10 @@ and Page Up / Page Down, which a radio or a switch has no use for, go to the sli
 closes the menu and takes the step (a lecturer who clicked "causal" and pressed → moved the mask on to "padding"
 instead of the slide, and a clicker's Page Down did nothing). Reached with the keyboard, a radio or a slider keeps its
 arrow keys. A slide is presenter mode, also on the pages without the lesson's Settings menu (Start here, Work it by
-hand: the clicker moved nothing there), and a page without numbered sections moves a screen at a time. On a slide, a new stage
+hand: the clicker moved nothing there), and a page without numbered sections moves a screen at a time. A screen at
+a time starts where an element starts and cuts none that fits a screen, where it can (the farthest such start within
+a screen, at least 60 px on): a full screen often opened on the lower half of a chart's title or a sliced row under
+the menu bar. On a slide, a new stage
 starts at the top of the page: a lecturer who had scrolled down to the worked numbers got the next slide scrolled
 down as far. On a page, a stage reached from the Back/Next under it starts at the stage menu. A click or tap on a
 control's help icon (its "?") shows the help and does nothing else: the icon lies inside the control's label, so

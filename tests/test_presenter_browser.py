@@ -704,17 +704,24 @@ _SECTION_AT_TOP_JS = """() => { const main = document.querySelector('[data-testi
   return {scroll: main.scrollTop, heading: at ? at.innerText.split(' · ')[0] : null}; }"""
 
 
+_CUT_AT_TOP_JS = """() => { const main = document.querySelector('[data-testid=stMain]');
+  const line = main.getBoundingClientRect().top + %d, screen = main.clientHeight - 132;
+  return [...main.querySelectorAll('[data-testid=stElementContainer]')].map(e => [e, e.getBoundingClientRect()])
+    .filter(([e, r]) => r.height > 0 && r.height < screen && r.top < line - 4 && r.bottom > line + 4)
+    .map(([e, r]) => (e.innerText || e.querySelector('[data-testid]')?.dataset.testid || '').slice(0, 40)); }"""
+
+
 def test_on_a_slide_without_stages_the_clicker_keys_go_from_section_to_section(server, browser):
     """Multi-head's slide is a long page of numbered sections, and → and Page Down did nothing useful on it. They
     now bring the next section's heading up under the menu bar, a screen at a time through a section taller than
-    the window, and ← and Page Up go back the same way to the page's top; a slider keeps its own arrow keys."""
+    the window (a screen starting at a chart or a line that fits it, not half-way down its title), and ← and Page Up go back the same way to the page's top; a slider keeps its own arrow keys."""
     from attention_ui.controls import SECTION_TOP_PX
 
     context, page = _new_page(browser)
     at_top = _SECTION_AT_TOP_JS % SECTION_TOP_PX
     try:
         _open(page, server + "/multi-head?presenter=true", FIRST_LOAD_MS)
-        headings, scrolls = [], []
+        headings, scrolls, cut = [], [], []
         for key in ["PageDown"] + ["ArrowRight"] * 8:
             page.keyboard.press(key)
             page.wait_for_timeout(250)
@@ -722,7 +729,9 @@ def test_on_a_slide_without_stages_the_clicker_keys_go_from_section_to_section(s
             scrolls.append(shown["scroll"])
             if shown["heading"] and shown["heading"] not in headings:
                 headings.append(shown["heading"])
+            cut += page.evaluate(_CUT_AT_TOP_JS % SECTION_TOP_PX)
         assert headings == ["1", "2", "3", "4", "5"], (headings, scrolls)
+        assert not cut, f"a screen started in the middle of these (a title half under the menu bar): {cut}"
         assert scrolls == sorted(scrolls) and len(set(scrolls)) >= 7, f"each press moved down: {scrolls}"
         assert all(b - a <= 800 for a, b in zip(scrolls, scrolls[1:])), f"no part of a section skipped: {scrolls}"
         for _ in range(12):
