@@ -777,3 +777,22 @@ def test_the_clicker_keys_move_a_slide_without_the_lessons_settings_menu(server,
         assert not _exceptions(page), _exceptions(page)
     finally:
         context.close()
+
+
+def test_a_grids_cell_keeps_its_arrow_keys_on_a_slide(server, browser):
+    """On a slide the arrow keys go from section to section, but not from a grid's cell: a lecturer typing into Work it
+    by hand's X moved to the next cell with →, and the page scrolled away instead."""
+    context, page = _new_page(browser)
+    scroll = f"() => document.querySelector({bs.MAIN!r}).scrollTop"
+    try:
+        _open(page, server + "/by-hand?presenter=true", FIRST_LOAD_MS)
+        grid = bs.box(page, "[data-testid='stDataFrame']")
+        page.mouse.click(grid["left"] + grid["width"] * 0.5, grid["top"] + grid["height"] * 0.6)  # X: row 2, x1
+        page.wait_for_function("() => document.activeElement?.getAttribute('role') === 'gridcell'", timeout=5_000)
+        before = page.evaluate("() => document.activeElement.id")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(400)
+        assert page.evaluate(scroll) == 0, "the page scrolled"
+        assert page.evaluate("() => document.activeElement.id") != before, "the cell selection did not move"
+    finally:
+        context.close()
