@@ -556,9 +556,9 @@ a time starts where an element starts and cuts none that fits a screen, where it
 a screen, at least 60 px on): a full screen often opened on the lower half of a chart's title or a sliced row under
 the menu bar. A grid's cell (Work it by hand's matrices, the mask editor) keeps the arrows that move between cells.
 On a slide, a new stage starts at the top of the page: a lecturer who had scrolled down to the worked numbers got the
-next slide scrolled down as far. On a page, a stage reached from the Back/Next under it starts at the stage menu. A click or tap on a
-control's help icon (its "?") shows the help and does nothing else: the icon lies inside the control's label, so
-it switched presenter mode (or any toggle or checkbox) on or off, and focused a text box."""
+next slide scrolled down as far. On a page, a stage reached from the Back/Next under it starts at the stage menu. A
+click or tap on a control's help icon (its "?") shows the help and does nothing else: the icon lies inside the
+control's label, so it switched presenter mode (or any toggle or checkbox) on or off, and focused a text box."""
 
 
 def _presenter_toggle() -> bool:

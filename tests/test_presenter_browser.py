@@ -714,7 +714,8 @@ _CUT_AT_TOP_JS = """() => { const main = document.querySelector('[data-testid=st
 def test_on_a_slide_without_stages_the_clicker_keys_go_from_section_to_section(server, browser):
     """Multi-head's slide is a long page of numbered sections, and → and Page Down did nothing useful on it. They
     now bring the next section's heading up under the menu bar, a screen at a time through a section taller than
-    the window (a screen starting at a chart or a line that fits it, not half-way down its title), and ← and Page Up go back the same way to the page's top; a slider keeps its own arrow keys."""
+    the window (a screen starting at a chart or a line that fits it, not half-way down its title), and ← and Page
+    Up go back the same way to the page's top; a slider keeps its own arrow keys."""
     from attention_ui.controls import SECTION_TOP_PX
 
     context, page = _new_page(browser)
