@@ -345,6 +345,17 @@ def cell_value_font(cell_size: int, font_size: int, *, diverging: bool, fit: boo
     return _value_font_size(cell_size, font_size, 6 if diverging or fit else 5)
 
 
+def _click_selection(fields, *, name: str = PICK) -> alt.SelectionParameter:
+    """A selection named ``name`` of the ``fields`` of the mark clicked last (kept until another click; none before
+    the first), which ``views.on_pick`` reads."""
+    return alt.selection_point(name=name, fields=list(fields), on="click", clear=False, empty=False)
+
+
+def _outline(base: alt.Chart, test: str) -> alt.Chart:
+    """A frame in the followed row's colour round the cells of ``base`` for which the Vega expression ``test`` holds."""
+    return base.transform_filter(test).mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=3)
+
+
 def _heatmap_layers(
     df: pd.DataFrame,
     *,
@@ -455,10 +466,8 @@ def _heatmap_layers(
     if not show_values:
         text = text.transform_filter("datum.masked")
     if pick:
-        colored = colored.add_params(alt.selection_point(name=PICK, fields=list(pick_fields), on="click",
-                                                         clear=False, empty=False))
-        backdrop = backdrop.add_params(alt.selection_point(name=PICK_BLOCKED, fields=list(pick_fields),
-                                                           on="click", clear=False, empty=False))
+        colored = colored.add_params(_click_selection(pick_fields))
+        backdrop = backdrop.add_params(_click_selection(pick_fields, name=PICK_BLOCKED))
     if every_cell_shown:
         # Nothing masked or missing: no grey backdrop, no "×" marks, no filter. The browser evaluates every
         # layer's expressions once per cell, which for a real model's layer × head grid is most of a redraw.
@@ -472,7 +481,7 @@ def _heatmap_layers(
     if follow_row is not None:
         outline = f"datum.row_index == {int(follow_row)}"
     if outline is not None:
-        layers.append(base.transform_filter(outline).mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=3))
+        layers.append(_outline(base, outline))
     if panel_outline is not None:  # one frame around the whole panel (a rect with no x/y spans the view)
         layers.append(alt.Chart().transform_filter(panel_outline)
                       .transform_aggregate(cells="count()", groupby=["head_index"])
@@ -831,8 +840,7 @@ def _fitted_head_grid(heads_df: pd.DataFrame, *, columns: int, domain, row: str,
                  alt.Tooltip("value:Q", title=value_title, format=TOOLTIP_FORMAT)],
     )
     if pick:
-        cells = cells.add_params(alt.selection_point(name=PICK, fields=["head_index"], on="click", clear=False,
-                                                     empty=False))
+        cells = cells.add_params(_click_selection(["head_index"]))
     first_cell = alt.Chart().transform_filter("datum.row_index == 0 && datum.col_index == 0")
     names = first_cell.mark_text(baseline="bottom", dy=-3, fontSize=font_size + 1, color=DARK_TEXT).encode(
         x=panel_x, y=alt.Y("panel_row:O", axis=None, bandPosition=0), text=alt.Text(f"{head}:N"))
@@ -916,12 +924,10 @@ def mask_grid(
         color=_colour_when(f"datum.state === '{ALLOWED}'", LIGHT_TEXT, DARK_TEXT),
     )
     if pick:
-        cells = cells.add_params(alt.selection_point(name=PICK, fields=["row_index"], on="click", clear=False,
-                                                     empty=False))
+        cells = cells.add_params(_click_selection(["row_index"]))
     layers = [cells, marks]
     if follow_row is not None:
-        layers.append(base.transform_filter(f"datum.row_index == {int(follow_row)}")
-                      .mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=3))
+        layers.append(_outline(base, f"datum.row_index == {int(follow_row)}"))
     return alt.layer(*layers, data=df, width=cell_size * len(cols), height=cell_size * len(rows),
                      title=chart_title(title, font_size))
 
@@ -999,8 +1005,7 @@ def lines_view(
                 color=alt.ColorValue(DARK_TEXT))
     )
     if pick:
-        selection = alt.selection_point(name=PICK, fields=["row_index"], on="click", clear=False, empty=False)
-        left_labels = left_labels.add_params(selection)
+        left_labels = left_labels.add_params(_click_selection(["row_index"]))
     title = chart_title(title, font_size, width=width,
                         subtitle="click a word on the left to follow it" if pick else "")
     return alt.layer(line, left_labels, right_labels, data=df, width=width, height=height,
