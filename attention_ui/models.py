@@ -161,6 +161,28 @@ class RealSelection:
     follow: int
     hide_special: bool
 
+    @property
+    def shown(self) -> list[int]:
+        """The tokens the charts show (indices into the run's): all, or all but the special ones while hidden."""
+        return [i for i, special in enumerate(self.run.is_special) if not (self.hide_special and special)]
+
+    @property
+    def shown_follow(self) -> int:
+        """The token the charts follow: the followed one, or the first shown one when it is a hidden special token
+        (a link or a new sentence; hiding them while one is followed moves the picker itself:
+        ``follow_a_shown_token``)."""
+        shown = self.shown
+        return self.follow if self.follow in shown or not shown else shown[0]
+
+
+def note_follow_shown(pick: RealSelection) -> None:
+    """A line saying the followed token is a hidden special token and which one the page follows instead, if so (the
+    close-up had no outlined row and no bars, and a box only said the token was hidden)."""
+    if pick.shown_follow != pick.follow:
+        labels = token_labels(pick.run.tokens)
+        st.caption(f"The followed token, {plain(labels[pick.follow])}, is a special token and hidden now: this page "
+                   f"follows {plain(labels[pick.shown_follow])}.")
+
 
 def _in(place):
     """``with _in(place):`` draws in the container ``place``, or where the page is drawing when it is None."""

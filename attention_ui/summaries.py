@@ -98,7 +98,7 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
     ``pick`` is the real-model page's RealSelection (model, run, followed token); ``settings`` gives the sizes."""
     run, model = pick.run, pick.model
     attentions = run.attentions  # (L, h, T, T)
-    keep = [i for i in range(run.num_tokens) if not (pick.hide_special and run.is_special[i])]
+    keep = pick.shown
     all_labels = frames.token_labels(run.tokens)
     labels = frames.AxisLabels(all_labels[i] for i in keep)
     T = len(keep)
@@ -130,10 +130,11 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
     rollout = attention_rollout(attentions)[:, keep][:, :, keep]  # (L, T', T'), computed over every token
     show_chart(_layer_grid(rollout, labels, title="rollout after each layer (rows sum to 1 over all tokens)",
                            cell=cell, font_size=grid_font))
-    if pick.follow in keep:
-        row = frames.row_frame(rollout[-1, keep.index(pick.follow)], labels)
-        show_chart(cached_spec(charts.row_bars, row, title=f"after the last layer, {run.tokens[pick.follow]} is made "
-                               "of…", value_title="share", cell_size=max(16, min(settings.cell_size, 700 // max(T, 1))),
+    if pick.shown_follow in keep:
+        row = frames.row_frame(rollout[-1, keep.index(pick.shown_follow)], labels)
+        show_chart(cached_spec(charts.row_bars, row, title=f"after the last layer, {run.tokens[pick.shown_follow]} is "
+                               "made of…", value_title="share",
+                               cell_size=max(16, min(settings.cell_size, 700 // max(T, 1))),
                                font_size=settings.font_size))
 
     st.subheader(f"{n + 2} · Every head in numbers")

@@ -8,9 +8,9 @@ import streamlit as st
 from attention_ui import frames
 from attention_ui.checks.real import inside_head_questions
 from attention_ui.controls import sentence_settings, stage_footer, stage_picker
-from attention_ui.models import cached_reproduction, real_model_or_stop
+from attention_ui.models import cached_reproduction, note_follow_shown, real_model_or_stop
 from attention_ui.questions import show_page_questions
-from attention_ui.text import STAGES, agreement_in_words, layer_input_words, plain, size_in_words
+from attention_ui.text import STAGES, agreement_in_words, layer_input_words, size_in_words
 from attention_ui.views import StageView, only_tokens, show_slide, show_stage, show_table
 
 DETAILS = "Model, layer, head and the check against the model"
@@ -56,8 +56,7 @@ with slide:
     step = stage_picker(settings.presenter)
     run = pick.run
     labels = frames.token_labels(run.tokens)
-    keep = [i for i in range(run.num_tokens) if not (pick.hide_special and run.is_special[i])]
-    follow = pick.follow if pick.follow in keep else keep[0]
+    keep, follow = pick.shown, pick.shown_follow
     view = StageView(rep.trace, labels, follow, pick.head, settings.cell_size, settings.font_size, x=rep.x,
                      projections=rep.projections, embed_words=layer_input_words(pick.layer), colour=settings.colour)
     if len(keep) == run.num_tokens:
@@ -66,9 +65,7 @@ with slide:
         st.info("Special tokens are hidden from the charts, but the model still gives them weight: the visible "
                 "weights in a row now add up to less than 1 (often much less, as many heads rest on [CLS] or "
                 "[SEP]). Everything is still computed over the whole sequence, as the model does.")
-        if follow != pick.follow:
-            st.caption(f"The followed token, {plain(labels[pick.follow])}, is a special token and hidden now: "
-                       f"this page follows {plain(labels[follow])}.")
+        note_follow_shown(pick)
         shown = replace(view, trace=only_tokens(rep.trace, keep), labels=frames.AxisLabels(labels[i] for i in keep),
                         follow=keep.index(follow), x=rep.x[keep])
         (show_slide if settings.presenter else show_stage)(shown, STAGES[step].key, worked_view=view)

@@ -1,14 +1,12 @@
 """A real pretrained model's attention: its tokens, a layer × head overview, one head up close."""
 
-from dataclasses import replace
-
 import pandas as pd
 import streamlit as st
 
 from attention_ui import charts, frames
 from attention_ui.checks.real import real_model_questions
 from attention_ui.controls import sentence_settings
-from attention_ui.models import real_model_or_stop
+from attention_ui.models import note_follow_shown, real_model_or_stop
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
 from attention_ui.text import plain
@@ -32,7 +30,7 @@ else:
     slide = st.container()
     pick = real_model_or_stop(settings.sentence, slide)
 run = pick.run
-keep = [i for i in range(run.num_tokens) if not (pick.hide_special and run.is_special[i])]
+keep = pick.shown
 all_labels = frames.token_labels(run.tokens)
 labels = frames.AxisLabels(all_labels[i] for i in keep)
 attentions = run.attentions[:, :, keep][:, :, :, keep]  # (L, h, T', T'): the shown tokens only
@@ -91,14 +89,8 @@ SLIDE_CLOSE_UP_ROWS_PX = 460
 close_up = 1 if settings.presenter else 2
 st.subheader(f"{close_up} · Layer {pick.layer + 1}, head {pick.head + 1} up close")
 weights = attentions[pick.layer, pick.head]
-# the followed token among the shown ones: a hidden special token gives way to the first shown token, as on Inside a
-# real head (the close-up had no outlined row and no bars, and the page only said the token was hidden)
-follow = pick.follow if pick.follow in keep or not keep else keep[0]
-follow_row = keep.index(follow) if follow in keep else None
-if follow != pick.follow:
-    st.caption(f"The followed token, {plain(all_labels[pick.follow])}, is a special token and hidden now: this page "
-               f"follows {plain(all_labels[follow])}.")
-    pick = replace(pick, follow=follow)  # the sections below follow it too
+follow_row = keep.index(pick.shown_follow) if pick.shown_follow in keep else None  # its row among the shown tokens
+note_follow_shown(pick)
 column = main_column_px(settings.presenter)
 close_cell = max(MIN_CLOSE_UP_CELL, min(settings.cell_size, int(
     (column - charts.heatmap_fit_room(labels, settings.font_size, "weight")) // max(len(keep), 1))))
@@ -111,7 +103,7 @@ show_chart(cached_matrix_chart(charts.heatmap, weights, labels, labels,
 if follow_row is not None:
     row = frames.row_frame(weights[follow_row], labels)
     bar = max(MIN_CLOSE_UP_CELL, min(max(settings.cell_size, 26), (column - BARS_FRAME_PX) // max(len(keep), 1)))
-    show_chart(cached_spec(charts.row_bars, row, title=f"what {run.tokens[pick.follow]} attends to",
+    show_chart(cached_spec(charts.row_bars, row, title=f"what {run.tokens[pick.shown_follow]} attends to",
                            cell_size=bar, font_size=settings.font_size))
 else:
     st.info("Every token of this sentence is a special token, and they are hidden now.")
