@@ -63,10 +63,6 @@ def grids() -> dict:
     return st.session_state.setdefault(GRIDS_KEY, {})
 
 
-matrix_shapes = hand_shapes
-"""The typed matrices' shapes for sizes ``s``: X (T, d_model), W_Q and W_K (d_model, d_k), W_V (d_model, d_v)."""
-
-
 def start_from_link() -> None:
     """A session's first visit to the page, opened with a link that holds an example (``url_state.encode_hand``):
     its sizes and numbers instead of the built-in example. An edited example was lost in its link: a lecturer who
@@ -91,7 +87,7 @@ def keep_in_address(s: dict, values: dict) -> None:
 def example_grids(s: dict) -> dict[str, list[list[str]]]:
     """The built-in example as typed text, cut or padded with zeros to sizes ``s``."""
     source = {"X": EXAMPLE.x, "W_Q": EXAMPLE.w_q, "W_K": EXAMPLE.w_k, "W_V": EXAMPLE.w_v}
-    shapes = matrix_shapes(s)
+    shapes = hand_shapes(s)
     return {name: resize_grid([[format_cell(v) for v in row] for row in rows], shapes[name])
             for name, rows in source.items()}
 
@@ -111,7 +107,7 @@ def apply_size_change() -> None:
     for name in DEFAULT_SIZES:
         s[name] = st.session_state.get(f"hand-size-{name}", s[name])
     store = grids()
-    for name, shape in matrix_shapes(s).items():
+    for name, shape in hand_shapes(s).items():
         store[name] = resize_grid(store.get(name), shape)
     for name in [n for n in store if n.startswith("answer_")]:
         store[name] = resize_grid(store[name], answer_shape(name.removeprefix("answer_"), s), fill="")

@@ -10,7 +10,7 @@ from attention_ui import charts, frames, hand
 from attention_ui.controls import page_start, stop_page
 from attention_ui.render import cached_matrix_chart, show_chart
 from attention_ui.text import plain
-from attention_ui.url_state import show_link_notes
+from attention_ui.url_state import hand_shapes, show_link_notes
 
 HAND_STAGE_TEXT = {
     "scores": ("1 · Raw scores QKᵀ", r"S_{ij} = q_i \cdot k_j = \sum_{d} q_{i,d}\, k_{j,d}",
@@ -84,7 +84,7 @@ if not presenter:
 
 tokens = frames.token_labels(hand.TOKENS[:sizes["tokens"]])
 x_cols = frames.feature_labels(sizes["d_model"], "x")
-shapes = hand.matrix_shapes(sizes)
+shapes = hand_shapes(sizes)
 col_labels = {"X": x_cols, "W_Q": frames.feature_labels(sizes["d_k"], "q"),
               "W_K": frames.feature_labels(sizes["d_k"], "k"), "W_V": frames.feature_labels(sizes["d_v"], "v")}
 row_labels = {"X": tokens, "W_Q": x_cols, "W_K": x_cols, "W_V": x_cols}
