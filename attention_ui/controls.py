@@ -441,6 +441,10 @@ CLICKER_KEYS_JS = """<span id="page-keys"></span><script>
 if (!window.clickerKeysAfterUse) {
   window.clickerKeysAfterUse = true;
   const moves = {ArrowRight: NEXT_KEY, PageDown: NEXT_KEY, ArrowLeft: BACK_KEY, PageUp: BACK_KEY};
+  const ways = {ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1};
+  // the button that can still take a step that way on this page (the step-through's stages, Generation's tokens)
+  const stepButton = (way) => document.querySelector(
+    STEP_KEYS[way > 0 ? "forward" : "back"].map((key) => `.st-key-${key} button:not([disabled])`).join(", "));
   // a slide: presenter mode, also on a page without the lesson's Settings menu (Start here, Work it by hand)
   const presenting = () => !!document.querySelector(".st-key-slide_settings, .st-key-presenter input:checked");
   // A choice in the Settings menu made with the mouse (not a text box, and not reached with the keyboard, which
@@ -470,31 +474,31 @@ if (!window.clickerKeysAfterUse) {
     active.blur();
     if (!fromMenu) return button.click();
     slide.querySelector("button")?.click();  // the menu's own button closes it
-    const steps = STEP_KEYS[moves[event.key] === NEXT_KEY ? "forward" : "back"];
-    const step = document.querySelector(steps.map((key) => `.st-key-${key} button:not([disabled])`).join(", "));
-    if (step) step.click();  // else the section keys below take the key, the focus now on the page
-    else document.dispatchEvent(new KeyboardEvent("keydown", {key: event.key, bubbles: true}));
+    const step = stepButton(ways[event.key]);
+    if (step) step.click();
+    else moveSection(ways[event.key]);
   }, true);
   // On a slide of a page without steps of its own, the same keys go from one numbered section to the next (its
   // heading to the top of the window) and back: such a slide is a long page, and they did nothing useful on it.
-  const sectionMoves = {ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1};
   document.addEventListener("keydown", (event) => {
-    const way = sectionMoves[event.key];
-    const main = document.querySelector("[data-testid='stMain']");
+    const way = ways[event.key];
     // a step that can still be taken is the key's (the last step of Generation's slide goes on through its sections)
-    const steps = STEP_KEYS[way > 0 ? "forward" : "back"];
-    if (!way || event.defaultPrevented || !main || !presenting()
-        || document.querySelector(steps.map((key) => `.st-key-${key} button:not([disabled])`).join(", "))) return;
+    if (!way || event.defaultPrevented || !document.querySelector("[data-testid='stMain']") || !presenting()
+        || stepButton(way)) return;
     const active = document.activeElement;
     const passed = active?.closest(".st-key-presenter, .st-key-slide_settings");
     if (active && active !== document.body && !passed && (active.matches(
         "input, textarea, select, [contenteditable='true'], [role='slider'], [role='radio'], [role='tab']")
         || active.closest("[data-testid='stPopoverBody'], [data-baseweb='popover'], [data-testid='stDataFrame']")))
       return;  // (a grid's cell keeps the arrows that move between cells)
-    const headings = [...main.querySelectorAll("h3")];  // a page's numbered sections (st.subheader); none: a screen
     event.preventDefault();
     event.stopPropagation();
     if (passed) active.blur();
+    moveSection(way);
+  }, true);
+  function moveSection(way) {  // the next (way 1) or the last (-1) section's heading under the menu bar, or a screen
+    const main = document.querySelector("[data-testid='stMain']");
+    const headings = [...main.querySelectorAll("h3")];  // a page's numbered sections (st.subheader); none: a screen
     const line = main.getBoundingClientRect().top + SECTION_TOP_PX;
     const offsets = headings.map((h) => h.getBoundingClientRect().top - line);
     // a section taller than the window: a screen at a time, each keeping the last 60 px of the one before in view,
@@ -513,7 +517,7 @@ if (!window.clickerKeysAfterUse) {
       if (whole !== undefined) step = whole;
     }
     main.scrollBy({top: step});
-  }, true);
+  }
   document.addEventListener("keydown", (event) => {
     const active = document.activeElement;
     if (event.key === "Escape" && active?.matches("input, textarea")
