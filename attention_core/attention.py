@@ -155,9 +155,10 @@ def _trace_from_heads(q, k, v, allowed, w_o, b_o, num_kv_heads, *, bias=None, bl
     v = v.repeat_interleave(h // g, dim=0) if g != h else v  # (h, S, d_v)
     if allowed is not None and bias is None:
         bias = _mask_bias(allowed, q.dtype)
-    scores = q @ k.transpose(-2, -1)  # (h, T, S)     Q Kᵀ
-    scaled = scores / math.sqrt(d_k)  # (h, T, S)     Q Kᵀ / √d_k
-    masked = scaled if bias is None else scaled + bias  # (h, T, S)     -inf where blocked
+    out = _stage_block(q, k, bias)  # where scores, scaled and masked go: one block when large
+    scores = torch.matmul(q, k.transpose(-2, -1), out=out[0])  # (h, T, S)     Q Kᵀ
+    scaled = torch.div(scores, math.sqrt(d_k), out=out[1])  # (h, T, S)     Q Kᵀ / √d_k
+    masked = scaled if bias is None else torch.add(scaled, bias, out=out[2])  # (h, T, S)  -inf where blocked
     weights = torch.softmax(masked, dim=-1)  # (h, T, S)     softmax per row
     if allowed is not None and blocked_rows:
         _zero_fully_blocked_rows_(weights, allowed)
@@ -167,6 +168,25 @@ def _trace_from_heads(q, k, v, allowed, w_o, b_o, num_kv_heads, *, bias=None, bl
     full_mask = _all_allowed(h, T, S, q.device) if allowed is None else allowed.expand(h, T, S)
     return AttentionTrace(q, k, v, scores, scaled, masked, weights, context, concat, output, full_mask,
                           num_kv_heads)
+
+
+ONE_BLOCK_FROM = 1 << 18
+"""Elements per (h, T, S) stage from which scores, scaled and masked share one block (1 MB in float32)."""
+
+
+def _stage_block(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor | None) -> tuple:
+    """Three ``out=`` places for scores, scaled and masked: (h, T, S) views of one new block, or Nones.
+
+    Allocated one by one, a long sentence's stages are freed one by one, and glibc gives the memory back to
+    the system after every call, so the next call pages it in again (at T = 512 most of a call's time).
+    Freed as one block, it raises glibc's bar for giving memory back above the trace's footprint. Small
+    stages, and inputs that need gradients (autograd cannot follow ``out=``), are allocated as usual."""
+    h, T, S = q.shape[0], q.shape[1], k.shape[1]
+    needs_grad = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (q, k, bias))
+    if h * T * S < ONE_BLOCK_FROM or needs_grad:
+        return None, None, None
+    block = torch.empty((2 if bias is None else 3, h, T, S), dtype=torch.result_type(q, k), device=q.device)
+    return block[0], block[1], None if bias is None else block[2]
 
 
 def _mask_bias(allowed: torch.Tensor, dtype) -> torch.Tensor:

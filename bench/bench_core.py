@@ -2,11 +2,13 @@
 
 Run: python bench/bench_core.py     (prints a table of times and ratios; no assertions)
 
-The trace keeps four (h, T, S) tensors where MultiheadAttention keeps two; at T = 512 each is 8 MB.
-With a causal mask the four are alive at once (32 MB), past the size at which glibc gives freed memory
-back to the system, so every call faults fresh pages in again. On Linux the table is therefore printed
-twice: as the process runs by default, and with glibc told to keep freed memory
-(MALLOC_TRIM_THRESHOLD_ and MALLOC_MMAP_THRESHOLD_), which leaves the arithmetic alone.
+At T = 512 each (h, T, S) stage is 8 MB. Allocated one by one, such blocks are given back to the system
+by glibc when freed, and every call faults fresh pages in again (that was most of a call's time, on both
+sides). The trace now writes scores, scaled and masked into one block; freed, it raises glibc's bar for
+giving memory back above the trace's footprint, for the whole process (so MultiheadAttention, alternating
+with it, keeps its memory too). On Linux the table is printed twice: as the process runs by default, and
+with glibc told to keep freed memory (MALLOC_TRIM_THRESHOLD_ and MALLOC_MMAP_THRESHOLD_): the arithmetic
+alone.
 
 Both sides return the per-head weights (``need_weights=True, average_attn_weights=False``); the
 trace also keeps every other stage. The two calls alternate, so a busy machine slows both alike;

@@ -305,3 +305,56 @@ def test_single_token():
     assert tr.scores.tolist() == [[[5.0]]]
     assert tr.scaled.item() == pytest.approx(5.0 / math.sqrt(2), abs=1e-15)
     assert tr.output.tolist() == [[1.0, -2.0]]
+
+
+# ------------------------------------------------------------------ long sentences: the stages in one block
+
+def _shares_block(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+@pytest.mark.parametrize("h,T,S,mask_kind", [(4, 256, None, None), (4, 256, None, "causal"),
+                                             (4, 256, None, "custom"), (4, 256, None, "per_head"),
+                                             (2, 300, 450, "causal")])
+def test_long_sentences_keep_every_stage_in_one_block_with_the_same_numbers(h, T, S, mask_kind):
+    """From ONE_BLOCK_FROM elements per stage, scores, scaled and masked are views of one block; the numbers
+    are MultiheadAttention's, and each stage is still its own formula applied to the one before."""
+    from attention_core.attention import ONE_BLOCK_FROM
+
+    S_ = T if S is None else S
+    assert h * T * S_ >= ONE_BLOCK_FROM
+    E = 4 * h
+    mha = _mha(E, h, bias=True, seed=T + h)
+    g = torch.Generator().manual_seed(T)
+    x = torch.randn(T, E, generator=g)
+    x_kv = None if S is None else torch.randn(S, E, generator=g)
+    mask_arg, allowed = _mask_for(mask_kind, h, T, S_, seed=T)
+    trace = trace_attention(x, num_heads=h, x_kv=x_kv, mask=mask_arg, **_weights_of(mha))
+    out, weights = _run_mha(mha, x, x_kv, allowed)
+
+    torch.testing.assert_close(trace.output, out, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(trace.weights, weights, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(trace.scores, trace.q @ trace.k.transpose(-2, -1))
+    assert torch.equal(trace.scaled, trace.scores / math.sqrt(trace.d_k))
+    if allowed is None:
+        assert trace.masked is trace.scaled
+    else:
+        assert torch.equal(trace.masked, trace.scaled.masked_fill(~allowed, float("-inf")))
+        assert _shares_block(trace.masked, trace.scores)
+    assert _shares_block(trace.scores, trace.scaled)
+    assert not _shares_block(trace.weights, trace.scores)
+
+
+def test_short_sentences_and_inputs_needing_gradients_allocate_each_stage_alone():
+    """Below ONE_BLOCK_FROM, and whenever autograd must follow the stages (it cannot follow ``out=``), each
+    stage is its own tensor; gradients reach the input through scores, scaling and the mask."""
+    g = torch.Generator().manual_seed(1)
+    w = torch.randn(16, 16, generator=g)
+    short = trace_attention(torch.randn(8, 16, generator=g), w, w, w, num_heads=4, mask="causal")
+    assert not _shares_block(short.scores, short.scaled)
+
+    x = torch.randn(256, 16, generator=g).requires_grad_()
+    long = trace_attention(x, w, w, w, num_heads=4, mask="causal")
+    assert not _shares_block(long.scores, long.scaled) and not _shares_block(long.scaled, long.masked)
+    long.weights[:, 5, :3].sum().backward()  # row 5 may see keys 0..5 and sums to 1: half of it moves
+    assert x.grad is not None and x.grad[:6].abs().sum() > 0 and torch.equal(x.grad[6:], torch.zeros(250, 16))
