@@ -159,6 +159,7 @@ def show_model_summaries(pick, settings, first_section: int = 4) -> None:
     st.success(f"In {plain(model.name)}, for this sentence, the strongest previous-token heads are "
                f"{strongest(table, 'to previous token')}; the strongest sinks (weight parked on the first or a "
                f"special token) are {strongest(sinks, 'sink')}. A head is named in the last column when "
-               f"{ROLE_THRESHOLD:.0%} or more of its weight goes to one place.")
+               f"{ROLE_THRESHOLD:.0%} or more of its weight goes to one of these: the previous token, the first "
+               "token, or the special tokens taken together.")
     st.caption("The rollout and these numbers use every token, special ones included; “Hide special tokens” only "
                "hides them from the charts.")

@@ -109,7 +109,7 @@ def embed(x: torch.Tensor, labels: list[str], follow: int, seeded: bool) -> Work
                   "word always gets the same vector (“The” and “the” too) — no learning is involved.")
     shown = row[:MAX_ROWS]
     if row.shape[0] > MAX_ROWS:
-        intro += f" The first {MAX_ROWS} are listed here; all of them are in “All the numbers”."
+        intro += f" The first {MAX_ROWS} are in the table below; all {row.shape[0]} are in “All the numbers”."
     table = pd.DataFrame({"feature": [f"x{d}" for d in range(1, shown.shape[0] + 1)],
                           "value": [number(v) for v in shown.tolist()]})
     return Worked(intro, table)

@@ -66,7 +66,7 @@ with slide:
                     f"min(100%, {fits_window}); aspect-ratio: {width:.0f} / {height:.0f};}}</style>")
             show_chart(spec, key="pick_model_head", on_select=on_head, fit=True)
     else:
-        st.subheader(f"1 · All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
+        st.subheader(f"All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
         show_chart(spec, key="pick_model_head", on_select=on_head)
     st.caption("Each square's rows and columns are the tokens in order (hover for the pair and the weight); the "
                "outlined one is shown up close below. Look for patterns: heads that attend to the previous or next "
@@ -85,9 +85,9 @@ MIN_CLOSE_UP_CELL = 16
 SLIDE_CLOSE_UP_ROWS_PX = 460
 
 
-# A slide shows the heads grid without its heading (the grid follows the title): its sections count from 1 after it
-close_up = 1 if settings.presenter else 2
-st.subheader(f"{close_up} · Layer {pick.layer + 1}, head {pick.head + 1} up close")
+# The heads grid leads the page unnumbered (a slide shows it without its heading, right under the title), so the
+# sections count from 1 after it alike on a page and on a slide: a lecturer's "section 2" is the students' too
+st.subheader(f"1 · Layer {pick.layer + 1}, head {pick.head + 1} up close")
 weights = attentions[pick.layer, pick.head]
 follow_row = keep.index(pick.shown_follow) if pick.shown_follow in keep else None  # its row among the shown tokens
 note_follow_shown(pick)
@@ -110,7 +110,7 @@ else:
 st.page_link("pages/inside_real_head.py", label="See this head computed stage by stage",
              icon=":material/arrow_forward:")
 
-st.subheader(f"{close_up + 1} · The sentence as the model's tokenizer sees it")
+st.subheader("2 · The sentence as the model's tokenizer sees it")
 st.markdown("Real tokenizers split rare words into **sub-word pieces** (BERT marks a continuation with “##”, "
             "GPT-2 marks a leading space with “Ġ”, shown here as “␣”) and add **special tokens** such as [CLS] and [SEP].")
 # One column per token (position 1, 2, …): the table is two rows tall.
@@ -127,7 +127,7 @@ if "[UNK]" in run.tokens:
 
 from attention_ui.summaries import show_model_summaries  # noqa: E402
 
-show_model_summaries(pick, settings, first_section=close_up + 2)
+show_model_summaries(pick, settings, first_section=3)
 show_page_questions("real-model", real_model_questions(num_tokens=run.num_tokens, labels=labels, weights=weights,
                                                        layer=pick.layer, head=pick.head, follow=follow_row,
                                                        causal=pick.model.causal))

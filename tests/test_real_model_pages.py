@@ -148,6 +148,9 @@ def test_real_model_page_shows_pieces_grid_and_chosen_head():
     at.selectbox(key="model_head").set_value(5).run()
     titles = json.dumps(chart_specs(at))
     assert "layer 3, head 5" in titles
+    # the heads' names: "special-token sink" counts [CLS] and [SEP] together, so "one place" was not the rule
+    named = next(s.value for s in at.success if "named in the last column" in s.value)
+    assert named.endswith("the previous token, the first token, or the special tokens taken together."), named
 
 
 @needs_model

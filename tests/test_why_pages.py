@@ -642,3 +642,16 @@ def test_why_scaling_keeps_its_experiments_when_the_sentence_makes_no_lesson():
     at.run()
     asked = " ".join(texts(at, "markdown"))
     assert "standard deviation of q·k" in asked and "saturated row" in asked and "In section 3" not in asked
+
+
+def test_line_charts_keep_their_y_title_clear_of_the_labels():
+    """On a slide the 20-px "‖J‖_F" touched the "0.20" beside it at Vega's 4-px title padding."""
+    from attention_ui.why import Y_TITLE_PADDING_EM
+
+    at = open_page("pages/why_scaling.py", {"presenter": "true"})
+    spec = next(json.loads(c.proto.spec) for c in at.get("vega_lite_chart")
+                if "size of the softmax gradient" in c.proto.spec)
+    axes = [next(layer["encoding"]["y"]["axis"] for layer in panel["layer"] if "y" in layer.get("encoding", {}))
+            for panel in spec["hconcat"]]
+    assert [a["title"] for a in axes][-1] == "‖J‖_F"
+    assert all(a["titlePadding"] == Y_TITLE_PADDING_EM * a["titleFontSize"] >= 8 for a in axes), axes
