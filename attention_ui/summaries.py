@@ -92,7 +92,7 @@ def strongest(table: pd.DataFrame, column: str, count: int = 3) -> str:
                      zip(top["layer"], top["head"], top[column]))
 
 
-def show_model_summaries(pick, settings, first_section: int = 4) -> None:
+def show_model_summaries(pick, settings, first_section: int = 3) -> None:
     """Mean over heads, attention rollout and the per-head table for the picked model and sentence.
 
     ``pick`` is the real-model page's RealSelection (model, run, followed token); ``settings`` gives the sizes."""

@@ -305,9 +305,9 @@ def test_real_model_page_ends_with_the_summaries(tiny_gpt2_as_distilgpt2):
     at.selectbox(key="model").set_value("distilgpt2").run()
     assert not at.exception, [e.value for e in at.exception]
     heads = [s.value for s in at.subheader]
-    assert heads[-3:] == ["4 · Mean over heads, layer by layer",
-                          "5 · Attention rollout: where each token's information came from",
-                          "6 · Every head in numbers"]
+    assert heads[-3:] == ["3 · Mean over heads, layer by layer",
+                          "4 · Attention rollout: where each token's information came from",
+                          "5 · Every head in numbers"]
     table = at.dataframe[-1].value
     assert len(table) == 2 * 4  # tiny GPT-2: 2 layers × 4 heads
     assert table[["layer", "head"]].values.tolist()[:2] == [[1, 1], [1, 2]]
