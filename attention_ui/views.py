@@ -11,6 +11,7 @@ extra material below them, and the followed token's worked numbers (``worked``).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, is_dataclass, replace
+from functools import cache
 from typing import Callable
 
 import pandas as pd
@@ -687,6 +688,7 @@ FIT_WINDOW_ZOOM_KEYS = (GENERATION_CACHES_KEY,)
 too."""
 
 
+@cache  # the same text on every run
 def presenter_charts_zoom_style() -> str:
     """A ``<style>`` that, in presenter mode, draws every chart laid out in pixels (one the browser does not size to
     its container: ``fit-x``) SLIDE_ZOOMS larger on a large window, counting its width only. Every page's layout is
