@@ -491,6 +491,17 @@ def _heatmap_layers(
     return alt.layer(*layers, data=df, title=title, **size)
 
 
+def colours_only(spec: dict) -> bool:
+    """Whether ``spec`` is a heatmap (a layered ``heatmap`` spec) that prints none of its cells' values: with
+    ``show_values=False`` it has no text layer, or only the blocked cells' marks ("×", "−∞")."""
+    layers = spec.get("layer", [])
+    marks = [(layer.get("mark", {}).get("type") if isinstance(layer.get("mark"), dict) else layer.get("mark"),
+              layer.get("transform", [])) for layer in layers]
+    is_heatmap = any(mark == "rect" for mark, _ in marks)
+    return is_heatmap and not any(mark == "text" and {"filter": "datum.masked"} not in transform
+                                  for mark, transform in marks)
+
+
 def heatmap(
     df: pd.DataFrame,
     *,

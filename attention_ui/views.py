@@ -173,7 +173,8 @@ def show_stage(view: StageView, key: str, heading: str | None = None, *, worked_
     stage_header(_stage_of(view, key), heading)
     if key in LONE_KEY_STAGES:  # before the charts: under them it was the third screen down
         note_lone_key(worked_view or view, key)
-    _draw_charts(view, rec)
+    if _draw_charts(view, rec):
+        st.caption(COLOURS_ONLY_NOTE)
     if rec.extra is not None:
         rec.extra(view)
     show_worked(worked_view or view, rec, lone_key_note=False)
@@ -189,9 +190,11 @@ def show_slide(view: StageView, key: str, *, worked_view: StageView | None = Non
     with st.container(key="slide_formula"):  # one height on every stage: the charts under it stay put
         st.latex(stage.latex)
     with st.container(key="slide"), st.container(key=f"slide_rows_{len(view.labels)}"):  # rows stay readable
-        _draw_charts(replace(view, fit=True), rec)
+        colours_only = _draw_charts(replace(view, fit=True), rec)
     with st.container(key="slide_words"):  # the slide's charts leave room for these on the screen
         st.markdown(stage.words)
+        if colours_only:
+            st.caption(COLOURS_ONLY_NOTE)
         if key in LONE_KEY_STAGES:
             note_lone_key(view, key, on_slide=True)
     if rec.extra is not None:
@@ -214,10 +217,18 @@ def only_tokens(trace: AttentionTrace, keep: list[int]) -> AttentionTrace:
                    mask=both(trace.mask))
 
 
-def _draw_charts(view: StageView, rec: StageRecord) -> None:
+COLOURS_ONLY_NOTE = ("These cells are too narrow for their numbers: hover a cell to read it, or open “All the "
+                     "numbers” below.")
+"""Said under a stage whose heatmap shows colours only (many tokens or features): the 7-token default prints
+every number, and a student who typed a longer sentence saw them go without a word."""
+
+
+def _draw_charts(view: StageView, rec: StageRecord) -> bool:
+    """Draw the stage's charts (side by side, or one under another when their cells would be too narrow);
+    True when a heatmap among them shows colours only."""
     drawn = rec.charts(view)
     if not drawn:
-        return
+        return False
     if len(drawn) > 1 and not view.fit and any(_cell_px(spec) < MIN_SIDE_BY_SIDE_CELL for spec in drawn):
         view = replace(view, stacked=True)  # many tokens or features: one chart under another, each full width
         drawn = rec.charts(view)
@@ -227,6 +238,7 @@ def _draw_charts(view: StageView, rec: StageRecord) -> None:
     for i, (column, chart) in enumerate(zip(columns, drawn)):
         with column:
             _show_main(view, chart, f"{rec.key}_{i}")
+    return any(charts.colours_only(spec) for spec in drawn)
 
 
 MIN_SIDE_BY_SIDE_CELL = 18

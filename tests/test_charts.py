@@ -794,3 +794,14 @@ def test_bars_a_little_too_narrow_print_their_values_level_and_slightly_smaller(
     assert all(layer["mark"].get("angle", 0) == 0 for layer in _text_layers(spec)) and sizes == {17}, sizes
     narrow = charts.row_bars(row_frame(weights, CHICKEN[:5]), cell_size=40, font_size=20).to_dict()
     assert any(layer["mark"].get("angle") == 270 for layer in _text_layers(narrow)), "13 px would be too small"
+
+
+@pytest.mark.parametrize("show_values", [True, False])
+@pytest.mark.parametrize("blocked", [False, True])
+def test_colours_only_tells_a_heatmap_that_prints_no_values(show_values, blocked):
+    """Without its values a heatmap has no text layer, or (with blocked cells) only the "×" / "−∞" marks."""
+    scores = masked_scores() if blocked else torch.randn(5, 5, generator=torch.Generator().manual_seed(0))
+    spec = charts.heatmap(matrix_frame(scores, TOKENS, TOKENS), diverging=True, show_values=show_values).to_dict()
+    assert charts.colours_only(spec) is (not show_values)
+    bars = charts.row_bars(row_frame(torch.tensor([0.2, 0.8]), ["a", "b"])).to_dict()
+    assert not charts.colours_only(bars)  # not a heatmap

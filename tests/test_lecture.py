@@ -410,3 +410,15 @@ def test_fewer_heads_or_a_shorter_sentence_keep_the_nearest_head_and_token_and_s
     assert at.selectbox(key="token").value == 2
     assert any("The sentence has 3 tokens now: the last one is followed." in c.value for c in at.sidebar.caption)
     assert not at.exception
+
+
+def test_a_stage_whose_heatmaps_show_colours_only_says_where_the_numbers_are():
+    """The 7-token default prints every number; a student who typed 9 words saw stage 4's numbers go without a word."""
+    from attention_ui.views import COLOURS_ONLY_NOTE
+
+    nine = "My dog loves chasing red balls in the park"
+    for query, said in (({"step": "scaled", "sentence": nine}, True), ({"step": "scaled"}, False),
+                        ({"step": "masked", "mask": "causal", "sentence": nine}, True)):
+        at = open_page("pages/step_through.py", query)
+        assert not at.exception
+        assert (COLOURS_ONLY_NOTE in [c.value for c in at.caption]) is said, query
