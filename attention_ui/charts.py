@@ -356,6 +356,10 @@ def _outline(base: alt.Chart, test: str) -> alt.Chart:
     return base.transform_filter(test).mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=3)
 
 
+BLOCKED_ONLY = "datum.masked"
+"""The filter of a heatmap's text layer that prints only the blocked cells' marks (its values left out)."""
+
+
 def _heatmap_layers(
     df: pd.DataFrame,
     *,
@@ -464,7 +468,7 @@ def _heatmap_layers(
         text = text.encode(size=alt.SizeValue(**alt.when("datum.masked").then(alt.value(mark_font))
                                               .otherwise(alt.value(value_font))))
     if not show_values:
-        text = text.transform_filter("datum.masked")
+        text = text.transform_filter(BLOCKED_ONLY)
     if pick:
         colored = colored.add_params(_click_selection(pick_fields))
         backdrop = backdrop.add_params(_click_selection(pick_fields, name=PICK_BLOCKED))
@@ -498,7 +502,7 @@ def colours_only(spec: dict) -> bool:
     marks = [(layer.get("mark", {}).get("type") if isinstance(layer.get("mark"), dict) else layer.get("mark"),
               layer.get("transform", [])) for layer in layers]
     is_heatmap = any(mark == "rect" for mark, _ in marks)
-    return is_heatmap and not any(mark == "text" and {"filter": "datum.masked"} not in transform
+    return is_heatmap and not any(mark == "text" and {"filter": BLOCKED_ONLY} not in transform
                                   for mark, transform in marks)
 
 

@@ -440,8 +440,7 @@ the slide's menu bar (60 px), with a little air."""
 CLICKER_KEYS_JS = """<span id="page-keys"></span><script>
 if (!window.clickerKeysAfterUse) {
   window.clickerKeysAfterUse = true;
-  const moves = {ArrowRight: NEXT_KEY, PageDown: NEXT_KEY, ArrowLeft: BACK_KEY, PageUp: BACK_KEY};
-  const ways = {ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1};
+  const ways = {ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1};  // a clicker's keys: forward or back
   // the button that can still take a step that way on this page (the step-through's stages, Generation's tokens)
   const stepButton = (way) => document.querySelector(
     STEP_KEYS[way > 0 ? "forward" : "back"].map((key) => `.st-key-${key} button:not([disabled])`).join(", "));
@@ -463,11 +462,11 @@ if (!window.clickerKeysAfterUse) {
   document.addEventListener("keydown", (event) => {
     const active = document.activeElement;
     const slide = document.querySelector(".st-key-slide_settings");
-    const fromMenu = !!slide && event.key in moves && menuChoice(active, event.key);
-    if (!(event.key in moves) || (event.key.startsWith("Page") && !presenting()) || !active
+    const fromMenu = !!slide && event.key in ways && menuChoice(active, event.key);
+    if (!(event.key in ways) || (event.key.startsWith("Page") && !presenting()) || !active
         || !(fromMenu || active.closest(".st-key-presenter, .st-key-step, .st-key-slide_settings"))
         || active.getAttribute("aria-expanded") === "true") return;
-    const button = document.querySelector(".st-key-" + moves[event.key] + " button");
+    const button = document.querySelector(".st-key-" + (ways[event.key] > 0 ? NEXT_KEY : BACK_KEY) + " button");
     if (!button && !fromMenu) return;  // a page without stages: the section keys below take them
     event.preventDefault();
     event.stopPropagation();

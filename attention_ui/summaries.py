@@ -92,10 +92,11 @@ def strongest(table: pd.DataFrame, column: str, count: int = 3) -> str:
                      zip(top["layer"], top["head"], top[column]))
 
 
-def show_model_summaries(pick, settings, first_section: int = 3) -> None:
+def show_model_summaries(pick, settings, first_section: int) -> None:
     """Mean over heads, attention rollout and the per-head table for the picked model and sentence.
 
-    ``pick`` is the real-model page's RealSelection (model, run, followed token); ``settings`` gives the sizes."""
+    ``pick`` is the real-model page's RealSelection (model, run, followed token); ``settings`` gives the sizes;
+    ``first_section`` is the number of the first of its three numbered headings."""
     run, model = pick.run, pick.model
     attentions = run.attentions  # (L, h, T, T)
     keep = pick.shown
