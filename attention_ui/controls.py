@@ -249,7 +249,8 @@ PRESENTER_STYLE = """<style>
 .stMarkdown p, .stMarkdown li {font-size: 1.35rem; line-height: 1.45;}
 [data-testid='stTable'] :is(th, td, p), [data-testid='stMain'] [data-testid='stMarkdownContainer'] table :is(th, td) {
   font-size: clamp(1.15rem, 1.625vw, 1.6rem) !important; line-height: 1.4;}
-h1 {font-size: 2.4rem !important;} h2, h3 {font-size: 1.9rem !important;} h4 {font-size: 1.5rem !important;}
+h1 {font-size: clamp(2.4rem, 3vw, 3.2rem) !important;} h2, h3 {font-size: clamp(1.9rem, 2.375vw, 2.6rem) !important;}
+h4 {font-size: clamp(1.5rem, 1.875vw, 2.1rem) !important;}
 .katex {font-size: 1.45em !important;}
 .st-key-slide_formula {min-height: 4.6rem; justify-content: center;}
 .st-key-slide_formula .katex-display {margin: 0;}
@@ -308,6 +309,11 @@ slide from the second one). A slide's formula sits in a box as tall as the talle
 73 px), centred in it and without the formula's own margin above (the gap under the progress bar is there already):
 the charts under it start at one height on every stage (at 1280 × 800 their top moved between 226 and 269 px as the
 formulas did, and stepping through the stages made the grid jump).
+
+Headings grow with the window as the charts do, at 1280 px their fixed sizes, up to about 1.35 times them (a section's
+heading 30.4 px at 1280, 38 px at 1600 and 41.6 px from 1752 px on): at 1920 × 1080 a chart's title, drawn 1.5 times
+larger with its chart (SLIDE_ZOOMS), stood 33 px bold over a 30-px section heading, its own section's name smaller
+than the chart's.
 
 Tables. Pages draw their read-only tables with st.table in presenter mode (HTML, enlarged here, as is a Markdown
 table such as What it costs' table from the paper, which kept the page's 16 px). Their text grows with the window,

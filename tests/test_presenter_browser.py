@@ -460,6 +460,32 @@ def test_small_words_are_enlarged_on_a_slide(server, browser, path, selector, sm
         context.close()
 
 
+SIZES_DRAWN_JS = """() => {
+  const main = document.querySelector("[data-testid='stMain']");
+  const zoom = (e) => e.closest("[data-testid='stVegaLiteChart']").currentCSSZoom || 1;
+  return {
+    titles: [...main.querySelectorAll("[data-testid='stVegaLiteChart'] .role-title-text text")]
+      .map((t) => parseFloat(getComputedStyle(t).fontSize) * zoom(t)),
+    headings: [...main.querySelectorAll("h3")].map((h) => parseFloat(getComputedStyle(h).fontSize)),
+  };
+}"""
+"""The drawn font sizes, in pixels, of the charts' titles (a chart's zoom counted) and of the sections' headings."""
+
+
+@pytest.mark.parametrize("viewport", PROJECTORS[:2], ids=["1280x800", "1920x1080"])
+def test_a_charts_title_is_smaller_than_its_sections_heading(server, browser, viewport):
+    """At 1920 × 1080 a slide draws its charts 1.5 times larger, their titles too: Multi-head's "head 1 as lines"
+    and "Q of each head" stood 33 px bold under a 30-px section heading. Headings grow with the window as well."""
+    context, page = _new_page(browser, viewport)
+    try:
+        _open(page, server + "/multi-head?presenter=true", FIRST_LOAD_MS)
+        sizes = page.evaluate(SIZES_DRAWN_JS)
+        assert len(sizes["titles"]) >= 5 and len(sizes["headings"]) >= 3, sizes
+        assert max(sizes["titles"]) < min(sizes["headings"]), sizes
+    finally:
+        context.close()
+
+
 def test_a_new_slide_starts_at_the_top_and_escape_keeps_a_typed_sentence(server, browser):
     """A lecturer scrolled down to the worked numbers and pressed →: the next slide opened scrolled down as far,
     its chart and Back/Next off the screen. Typing a sentence in the Settings menu and pressing Escape dropped it."""
