@@ -461,6 +461,13 @@ if (!window.clickerKeysAfterUse) {
   document.addEventListener("focusin", (event) => {
     pointerFocused = performance.now() - pointerAt < 1000 ? event.target : null;
   }, true);
+  // On a slide the page's scrolling part holds the focus when nothing else does: ↓ ↑, Space, Home and End then
+  // scroll it as on any web page (with the focus on the body they scrolled nothing, and every key that took a step
+  // or went to a section left it there)
+  const focusSlide = () => {
+    if (document.activeElement && document.activeElement !== document.body) return;
+    if (presenting()) document.querySelector("[data-testid='stMain']")?.focus({preventScroll: true});
+  };
   const menuChoice = (active, key) => !!active?.closest("[data-testid='stPopoverBody']") && (
     (active === pointerFocused && active.matches(
       "input[type='radio'], input[type='checkbox'], [role='slider'], button, [role='combobox'][aria-expanded='false']"))
@@ -477,6 +484,7 @@ if (!window.clickerKeysAfterUse) {
     event.preventDefault();
     event.stopPropagation();
     active.blur();
+    focusSlide();
     if (!fromMenu) return button.click();
     slide.querySelector("button")?.click();  // the menu's own button closes it
     const step = stepButton(ways[event.key]);
@@ -499,6 +507,7 @@ if (!window.clickerKeysAfterUse) {
     event.preventDefault();
     event.stopPropagation();
     if (passed) active.blur();
+    focusSlide();
     moveSection(way);
   }, true);
   function moveSection(way) {  // the next (way 1) or the last (-1) section's heading under the menu bar, or a screen
@@ -535,6 +544,7 @@ if (!window.clickerKeysAfterUse) {
   }, true);
   let shownStage = null;
   new MutationObserver(() => {
+    focusSlide();
     const stage = document.querySelector(".st-key-step input")?.value;
     if (stage === undefined || stage === shownStage) return;
     const main = document.querySelector("[data-testid='stMain']");
@@ -564,6 +574,9 @@ hand: the clicker moved nothing there), and a page without numbered sections mov
 a time starts where an element starts and cuts none that fits a screen, where it can (the farthest such start within
 a screen, at least 60 px on): a full screen often opened on the lower half of a chart's title or a sliced row under
 the menu bar. A grid's cell (Work it by hand's matrices, the mask editor) keeps the arrows that move between cells.
+On a slide the page's scrolling part takes the focus whenever nothing has it (the slide just opened, or a key just
+took a step or went to a section): ↓ ↑, Space, Home and End scroll the slide as on any web page (they scrolled
+nothing until the page was clicked, so the worked numbers under a stage's charts were out of a keyboard's reach).
 On a slide, a new stage starts at the top of the page: a lecturer who had scrolled down to the worked numbers got the
 next slide scrolled down as far. On a page, a stage reached from the Back/Next under it starts at the stage menu. A
 click or tap on a control's help icon (its "?") shows the help and does nothing else: the icon lies inside the

@@ -327,6 +327,31 @@ def test_arrow_and_page_keys_move_between_stages(server, browser, presenter):
         context.close()
 
 
+SCROLL_TOP_JS = f"() => document.querySelector({bs.MAIN!r}).scrollTop"
+
+
+def test_down_and_space_scroll_a_slide_without_a_click_first(server, browser):
+    """A slide's worked numbers lie under its charts. With the focus on the page's body (a slide just opened, or
+    just moved on by a key) ↓ and Space scrolled nothing: a lecturer at the keyboard had to click the page first.
+    They scroll the slide now, and → still takes the step (the new stage starts at the top)."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/step-through?step=softmax&presenter=true", FIRST_LOAD_MS)
+        for key, way in (("ArrowDown", ">"), ("Space", ">"), ("ArrowUp", "<")):
+            before = page.evaluate(SCROLL_TOP_JS)
+            page.keyboard.press(key)
+            page.wait_for_function(f"() => ({SCROLL_TOP_JS[6:]}) {way} {before}", timeout=5_000)
+            page.wait_for_timeout(800)  # the browser scrolls smoothly: the next key starts where this one ends
+        assert _press_as_is(page, "ArrowRight") == STAGES[6].title
+        page.wait_for_function(f"() => ({SCROLL_TOP_JS[6:]}) === 0", timeout=5_000)
+        page.keyboard.press("Space")  # right after a step taken by a key
+        page.wait_for_function(f"() => ({SCROLL_TOP_JS[6:]}) > 100", timeout=5_000)
+        assert bs.stage_title(page) == STAGES[6].title
+        assert not _exceptions(page), _exceptions(page)
+    finally:
+        context.close()
+
+
 def _press_as_is(page, key: str) -> str:
     """Press ``key`` wherever the focus is (unlike ``bs.press_key``, which first gives it to the page); the stage
     title once the stage has changed (a timeout if it does not)."""
