@@ -463,6 +463,10 @@ def _heatmap_layers(
             text=alt.Text("label:N"),
             color=_colour_when(dark, LIGHT_TEXT, DARK_TEXT),
         )
+    hint = None
+    if fit and show_values:
+        shown_font = f"min({value_font}, floor(bandwidth('x') / {em:.3g}), {tall})"
+        hint = _colours_only_hint(f"({shown_font}) < {MIN_FITTED_VALUE_PX}", font_size)
     if not (fit and show_values) and not every_cell_shown and mark_font > value_font:
         # (a blocked "×" was printed at the numbers' 8 px)
         text = text.encode(size=alt.SizeValue(**alt.when("datum.masked").then(alt.value(mark_font))
@@ -482,6 +486,8 @@ def _heatmap_layers(
         layers = [backdrop, colored, text]
     df = _columns_read(df, {row, col, "value", color_field, "row_index", "col_index", *pick_fields, *panel_fields,
                             *(() if every_cell_shown and not show_values else ("label", "masked"))})
+    if hint is not None:
+        layers.append(hint)
     if follow_row is not None:
         outline = f"datum.row_index == {int(follow_row)}"
     if outline is not None:
@@ -493,6 +499,28 @@ def _heatmap_layers(
     size = {"width": "container", "height": "container"} if fit else {
         "width": cell_size * len(cols), "height": cell_size * len(rows)}
     return alt.layer(*layers, data=df, title=title, **size)
+
+
+COLOURS_ONLY_HINTS = ("hover a cell for its number", "hover for numbers")
+"""Said over the cells of a fitted heatmap that the browser draws too narrow for their numbers (longest first: the
+first that fits the chart's width)."""
+
+
+def _colours_only_hint(narrow: str, font_size: int) -> alt.Chart:
+    """A layer that, where the Vega expression ``narrow`` holds (a fitted chart's cells drawn too narrow for their
+    numbers, which only the browser knows), says on a line over the cells, at their right, that a cell's number is in
+    its tooltip; otherwise it draws nothing. (A slide of 14 tokens showed colours only without a word.) The chart
+    keeps its size: the line takes its height from the cells'."""
+    font = max(font_size - 2, MIN_FITTED_VALUE_PX)
+    text = " : ".join(f"({narrow}) && width >= {len(hint) * VALUE_CHAR_EM * font:.0f} ? '{hint}'"
+                      for hint in COLOURS_ONLY_HINTS) + " : ''"
+    # (an empty text takes a line's height too: where it says nothing it lies among the cells)
+    return alt.Chart(alt.Data(values=[{}])).mark_text(
+        align="right", baseline="bottom", fontSize=font, fontStyle="italic", color=HINT_COLOR,
+        text=alt.ExprRef(expr=text), x=alt.ExprRef(expr="width"), y=alt.ExprRef(expr=f"({narrow}) ? -6 : height"))
+
+
+HINT_COLOR = "#555"
 
 
 def colours_only(spec: dict) -> bool:

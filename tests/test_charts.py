@@ -805,3 +805,21 @@ def test_colours_only_tells_a_heatmap_that_prints_no_values(show_values, blocked
     assert charts.colours_only(spec) is (not show_values)
     bars = charts.row_bars(row_frame(torch.tensor([0.2, 0.8]), ["a", "b"])).to_dict()
     assert not charts.colours_only(bars)  # not a heatmap
+
+
+def test_a_fitted_heatmap_says_over_its_cells_when_the_browser_draws_them_too_narrow_for_numbers():
+    # Only the browser knows how wide a fitted chart's cells are drawn; where they are too narrow for the numbers
+    # (the same test as the numbers' own) one line over the cells says the numbers are in the tooltips.
+    tokens = [f"{i}·w" for i in range(1, 15)]
+    fitted = charts.heatmap(matrix_frame(np.zeros((14, 14)), tokens, tokens), fit=True, font_size=20).to_dict()
+    hints = [layer for layer in fitted["layer"] if "hover" in str(layer.get("mark", {}).get("text", ""))]
+    assert len(hints) == 1, [layer.get("mark") for layer in fitted["layer"]]
+    mark = hints[0]["mark"]
+    shown = next(layer for layer in fitted["layer"] if layer["mark"]["type"] == "text" and layer is not hints[0])
+    said = mark["text"]["expr"]
+    assert f"< {charts.MIN_FITTED_VALUE_PX}" in said and f">= {charts.MIN_FITTED_VALUE_PX}" in str(shown["encoding"])
+    assert all(f"'{hint}'" in said for hint in charts.COLOURS_ONLY_HINTS) and said.endswith(": ''")
+    assert mark["y"]["expr"].endswith("? -6 : height"), "where it says nothing it lies among the cells"
+    for sized in (charts.heatmap(matrix_frame(np.zeros((14, 14)), tokens, tokens)),  # the server sizes its cells
+                  charts.heatmap(matrix_frame(np.zeros((14, 14)), tokens, tokens), fit=True, show_values=False)):
+        assert not any("hover" in str(layer.get("mark", "")) for layer in sized.to_dict()["layer"])

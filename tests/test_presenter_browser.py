@@ -260,6 +260,41 @@ def test_numbers_in_a_slides_cells_never_run_into_each_other(server, browser, st
         assert printed >= tokens * tokens // 2, f"only {printed} numbers printed on a slide of {tokens} tokens"
 
 
+NUMBERS_OR_HINT_JS = """() => Array.from(
+    document.querySelectorAll('[data-testid="stMain"] .st-key-slide [data-testid="stVegaLiteChart"]'), chart => {
+        const texts = Array.from(chart.querySelectorAll('g.mark-text.role-mark text'), t => t.textContent.trim());
+        return {cells: chart.querySelectorAll('g.mark-rect.role-mark path').length,
+                numbers: texts.filter(t => /^[−-]?\\d+\\.\\d+$/.test(t)).length,
+                hints: texts.filter(t => t.startsWith('hover')).length};
+    })"""
+"""Per slide chart, how many numbers its cells print and how many lines say to hover a cell instead."""
+
+
+FOURTEEN_TOKENS = "The quick brown fox jumps over the lazy dog and then runs far away"
+
+
+@pytest.mark.parametrize("step, sentence, hints", [
+    ("scaled", FOURTEEN_TOKENS, True), ("context", FOURTEEN_TOKENS, False), ("scaled", "", False)],
+    ids=["scaled-14", "context-14", "scaled-7"])
+def test_a_slides_chart_prints_its_numbers_or_says_where_they_are(server, browser, step, sentence, hints):
+    """A slide of 14 tokens showed colours only without a word (only the browser knows how wide it draws a cell):
+    a chart whose cells are too narrow for their numbers says over them to hover a cell."""
+    context, page = _new_page(browser, PROJECTORS[0])
+    try:
+        _open(page, server + f"/step-through?presenter=true&step={step}&sentence={quote(sentence)}", FIRST_LOAD_MS)
+        page.wait_for_timeout(500)
+        shown = page.evaluate(NUMBERS_OR_HINT_JS)
+    finally:
+        context.close()
+    tokens = len(sentence.split()) or 7
+    heatmaps = [chart for chart in shown if chart["cells"] >= tokens * tokens]
+    assert heatmaps, shown
+    for chart in heatmaps:
+        assert (chart["numbers"] > 0) != (chart["hints"] == 1), shown
+    # stage 4's two charts of 14 tokens side by side: colours only at 1280 px; stage 7's weights still print
+    assert bool(sum(chart["hints"] for chart in heatmaps)) == hints, shown
+
+
 CELL_AREAS_JS = """() => Array.from(
     document.querySelectorAll('[data-testid="stMain"] .st-key-slide [data-testid="stVegaLiteChart"]'), chart => {
         const boxes = Array.from(chart.querySelectorAll('g.mark-rect.role-mark'), g => g.getBoundingClientRect())

@@ -215,7 +215,8 @@ def _prints_numbers(spec: dict) -> bool:
 
 
 def _has_row_labels(spec: dict) -> bool:
-    return any(layer.get("encoding", {}).get("y", {}).get("axis", {}) is not None for layer in _layers(spec))
+    return any("y" in layer.get("encoding", {}) and layer["encoding"]["y"].get("axis", {}) is not None
+               for layer in _layers(spec))  # (a layer without a y encoding, such as a line of text, has no rows)
 
 
 def _has_colour_bar(spec: dict) -> bool:
