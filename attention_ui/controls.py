@@ -443,6 +443,11 @@ the next section."""
 SECTION_TOP_PX = 72
 """On a slide without steps, how far below the top of the window the clicker's keys bring a section's heading: under
 the slide's menu bar (60 px), with a little air."""
+PATH_LINK_KEY = "path_link"
+"""The container of a page's link to the next page on the path: on a slide the clicker's keys follow it from the
+bottom of the page."""
+
+
 CLICKER_KEYS_JS = """<span id="page-keys"></span><script>
 if (!window.clickerKeysAfterUse) {
   window.clickerKeysAfterUse = true;
@@ -512,6 +517,8 @@ if (!window.clickerKeysAfterUse) {
   }, true);
   function moveSection(way) {  // the next (way 1) or the last (-1) section's heading under the menu bar, or a screen
     const main = document.querySelector("[data-testid='stMain']");
+    const link = document.querySelector(".st-key-PATH_LINK_KEY a");  // the page's last line: the next page
+    if (way > 0 && link && main.scrollTop + main.clientHeight >= main.scrollHeight - 2) return link.click();
     const headings = [...main.querySelectorAll("h3")];  // a page's numbered sections (st.subheader); none: a screen
     const line = main.getBoundingClientRect().top + SECTION_TOP_PX;
     const offsets = headings.map((h) => h.getBoundingClientRect().top - line);
@@ -554,12 +561,12 @@ if (!window.clickerKeysAfterUse) {
     shownStage = stage;
   }).observe(document.body, {childList: true, subtree: true});
 }
-</script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace("STEP_KEYS", json.dumps(STEP_KEYS)).replace(
+</script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace("PATH_LINK_KEY", PATH_LINK_KEY).replace("STEP_KEYS", json.dumps(STEP_KEYS)).replace(
     "NEXT_KEY", json.dumps(NEXT_KEY)).replace("BACK_KEY", json.dumps(BACK_KEY))
 """The page's keys (← →, and on a slide Page Up / Page Down) move the stage only while no input has the focus; on a
 slide of a page without stages (or past its last step, or before its first) they move on to the next numbered
 section's heading (SECTION_TOP_PX under the window's top), or a screen on where that is further, and back the same
-way. The presenter
+way; at the bottom of such a page, → and Page Down follow its link to the next page on the path. The presenter
 switch, the stage menu and the Settings button keep it after being used: a lecturer who switched presenter mode
 on, or picked a stage, found the clicker dead until a click on Next. With the focus on one of them (its menu
 closed), these keys press Back or Next and give the focus back to the page. A text box, or a menu while open,
@@ -876,19 +883,21 @@ def page_end(url_path: str) -> None:
 
 
 def path_footer(url_path: str) -> None:
-    """Under a lesson page (not a slide, not the step-through, which has its own): a link to the next page on
-    Start here's path, or back to Start here after the last one."""
+    """Under a lesson page (not the step-through, which has its own): a link to the next page on Start here's path,
+    or back to Start here after the last one. On a slide too: there → or Page Down at the bottom of the page
+    follows it (a lecturer reached the end of Masking and had to take the mouse to the top menus)."""
     file = path_file(url_path)
-    if file is None or file == "pages/step_through.py" or presenting():
+    if file is None or file == "pages/step_through.py":
         return
     following = next_on_path(file)
     st.divider()
-    if following is None:
-        st.page_link(path_page("pages/start_here.py", "start-here"), label="The end of the path: back to Start here",
-                     icon=":material/flag:")
-    else:
-        st.page_link(path_page(following[0], following[1]), label=f"Next on the path: {following[2]}",
-                     icon=":material/arrow_forward:")
+    with st.container(key=PATH_LINK_KEY):
+        if following is None:
+            st.page_link(path_page("pages/start_here.py", "start-here"),
+                         label="The end of the path: back to Start here", icon=":material/flag:")
+        else:
+            st.page_link(path_page(following[0], following[1]), label=f"Next on the path: {following[2]}",
+                         icon=":material/arrow_forward:")
 
 
 def stage_footer(index: int, next_page: tuple[st.Page, str] | None) -> None:

@@ -847,6 +847,30 @@ def test_on_a_slide_without_stages_the_clicker_keys_go_from_section_to_section(s
         context.close()
 
 
+def test_at_the_bottom_of_a_slide_the_clicker_goes_on_to_the_next_page_on_the_path(server, browser):
+    """At the end of Masking's slide → and Page Down did nothing: a lecturer took the mouse to the top menus after
+    every page. The slide now ends with the path's link, and the keys follow it from the bottom of the page (not
+    before: the first presses still go from section to section)."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/masks?presenter=true", FIRST_LOAD_MS)
+        link = page.locator(".st-key-path_link a")
+        assert link.inner_text().strip().endswith("Next on the path: Why √d_k"), link.inner_text()
+        page.keyboard.press("PageDown")
+        page.wait_for_timeout(500)
+        assert urlsplit(page.url).path == "/masks", "one press goes to the next section, not the next page"
+        for key in ("End", "PageDown"):  # End: to the bottom (the page holds the focus); then on
+            page.keyboard.press(key)
+            page.wait_for_timeout(800)
+        page.wait_for_function("() => location.pathname === '/why-scaling'", timeout=LOAD_MS)
+        bs.wait_for_app_idle(page)
+        assert _query(page).get("presenter") == ["true"], page.url
+        assert page.locator(".st-key-slide_settings").count() == 1, "still a slide"
+        assert not _exceptions(page), _exceptions(page)
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("path", ["/start-here", "/by-hand"])
 def test_the_clicker_keys_move_a_slide_without_the_lessons_settings_menu(server, browser, path):
     """Start here and Work it by hand have no Settings menu (they take none of the lesson's settings), and the keys

@@ -370,7 +370,7 @@ path_footer("{url}")
     ("by-hand", False, ("Next on the path: Multi-head", "multi-head")),
     ("inside-real-head", False, ("The end of the path: back to Start here", "start-here")),
     ("step-through", False, None),  # its last stage links on by itself
-    ("masks", True, None),  # no footer on a slide
+    ("masks", True, ("Next on the path: Why √d_k", "why-scaling")),  # a slide too: its clicker keys follow it
     ("start-here", False, None),
 ])
 def test_a_lesson_page_ends_with_the_next_page_on_the_path(url, presenter, link):
