@@ -89,7 +89,7 @@ st.subheader("2 · Unscaled scores saturate the softmax")
 st.markdown(f"For each d_k: one random query against {num_keys} random keys, softmax over the row, averaged "
             f"over {samples} rows. The **entropy** −Σ a log a says how spread a row's weights are (natural log, "
             f"so it is in nats; the Real model page uses log₂, bits): a uniform row has largest weight "
-            f"1/{num_keys} = {1 / num_keys:.3f} and entropy log {num_keys} = {math.log(num_keys):.2f}; a saturated "
+            f"1/{num_keys} = {1 / num_keys:.4g} and entropy log {num_keys} = {math.log(num_keys):.2f}; a saturated "
             "row has largest weight 1 and entropy 0.")
 st.markdown("How much the weights move when a score moves is the softmax's derivative J (δ_ij is 1 when i = j, "
             "else 0). Its size ‖J‖_F, the square root of the sum of its squared entries, is what training learns "

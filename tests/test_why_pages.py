@@ -144,9 +144,11 @@ def test_number_of_keys_sets_the_softmax_row(pages):
 
     with_16 = scaled_largest_weight(16)
     with_32 = scaled_largest_weight(32)
-    assert any("against 32 random keys" in t and "1/32 = 0.031" in t for t in texts(at, "markdown"))
+    assert any("against 32 random keys" in t and "1/32 = 0.03125" in t for t in texts(at, "markdown"))
     assert 1 / 32 < with_32 < with_16 < 0.5, "more keys share the weight: the largest one shrinks"
     set_widget(at, "slider", "why_keys", 16)
+    # exact where it ends within four figures: "1/16 = 0.062" read as a wrong rounding of 0.0625
+    assert any("1/16 = 0.0625 " in t for t in texts(at, "markdown"))
 
 
 def test_page_settings_survive_a_page_switch():
