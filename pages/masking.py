@@ -11,6 +11,7 @@ from attention_ui.checks.layer import ShownMask, masking_questions
 from attention_ui.controls import (DEFAULT_PAD_TO, PRESENTER_GAP_PX, SLIDE_FRAME_PX, SLIDE_ROW_PX, cached_lesson,
                                    kept_grid, lesson_settings, real_word_vectors, set_custom_grid)
 from attention_ui.frames import ALLOWED, BLOCKED
+from attention_ui.hand import PRESENTER_GRID_ZOOM
 from attention_ui.questions import show_page_questions
 from attention_ui.text import counted, plain
 from attention_ui.views import (WEIGHT_TITLE, StageView, column_cell, in_the_sidebar, main_column_px, mask_chart,
@@ -116,6 +117,7 @@ for kind in MASK_KINDS:
 st.subheader("Edit your own mask")
 EDITOR_ROW_PX = 35  # a data editor's row (and header) height
 EDITOR_COLUMN_PX = 46  # a tick box and a two-digit number
+EDITOR_CHAR_PX, EDITOR_HEADER_PX = 8, 36  # a header's character, and its edit icon and padding
 current = grid or tuple(tuple(True for _ in range(T)) for _ in range(T))
 st.markdown("Tick a cell to let the row's token (query) attend to the column's token (key). "
             "Untick a whole row to see what a **fully blocked row** does.")
@@ -134,14 +136,20 @@ if start[2].button("Block the followed token's row", width="stretch"):
 
 table = pd.DataFrame([list(row) for row in current], index=labels, columns=labels)
 st.space(28)  # the editor's toolbar, shown on hover above its top right corner, stays off the buttons
-# Columns headed by the key's number only (its token on hover) and every row shown: with the tokens' words the
-# grid of an 11-token sentence was wider than the page and its last keys hid behind a scroll bar
+# Columns headed by their tokens where the grid still fits the page (a slide's grid is zoomed), else by the key's
+# number only (its token on hover): with the tokens' words the grid of an 11-token sentence was wider than the page
+# and its last keys hid behind a scroll bar; with numbers only a room could not tell which key was which.
+# Every row shown.
+worded = [max(EDITOR_COLUMN_PX, EDITOR_CHAR_PX * len(label) + EDITOR_HEADER_PX) for label in labels]
+by_word = (EDITOR_CHAR_PX * max(map(len, labels)) + EDITOR_HEADER_PX + sum(worded)
+           <= main_column_px(settings.presenter) / (PRESENTER_GRID_ZOOM if settings.presenter else 1))
 edited = st.data_editor(table, key=f"mask_editor_{T}_{hash(current)}", width="content",
                         height=EDITOR_ROW_PX * (T + 1) + 3,
-                        column_config={c: st.column_config.CheckboxColumn(str(j), default=False, width=EDITOR_COLUMN_PX,
-                                                                          help=f"key {c}")
-                                       for j, c in enumerate(labels, start=1)})
-st.caption("Rows are the queries, columns the keys (numbered as the rows; hover a column's number for its token).")
+                        column_config={c: st.column_config.CheckboxColumn(
+                            c if by_word else str(j), default=False, width=px if by_word else EDITOR_COLUMN_PX,
+                            help=f"key {c}") for j, (c, px) in enumerate(zip(labels, worded), start=1)})
+st.caption("Rows are the queries, columns the keys" + (
+    "." if by_word else " (numbered as the rows; hover a column's number for its token)."))
 if edited.isna().to_numpy().any():
     st.error("A cell of the mask is empty: tick it or leave it unticked.")
 elif not edited.equals(table):

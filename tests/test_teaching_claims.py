@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from apptest_support import chart_data, open_page
@@ -122,6 +123,20 @@ def test_the_mask_editor_fits_an_eleven_token_sentence():
     columns = json.loads(editor.proto.columns)
     assert [columns[key]["label"] for key in columns if key != "_index"][:3] == ["1", "2", "3"]
     assert sum(columns[key]["width"] for key in columns if key != "_index") <= 11 * 46
+
+
+@pytest.mark.parametrize("presenter", ["false", "true"])
+def test_the_mask_editor_heads_its_columns_with_their_tokens_where_they_fit(presenter):
+    """Headed by numbers only, the keys of the default sentence could not be told apart from the back of a room
+    ("hover a column's number for its token"): where the words fit the page, they head the columns."""
+    import json
+
+    at = open_page("pages/masking.py", {"mask": "custom", "presenter": presenter})
+    editor = next(d for d in at.dataframe if d.proto.editing_mode)
+    columns = json.loads(editor.proto.columns)
+    assert [columns[key]["label"] for key in columns if key != "_index"] == [
+        "1·The", "2·cat", "3·sat", "4·on", "5·the", "6·mat", "7·."]
+    assert not any("hover a column" in c.value for c in at.caption)
 
 
 def test_a_slide_leaves_the_pages_further_words_to_the_lecturer():
