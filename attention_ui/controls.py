@@ -562,7 +562,8 @@ if (!window.clickerKeysAfterUse) {
   }).observe(document.body, {childList: true, subtree: true});
 }
 </script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace("PATH_LINK_KEY", PATH_LINK_KEY).replace(
-    "STEP_KEYS", json.dumps(STEP_KEYS)).replace("NEXT_KEY", json.dumps(NEXT_KEY)).replace("BACK_KEY", json.dumps(BACK_KEY))
+    "STEP_KEYS", json.dumps(STEP_KEYS)).replace("NEXT_KEY", json.dumps(NEXT_KEY)).replace(
+    "BACK_KEY", json.dumps(BACK_KEY))
 """The page's keys (← →, and on a slide Page Up / Page Down) move the stage only while no input has the focus; on a
 slide of a page without stages (or past its last step, or before its first) they move on to the next numbered
 section's heading (SECTION_TOP_PX under the window's top), or a screen on where that is further, and back the same
