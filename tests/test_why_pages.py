@@ -555,7 +555,8 @@ def value_fonts(specs: list[dict]) -> list[int]:
     """The font sizes of the numbers printed in these heatmaps' cells. A slide's chart, which fills its container,
     gives its font as an expression of its cells' width: there, the largest it prints them at."""
     fonts = [layer["mark"]["fontSize"] for spec in specs for layer in spec["layer"]
-             if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"]
+             if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"
+             and "text" not in layer["mark"]]  # (a line of the mark's own text, such as the hover hint, is no cell's)
     return [int(re.search(r": min\((\d+),", font["expr"]).group(1)) if isinstance(font, dict) else font
             for font in fonts]
 
