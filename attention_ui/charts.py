@@ -445,28 +445,28 @@ def _heatmap_layers(
             f"{shown} && datum.{color_field} < 0.5") if by_row else f"!datum.masked && {_text_color_test(domain, scheme, diverging)}"
     value_font = value_font_px or cell_value_font(cell_size, font_size, diverging=diverging, fit=fit)
     mark_font = _value_font_size(cell_size, font_size, chars=3)  # a blocked cell's "×" or "−∞": 1–2 characters
+    hint = None
     if fit and show_values:
         # Only the browser knows how wide a fitted chart's cells are drawn: the numbers fill them up to value_font,
-        # and a cell too narrow for MIN_FITTED_VALUE_PX shows its colour only (its value stays in the tooltip)
+        # and a cell too narrow for MIN_FITTED_VALUE_PX shows its colour only (its value stays in the tooltip; a
+        # line over the cells says so)
         blocked = df["masked"].to_numpy(dtype=bool)
         em = VALUE_CHAR_EM * max((len(str(label)) for label in df["label"][~blocked]), default=1)
         mark_em = MARK_CHAR_EM * max((len(str(label)) for label in df["label"][blocked]), default=1)
         tall = f"floor(bandwidth('y') / {TEXT_LINE_EM})"
+        number_font = f"min({value_font}, floor(bandwidth('x') / {em:.3g}), {tall})"
         fitted = (f"datum.masked ? min({max(mark_font, value_font)}, floor(bandwidth('x') / {mark_em:.3g}), {tall}) : "
-                  f"min({value_font}, floor(bandwidth('x') / {em:.3g}), {tall})")
+                  f"{number_font}")
         text = base.mark_text(fontSize=alt.ExprRef(expr=fitted)).encode(
             text=alt.condition(f"({fitted}) >= {MIN_FITTED_VALUE_PX}", alt.Text("label:N"), alt.value("")),
             color=_colour_when(dark, LIGHT_TEXT, DARK_TEXT),
         )
+        hint = _colours_only_hint(f"({number_font}) < {MIN_FITTED_VALUE_PX}", font_size)
     else:
         text = base.mark_text(fontSize=value_font).encode(
             text=alt.Text("label:N"),
             color=_colour_when(dark, LIGHT_TEXT, DARK_TEXT),
         )
-    hint = None
-    if fit and show_values:
-        shown_font = f"min({value_font}, floor(bandwidth('x') / {em:.3g}), {tall})"
-        hint = _colours_only_hint(f"({shown_font}) < {MIN_FITTED_VALUE_PX}", font_size)
     if not (fit and show_values) and not every_cell_shown and mark_font > value_font:
         # (a blocked "×" was printed at the numbers' 8 px)
         text = text.encode(size=alt.SizeValue(**alt.when("datum.masked").then(alt.value(mark_font))
