@@ -722,6 +722,39 @@ def row_bars(
     return _bars(df, name=name, domain=domain, value_title=value_title, title=chart_title(title, font_size), **size)
 
 
+def weight_bars_across(
+    df: pd.DataFrame,
+    *,
+    name: str = "key",
+    font_size: int = 14,
+    row_px: int = 30,
+    width: int = 240,
+    value_title: str = "weight",
+) -> alt.LayerChart:
+    """One query's weights (0..1) as bars lying across, one row per key (``row_frame`` columns), the value at
+    each bar's end: the keys' names read level as row labels, as in the heatmaps beside it. A bar long enough
+    holds its value inside (light text), a short one has it just past its end. Every value is finite (no mask)."""
+    df = _with_defaults(df, [name, "value", "index"])
+    order = _ordered(df, name, "index")
+    x_scale = alt.Scale(domain=[0, 1])
+    x_axis = alt.Axis(title=value_title, labelFontSize=font_size, titleFontSize=font_size, values=[0, 0.5, 1],
+                      format="~g", grid=True)
+    x = alt.X("value:Q", scale=x_scale, axis=x_axis)
+    base = alt.Chart().encode(y=_y(name, order, font_size), x=x,
+                              tooltip=[alt.Tooltip(f"{name}:N", title=name),
+                                       alt.Tooltip("value:Q", title=value_title, format=TOOLTIP_FORMAT)])
+    bars = base.mark_bar(color=POSITIVE_BAR_COLOR, height={"band": 0.8})
+    text_size = min(max(font_size - 2, 8), max(row_px - 6, 8))
+    label_chars = max((len(str(label)) for label in df["label"]), default=0)
+    inside = f"datum.value * {width} >= {label_chars * text_size * 0.56 + 8:.0f}"
+    values = base.encode(text=alt.Text("label:N"))
+    in_bar = values.transform_filter(inside).mark_text(align="right", dx=-4, baseline="middle", fontSize=text_size,
+                                                       color=LIGHT_TEXT)
+    past_bar = values.transform_filter(f"!({inside})").mark_text(align="left", dx=4, baseline="middle",
+                                                                 fontSize=text_size)
+    return alt.layer(bars, in_bar, past_bar, data=df, width=width, height=alt.Step(row_px))
+
+
 def row_bars_by_head(
     df: pd.DataFrame,
     *,

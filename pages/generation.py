@@ -111,6 +111,9 @@ WEIGHTS_HEADING_PX = 71
 # The weights' chart besides its bars (the keys' slanted labels and the axis title), and its bars' smallest and
 # largest height.
 WEIGHTS_AXIS_PX, WEIGHTS_PX = 100, (60, 170)
+# Bars lying across instead: their weight axis under the rows (numbers and title), the least room a row takes
+# besides its text (the slide font), and the keys' axis title with the gaps beside the keys' names.
+ACROSS_AXIS_PX, ACROSS_ROW_MARGIN_PX, ACROSS_KEYS_TITLE_PX = 60, 2, 24
 # A link note's box above the slide (one line, and its gap), each further line, the characters a line holds at
 # 1280 px, and those of the note's words before the values.
 NOTE_PX, NOTE_LINE_PX, NOTE_LINE_CHARS, NOTE_INTRO_CHARS = 75, 24, 150, 75
@@ -188,6 +191,19 @@ def new_query_weights(row, t: int, width_px: int | None = None, height_px: int |
                        **({"height": height_px} if height_px else {}))
 
 
+def slide_weights_across(row, width_px: int, height_px: int) -> dict | None:
+    """On a slide, the new query's weights as bars lying across, one row per cached key (its name level, its value
+    at the bar's end), in the ``width_px`` × (``height_px`` + the upright bars' key labels) the upright bars take;
+    None when the sentence's T rows would be too thin for the slide's text there. The row height is the sentence's,
+    not the step's: each step adds a row under the others, as it adds one to the caches."""
+    row_px = min(settings.cell_size, (height_px + WEIGHTS_AXIS_PX - ACROSS_AXIS_PX) // T)
+    if row_px < settings.font_size + ACROSS_ROW_MARGIN_PX:
+        return None
+    keys_px = int(charts.label_px(labels, settings.font_size)) + settings.font_size + ACROSS_KEYS_TITLE_PX
+    return cached_spec(charts.weight_bars_across, row, font_size=settings.font_size, row_px=row_px,
+                       width=width_px - keys_px)
+
+
 with step_box:
     step_buttons()
     t = st.session_state[STEP_KEY]
@@ -236,8 +252,9 @@ with step_box:
                 show_chart({**spec, "width": shown.shape[-1] * cell})
         with q_col:
             st.markdown(f"**Its weights over the {counted(t, 'cached key')}**")
-            show_chart(new_query_weights(row, t, (PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX) * widths[2]
-                                         // sum(widths), slide_weights_px(row_px, notes_px)))
+            weights_size = ((PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX) * widths[2] // sum(widths),
+                            slide_weights_px(row_px, notes_px))
+            show_chart(slide_weights_across(row, *weights_size) or new_query_weights(row, t, *weights_size))
     else:
         # Side by side, the three share one colour scale (one colour bar, beside V) and one cell size that fills
         # the row

@@ -386,6 +386,39 @@ def test_row_bars():
     assert [row["label"] for row in dataset(spec)] == ["0.100", "0.600", "0.300"]
 
 
+def _value_layers(spec) -> dict[str, dict]:
+    """A bars-across chart's two text layers by where they print: "in" the bar (light text) or "past" its end."""
+    texts = [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
+    return {("in" if layer["mark"].get("color") == charts.LIGHT_TEXT else "past"): layer for layer in texts}
+
+
+def _shows(layer, value: float) -> bool:
+    """Whether ``layer``'s one filter (a Vega expression over ``datum.value``) keeps a row of ``value``."""
+    (expression,) = [step["filter"] for step in layer.get("transform", [])]
+    python = expression.replace("datum.value", repr(value)).replace("!(", "not (")
+    return bool(eval(python))  # noqa: S307 - our own spec's arithmetic
+
+
+def test_weight_bars_across_name_their_keys_level_and_print_each_value_in_or_past_its_bar():
+    """Generation's slide: upright value labels over 37-px bars read badly; lying across, each key's name is a row
+    label and its value reads level, inside a bar long enough to hold it, else just past its end."""
+    weights = torch.tensor([0.912, 0.057, 0.031])
+    spec = charts.weight_bars_across(row_frame(weights, ["The", "cat", "sat"]), font_size=18, row_px=22,
+                                     width=240).to_dict()
+    bar = layer_with_mark(spec, "bar")
+    assert axis_order(bar["encoding"]["y"]) == ["1·The", "2·cat", "3·sat"]
+    assert bar["encoding"]["x"]["field"] == "value" and bar["encoding"]["x"]["scale"]["domain"] == [0, 1]
+    assert spec["height"] == {"step": 22} and spec["width"] == 240
+    layers = _value_layers(spec)
+    assert set(layers) == {"in", "past"}
+    for layer in layers.values():
+        assert layer["encoding"]["text"]["field"] == "label" and "angle" not in layer["mark"]
+        assert layer["mark"]["fontSize"] == 16  # the slide's font less 2, as the upright bars' labels
+    assert _shows(layers["in"], 0.912) and not _shows(layers["past"], 0.912)  # 219 px of bar holds "0.912"
+    assert _shows(layers["past"], 0.057) and not _shows(layers["in"], 0.057)  # 14 px does not
+    assert [row["label"] for row in dataset(spec)] == ["0.912", "0.057", "0.031"]
+
+
 CHICKEN = "The chicken crossed the road because it wanted to get to the other side .".split()
 
 

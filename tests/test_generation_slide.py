@@ -213,6 +213,42 @@ def test_an_eleven_token_slide_prints_the_caches_numbers_and_its_last_cache_fits
     assert 11 * row <= 344 and row >= 24, row  # the last cache fits; a token's label still fits a row
 
 
+def _weights_spec(at) -> dict:
+    """The spec of the chart under "Its weights over the … cached keys" (the new query's weights)."""
+    drawn = []
+
+    def walk(node):
+        if "vega_lite_chart" in str(getattr(node, "type", "")):
+            drawn.append(("chart", json.loads(node.proto.spec)))
+        elif type(node).__name__ == "Markdown":
+            drawn.append(("text", node.value))
+        children = getattr(node, "children", None)
+        for child in children.values() if isinstance(children, dict) else []:
+            walk(child)
+
+    walk(at.main)
+    heading = next(i for i, (kind, value) in enumerate(drawn) if kind == "text" and "Its weights over" in value)
+    return next(value for kind, value in drawn[heading:] if kind == "chart")
+
+
+@pytest.mark.parametrize(("sentence", "across"), [(None, True), (ELEVEN, False)], ids=["7 tokens", "11 tokens"])
+def test_a_slide_lays_the_weights_across_when_the_sentences_rows_fit(sentence, across):
+    """Upright value labels over ~37-px bars beside the caches read badly on a projector: with 7 tokens the bars
+    lie across, a key's name level on each row, at a row height that is the sentence's (each step adds a row, as
+    to the caches). 11 rows would be thinner than the slide's text there: those keep the upright bars."""
+    heights = set()
+    for step in (1, 4, 7):
+        params = {"presenter": "true", "generation_step": str(step), **({"sentence": sentence} if sentence else {})}
+        spec = _weights_spec(open_page(GENERATION, params))
+        bar = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "bar")
+        keys = "y" if across else "x"
+        assert bar["encoding"][keys]["field"] == "key", (step, bar["encoding"])
+        if across:
+            heights.add(json.dumps(spec["height"]))
+            assert spec["height"]["step"] >= 20, spec["height"]  # the slide's text fits a row
+    assert len(heights) <= 1, heights
+
+
 _CACHE_NUMBERS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'))
   .map(c => { const t = c.querySelector('g.role-title text');
               const numbers = Array.from(c.querySelectorAll('g.mark-text.role-mark text'))
