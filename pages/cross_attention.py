@@ -9,7 +9,8 @@ from attention_ui.controls import BOUND, lesson_settings, offer_first_tokens, st
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.text import plain, size_in_words
-from attention_ui.views import StageView, numbers_table, prints_values, show_chart, token_heatmap
+from attention_ui.views import (StageView, in_the_sidebar, numbers_table, prints_values, show_chart,
+                                token_heatmap)
 from attention_ui.why import half_share, keep_page_settings, page_slider, source_word_vectors
 
 KEYS = ("cross_source", "cross_pad", "cross_pad_to")
@@ -116,18 +117,22 @@ with weights_box:
     else:
         left, right = st.columns(2)
     with left:
-        show_chart(token_heatmap(self_view, lesson.trace.weights[head], f"self-attention: {T} × {T}", weights=True,
-                                 cell=cell))
+        show_chart(token_heatmap(self_view, lesson.trace.weights[head], f"self-attention: {T} × {T}, mask: "
+                                 f"{config.mask}", weights=True, cell=cell))
     with right:
         show_chart(token_heatmap(cross_view, weights, f"cross-attention: {T} × {S}", weights=True, cell=cell))
     cols = st.columns(3)
     cols[0].metric("queries T (rows)", T)
     cols[1].metric("keys S (columns)", S)
     cols[2].metric("largest |row sum − 1|", size_in_words(cross.row_sum_error))
-    st.markdown("Left, the target sentence attends to itself (T × T, with the lesson's mask). Right, the same "
-                "queries attend to the source (T × S): every row is still a set of weights that adds up to 1, now "
-                "spread over the other sentence. The same weights W_Q, W_K, W_V are used for both here; a real model "
-                "learns separate ones for its cross-attention.")
+    st.markdown("Left, the target sentence attends to itself (T × T, with the mask picked "
+                f"{in_the_sidebar()}). Right, the same queries attend to the source (T × S): every row is still a set "
+                "of weights that adds up to 1, now spread over the other sentence. The same weights W_Q, W_K, W_V "
+                "are used for both here; a real model learns separate ones for its cross-attention.")
+    if config.mask != "causal":  # the diagram's decoder masks its self-attention: say why the chart does not
+        st.caption(f"A decoder's self-attention is causal (the diagram's “no peeking ahead”); the left chart uses "
+                   f"the {config.mask} mask picked {in_the_sidebar()}. Pick “causal” there to see the decoder's. "
+                   "Cross-attention has no such mask: the whole source is written before the decoder starts.")
     if cross.mask is not None:
         real = is_padding.count(False)
         st.info(f"The source is padded from {real} to {S} tokens. The [PAD] keys are blocked in every row, so they "

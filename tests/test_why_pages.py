@@ -11,6 +11,7 @@ import json
 import math
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -283,6 +284,20 @@ def test_cross_attention_weights_are_t_by_s_with_rows_summing_to_one(pages):
     assert metric(at, "row sum") < 1e-6
     keys = chart_data(at, "cross-attention").drop_duplicates("key").sort_values("col_index")["key"].tolist()
     assert keys == ["1·Le", "2·chat", "3·s'est", "4·assis", "5·sur", "6·le", "7·tapis", "8·."]
+
+
+def test_the_self_attention_chart_names_its_mask_and_the_decoders_causal_one(pages):
+    """The encoder–decoder diagram says the decoder's self-attention is masked ("no peeking ahead") while the chart
+    beside it used the settings' mask, none by default, with nothing said: a student read every target token
+    attending to later ones as what a decoder does."""
+    at = pages("pages/cross_attention.py")
+    assert matrix(chart_data(at, "self-attention: 7 × 7, mask: none")).notna().all().all()
+    assert any("A decoder's self-attention is causal" in c and "none mask" in c for c in texts(at, "caption"))
+    set_widget(at, "radio", "mask", "causal")
+    weights = matrix(chart_data(at, "self-attention: 7 × 7, mask: causal")).fillna(0).to_numpy()
+    assert (weights[np.triu_indices(7, 1)] == 0).all() and weights[np.tril_indices(7)].min() > 0
+    assert not any("A decoder's self-attention is causal" in c for c in texts(at, "caption"))
+    set_widget(at, "radio", "mask", "none")
 
 
 def _heatmap_sizes(at: AppTest) -> dict[str, tuple[float, float, bool]]:
