@@ -20,22 +20,29 @@ from .limits import MAX_SENTENCE_CHARS, MAX_TOKENS
 PAD_TOKEN = "[PAD]"
 
 
-def _combining_mark_class() -> str:
-    """Character-class body for every combining mark (Unicode category M*), e.g. the vowel
-    signs of Devanagari, Arabic harakat, Hebrew niqqud, U+0301 and the emoji variation
-    selectors. Python's ``\\w`` does not match them, so without this a word like "नमस्ते"
-    would fall apart into letters and stray marks. Marks only exist below U+20000 and in
-    the variation selectors supplement (U+E0100..), so only those planes are scanned."""
+def _character_classes() -> tuple[str, str]:
+    """Character-class bodies for every combining mark (Unicode category M*) and every invisible control or format
+    character (Cc, Cf) but the zero-width joiner. Marks: the vowel signs of Devanagari, Arabic harakat, Hebrew
+    niqqud, U+0301 and the emoji variation selectors; Python's ``\\w`` does not match them, so without this a word
+    like "नमस्ते" would fall apart into letters and stray marks. Invisible: NUL, a zero-width space, a direction
+    override, which would each be a token with an empty label. Both only exist below U+20000 and in the plane from
+    U+E0000, so only those are scanned."""
     code_points = (*range(0x20000), *range(0xE0000, 0xE1000))
-    marks = [cp for cp, category in zip(code_points, map(unicodedata.category, map(chr, code_points)))
-             if category[0] == "M"]  # map over C functions: a Python loop here took 0.2 s of every server start
-    # consecutive code points share (index - code point): each group is one range
-    ranges = [(run[0][1], run[-1][1]) for run in
-              (list(group) for _, group in itertools.groupby(enumerate(marks), lambda pair: pair[1] - pair[0]))]
-    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+    categories = list(zip(code_points, map(unicodedata.category, map(chr, code_points))))  # map over C functions:
+    # a Python loop here took 0.2 s of every server start
+    marks = [cp for cp, category in categories if category[0] == "M"]
+    invisible = [cp for cp, category in categories if category in ("Cc", "Cf") and cp != 0x200D]
+    return _ranges(marks), _ranges(invisible)
 
 
-_MARK = _combining_mark_class()
+def _ranges(code_points: list[int]) -> str:
+    """A character-class body matching ``code_points`` (sorted): consecutive ones as one range."""
+    runs = (list(group) for _, group in itertools.groupby(enumerate(code_points), lambda pair: pair[1] - pair[0]))
+    ends = [(run[0][1], run[-1][1]) for run in runs]
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ends)
+
+
+_MARK, _INVISIBLE = _character_classes()
 # Chinese and Japanese write no spaces between words: each ideograph or kana is a token of its own.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 _WORD = rf"(?:(?![{_CJK}])\w)(?:(?![{_CJK}])[\w{_MARK}])*"  # letters/digits with their combining marks
@@ -44,7 +51,7 @@ _TOKEN = re.compile(
     rf"[{_CJK}]"  # one Chinese character or kana: 猫, 坐
     rf"|{_WORD}(?:['’]{_WORD})*"  # words, with inner apostrophes: don't, it's, नमस्ते
     r"|[\U0001F1E6-\U0001F1FF]{2}"  # a flag: two regional indicators, 🇫🇷
-    rf"|[^\w\s]{_EMOJI_TAIL}"  # one symbol or emoji (with its modifiers)
+    rf"|(?![{_INVISIBLE}])[^\w\s]{_EMOJI_TAIL}"  # one symbol or emoji (with its modifiers), never an invisible one
     rf"(?:\u200d[^\w\s]{_EMOJI_TAIL})*"  # joined emoji: 👨‍👩‍👧
 )
 

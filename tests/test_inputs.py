@@ -116,6 +116,8 @@ def test_trace_good_input_runs():
     ("<b>bold</b> & co", ["<", "b", ">", "bold", "<", "/", "b", ">", "&", "co"]),
     ("x=3.14", ["x", "=", "3", ".", "14"]),
     ("  padded\tand\nnewlines  ", ["padded", "and", "newlines"]),
+    ("NUL\x00 and\x01 bell\x07", ["NUL", "and", "bell"]),  # control characters are no tokens (empty labels)
+    ("zero\u200bwidth \u202eRTL\ufeff", ["zero", "width", "RTL"]),  # nor invisible format characters
 ])
 def test_tokenizer(sentence, expected):
     assert tokenize(sentence) == expected
@@ -126,7 +128,7 @@ def test_tokenizer_keeps_every_non_space_character():
         assert "".join(tokenize(sentence)) == re.sub(r"\s", "", sentence)
 
 
-@pytest.mark.parametrize("sentence", ["", "   ", "\n\t  \u3000"])
+@pytest.mark.parametrize("sentence", ["", "   ", "\n\t  \u3000", "\x00\x01", "\u200b\u200e"])
 def test_tokenizer_rejects_empty_and_blank(sentence):
     with pytest.raises(ValueError, match=r"The sentence is empty: type a few words"):
         tokenize(sentence)
