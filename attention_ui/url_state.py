@@ -192,7 +192,8 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
     LinkParam("token", token_number, "a token's position, from 1 to the number of tokens"),
     LinkParam("head", head_number,
               f"a head of the toy layer, from 1 to {MAX_HEADS}; a real model's head is model_head"),
-    LinkParam("step", stage_key, f"a stage from 1 to {len(STAGE_KEYS)} or its short name"),
+    LinkParam("step", stage_key, f"a stage of Step through, from 1 to {len(STAGE_KEYS)} or its short name; "
+              "Generation's step is generation_step"),
     LinkParam("grid", lambda raw: raw if re.fullmatch(r"[01]{1,64}(\.[01]{1,64}){0,63}", raw) else None,
               "rows of 0/1 joined by '.'"),
     LinkParam("hand", hand_link, "Work it by hand's sizes and numbers as the page writes them"),

@@ -272,6 +272,14 @@ def test_bad_url_params_never_crash(params):
     assert values["device"] in at.selectbox(key="device").options
 
 
+def test_a_bad_step_on_generation_says_whose_step_it_is():
+    """On Generation "step=bogus" was said to expect "a stage from 1 to 9": that page has no stages, its own step
+    is generation_step."""
+    at = open_page("pages/generation.py", {"step": "bogus"})
+    notes = " ".join(i.value for i in at.info)
+    assert "step = “bogus”" in notes and "a stage of Step through" in notes and "generation_step" in notes, notes
+
+
 def test_too_long_sentence_in_the_url_falls_back_with_a_note():
     at = open_page("pages/step_through.py", {"sentence": "ab " * 900})
     notes = [i.value for i in at.info]
