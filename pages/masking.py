@@ -14,8 +14,9 @@ from attention_ui.frames import ALLOWED, BLOCKED
 from attention_ui.hand import PRESENTER_GRID_ZOOM
 from attention_ui.questions import show_page_questions
 from attention_ui.text import counted, plain
-from attention_ui.views import (WEIGHT_TITLE, StageView, column_cell, in_the_sidebar, main_column_px, mask_chart,
-                                show_chart, side_by_side, slide_mask_pair, token_heatmap)
+from attention_ui.views import (COLOURS_ONLY_NOTE, WEIGHT_TITLE, StageView, column_cell, in_the_sidebar,
+                                main_column_px, mask_chart, numbers_table, show_chart, side_by_side, slide_mask_pair,
+                                token_heatmap)
 
 settings = lesson_settings("Masking: who may look at whom")
 config = settings.config
@@ -110,9 +111,14 @@ for kind in MASK_KINDS:
     with left:
         show_chart(mask_chart(mask, variant_labels, variant_labels, title=f"mask: {kind}", cell_size=cell,
                               font_size=settings.font_size))
+    weights_chart = token_heatmap(view, lesson.trace.weights[settings.head], f"weights with {kind} mask",
+                                  weights=True, cell=cell)
     with right:
-        show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"weights with {kind} mask", weights=True,
-                                 cell=cell))
+        show_chart(weights_chart)
+    if charts.colours_only(weights_chart):  # (a padded or long sentence): the numbers a student checks, at hand
+        st.caption(COLOURS_ONLY_NOTE)
+        numbers_table(lesson.trace.weights[settings.head], variant_labels, variant_labels, key=f"numbers_{kind}",
+                      caption=f"All the numbers: weights with {kind} mask")
 
 st.subheader("Edit your own mask")
 EDITOR_ROW_PX = 35  # a data editor's row (and header) height

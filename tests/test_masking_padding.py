@@ -125,3 +125,21 @@ def test_the_page_keeps_the_padding_panel_beside_its_mask():
     in_columns = [json.loads(c.proto.spec)["title"]["text"] for column in at.columns
                   for c in column.get("vega_lite_chart")]
     assert {"mask: padding", "weights with padding mask"} <= set(in_columns), in_columns
+
+
+def test_a_weights_panel_too_narrow_for_its_numbers_says_so_and_has_them_all_at_hand():
+    """The padded 10 × 10 weights beside their mask print colours only: a student could not check that the [PAD]
+    keys get 0 and the real tokens share the rest. Under them, as under a step-through stage, the page says so and
+    "All the numbers" holds the matrix; the 7-token panels print theirs and have neither."""
+    at = open_page(MASKING)
+    assert not _prints_numbers(_spec(at, "weights with padding mask"))
+    assert _prints_numbers(_spec(at, "weights with causal mask"))
+    assert sum("too narrow for their numbers" in c.value for c in at.caption) == 1, [c.value for c in at.caption]
+    labels = [e.label for e in at.expander if e.label.startswith("All the numbers")]
+    assert labels == ["All the numbers: weights with padding mask"], labels
+    at.session_state["open_numbers_padding"] = True
+    at.run()
+    (table,) = [frame.value for frame in at.dataframe if "10·[PAD]" in frame.value.columns]
+    numbers = table.astype(float)
+    assert (numbers[["8·[PAD]", "9·[PAD]", "10·[PAD]"]] == 0).all().all()
+    assert ((numbers.sum(axis=1) - 1).abs() < 2e-3).all()  # each row's weights, rounded as shown, add up to 1
