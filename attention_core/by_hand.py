@@ -131,9 +131,7 @@ def read_number(cell) -> float:
                 raise AttentionInputError(f"holds “{text[:20]}”, which is not a number") from None
     if math.isnan(value):
         raise AttentionInputError("is NaN (not a number)")
-    if math.isinf(value):
-        raise AttentionInputError("is infinite")
-    if abs(value) > MAX_CELL_MAGNITUDE:
+    if abs(value) > MAX_CELL_MAGNITUDE:  # infinity too: a number, marked "too large" beside its cell as in the list
         raise AttentionInputError(f"{TOO_LARGE_REASON}: use numbers between −{MAX_CELL_MAGNITUDE:g} and "
                                   f"{MAX_CELL_MAGNITUDE:g}")
     return value

@@ -27,7 +27,7 @@ from attention_core.by_hand import EMPTY, INVALID, RIGHT, WRONG
 PAGE = "pages/by_hand.py"
 EXAMPLE_SCORES = [[1, 0, 1], [2, 1, 3], [3, 1, 4]]  # Q = [[1,0],[1,1],[2,1]], K = [[1,1],[0,1],[1,2]]
 BAD_CELLS = {"empty": (None, "is empty"), "blank text": ("  ", "is empty"), "text": ("abc", "not a number"),
-             "NaN": ("nan", "NaN"), "inf": ("inf", "infinite"), "minus inf": ("-inf", "infinite"),
+             "NaN": ("nan", "NaN"), "inf": ("inf", "too large"), "minus inf": ("-inf", "too large"),
              "huge": ("1e308", "too large"), "huge float": (1e308, "too large"), "float NaN": (math.nan, "NaN"),
              "markup": ("<b>*1*</b>", "not a number")}
 
@@ -340,6 +340,9 @@ def test_bad_answer_cells_are_named_and_the_rest_still_marked(name):
     assert texts(at, "info") == ["Your scaled scores: 8 of 9 cells right (within ±0.01)."]
     (warning,) = texts(at, "warning")
     assert "row 1·I, column 1·I" in warning and reason.split()[-1] in warning
+    if name in ("inf", "huge"):  # the cell's mark says what the list says (it said "not a number" for "inf")
+        marks = at.tabs[HAND_STAGES.index("scaled")].dataframe[-1].value
+        assert marks.iloc[0, 0] == "⚠ too large", marks
 
 
 def test_size_change_keeps_the_overlapping_numbers_and_reset_restores_the_example():
