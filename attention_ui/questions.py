@@ -495,10 +495,11 @@ SCORE_RULE = ("A question counts as right when you answer it right before its an
               "shows it), and stays right whatever you try after; a first wrong try gets a hint and costs nothing.")
 
 
-SAME_ANSWER = "That answer is checked already (Enter in the box checks it too)."
+SAME_ANSWER = ("Already checked (Enter in the box checks an answer too), so not counted as a second try. Its "
+               "feedback again:")
 """Put before a wrong answer's feedback when the same answer is checked again (it is not a new try). It says why,
 without blame: a student who pressed Enter and then Check had read "You checked this answer already: choose or type
-another one" as a second mistake."""
+another one" as a second mistake, and "That answer is checked already … Not quite." as Check doing nothing."""
 
 
 KEPT_RIGHT = "You have this one right already, and it stays right: this answer would not be."
