@@ -848,7 +848,9 @@ def stage_picker(presenter: bool = False, next_page: tuple[st.Page, str] | None 
             st.button("back", on_click=move, args=(-1,), key="back_page_key", shortcut="PageUp")
             if onward is None:
                 st.button("next", on_click=move, args=(1,), key="next_page_key", shortcut="PageDown")
-            elif st.button("next", key="next_page_key", shortcut="PageDown"):
+            # its own key: with stage 8's key, the Page Down that took stage 8 to 9 read as pressed on 9 too, and
+            # the slide went on to the next page, skipping stage 9
+            elif st.button("next", key="onward_page_key", shortcut="PageDown"):
                 st.switch_page(onward[0], query_params={})
     key = pick.selectbox("Stage", STAGE_KEYS, format_func=titles.get, key="step",
                          label_visibility="collapsed")

@@ -361,7 +361,7 @@ def test_a_long_rows_bars_go_one_above_the_other(words, stacked):
     assert len(bars) == 1 and ("vconcat" in bars[0]) == stacked and ("hconcat" in bars[0]) != stacked
 
 
-@pytest.mark.parametrize("button", ["next_page", "next_page_key"], ids=["Next", "clicker's Page Down"])
+@pytest.mark.parametrize("button", ["next_page", "onward_page_key"], ids=["Next", "clicker's Page Down"])
 def test_the_last_slide_goes_on_to_the_next_page_on_the_path(button):
     """On the last stage's slide Next was greyed out and → did nothing: a lecturer was left with no word on where to
     go. It now names the next page on Start here's path and goes there (the clicker's Page Down too), still in
@@ -377,6 +377,18 @@ def test_the_last_slide_goes_on_to_the_next_page_on_the_path(button):
     page = open_page("pages/step_through.py", {"step": "output"})
     assert page.button(key="next").disabled and "next_page" not in {b.key for b in page.button}
     assert [link.label for link in page.get("page_link")][-1] == "Next on the path: Work it by hand"
+
+
+@pytest.mark.parametrize("key", ["next_page_key", "next"], ids=["clicker's Page Down", "→"])
+def test_the_key_that_takes_stage_8_to_9_shows_stage_9(key):
+    """Page Down on stage 8's slide opened Work it by hand: the hidden button that moved to stage 9 had the key of
+    stage 9's button to the next page, which the same run then read as pressed. A lecturer never showed W_O."""
+    at = open_page("pages/step_through.py", {"presenter": "true", "step": "concat"})
+    at.button(key=key).click().run()
+    assert not at.exception and at.session_state["step"] == "output"
+    assert at.selectbox(key="step").value == "output" and at.button(key="next_page").label == "Work it by hand ▶"
+    at.button(key="onward_page_key").click().run()  # a second press goes on
+    assert not at.exception and at.title[0].value == "Work it by hand"
 
 
 @pytest.mark.parametrize("query", [{"d_model": "2", "heads": "2", "d_k": "1", "d_v": "1"},
