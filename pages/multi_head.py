@@ -9,8 +9,8 @@ from attention_ui.controls import lesson_settings
 from attention_ui.questions import show_page_questions
 from attention_ui.text import plain
 from attention_ui.render import cached_chart
-from attention_ui.views import (PRESENTER_COLUMN_PX, StageView, in_the_sidebar, note_lone_key, on_pick,
-                                panel_prints_values, show_chart, show_lines, show_stage, shown_features)
+from attention_ui.views import (PRESENTER_COLUMN_PX, StageView, in_the_sidebar, main_column_px, note_lone_key,
+                                on_pick, panel_prints_values, show_chart, show_lines, show_stage, shown_features)
 
 settings = lesson_settings("Multi-head attention")
 trace = settings.lesson.trace
@@ -45,15 +45,31 @@ if settings.presenter:  # the panels' rows and their key labels on a 1280×800 p
     grid_cell = max(min(PRESENTER_MIN_GRID_CELL, grid_cell), min(grid_cell, room // (panel_rows * len(labels))))
 
 
+# The gap between panels and a colour bar's width beside them (its numbers and title), at the page's font.
+PANEL_GAP_PX, LEGEND_PX = 20, 4 * settings.font_size + 30
+
+
+def drawn_cell(cell: int, panels_per_row: int, cells_per_panel: int, value_title: str) -> int:
+    """The size a grid's ``cell``-px cells are drawn at: a grid wider than the page's column (or the slide's) is
+    shrunk to it, its numbers with it. (4 heads of a 10-token sentence: 36-px cells drawn at 26 px, and their
+    "0.049" at 8.6 px on a slide that promised 12 px or colours only.)"""
+    natural = (charts.label_px(labels, settings.font_size) + panels_per_row * cells_per_panel * cell
+               + (panels_per_row - 1) * PANEL_GAP_PX + LEGEND_PX + charts.label_px([value_title], settings.font_size))
+    return int(cell * min(1.0, main_column_px(settings.presenter) / natural))
+
+
+grid_values = panel_prints_values(drawn_cell(grid_cell, panels_per_row, len(labels), "weight"), settings.font_size,
+                                  signed=False)
 grid_options = {"columns": panels_per_row, "domain": (0, 1), "cell_size": grid_cell, "font_size": settings.font_size,
-                "selected": settings.head if h > 1 else None, "pick": h > 1,
-                "show_values": panel_prints_values(grid_cell, settings.font_size, signed=False)}
+                "selected": settings.head if h > 1 else None, "pick": h > 1, "show_values": grid_values}
 grid = cached_chart(("head grid", trace.weights, trace.mask, tuple(labels), sorted(grid_options.items())),
                     lambda: charts.head_grid(frames.heads_frame(trace.weights, labels, labels, blocked=~trace.mask),
                                              **grid_options))
 show_chart(grid, key="pick_head", on_select=on_pick("pick_head", "head_index", lambda i: {"head": i + 1}))
 st.caption("Same colour = same weight in every head, so the panels can be compared directly. "
-           + ("Click a head to look at it closely (outlined: the head shown below)." if h > 1 else ""))
+           + ("Click a head to look at it closely (outlined: the head shown below). " if h > 1 else "")
+           + ("" if grid_values else "The cells are too small for numbers that can be read: hover a cell for its "
+                                     "weight."))
 if settings.presenter:
     st.markdown(INTRO)
 view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,
@@ -75,7 +91,9 @@ def q_grid():
                                          for i in range(h)])  # every panel's axis reads q1 … q_dk: its own
     return charts.head_grid(df, columns=per_row, domain=None, diverging=True, scheme="blueorange", row="token",
                             col="feature", value_title="feature value", cell_size=q_cell, font_size=settings.font_size,
-                            show_values=panel_prints_values(q_cell, settings.font_size, signed=True),
+                            show_values=panel_prints_values(drawn_cell(q_cell, per_row, q_shown.shape[-1],
+                                                                       "feature value"),
+                                                            settings.font_size, signed=True),
                             title="Q of each head (one colour scale; rows = tokens, columns = that head's q features)")
 
 

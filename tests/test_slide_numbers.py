@@ -271,3 +271,26 @@ def test_order_and_positions_slide_draws_its_grids_larger_on_a_large_screen(serv
     assert len(grids) == 4, drawn[1280]
     for title in grids:
         assert drawn[1920][title] >= 1.4 * drawn[1280][title], (title, drawn[1280][title], drawn[1920][title])
+
+
+@pytest.mark.browser
+@needs_browser
+@pytest.mark.parametrize("query, printed", [("", True),
+                                            ("&heads=4&sentence=The+professor+wrote+the+formula+and+the+students"
+                                             "+copied+it", False)], ids=["2 heads, 7 tokens", "4 heads, 10 tokens"])
+def test_multi_heads_grids_print_readable_numbers_or_none(server, browser, query, printed):
+    """4 heads of a 10-token sentence printed their 400 weights at 8.6 px on a slide: the grid, sized to 36-px cells,
+    is wider than the slide and the browser shrank it, numbers and all, below the 12 px a slide promises. A grid's
+    numbers are now sized for the cells it is drawn with: 12 px or more, or none and a line that says to hover."""
+    from attention_ui.views import MIN_SLIDE_VALUE_PX
+
+    with _slide(browser, f"{server}/multi-head?presenter=true{query}", 1280, 800) as page:
+        page.wait_for_timeout(300)
+        drawn = page.evaluate(_CELL_TEXT_JS, True)
+        captions = page.locator("[data-testid='stMain'] [data-testid='stCaptionContainer']").all_inner_texts()
+    grids = [drawn[0]] + [c for c in drawn if "Q of each head" in c["title"]]
+    assert len(grids) == 2, [c["title"] for c in drawn]
+    for grid in grids:
+        assert not grid["px"] or min(grid["px"]) >= MIN_SLIDE_VALUE_PX - 0.5, (grid["title"], min(grid["px"]))
+    assert bool(drawn[0]["px"]) == printed, len(drawn[0]["px"])
+    assert any("hover a cell for its weight" in c for c in captions) != printed, captions
