@@ -513,7 +513,10 @@ if (!window.clickerKeysAfterUse) {
     event.stopPropagation();
     if (passed) active.blur();
     focusSlide();
-    moveSection(way);
+    // not while the page runs: a page just opened from the last one's link is still growing, and keys pressed while
+    // it came (nothing seemed to happen) had taken the new page most of the way down before its title was seen
+    if (document.querySelector("[data-testid='stApp']")?.getAttribute("data-test-script-state") !== "running")
+      moveSection(way);
   }, true);
   function moveSection(way) {  // the next (way 1) or the last (-1) section's heading under the menu bar, or a screen
     const main = document.querySelector("[data-testid='stMain']");

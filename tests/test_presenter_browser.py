@@ -871,6 +871,27 @@ def test_at_the_bottom_of_a_slide_the_clicker_goes_on_to_the_next_page_on_the_pa
         context.close()
 
 
+def test_the_section_keys_wait_while_a_slide_runs(server, browser):
+    """A page opened from the last one's link is still growing while it runs: a lecturer's → presses made while it
+    came (nothing seemed to happen) took Why √d_k most of the way down before its title was seen. While the page
+    runs the keys move nothing; once it has run, they go on from section to section."""
+    context, page = _new_page(browser)
+    scroll = f"() => document.querySelector({bs.MAIN!r}).scrollTop"
+    state = "document.querySelector('[data-testid=stApp]').setAttribute('data-test-script-state', '%s')"
+    try:
+        _open(page, server + "/masks?presenter=true", FIRST_LOAD_MS)
+        page.evaluate(state % "running")  # (as a run shows it; nothing re-renders the app between these lines)
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+            page.wait_for_timeout(250)
+        assert page.evaluate(scroll) == 0, "keys pressed while the page runs moved it"
+        page.evaluate(state % "notRunning")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"() => ({scroll[6:]}) > 50", timeout=5_000)
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("path", ["/start-here", "/by-hand"])
 def test_the_clicker_keys_move_a_slide_without_the_lessons_settings_menu(server, browser, path):
     """Start here and Work it by hand have no Settings menu (they take none of the lesson's settings), and the keys
