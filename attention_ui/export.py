@@ -232,8 +232,10 @@ def chart_png(chart: alt.TopLevelMixin, scale: float = 2.0) -> bytes:
     return _converter().vegalite_to_png(chart.to_dict(validate=False), scale=scale)
 
 
-def _token_heatmap(values, axes: TraceAxes, title: str, *, weights: bool = False, domain=None):
-    df = frames.matrix_frame(values, frames.AxisLabels(axes.queries), frames.AxisLabels(axes.keys))
+def _token_heatmap(values, axes: TraceAxes, title: str, *, weights: bool = False, domain=None, blocked=None):
+    """``blocked`` (bool (T, S)): the cells the mask blocks, grey with "×" as on the page (a weight's 0 there read
+    as a small weight in the handout)."""
+    df = frames.matrix_frame(values, frames.AxisLabels(axes.queries), frames.AxisLabels(axes.keys), blocked=blocked)
     many = len(axes.keys) > 14
     if weights:
         return charts.heatmap(df, title=title, domain=domain or (0, 1), scheme="viridis", value_title="weight",
@@ -278,7 +280,8 @@ def stage_charts(trace: AttentionTrace, labels: list[str], stage: str, *, head: 
             frames.row_frame(trace.masked[h, follow], frames.AxisLabels(axes.keys)),
             frames.row_frame(trace.weights[h, follow], frames.AxisLabels(axes.keys)),
             title=f"row of {axes.queries[follow]}: before and after softmax")
-        return {"weights": _token_heatmap(trace.weights[h], axes, f"attention weights{suffix}", weights=True),
+        return {"weights": _token_heatmap(trace.weights[h], axes, f"attention weights{suffix}", weights=True,
+                                          blocked=~trace.mask[h]),
                 "row": row}
     if stage == "context":
         return {"context": _feature_heatmap(trace.context[h], axes.queries, f"context = A·V{suffix}", "c")}

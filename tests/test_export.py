@@ -103,6 +103,15 @@ def test_weights_svg_has_one_cell_per_query_key_pair():
     assert len(cells) >= 7 * 7
 
 
+def test_the_weights_svg_draws_blocked_cells_grey_with_a_cross_as_the_page_does():
+    """The handout's causal weights printed "0.000" on dark purple where the page draws a grey cell with "×": a
+    blocked key read as a small weight."""
+    root = ET.fromstring(export.chart_svg(export.stage_charts(LESSON.trace, LABELS, "softmax", head=0)["weights"]))
+    texts = [t.text for t in root.iter(f"{SVG_NS}text")]
+    blocked = int((~LESSON.trace.mask[0]).sum())  # causal, 7 tokens: 21 blocked pairs
+    assert texts.count("×") == blocked and texts.count("0.000") == 0, (texts.count("×"), texts.count("0.000"))
+
+
 def test_png_is_a_png():
     png = export.chart_png(export.stage_charts(LESSON.trace, LABELS, "scores")["scores"])
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
