@@ -877,16 +877,19 @@ def test_the_section_keys_wait_while_a_slide_runs(server, browser):
     runs the keys move nothing; once it has run, they go on from section to section."""
     context, page = _new_page(browser)
     scroll = f"() => document.querySelector({bs.MAIN!r}).scrollTop"
-    state = "document.querySelector('[data-testid=stApp]').setAttribute('data-test-script-state', '%s')"
+    # the app's run state as a run shows it, and a key at once (in one task: no re-render can set it back between)
+    press_while = """(state) => {
+        document.querySelector('[data-testid=stApp]').setAttribute('data-test-script-state', state);
+        (document.activeElement || document.body).dispatchEvent(
+            new KeyboardEvent('keydown', {key: 'ArrowRight', bubbles: true, cancelable: true}));
+    }"""
     try:
         _open(page, server + "/masks?presenter=true", FIRST_LOAD_MS)
-        page.evaluate(state % "running")  # (as a run shows it; nothing re-renders the app between these lines)
         for _ in range(3):
-            page.keyboard.press("ArrowRight")
+            page.evaluate(press_while, "running")
             page.wait_for_timeout(250)
         assert page.evaluate(scroll) == 0, "keys pressed while the page runs moved it"
-        page.evaluate(state % "notRunning")
-        page.keyboard.press("ArrowRight")
+        page.evaluate(press_while, "notRunning")
         page.wait_for_function(f"() => ({scroll[6:]}) > 50", timeout=5_000)
     finally:
         context.close()
