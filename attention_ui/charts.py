@@ -628,6 +628,8 @@ LEVEL_LABEL_SHRINK_PX = 2
 upright, a slide's 18-px "0.107" over Generation's 52-px bars read worse than the same label level at 17 px. (At
 4 px, a slide's bars that the browser then shrinks to a 1024-px window printed 11-px labels.)"""
 MIN_LEVEL_LABEL_PX = 10
+BAR_LABEL_CHAR_EM = 0.56
+"""A bar's value label's width per character: its digits, point and sign in the text marks' sans-serif font."""
 
 
 def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int, height: int, value_title: str,
@@ -661,10 +663,9 @@ def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int
     # zero it stood above every bar of a row of negative scores, where positive scores would be.
     blocked = labels.transform_filter(f"!({VALID})").encode(y=alt.YValue(height)).mark_text(
         baseline="bottom", dy=-3, fontSize=text_size)
-    # a value label's width: its digits, point and sign are about 0.56 em each in the text marks' sans-serif font
     label_chars = max((len(str(label)) for label in df["label"]), default=0)
-    label_px = label_chars * text_size * 0.56
-    level_size = min(text_size, int((cell_size - 2) / (0.56 * max(label_chars, 1))))
+    label_px = label_chars * text_size * BAR_LABEL_CHAR_EM
+    level_size = min(text_size, int((cell_size - 2) / (BAR_LABEL_CHAR_EM * max(label_chars, 1))))
     if level_size >= max(text_size - LEVEL_LABEL_SHRINK_PX, MIN_LEVEL_LABEL_PX):  # level above (or below) its bar
         above = labels.transform_filter(f"{VALID} && datum.value >= 0").mark_text(
             baseline="bottom", dy=-3, fontSize=level_size
@@ -746,7 +747,7 @@ def weight_bars_across(
     bars = base.mark_bar(color=POSITIVE_BAR_COLOR, height={"band": 0.8})
     text_size = min(max(font_size - 2, 8), max(row_px - 6, 8))
     label_chars = max((len(str(label)) for label in df["label"]), default=0)
-    inside = f"datum.value * {width} >= {label_chars * text_size * 0.56 + 8:.0f}"
+    inside = f"datum.value * {width} >= {label_chars * text_size * BAR_LABEL_CHAR_EM + 8:.0f}"
     values = base.encode(text=alt.Text("label:N"))
     in_bar = values.transform_filter(inside).mark_text(align="right", dx=-4, baseline="middle", fontSize=text_size,
                                                        color=LIGHT_TEXT)
@@ -805,6 +806,10 @@ def before_after_softmax(
                   title=chart_title(title, font_size))
 
 
+HEAD_GRID_SPACING_PX = 20
+"""The gap between a head grid's panels."""
+
+
 def head_grid(
     heads_df: pd.DataFrame,
     *,
@@ -821,7 +826,7 @@ def head_grid(
     value_title: str = "weight",
     title: str = "",
     axes: bool = True,
-    spacing: int = 20,
+    spacing: int = HEAD_GRID_SPACING_PX,
     selected: int | None = None,
     pick: bool = False,
     fit: bool = False,

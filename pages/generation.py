@@ -111,9 +111,9 @@ WEIGHTS_HEADING_PX = 71
 # The weights' chart besides its bars (the keys' slanted labels and the axis title), and its bars' smallest and
 # largest height.
 WEIGHTS_AXIS_PX, WEIGHTS_PX = 100, (60, 170)
-# Bars lying across instead: their weight axis under the rows (numbers and title), the least room a row takes
-# besides its text (the slide font), and the keys' axis title with the gaps beside the keys' names.
-ACROSS_AXIS_PX, ACROSS_ROW_MARGIN_PX, ACROSS_KEYS_TITLE_PX = 60, 2, 24
+# Bars lying across instead: their weight axis under the rows (numbers and title), and the least room a row takes
+# besides its text (the slide font).
+ACROSS_AXIS_PX, ACROSS_ROW_MARGIN_PX = 60, 2
 # A link note's box above the slide (one line, and its gap), each further line, the characters a line holds at
 # 1280 px, and those of the note's words before the values.
 NOTE_PX, NOTE_LINE_PX, NOTE_LINE_CHARS, NOTE_INTRO_CHARS = 75, 24, 150, 75
@@ -199,9 +199,8 @@ def slide_weights_across(row, width_px: int, height_px: int) -> dict | None:
     row_px = min(settings.cell_size, (height_px + WEIGHTS_AXIS_PX - ACROSS_AXIS_PX) // T)
     if row_px < settings.font_size + ACROSS_ROW_MARGIN_PX:
         return None
-    keys_px = int(charts.label_px(labels, settings.font_size)) + settings.font_size + ACROSS_KEYS_TITLE_PX
     return cached_spec(charts.weight_bars_across, row, font_size=settings.font_size, row_px=row_px,
-                       width=width_px - keys_px)
+                       width=width_px - int(charts.fit_room_px(labels, settings.font_size)))
 
 
 with step_box:

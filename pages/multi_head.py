@@ -45,16 +45,12 @@ if settings.presenter:  # the panels' rows and their key labels on a 1280×800 p
     grid_cell = max(min(PRESENTER_MIN_GRID_CELL, grid_cell), min(grid_cell, room // (panel_rows * len(labels))))
 
 
-# The gap between panels and a colour bar's width beside them (its numbers and title), at the page's font.
-PANEL_GAP_PX, LEGEND_PX = 20, 4 * settings.font_size + 30
-
-
 def drawn_cell(cell: int, panels_per_row: int, cells_per_panel: int, value_title: str) -> int:
     """The size a grid's ``cell``-px cells are drawn at: a grid wider than the page's column (or the slide's) is
     shrunk to it, its numbers with it. (4 heads of a 10-token sentence: 36-px cells drawn at 26 px, and their
     "0.049" at 8.6 px on a slide that promised 12 px or colours only.)"""
-    natural = (charts.label_px(labels, settings.font_size) + panels_per_row * cells_per_panel * cell
-               + (panels_per_row - 1) * PANEL_GAP_PX + LEGEND_PX + charts.label_px([value_title], settings.font_size))
+    natural = (panels_per_row * cells_per_panel * cell + (panels_per_row - 1) * charts.HEAD_GRID_SPACING_PX
+               + charts.heatmap_fit_room(labels, settings.font_size, value_title))
     return int(cell * min(1.0, main_column_px(settings.presenter) / natural))
 
 
