@@ -164,6 +164,16 @@ def test_the_close_up_outlines_the_followed_token():
 
 
 @needs_model
+@pytest.mark.parametrize("followed, then", [(0, 1), (2, 2)])  # [CLS] followed: the first shown piece; cat: stays
+def test_hiding_special_tokens_moves_a_followed_special_token_to_a_shown_one(followed, then):
+    at = open_page("real_model", sentence="The cat sat.", piece=followed)  # [CLS] The cat sat . [SEP]
+    at.toggle(key="hide_special").set_value(True).run()
+    assert at.session_state["piece"] == then
+    close_up = json.dumps(next(s for s in chart_specs(at) if "layer 1, head 1" in json.dumps(s.get("title"))))
+    assert f"datum.row_index == {then - 1}" in close_up  # [CLS] hidden: shown rows count from The
+
+
+@needs_model
 def test_hiding_special_tokens_removes_them_from_the_charts():
     at = open_page("real_model", sentence="The cat sat.")
     assert "[CLS]" in json.dumps(chart_specs(at))
