@@ -862,7 +862,6 @@ def stage_picker(presenter: bool = False, next_page: tuple[st.Page, str] | None 
     index = STAGE_KEYS.index(key)
     keep_in_link("step", key)  # stage 1 too: see url_state.ALWAYS_IN_LINK
     st.progress((index + 1) / len(STAGE_KEYS), text=None if presenter else f"Stage {index + 1} of {len(STAGE_KEYS)}")
-    st.session_state.setdefault("stages_seen", set()).add(key)
     return index
 
 

@@ -32,6 +32,7 @@ def stage(settings: Settings) -> None:
     next_page = (path_page(following, url_path), title)
     step = stage_picker(settings.presenter, next_page)
     key = STAGES[step].key
+    st.session_state.setdefault("stages_seen", set()).add(key)  # this page's stages only: Start here counts them
     lesson = settings.lesson
     unscaled = unscaled_weights(lesson.trace) if key == "scaled" and linked_flag(UNSCALED_KEY) else None
     view = lesson_view(lesson, settings.labels, settings.follow, settings.head, cell_size=settings.cell_size,
@@ -40,7 +41,7 @@ def stage(settings: Settings) -> None:
         show_slide(view, key)
     else:
         show_stage(view, key)
-    seen = st.session_state.get("stages_seen", set())
+    seen = st.session_state["stages_seen"]
     st.caption(f"You have looked at {len(seen)} of {len(STAGES)} stages (kept in this browser).")
     questions.show_check_yourself(settings, key)
     export.show_downloads(settings, key)

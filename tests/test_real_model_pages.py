@@ -399,3 +399,19 @@ def test_inside_a_real_head_repeats_back_and_next_under_the_stage():
     at.button(key="next_bottom").click().run()
     assert at.selectbox(key="step").value == "qkv"
     assert {b.key for b in at.button} >= {"back_bottom", "next_bottom"}
+
+
+@needs_model
+def test_stepping_inside_a_real_head_does_not_count_as_the_step_through_s_stages():
+    """Start here said "9 of 9 stages looked at" for Step through after a visitor stepped through Inside a real head
+    only: the stage picker the two pages share counted every stage it showed."""
+    from attention_ui.controls import NEXT_KEY
+
+    at = apptest_support.open_page("pages/inside_real_head.py")
+    for _ in range(3):
+        at.button(key=NEXT_KEY).click().run()
+    assert at.session_state["step"] == "scaled", "three stages on"
+    assert "stages_seen" not in at.session_state or not at.session_state["stages_seen"]
+    at.switch_page("pages/step_through.py").run()
+    at.button(key=NEXT_KEY).click().run()
+    assert at.session_state["stages_seen"] == {"scaled", "masked"}, "its own stages are counted"
