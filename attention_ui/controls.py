@@ -473,10 +473,12 @@ if (!window.clickerKeysAfterUse) {
     if (document.activeElement && document.activeElement !== document.body) return;
     if (presenting()) document.querySelector("[data-testid='stMain']")?.focus({preventScroll: true});
   };
-  const menuChoice = (active, key) => !!active?.closest("[data-testid='stPopoverBody']") && (
+  const clickerChoice = (active, key) => !!active && (
     (active === pointerFocused && active.matches(
-      "input[type='radio'], input[type='checkbox'], [role='slider'], button, [role='combobox'][aria-expanded='false']"))
+      "input[type='radio'], input[type='checkbox'], input[type='range'], [role='slider'], button, "
+      + "[role='combobox'][aria-expanded='false']"))
     || (key.startsWith("Page") && active.matches("input[type='radio'], input[type='checkbox'], button")));
+  const menuChoice = (active, key) => !!active?.closest("[data-testid='stPopoverBody']") && clickerChoice(active, key);
   document.addEventListener("keydown", (event) => {
     const active = document.activeElement;
     const slide = document.querySelector(".st-key-slide_settings");
@@ -495,6 +497,23 @@ if (!window.clickerKeysAfterUse) {
     const step = stepButton(ways[event.key]);
     if (step) step.click();
     else moveSection(ways[event.key]);
+  }, true);
+  // The same rule on the slide itself: a switch, an answer, a slider or a button there chosen with the mouse (Why
+  // √d_k's d_k, stage 4's "softmax without ÷√d_k", a Check yourself answer) had kept the clicker's keys, which then
+  // moved the slider or the answer in front of the class, or did nothing; they now take the step or go on.
+  document.addEventListener("keydown", (event) => {
+    const way = ways[event.key], active = document.activeElement;
+    if (!way || event.defaultPrevented || !presenting() || !document.querySelector("[data-testid='stMain']")
+        || active?.closest("[data-testid='stPopoverBody'], .st-key-presenter, .st-key-step, .st-key-slide_settings")
+        || !clickerChoice(active, event.key)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    active.blur();
+    focusSlide();
+    const step = stepButton(way);
+    if (step) step.click();
+    else if (document.querySelector("[data-testid='stApp']")?.getAttribute("data-test-script-state") !== "running")
+      moveSection(way);
   }, true);
   // On a slide of a page without steps of its own, the same keys go from one numbered section to the next (its
   // heading to the top of the window) and back: such a slide is a long page, and they did nothing useful on it.

@@ -877,6 +877,46 @@ def test_a_screen_down_starts_at_the_farthest_line_in_view(server, browser):
         context.close()
 
 
+def test_a_control_clicked_on_a_slide_leaves_the_clicker_keys_to_the_slide(server, browser):
+    """A lecturer who clicked a control on a slide found the clicker working on that control instead: Page Down
+    moved Why √d_k's d_k slider (64 → 13 → 1), after stage 4's "softmax without ÷√d_k" switch the keys never left the
+    stage, and after a Check yourself answer → changed the answer in front of the class. A control chosen with the
+    mouse now leaves the keys to the slide: they take the step or go on to the next section."""
+    context, page = _new_page(browser)
+    scroll = f"() => document.querySelector({bs.MAIN!r}).scrollTop"
+    try:
+        _open(page, server + "/why-scaling?presenter=true", FIRST_LOAD_MS)
+        page.keyboard.press("PageDown")
+        bs.wait_for_app_idle(page)
+        page.locator('.st-key-why_dk input[type="range"]').locator("xpath=../..").click()  # its thumb
+        bs.wait_for_app_idle(page)
+        before = page.evaluate(scroll)
+        for key in ("PageDown", "ArrowRight"):
+            page.keyboard.press(key)
+            bs.wait_for_app_idle(page)
+        assert page.locator('.st-key-why_dk input[type="range"]').input_value() == "64", "the slider stayed put"
+        assert page.evaluate(scroll) > before, "the keys went on down the slide"
+
+        _open(page, server + "/step-through?presenter=true&step=scaled")
+        page.get_by_text("Also show the softmax without").first.click()
+        bs.wait_for_app_idle(page)
+        page.keyboard.press("PageDown")
+        page.wait_for_function("() => location.search.includes('step=masked')", timeout=LOAD_MS)
+
+        _open(page, server + "/step-through?presenter=true&step=softmax")
+        page.get_by_text("Check yourself").first.click()
+        bs.wait_for_app_idle(page)
+        answer = page.locator("label", has_text="Exactly 0").first
+        answer.click()
+        bs.wait_for_app_idle(page)
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => location.search.includes('step=context')", timeout=LOAD_MS)
+        bs.wait_for_app_idle(page)
+        assert not _exceptions(page), _exceptions(page)
+    finally:
+        context.close()
+
+
 def test_at_the_bottom_of_a_slide_the_clicker_goes_on_to_the_next_page_on_the_path(server, browser):
     """At the end of Masking's slide → and Page Down did nothing: a lecturer took the mouse to the top menus after
     every page. The slide now ends with the path's link, and the keys follow it from the bottom of the page (not
