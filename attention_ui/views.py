@@ -19,7 +19,7 @@ import streamlit as st
 import torch
 from streamlit import dataframe_util
 
-from attention_core import MAX_D_K, AttentionTrace, Projections
+from attention_core import MAX_D_K, PAD_TOKEN, AttentionTrace, Projections
 
 from . import charts, frames, worked
 from .render import cached_chart, cached_matrix_chart, cached_spec, cached_value, show_chart
@@ -1149,6 +1149,7 @@ def _softmax_extra(view: StageView) -> None:
                 + _NOTHING_BLOCKED["custom"][1:])
         _custom_grid_link(view)
     show_lines(view)
+    _pad_rows_note(view)
     blocked_row = not bool(t.mask[view.head, view.follow].any())
     st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax (orange bars: negative scores). "
                 + ("Every key of this row is blocked (−∞), so there is no score to compare and no bar: softmax "
@@ -1158,6 +1159,25 @@ def _softmax_extra(view: StageView) -> None:
                    "weight, whatever its sign; a key alone in its row gets all of it."))
     show_chart(softmax_row_spec(view))
     numbers_table(t.weights[view.head], view.labels, view.keys, key="softmax")
+
+
+def _pad_rows_note(view: StageView) -> None:
+    """Under the padding mask: why the [PAD] rows have weights at all, and why they are even when they are (a
+    student saw 1/7 on every real key of each [PAD] row, while the sidebar said the mask hides the [PAD] tokens)."""
+    pads = [i for i, label in enumerate(view.labels) if label.endswith(PAD_TOKEN)]
+    if view.mask_choice != "padding" or not pads:
+        return
+    rows = f"row {pads[0] + 1}" if len(pads) == 1 else f"rows {pads[0] + 1}–{pads[-1] + 1}"
+    words = (f"**The [PAD] {rows}** {'gets' if len(pads) == 1 else 'get'} weights too: a padded position is computed like any other query, and only its "
+             "keys are blocked. Nothing reads these rows: a model drops the output at padded positions.")
+    weights, allowed = view.trace.weights[view.head, pads], view.trace.mask[view.head, pads]
+    even = bool(allowed.any(dim=-1).all()) and torch.allclose(
+        weights, allowed / allowed.sum(dim=-1, keepdim=True), atol=1e-6)
+    if even and view.x is not None and not bool(view.x[pads].any()):
+        real = int(allowed[0].sum())
+        words += (f" Each is spread evenly, 1/{real} ≈ {1 / real:.3f} on every real token: a [PAD] token's vector is "
+                  "all zeros, so its query is 0, every score is 0, and softmax of equal scores is even.")
+    st.markdown(words)
 
 
 BARS_FRAME_PX = 60

@@ -233,8 +233,9 @@ show_chart(cached_chart(("reach", reach, tuple(labels), reach_cell, settings.fon
                         lambda: reach_grid(reach[:, -1], layer_labels, labels, cell_size=reach_cell,
                                            font_size=settings.font_size, title=reach_title)))
 span = reach_span(int(window), int(layers))
+reach_words = f"L·(w − 1) + 1 = {span}" + (f", more than the sentence's {T}: it reaches them all" if span > T else "")
 st.markdown(f"After {counted(int(layers), 'layer')} the last token can draw on **{min(span, T)} of {T}** tokens "
-            f"(L·(w − 1) + 1 = {span}).")
+            f"({reach_words}).")
 show_page_questions("modern-attention", modern_questions(
     num_heads=h, kv_heads=shared, d_k=lesson.trace.d_k, d_v=lesson.trace.d_v, window=int(window), layers=int(layers)))
 st.success("Takeaway: a window keeps each layer's cost and cache fixed, and stacking layers still lets "

@@ -143,3 +143,16 @@ def test_a_weights_panel_too_narrow_for_its_numbers_says_so_and_has_them_all_at_
     numbers = table.astype(float)
     assert (numbers[["8·[PAD]", "9·[PAD]", "10·[PAD]"]] == 0).all().all()
     assert ((numbers.sum(axis=1) - 1).abs() < 2e-3).all()  # each row's weights, rounded as shown, add up to 1
+
+
+@pytest.mark.parametrize("pad_to, rows", [(10, "rows 8–10** get"), (8, "row 8** gets")])
+def test_step_through_says_why_the_pad_rows_have_even_weights(pad_to, rows):
+    """Step through's softmax under the padding mask showed each [PAD] row at 1/7 on every real token, without a
+    word, while the sidebar says the mask hides the [PAD] tokens. The stage now says why the rows have weights, why
+    they are even, and that nothing reads them."""
+    at = open_page("pages/step_through.py", {"mask": "padding", "pad_to": str(pad_to), "step": "softmax"})
+    note = [m.value for m in at.markdown if m.value.startswith("**The [PAD]")]
+    assert len(note) == 1 and rows in note[0], note
+    assert f"1/{TOKENS} ≈ {1 / TOKENS:.3f} on every real token" in note[0] and "all zeros" in note[0], note
+    at = open_page("pages/step_through.py", {"mask": "causal", "step": "softmax"})
+    assert not [m.value for m in at.markdown if m.value.startswith("**The [PAD]")]

@@ -193,6 +193,9 @@ def test_sliding_window_controls_and_reach():
     cells = chart_data(at, "can reach")
     last_layer = cells[cells["depth"] == "after layer 4"]["state"].tolist()
     assert last_layer == ["out of reach"] * 2 + ["can reach"] * 5
+    at.number_input(key="window").set_value(7).run()  # 4 · 6 + 1 = 25 > 7: capped, and the page says why
+    assert ("After 4 layers the last token can draw on **7 of 7** tokens (L·(w − 1) + 1 = 25, more than the "
+            "sentence's 7: it reaches them all)") in texts(at)
     for bad in (0, -3, 33):
         at.number_input(key="window").set_value(bad).run()
         assert not at.exception
