@@ -396,12 +396,17 @@ def close_to(typed: float, truth: float) -> bool:
     return abs(typed - truth) <= max(ANSWER_TOLERANCE, WORKING_RELATIVE_TOLERANCE * abs(truth))
 
 
+SHIFT_EVIDENCE = 2
+"""How many of a row's typed cells must match the working with its largest score subtracted (and more of them than
+match the plain working) before the page says the student worked it that way."""
+
+
 def check_working(rows, working: SoftmaxWorking, weights: AnswerCheck, queries: list[str],
                   keys: list[str]) -> WorkingCheck | None:
     """Mark step 3's typed working (rows of (S + 1) cells: e^x per key, then the row's sum) against the right one,
     and say per row what went wrong, using the weights' own ``weights`` check (which it never changes). None when
     nothing is typed. A blocked key's e^x is 0; a row counts as worked with its largest score subtracted when it
-    must be, or when the typed cells match that better than the plain working."""
+    must be, or when at least SHIFT_EVIDENCE typed cells match that, and more than match the plain working."""
     T, S = working.allowed.shape
     reading = read_grid(rows, (T, S + 1), "Your working", queries, [*keys, SUM_COLUMN])
     empty = {(p.row, p.col) for p in reading.problems if p.kind == EMPTY}
@@ -412,8 +417,11 @@ def check_working(rows, working: SoftmaxWorking, weights: AnswerCheck, queries: 
     def rights(i: int, truth: torch.Tensor) -> int:
         return sum(close_to(float(typed[i, j]), float(truth[j])) for j in range(S + 1))
 
-    shifted = tuple(working.forced[i] or rights(i, working.shifted[i]) > rights(i, working.plain[i])
-                    for i in range(T))
+    def worked_shifted(i: int) -> bool:  # one matching number is no evidence: 0.5 typed as a weight matched e^(−0.707)
+        shifted_rights = rights(i, working.shifted[i])
+        return shifted_rights >= SHIFT_EVIDENCE and shifted_rights > rights(i, working.plain[i])
+
+    shifted = tuple(working.forced[i] or worked_shifted(i) for i in range(T))
     truth = torch.stack([working.shifted[i] if shifted[i] else working.plain[i] for i in range(T)])
     bad = {(p.row, p.col): EMPTY if (p.row, p.col) in empty else INVALID for p in reading.problems}
     marks = tuple(tuple(bad.get((i, j)) or (RIGHT if close_to(float(typed[i, j]), float(truth[i, j])) else WRONG)

@@ -695,6 +695,21 @@ def test_a_student_who_subtracts_the_largest_score_first_is_told_it_is_fine():
     assert hand.check_working([[""] * 4] * 3, working, weights, ["a", "b", "c"], ["a", "b", "c"]) is None
 
 
+def test_one_number_that_happens_to_match_the_shifted_working_is_not_read_as_a_shift():
+    """A student typed 0.5, 0.2, 0.3 (weights, not e^x) in row 2·like and was told "you subtracted the row's largest
+    score first: fine": 0.5 happened to be within the tolerance of e^(−0.707). One number is no evidence of that."""
+    trace = hand_trace(*example_tensors())
+    working = hand.softmax_working(trace)
+    shifted = working.shifted[1]
+    assert hand.close_to(0.5, float(shifted[0])) and not any(hand.close_to(v, float(shifted[1])) for v in (0.2, 0.3))
+    typed = [[""] * 4, ["0.5", "0.2", "0.3", ""], [""] * 4]
+    weights = check_answer([[""] * 3] * 3, stage_truth(trace, "weights"))
+    result = hand.check_working(typed, working, weights, ["1·I", "2·like", "3·tea"], ["1·I", "2·like", "3·tea"])
+    assert result.shifted == (False, False, False)
+    assert not any("subtracted" in note for note in result.notes), result.notes
+    assert result.answer.marks[1][:3] == (hand.WRONG,) * 3  # against the plain e^x
+
+
 def test_step_4_puts_the_weights_v_and_the_answer_in_one_row_when_they_fit():
     at = run_page(typed_example())
     places = at.tabs[HAND_STAGES.index("context")].columns[:3]  # then Check and "Show the right values"
