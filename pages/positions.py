@@ -18,6 +18,12 @@ from attention_ui.views import (DRAWN_FRAME_SHARE, PRESENTER_COLUMN_PX, SIGNED_R
                                  token_heatmap)
 from attention_ui.why import encoding_lines, half_share, keep_page_settings, line_chart, page_slider
 
+
+def positions_span(first: int, count: int, dash: str) -> str:
+    """"positions 0–6", or "position 0" for a one-token sentence ("positions 0–0" read oddly)."""
+    return f"position {first}" if count == 1 else f"positions {first}{dash}{first + count - 1}"
+
+
 KEYS = ("pos_shuffle", "pos_shift")
 LINE_POSITIONS = 64  # positions drawn in the line chart of the encodings
 EQUIVARIANT = 1e-4  # a largest difference below this counts as "the same rows, reordered"
@@ -154,7 +160,7 @@ except AttentionInputError as err:
     st.error(f"**The encodings cannot be built for these settings.** {err}", icon=":material/warning:")
     stop_page()
 chart, note = feature_heatmap(view, encodings, frames.AxisLabels(f"p = {p}" for p in range(T)),  # p counts from 0
-                              f"PE for positions 0–{T - 1} (rows) × d_model = {d_model} (columns)", prefix="d",
+                              f"PE for {positions_span(0, T, '–')} (rows) × d_model = {d_model} (columns)", prefix="d",
                               row_name="position")
 show_chart(chart)
 if note:
@@ -197,7 +203,7 @@ except AttentionInputError as err:
     st.error(f"**The shift cannot be applied.** {err}", icon=":material/warning:")
     stop_page()
 bound = float(rope.scores.abs().max()) or 1.0
-rope_titles = (f"RoPE scores ÷ √d_k, positions 0…{T - 1}", f"positions {shift}…{shift + T - 1}")
+rope_titles = (f"RoPE scores ÷ √d_k, {positions_span(0, T, '…')}", positions_span(shift, T, "…"))
 if settings.presenter:  # as large as the slide's other numbers, as in section 1
     cell, value_font, places, _ = slide_pair(T, "score", 2, "rope_scores")
     for column, scores, title in zip(places, (rope.scores, rope.shifted_scores), rope_titles):

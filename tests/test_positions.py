@@ -189,3 +189,17 @@ def test_rope_shift_leaves_scores_unchanged(sentence, shift):
 def test_rope_shift_refuses_bad_shifts(shift):
     with pytest.raises(ValueError):
         rope_shift_check(torch.randn(3, 4), torch.randn(3, 4), shift)
+
+
+def test_a_one_token_sentence_names_its_one_position():
+    """"PE for positions 0–0" and "positions 100…100" read oddly for a one-word sentence."""
+    import json
+    import re
+
+    from apptest_support import open_page
+
+    at = open_page("pages/positions.py", {"sentence": "Hello"})
+    titles = " ".join(json.dumps(json.loads(c.proto.spec).get("title", ""), ensure_ascii=False)
+                      for c in at.get("vega_lite_chart"))
+    assert "PE for position 0 (rows)" in titles and "RoPE scores ÷ √d_k, position 0" in titles, titles
+    assert not re.search(r"\b(\d+)[–…]\1\b", titles), titles  # e.g. "positions 100…100"
