@@ -26,9 +26,9 @@ from .frames import token_labels
 from .pickling import TensorsAsArrays
 from .progress import keep_progress
 from .text import (EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, next_on_path, path_file, plain,
-                   quoted)
-from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_in_link, linked_stage, linked_token,
-                        note_ignored, set_link_value, show_link_notes, write_opened_link)
+                   previous_on_path, quoted)
+from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_in_link, linked_flag, linked_stage,
+                        linked_token, note_ignored, set_link_value, show_link_notes, write_opened_link)
 from .questions import OPEN_CHECK_PREFIX
 from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, presenter_charts_zoom_style,
                     presenting)
@@ -446,6 +446,9 @@ the slide's menu bar (60 px), with a little air."""
 PATH_LINK_KEY = "path_link"
 """The container of a page's link to the next page on the path: on a slide the clicker's keys follow it from the
 bottom of the page."""
+PATH_BACK_LINK_KEY = "path_back_link"
+"""The container of a slide's hidden link to the page before on the path: the clicker's keys follow it back from the
+top of the page."""
 
 
 CLICKER_KEYS_JS = """<span id="page-keys"></span><script>
@@ -541,6 +544,8 @@ if (!window.clickerKeysAfterUse) {
     const main = document.querySelector("[data-testid='stMain']");
     const link = document.querySelector(".st-key-PATH_LINK_KEY a");  // the page's last line: the next page
     if (way > 0 && link && main.scrollTop + main.clientHeight >= main.scrollHeight - 2) return link.click();
+    const back = document.querySelector(".st-key-PATH_BACK_LINK_KEY a");  // hidden: the page before
+    if (way < 0 && back && main.scrollTop <= 2) return back.click();
     const headings = [...main.querySelectorAll("h3")];  // a page's numbered sections (st.subheader); none: a screen
     const line = main.getBoundingClientRect().top + SECTION_TOP_PX;
     const offsets = headings.map((h) => h.getBoundingClientRect().top - line);
@@ -586,6 +591,7 @@ if (!window.clickerKeysAfterUse) {
   }).observe(document.body, {childList: true, subtree: true});
 }
 </script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace("PATH_LINK_KEY", PATH_LINK_KEY).replace(
+    "PATH_BACK_LINK_KEY", PATH_BACK_LINK_KEY).replace(
     "STEP_KEYS", json.dumps(STEP_KEYS)).replace("NEXT_KEY", json.dumps(NEXT_KEY)).replace(
     "BACK_KEY", json.dumps(BACK_KEY))
 """The page's keys (← →, and on a slide Page Up / Page Down) move the stage only while no input has the focus; on a
@@ -869,7 +875,7 @@ def stage_picker(presenter: bool = False, next_page: tuple[st.Page, str] | None 
         st.switch_page(onward[0], query_params={})
     if presenter:  # a clicker sends Page Up / Page Down: hidden twins of Back and Next take those keys on a slide
         with st.container(key="clicker_keys", height=1, border=False):  # (a reader's Page Down scrolls the page)
-            st.button("back", on_click=move, args=(-1,), key="back_page_key", shortcut="PageUp")
+            st.button("back", on_click=move, args=(-1,), key="back_page_key", shortcut="PageUp", disabled=index == 0)
             if onward is None:
                 st.button("next", on_click=move, args=(1,), key="next_page_key", shortcut="PageDown")
             # its own key: with stage 8's key, the Page Down that took stage 8 to 9 read as pressed on 9 too, and
@@ -913,6 +919,8 @@ def path_footer(url_path: str) -> None:
     or back to Start here after the last one. On a slide too: there → or Page Down at the bottom of the page
     follows it (a lecturer reached the end of Masking and had to take the mouse to the top menus)."""
     file = path_file(url_path)
+    if file is not None and linked_flag("presenter"):
+        path_back_link(file)
     if file is None or file == "pages/step_through.py":
         return
     following = next_on_path(file)
@@ -924,6 +932,18 @@ def path_footer(url_path: str) -> None:
         else:
             st.page_link(path_page(following[0], following[1]), label=f"Next on the path: {following[2]}",
                          icon=":material/arrow_forward:")
+
+
+def path_back_link(file: str) -> None:
+    """On a slide, a hidden link to the page before ``file`` on the path: ← or Page Up at the top of a slide (or on
+    its first step) follow it, as → and Page Down at the bottom follow the path link. A lecturer one press too far
+    was stranded: Page Up on Work it by hand's first screen did nothing. The step-through opens on its last stage."""
+    before = previous_on_path(file)
+    if before is None:
+        return
+    with st.container(key=PATH_BACK_LINK_KEY, height=1, border=False):
+        st.page_link(path_page(before[0], before[1]), label=f"Back on the path: {before[2]}",
+                     query_params={"step": STAGE_KEYS[-1]} if before[0] == "pages/step_through.py" else None)
 
 
 def stage_footer(index: int, next_page: tuple[st.Page, str] | None) -> None:

@@ -137,6 +137,15 @@ def next_on_path(page: str) -> tuple[str, str, str] | None:
     return file, paths[0], title
 
 
+def previous_on_path(page: str) -> tuple[str, str, str] | None:
+    """The page before ``page`` (a page file) on ``LEARNING_PATH``, as ``next_on_path``; None for the first page."""
+    files = [entry[0] for entry in LEARNING_PATH]
+    if files.index(page) == 0:
+        return None
+    file, paths, title, _ = LEARNING_PATH[files.index(page) - 1]
+    return file, paths[0], title
+
+
 def path_file(url_path: str) -> str | None:
     """The page file on ``LEARNING_PATH`` served at ``url_path`` (any of its url paths), or None."""
     return next((file for file, paths, *_ in LEARNING_PATH if url_path in paths), None)

@@ -941,6 +941,37 @@ def test_at_the_bottom_of_a_slide_the_clicker_goes_on_to_the_next_page_on_the_pa
         context.close()
 
 
+def test_at_the_top_of_a_slide_the_clicker_goes_back_to_the_page_before_on_the_path(server, browser):
+    """Page Up never left a page: a lecturer one press too far (Page Down at stage 9 opens Work it by hand) was
+    stranded there, and on stage 1 of Step through. At the top of a slide, or on its first step, ← and Page Up now
+    go back to the page before on the path (to the step-through's last stage), still as a slide."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/by-hand?presenter=true", FIRST_LOAD_MS)
+        page.keyboard.press("PageUp")
+        page.wait_for_function("() => location.pathname === '/step-through'", timeout=LOAD_MS)
+        bs.wait_for_app_idle(page)
+        assert _query(page).get("step") == ["output"] and _query(page).get("presenter") == ["true"], page.url
+        page.keyboard.press("PageUp")
+        page.wait_for_function("() => location.search.includes('step=concat')", timeout=LOAD_MS)
+        _open(page, server + "/step-through?presenter=true&step=embed")
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_function("() => location.pathname === '/overview'", timeout=LOAD_MS)
+        bs.wait_for_app_idle(page)
+        assert _query(page).get("presenter") == ["true"], page.url
+        _open(page, server + "/masks?presenter=true")
+        page.keyboard.press("PageDown")
+        page.wait_for_timeout(500)
+        page.keyboard.press("PageUp")  # back to the top first: the page stays
+        page.wait_for_timeout(500)
+        assert urlsplit(page.url).path == "/masks"
+        assert not _exceptions(page), _exceptions(page)
+        _open(page, server + "/masks")
+        assert page.locator(".st-key-path_back_link").count() == 0, "a page (not a slide) has no hidden link"
+    finally:
+        context.close()
+
+
 def test_the_section_keys_wait_while_a_slide_runs(server, browser):
     """A page opened from the last one's link is still growing while it runs: a lecturer's → presses made while it
     came (nothing seemed to happen) took Why √d_k most of the way down before its title was seen. While the page
