@@ -14,7 +14,7 @@ from attention_core.summaries import ROLE_THRESHOLD
 from . import charts, frames
 from .text import plain
 from .render import cached_head_grid, cached_spec
-from .views import PRESENTER_COLUMN_PX, show_chart
+from .views import PRESENTER_COLUMN_PX, SLIDE_GRID_ROWS_PX, show_chart
 
 
 def head_table(stats, roles) -> pd.DataFrame:
@@ -72,6 +72,8 @@ PRESENTER_TABLE_PX = 460
 """Height of a long table in presenter mode: it scrolls under its header instead of running screens down."""
 
 LAYER_COLUMNS = 3
+LAYER_PANEL_TITLE_PX = 30
+"""A layer grid's second row of panels starts this far under the first's cells: its "layer 4" titles."""
 LAYER_GRID_ROOM = 140
 """Presenter mode: pixels of a layer grid besides its cells, at the slide's font: the token labels, the gaps between
 panels and the colour bar."""
@@ -106,7 +108,9 @@ def show_model_summaries(pick, settings, first_section: int) -> None:
     if settings.presenter:  # the slide's font, and cells as large as fit the window's width beside it
         grid_font = settings.font_size
         room = LAYER_GRID_ROOM + (int(charts.label_px(labels, grid_font)) if T <= 12 else 0)
-        cell = max(4, min(40, (PRESENTER_COLUMN_PX - room) // (LAYER_COLUMNS * max(T, 1))))
+        panel_rows = math.ceil(attentions.shape[0] / LAYER_COLUMNS)  # and tall enough to be seen whole on a slide
+        tall = (SLIDE_GRID_ROWS_PX - LAYER_PANEL_TITLE_PX * (panel_rows - 1)) // (panel_rows * max(T, 1))
+        cell = max(4, min(40, tall, (PRESENTER_COLUMN_PX - room) // (LAYER_COLUMNS * max(T, 1))))
     else:
         grid_font = 11
         axes_room = 90 if T <= 12 else 0  # token labels beside each panel

@@ -415,3 +415,16 @@ def test_stepping_inside_a_real_head_does_not_count_as_the_step_through_s_stages
     at.switch_page("pages/step_through.py").run()
     at.button(key=NEXT_KEY).click().run()
     assert at.session_state["stages_seen"] == {"scaled", "masked"}, "its own stages are counted"
+
+
+@needs_model
+def test_a_slide_s_layer_grids_fit_the_window_s_height():
+    """On a slide the rollout's 2 × 3 layer panels were sized to the width alone, 860 px tall: no screen showed
+    layers 4–6 whole. They are now as tall as one grid may be on a slide (views.SLIDE_GRID_ROWS_PX)."""
+    at = apptest_support.open_page("pages/real_model.py", {"presenter": "true"})
+    grids = [s for s in chart_specs(at) if s.get("columns") == 3 and "spec" in s]
+    assert len(grids) == 2, [s.get("title") for s in grids]  # the mean of the heads and the rollout
+    for grid in grids:
+        panel_rows = 2  # 6 layers, 3 to a row
+        assert panel_rows * grid["spec"]["height"] <= views.SLIDE_GRID_ROWS_PX, grid["spec"]
+        assert grid["spec"]["height"] >= 9 * 24, "still large cells (9 tokens)"
