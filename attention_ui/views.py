@@ -1148,8 +1148,8 @@ def _softmax_extra(view: StageView) -> None:
         st.info("These are the weights with no mask: " + _NOTHING_BLOCKED["custom"][0].lower()
                 + _NOTHING_BLOCKED["custom"][1:])
         _custom_grid_link(view)
+    _pad_rows_note(view)  # right under the weights, whose [PAD] rows it is about
     show_lines(view)
-    _pad_rows_note(view)
     blocked_row = not bool(t.mask[view.head, view.follow].any())
     st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax (orange bars: negative scores). "
                 + ("Every key of this row is blocked (−∞), so there is no score to compare and no bar: softmax "

@@ -364,22 +364,28 @@ path_footer("{url}")
 """
 
 
-@pytest.mark.parametrize(("url", "presenter", "link"), [
-    ("masks", False, ("Next on the path: Why √d_k", "why-scaling")),
-    ("", False, ("Next on the path: Step through", "step-through")),  # the Overview, the app's default page
-    ("by-hand", False, ("Next on the path: Multi-head", "multi-head")),
-    ("inside-real-head", False, ("The end of the path: back to Start here", "start-here")),
-    ("step-through", False, None),  # its last stage links on by itself
-    ("masks", True, ("Next on the path: Why √d_k", "why-scaling")),  # a slide too: its clicker keys follow it
-    ("start-here", False, None),
+@pytest.mark.parametrize(("url", "presenter", "links"), [
+    ("masks", False, [("Next on the path: Why √d_k", "why-scaling")]),
+    ("", False, [("Next on the path: Step through", "step-through")]),  # the Overview, the app's default page
+    ("by-hand", False, [("Next on the path: Multi-head", "multi-head")]),
+    ("inside-real-head", False, [("The end of the path: back to Start here", "start-here")]),
+    ("step-through", False, []),  # its last stage links on by itself
+    # a slide too: its clicker keys follow the link from the bottom, and a hidden one back from the top
+    ("masks", True, [("Back on the path: Multi-head", "multi-head"), ("Next on the path: Why √d_k", "why-scaling")]),
+    ("by-hand", True, [("Back on the path: Step through", "step-through"),
+                       ("Next on the path: Multi-head", "multi-head")]),
+    ("step-through", True, [("Back on the path: Overview", "overview")]),
+    ("", True, [("Next on the path: Step through", "step-through")]),  # the first page: nothing before it
+    ("start-here", False, []),
+    ("start-here", True, []),
 ])
-def test_a_lesson_page_ends_with_the_next_page_on_the_path(url, presenter, link):
+def test_a_lesson_page_ends_with_the_next_page_on_the_path(url, presenter, links):
     """Only Step through's last stage linked to the next page; the other pages ended at their takeaway."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_string(FOOTER_SCRIPT.format(url=url, presenter=presenter), default_timeout=60).run()
     assert not at.exception, [e.value for e in at.exception]
-    assert [(p.proto.label, p.proto.page) for p in at.get("page_link")] == ([link] if link else [])
+    assert [(p.proto.label, p.proto.page) for p in at.get("page_link")] == links
 
 
 def test_the_app_draws_the_path_link_under_its_page():
