@@ -1168,8 +1168,9 @@ def _pad_rows_note(view: StageView) -> None:
     if view.mask_choice != "padding" or not pads:
         return
     rows = f"row {pads[0] + 1}" if len(pads) == 1 else f"rows {pads[0] + 1}–{pads[-1] + 1}"
-    words = (f"**The [PAD] {rows}** {'gets' if len(pads) == 1 else 'get'} weights too: a padded position is computed like any other query, and only its "
-             "keys are blocked. Nothing reads these rows: a model drops the output at padded positions.")
+    words = (f"**The [PAD] {rows}** {'gets' if len(pads) == 1 else 'get'} weights too: a padded position is computed "
+             "like any other query, and only its keys are blocked. Nothing reads these rows: a model drops the output "
+             "at padded positions.")
     weights, allowed = view.trace.weights[view.head, pads], view.trace.mask[view.head, pads]
     even = bool(allowed.any(dim=-1).all()) and torch.allclose(
         weights, allowed / allowed.sum(dim=-1, keepdim=True), atol=1e-6)
