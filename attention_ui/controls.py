@@ -545,7 +545,11 @@ if (!window.clickerKeysAfterUse) {
     const link = document.querySelector(".st-key-PATH_LINK_KEY a");  // the page's last line: the next page
     if (way > 0 && link && main.scrollTop + main.clientHeight >= main.scrollHeight - 2) return link.click();
     const back = document.querySelector(".st-key-PATH_BACK_LINK_KEY a");  // hidden: the page before
-    if (way < 0 && back && main.scrollTop <= 2) return back.click();
+    if (way < 0 && back && main.scrollTop <= 2) {
+      const target = new URL(back.href);
+      arriveAtEnd = target.searchParams.has("step") ? null : {path: target.pathname, until: null};
+      return back.click();
+    }
     const headings = [...main.querySelectorAll("h3")];  // a page's numbered sections (st.subheader); none: a screen
     const line = main.getBoundingClientRect().top + SECTION_TOP_PX;
     const offsets = headings.map((h) => h.getBoundingClientRect().top - line);
@@ -578,9 +582,25 @@ if (!window.clickerKeysAfterUse) {
     event.preventDefault();
     event.stopPropagation();
   }, true);
+  // Back to the page before lands on its last screen, where a lecturer one press too far had been (the
+  // step-through's link opens its last stage instead): once that page has run, and for a second and a half while its
+  // charts are drawn, each change keeps it at its foot, unless a key, the wheel or the mouse is used first.
+  let arriveAtEnd = null;
+  const keepAtEnd = () => {
+    const main = document.querySelector("[data-testid='stMain']");
+    if (!arriveAtEnd || !main || location.pathname !== arriveAtEnd.path
+        || document.querySelector("[data-testid='stApp']")?.getAttribute("data-test-script-state") !== "notRunning")
+      return;
+    arriveAtEnd.until ??= performance.now() + 1500;
+    if (performance.now() > arriveAtEnd.until) arriveAtEnd = null;
+    else main.scrollTo(0, main.scrollHeight);
+  };
+  for (const type of ["keydown", "wheel", "pointerdown"])
+    document.addEventListener(type, () => { if (arriveAtEnd?.until) arriveAtEnd = null; }, true);
   let shownStage = null;
   new MutationObserver(() => {
     focusSlide();
+    keepAtEnd();
     const stage = document.querySelector(".st-key-step input")?.value;
     if (stage === undefined || stage === shownStage) return;
     const main = document.querySelector("[data-testid='stMain']");
@@ -937,7 +957,8 @@ def path_footer(url_path: str) -> None:
 def path_back_link(file: str) -> None:
     """On a slide, a hidden link to the page before ``file`` on the path: ← or Page Up at the top of a slide (or on
     its first step) follow it, as → and Page Down at the bottom follow the path link. A lecturer one press too far
-    was stranded: Page Up on Work it by hand's first screen did nothing. The step-through opens on its last stage."""
+    was stranded: Page Up on Work it by hand's first screen did nothing. The page opens on its last screen, the
+    step-through on its last stage."""
     before = previous_on_path(file)
     if before is None:
         return

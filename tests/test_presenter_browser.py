@@ -944,7 +944,8 @@ def test_at_the_bottom_of_a_slide_the_clicker_goes_on_to_the_next_page_on_the_pa
 def test_at_the_top_of_a_slide_the_clicker_goes_back_to_the_page_before_on_the_path(server, browser):
     """Page Up never left a page: a lecturer one press too far (Page Down at stage 9 opens Work it by hand) was
     stranded there, and on stage 1 of Step through. At the top of a slide, or on its first step, ← and Page Up now
-    go back to the page before on the path (to the step-through's last stage), still as a slide."""
+    go back to the page before on the path, on its last screen (the step-through on its last stage), still as a
+    slide."""
     context, page = _new_page(browser)
     try:
         _open(page, server + "/by-hand?presenter=true", FIRST_LOAD_MS)
@@ -959,12 +960,17 @@ def test_at_the_top_of_a_slide_the_clicker_goes_back_to_the_page_before_on_the_p
         page.wait_for_function("() => location.pathname === '/overview'", timeout=LOAD_MS)
         bs.wait_for_app_idle(page)
         assert _query(page).get("presenter") == ["true"], page.url
-        _open(page, server + "/masks?presenter=true")
-        page.keyboard.press("PageDown")
+        _open(page, server + "/why-scaling?presenter=true")
+        page.keyboard.press("PageUp")  # the page before opens on its last screen, where the lecturer had been
+        page.wait_for_function("() => location.pathname === '/masks'", timeout=LOAD_MS)
+        bs.wait_for_app_idle(page)
+        page.wait_for_timeout(1600)
+        at_foot = f"() => {{ const m = document.querySelector({bs.MAIN!r}); " \
+                  "return m.scrollTop > 0 && m.scrollTop + m.clientHeight >= m.scrollHeight - 2; }"
+        assert page.evaluate(at_foot), "Masking opened at its foot"
+        page.keyboard.press("PageUp")  # then back up through its sections: the page stays
         page.wait_for_timeout(500)
-        page.keyboard.press("PageUp")  # back to the top first: the page stays
-        page.wait_for_timeout(500)
-        assert urlsplit(page.url).path == "/masks"
+        assert urlsplit(page.url).path == "/masks" and not page.evaluate(at_foot)
         assert not _exceptions(page), _exceptions(page)
         _open(page, server + "/masks")
         assert page.locator(".st-key-path_back_link").count() == 0, "a page (not a slide) has no hidden link"
