@@ -481,6 +481,8 @@ if (!window.clickerKeysAfterUse) {
       "input[type='radio'], input[type='checkbox'], input[type='range'], [role='slider'], button, "
       + "[role='combobox'][aria-expanded='false']"))
     || (key.startsWith("Page") && active.matches("input[type='radio'], input[type='checkbox'], button")));
+  // the app's run: "running" while the page's script runs, "notRunning" once it has finished
+  const scriptState = () => document.querySelector("[data-testid='stApp']")?.getAttribute("data-test-script-state");
   const menuChoice = (active, key) => !!active?.closest("[data-testid='stPopoverBody']") && clickerChoice(active, key);
   document.addEventListener("keydown", (event) => {
     const active = document.activeElement;
@@ -515,7 +517,7 @@ if (!window.clickerKeysAfterUse) {
     focusSlide();
     const step = stepButton(way);
     if (step) step.click();
-    else if (document.querySelector("[data-testid='stApp']")?.getAttribute("data-test-script-state") !== "running")
+    else if (scriptState() !== "running")
       moveSection(way);
   }, true);
   // On a slide of a page without steps of its own, the same keys go from one numbered section to the next (its
@@ -537,7 +539,7 @@ if (!window.clickerKeysAfterUse) {
     focusSlide();
     // not while the page runs: a page just opened from the last one's link is still growing, and keys pressed while
     // it came (nothing seemed to happen) had taken the new page most of the way down before its title was seen
-    if (document.querySelector("[data-testid='stApp']")?.getAttribute("data-test-script-state") !== "running")
+    if (scriptState() !== "running")
       moveSection(way);
   }, true);
   function moveSection(way) {  // the next (way 1) or the last (-1) section's heading under the menu bar, or a screen
@@ -586,11 +588,10 @@ if (!window.clickerKeysAfterUse) {
   // step-through's link opens its last stage instead): once that page has run, and for a second and a half while its
   // charts are drawn, each change keeps it at its foot, unless a key, the wheel or the mouse is used first.
   let arriveAtEnd = null;
-  const keepAtEnd = () => {
+  const keepAtEnd = () => {  // (called on every change of the page: nothing is looked up unless a landing is due)
+    if (!arriveAtEnd || location.pathname !== arriveAtEnd.path || scriptState() !== "notRunning") return;
     const main = document.querySelector("[data-testid='stMain']");
-    if (!arriveAtEnd || !main || location.pathname !== arriveAtEnd.path
-        || document.querySelector("[data-testid='stApp']")?.getAttribute("data-test-script-state") !== "notRunning")
-      return;
+    if (!main) return;
     arriveAtEnd.until ??= performance.now() + 1500;
     if (performance.now() > arriveAtEnd.until) arriveAtEnd = null;
     else main.scrollTo(0, main.scrollHeight);
