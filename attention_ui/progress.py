@@ -2,11 +2,11 @@
 checked by hand and the check-yourself answers (right or not, never the text typed). Start here's marks and score
 then survive a reload, a closed tab and the next day's visit in the same browser; nothing is kept on the server.
 
-The browser side is a small component with no view. On a page load it reports what it has stored, once; the server
-merges that into the session (``restore``). Every full run sends the session's record from the first run on, and
-the browser joins it to what it has stored by the rules ``restore`` uses, so a visit left before the stored record
-reached the server is kept, and an empty new session never wipes what is stored. Only "Start again" (``forget``)
-replaces the stored record.
+The browser side is a small component with no view. On a page load it reports what it has stored, once (only when
+it holds a record: a report reruns the page); the server merges that into the session (``restore``). Every full run
+sends the session's record from the first run on, and the browser joins it to what it has stored by the rules
+``restore`` uses, so a visit left before the stored record reached the server is kept, and an empty new session never
+wipes what is stored. Only "Start again" (``forget``) replaces the stored record.
 """
 
 from __future__ import annotations
@@ -94,7 +94,9 @@ export default function ({ data, setStateValue }) {
   try { saved = window.localStorage.getItem(data.storage_key) || ""; } catch (e) { /* storage off */ }
   if (!window.__attentionProgressRead) {  // once per page load: a new session
     window.__attentionProgressRead = true;
-    setStateValue("saved", saved);
+    // (a report reruns the page: with nothing stored, a first visit's page ran twice, and a key pressed during
+    // the second run was lost)
+    if (saved) setStateValue("saved", saved);
   }
   const session = clean(data.save);
   let record = text(data.replace ? session : join(session, clean(saved)));

@@ -343,6 +343,29 @@ def _step_through_caption(page) -> str:
                 if "stages looked at" in text)
 
 
+_COUNT_RUNS_JS = """window.__runs = 0; new MutationObserver(() => {
+  const state = document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state');
+  if (state === 'running' && window.__lastState !== 'running') window.__runs += 1;
+  window.__lastState = state; }).observe(document, {subtree: true, attributes: true, childList: true});"""
+
+
+def test_a_first_visit_runs_the_page_once_and_a_return_visit_brings_its_record(page, server):
+    """The progress store reported the browser's record on every page load, an empty one too, and that report ran
+    the page a second time: a first visitor's page ran twice (twice the server's work when a class opens a link at
+    once), and a clicker key pressed during the second run was lost. With nothing stored there is no report now; a
+    return visit still brings its record (Start here counts the stage seen before the reload)."""
+    page.add_init_script(_COUNT_RUNS_JS)
+    _load(page, f"{server}/step-through?step=3")
+    page.wait_for_timeout(1500)  # a report comes after the first run
+    bs.wait_for_app_idle(page, timeout=LOAD_TIMEOUT_MS)
+    assert page.evaluate("window.__runs") == 1, "a first visit ran the page more than once"
+    _load(page, f"{server}/start-here")
+    page.wait_for_timeout(1500)
+    bs.wait_for_app_idle(page, timeout=LOAD_TIMEOUT_MS)
+    assert page.evaluate("window.__runs") == 2, "the stored record is reported on a new page load, once"
+    assert _step_through_caption(page).startswith("1 of 9 stages looked at")
+
+
 def test_start_here_keeps_the_progress_across_a_reload_until_start_again(page, server):
     """Start here's marks lived in the tab's session: a reload, or coming back the next day, lost them all."""
     _load(page, f"{server}/step-through?step=3")
