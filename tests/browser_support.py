@@ -254,6 +254,7 @@ _IDLE_STATE_JS = """() => {
         status: !!document.querySelector('[data-testid="stStatusWidget"]'),
         skeletons: document.querySelectorAll('[data-testid="stSkeleton"]').length,
         stale: document.querySelectorAll('[data-stale="true"]').length,
+        progressUnread: !!document.querySelector('.st-key-progress_store') && window.__attentionProgressRead !== true,
     };
 }"""
 
@@ -262,7 +263,8 @@ _IS_IDLE_JS = """() => {
     return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
         && !document.querySelector('[data-testid="stStatusWidget"]')
         && !document.querySelector('[data-testid="stSkeleton"]')
-        && !document.querySelector('[data-stale="true"]');
+        && !document.querySelector('[data-stale="true"]')
+        && (!document.querySelector('.st-key-progress_store') || window.__attentionProgressRead === true);
 }"""
 
 
@@ -272,9 +274,10 @@ def wait_for_app_idle(page, timeout: float = 60_000, settle_ms: int = 300) -> No
     Idle means: ``stApp`` carries ``data-test-script-state="notRunning"``, no
     ``stStatusWidget`` is shown, no ``stSkeleton`` placeholder is left (Streamlit shows
     those while it lazy-loads an element's code, which on a first visit can take seconds
-    *after* the run has finished) and no element is marked stale. The condition must hold
-    again after ``settle_ms``, so a rerun requested just before (e.g. by a key press) is
-    not mistaken for a finished one. ``timeout`` is in milliseconds; raises
+    *after* the run has finished), no element is marked stale, and the progress store, where the page has one,
+    has read the browser's record (a stored record is reported once a page load, and that report reruns the
+    page: a key pressed during that run was seen lost on a busy machine). The condition must hold again after
+    ``settle_ms``, so a rerun requested just before (e.g. by a key press) is not mistaken for a finished one. ``timeout`` is in milliseconds; raises
     ``TimeoutError`` describing what was still pending.
     """
     deadline = time.monotonic() + timeout / 1000
@@ -289,7 +292,7 @@ def wait_for_app_idle(page, timeout: float = 60_000, settle_ms: int = 300) -> No
             raise TimeoutError(
                 f"app did not become idle within {timeout / 1000:.0f}s (script state {state['state']!r}, "
                 f"status widget shown: {state['status']}, loading placeholders: {state['skeletons']}, "
-                f"stale elements: {state['stale']})"
+                f"stale elements: {state['stale']}, progress store not read yet: {state['progressUnread']})"
             ) from None
         page.wait_for_timeout(settle_ms)
         if page.evaluate(_IS_IDLE_JS):
