@@ -27,8 +27,9 @@ from .pickling import TensorsAsArrays
 from .progress import keep_progress
 from .text import (EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, next_on_path, path_file, plain,
                    previous_on_path, quoted)
-from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_in_link, linked_flag, linked_stage,
-                        linked_token, note_ignored, set_link_value, show_link_notes, write_opened_link)
+from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_bound_values_in_link, keep_in_link,
+                        linked_flag, linked_stage, linked_token, note_ignored, set_link_value, show_link_notes,
+                        write_opened_link)
 from .questions import OPEN_CHECK_PREFIX
 from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, presenter_charts_zoom_style,
                     presenting)
@@ -932,6 +933,7 @@ def page_end(url_path: str) -> None:
     student's progress brought up to date."""
     path_footer(url_path)
     keep_progress()
+    keep_bound_values_in_link()
     write_opened_link()
 
 

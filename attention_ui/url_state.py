@@ -239,8 +239,9 @@ REPEAT_NOTES_KEY = "_link_notes_again"
 
 
 QUERY_PARAMS_INTERNALS = ("_send_query_param_msg", "populate_from_query_string", "set_initial_query_params",
-                          "_set_item_internal", "remove_param")
-RUN_CONTEXT_FIELDS = ("query_string", "cursors", "is_history_navigation")
+                          "_set_item_internal", "remove_param", "has_param", "set_corrected_value")
+RUN_CONTEXT_FIELDS = ("query_string", "cursors", "is_history_navigation", "shared")
+SESSION_STATE_INTERNALS = ("get_widget_id_from_key", "get_widget_metadata", "get_widget_value")
 """What the link writing below uses of Streamlit's inside (its session's QueryParams, its script run context): not
 public API, so a Streamlit that changed them gets Streamlit's own address handling instead (every change a
 history entry), never an error."""
@@ -395,6 +396,34 @@ def release_opening_writes(qp) -> bool:
     if held:
         del qp._send_query_param_msg
     return held
+
+
+def keep_bound_values_in_link() -> None:
+    """Put back in the address every widget bound to it (``BOUND``) that this run drew at a value other than its
+    default and the address lacks.
+
+    Streamlit drops a bound widget's parameter when the page changes, and the new page's widget writes it back only
+    when its value was set in the browser or by code: a value a link gave it (the lecture's sentence, heads, mask)
+    stayed in the session but left the address, so the next page's copied link opened on the defaults."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not streamlit_internals_known():
+        return
+    drawn = ctx.shared.widget_ids_this_run
+    state = getattr(get_session_state(), "_state", None)
+    if not all(callable(getattr(state, name, None)) for name in SESSION_STATE_INTERNALS):
+        return
+    with _session_query_params() as qp:
+        for key in LINK_PARAMS:
+            widget_id = state.get_widget_id_from_key(key)
+            metadata = state.get_widget_metadata(widget_id) if widget_id in drawn else None
+            if metadata is None or metadata.bind != "query-params" or qp.has_param(key):
+                continue
+            value = state.get_widget_value(widget_id)
+            if value != metadata.deserializer(None):
+                qp.set_corrected_value(key, metadata.serializer(value), metadata.value_type)
 
 
 def write_opened_link() -> None:

@@ -15,7 +15,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
@@ -341,6 +341,28 @@ def test_every_start_here_card_title_is_larger_and_bolder_than_its_text(page, se
 def _step_through_caption(page) -> str:
     return next(text for text in page.locator("[data-testid=stCaptionContainer]").all_inner_texts()
                 if "stages looked at" in text)
+
+
+def test_a_link_s_settings_stay_in_the_address_on_the_next_page(page, browser, server):
+    """A lecturer opened a link with the lecture's sentence, heads and mask, and went on to the next page: the page
+    kept them, but the address bar dropped them (Streamlit writes a setting back there only when it was set on the
+    page), so the link copied from it opened on "The cat sat on the mat." for the class. Settings typed in the
+    sidebar were kept all along."""
+    sentence = "The animal did not cross the street"
+    _load(page, f"{server}/masks?sentence={quote(sentence)}&heads=4&mask=causal")
+    page.locator(".st-key-path_link a").click()
+    page.wait_for_url("**/why-scaling*", timeout=LOAD_TIMEOUT_MS)
+    bs.wait_for_app_idle(page, timeout=LOAD_TIMEOUT_MS)
+    query = parse_qs(urlsplit(page.url).query)
+    assert (query.get("sentence"), query.get("heads"), query.get("mask")) == ([sentence], ["4"], ["causal"]), page.url
+    context = browser.new_context(viewport=bs.VIEWPORT)
+    try:
+        copied = context.new_page()
+        _load(copied, page.url)
+        box = copied.locator(".st-key-sentence textarea, .st-key-sentence input").first
+        assert box.input_value() == sentence
+    finally:
+        context.close()
 
 
 _COUNT_RUNS_JS = """window.__runs = 0; new MutationObserver(() => {
