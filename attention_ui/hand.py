@@ -36,6 +36,8 @@ EVER_CHECKED_KEY = "hand_checked_ever"
 """The stages checked at least once in this session (Start here's progress). CHECKED_KEY holds the stages whose
 marks are shown for the grids as they are now, and a reset or a size change clears it; this set is never cleared."""
 _SHOWN_KEY, _VERSIONS_KEY = "hand_last_shown", "hand_editor_versions"
+_DRAWN_KEY = "hand_editors_drawn"
+"""Session key: the grids drawn so far in this run (``begin_run``, ``retire_undrawn_editors``)."""
 HAND_PARAM = "hand"
 """The address key of the example's sizes and numbers."""
 
@@ -123,6 +125,22 @@ def keep_sizes_widgets() -> None:
         st.session_state.setdefault(f"hand-size-{name}", value)
 
 
+def begin_run() -> None:
+    """At the top of the page: no grid drawn yet in this run."""
+    st.session_state[_DRAWN_KEY] = set()
+
+
+def retire_undrawn_editors() -> None:
+    """Before the page stops early: the grids it did not draw get a fresh editor, started from what they hold, when
+    they are drawn again. (A stopped run keeps an undrawn editor's edits on the server while the browser drops the
+    editor: after an X cell was fixed, the answer grids came back empty, yet Check still marked what had been
+    typed in them.)"""
+    drawn = st.session_state.get(_DRAWN_KEY, set())
+    shown = st.session_state.get(_SHOWN_KEY, {})
+    for name in [name for name in shown if name not in drawn]:
+        del shown[name]
+
+
 def grid_editor(name: str, shape: tuple[int, int], row_labels: list[str], col_labels: list[str], *,
                 default=None, height: int | str = "content",
                 wider: dict[str, tuple[int, str]] | None = None) -> list[list]:
@@ -131,6 +149,7 @@ def grid_editor(name: str, shape: tuple[int, int], row_labels: list[str], col_la
     ``default`` (rows) fills a grid the session has not typed yet (else empty cells). ``wider`` gives some columns
     (by label) a width in pixels and a tooltip, where the label needs more room than a number.
     """
+    st.session_state.setdefault(_DRAWN_KEY, set()).add(name)
     store = grids()
     if name not in store:
         store[name] = resize_grid(default, shape, fill="")

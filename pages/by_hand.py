@@ -74,6 +74,7 @@ if not presenter:
     introduce()
 
 # ------------------------------------------------------------------------------------------ sizes
+hand.begin_run()
 hand.start_from_link()
 hand.keep_sizes_widgets()
 sizes = hand.sizes()
@@ -117,6 +118,7 @@ if problems:
     if presenter:
         introduce()
         sizes_and_mask()
+    hand.retire_undrawn_editors()
     stop_page()
 
 hand.keep_in_address(sizes, {name: reading.values.tolist() for name, reading in readings.items()})

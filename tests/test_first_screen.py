@@ -224,3 +224,44 @@ def test_on_a_1024_px_slide_the_by_hand_grids_show_every_column(opened):
     widths = page.evaluate("""() => [...document.querySelectorAll("[data-testid='stDataFrame'] .dvn-scroller")]
                                      .slice(0, 4).map(e => [e.scrollWidth, e.clientWidth])""")
     assert len(widths) == 4 and all(scroll <= client + 1 for scroll, client in widths), widths
+
+
+def _type_in_grid(page, index: int, row: int, column: int, columns: int, text: str) -> None:
+    """Type ``text`` in cell (row, column) of the page's ``index``-th grid (its data columns 75 px wide, rows 35 px
+    under a 35-px header) and press Enter."""
+    grid = page.locator("[data-testid='stDataFrame']").nth(index)
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    x, y = box["x"] + box["width"] - (columns - column - 0.5) * 75, box["y"] + 35 * (row + 1.5)
+    page.mouse.click(x, y)
+    page.wait_for_timeout(800)  # a person's pause: the grid drops a key typed at once after its first click
+    page.mouse.dblclick(x, y)  # the cell's editor, its text selected: the typing replaces it
+    page.wait_for_timeout(600)
+    page.keyboard.press("Control+a")
+    page.keyboard.type(text)
+    page.wait_for_timeout(300)
+    page.keyboard.press("Enter")
+    bs.wait_for_app_idle(page)
+
+
+def _grid_cells(page, index: int) -> list[str]:
+    """The grid's cells as its table for screen readers gives them (once it has drawn them)."""
+    grid = page.locator("[data-testid='stDataFrame']").nth(index)
+    grid.scroll_into_view_if_needed()
+    grid.locator("td, [role=gridcell]").first.wait_for(state="attached", timeout=10_000)
+    return grid.evaluate("e => [...e.querySelectorAll('td, [role=gridcell]')].map(c => c.innerText)")
+
+
+@pytest.mark.browser
+def test_answers_typed_by_hand_come_back_after_an_x_cell_is_fixed(opened):
+    """A cell of X that could not be read ("abc") stops the page above the answer grids; once it was fixed the
+    answer grids came back empty, while Check still marked what had been typed in them."""
+    page = opened("/by-hand")
+    answer = 4  # X, W_Q, W_K, W_V, then step 1's answer (3 × 3)
+    _type_in_grid(page, answer, 1, 1, 3, "3")
+    assert _grid_cells(page, answer)[4:8] == ["2·like", "", "3", ""], _grid_cells(page, answer)
+    _type_in_grid(page, 0, 0, 0, 2, "abc")
+    assert page.get_by_text("Some cells cannot be used yet").count() == 1
+    _type_in_grid(page, 0, 0, 0, 2, "1")
+    assert page.get_by_text("Some cells cannot be used yet").count() == 0
+    assert _grid_cells(page, answer)[4:8] == ["2·like", "", "3", ""], "the typed answer is shown again"
