@@ -477,11 +477,12 @@ if (!window.clickerKeysAfterUse) {
     if (document.activeElement && document.activeElement !== document.body) return;
     if (presenting()) document.querySelector("[data-testid='stMain']")?.focus({preventScroll: true});
   };
+  // (a slider keeps ← →, however it was reached: they are how a value such as d_k = 32 is set exactly after a drag)
   const clickerChoice = (active, key) => !!active && (
     (active === pointerFocused && active.matches(
-      "input[type='radio'], input[type='checkbox'], input[type='range'], [role='slider'], button, "
-      + "[role='combobox'][aria-expanded='false']"))
-    || (key.startsWith("Page") && active.matches("input[type='radio'], input[type='checkbox'], button")));
+      "input[type='radio'], input[type='checkbox'], button, [role='combobox'][aria-expanded='false']"))
+    || (key.startsWith("Page") && active.matches(
+      "input[type='radio'], input[type='checkbox'], input[type='range'], [role='slider'], button")));
   // the app's run: "running" while the page's script runs, "notRunning" once it has finished
   const scriptState = () => document.querySelector("[data-testid='stApp']")?.getAttribute("data-test-script-state");
   const menuChoice = (active, key) => !!active?.closest("[data-testid='stPopoverBody']") && clickerChoice(active, key);
@@ -546,7 +547,12 @@ if (!window.clickerKeysAfterUse) {
   function moveSection(way) {  // the next (way 1) or the last (-1) section's heading under the menu bar, or a screen
     const main = document.querySelector("[data-testid='stMain']");
     const link = document.querySelector(".st-key-PATH_LINK_KEY a");  // the page's last line: the next page
-    if (way > 0 && link && main.scrollTop + main.clientHeight >= main.scrollHeight - 2) return link.click();
+    // (not while a chart or an element is still coming: a page just opened looked short, and its first press
+    // went on to the next page unseen)
+    const drawing = document.querySelector("[data-testid='stSkeleton']") || [...main.querySelectorAll(
+      "[data-testid='stVegaLiteChart']")].some((chart) => !chart.querySelector("svg, canvas"));
+    if (way > 0 && link && main.scrollTop + main.clientHeight >= main.scrollHeight - 2)
+      return drawing ? undefined : link.click();
     const back = document.querySelector(".st-key-PATH_BACK_LINK_KEY a");  // hidden: the page before
     if (way < 0 && back && main.scrollTop <= 2) {
       const target = new URL(back.href);
@@ -559,7 +565,8 @@ if (!window.clickerKeysAfterUse) {
     // a section taller than the window: a screen at a time, each keeping the last 60 px of the one before in view,
     // so that a heading within them is brought up at once
     const screen = main.clientHeight - SECTION_TOP_PX - 60;
-    const next = way > 0 ? offsets.find((o) => o > 4) : offsets.filter((o) => o < -4).pop();
+    // (a heading already within 48 px of that line counts as there: a press that moved 11 px to it looked dead)
+    const next = way > 0 ? offsets.find((o) => o > 48) : offsets.filter((o) => o < -48).pop();
     let step = next !== undefined && Math.abs(next) <= screen + 60 ? next : way * screen;
     if (step === way * screen) {
       // a screen at a time, each starting where a chart, a table or a line starts and none that fits a screen is
@@ -625,11 +632,14 @@ on, or picked a stage, found the clicker dead until a click on Next. With the fo
 closed), these keys press Back or Next and give the focus back to the page. A text box, or a menu while open,
 keeps its keys. Escape in a text box of the Settings menu applies what was typed before the menu closes (Streamlit
 takes a text box's value when it loses the focus; closing the menu first dropped it). In the Settings menu, a
-control chosen with the mouse (a radio, a switch, a slider, a closed menu; not a text box) leaves ← → to the slide,
-and Page Up / Page Down, which a radio or a switch has no use for, go to the slide however it was reached: the key
-closes the menu and takes the step (a lecturer who clicked "causal" and pressed → moved the mask on to "padding"
-instead of the slide, and a clicker's Page Down did nothing). Reached with the keyboard, a radio or a slider keeps its
-arrow keys. A slide is presenter mode, also on the pages without the lesson's Settings menu (Start here, Work it by
+control chosen with the mouse (a radio, a switch, a closed menu; not a text box) leaves ← → to the slide, and
+Page Up / Page Down, which a radio, a switch or a slider has no use for on a slide, go to the slide however it was
+reached: the key closes the menu and takes the step (a lecturer who clicked "causal" and pressed → moved the mask on to
+"padding" instead of the slide, and a clicker's Page Down did nothing). A slider keeps ← → (a lecturer who dragged d_k
+to 33 corrected it with ←, and the menu closed and the slide went back instead), and so does a radio reached with the
+keyboard. Near a section's heading (within 48 px of where the keys bring it) the keys go on to the next one: a press
+that moved 11 px to it looked dead. At a page's foot they wait while a chart is still being drawn: a page just opened
+looked short, and its first press went on to the next page unseen. A slide is presenter mode, also on the pages without the lesson's Settings menu (Start here, Work it by
 hand: the clicker moved nothing there), and a page without numbered sections moves a screen at a time. A screen at
 a time starts where an element starts and cuts none that fits a screen, where it can (the farthest such start within
 a screen, at least 60 px on): a full screen often opened on the lower half of a chart's title or a sliced row under

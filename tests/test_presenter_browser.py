@@ -850,6 +850,29 @@ def test_on_a_slide_without_stages_the_clicker_keys_go_from_section_to_section(s
         context.close()
 
 
+def test_a_press_near_a_section_heading_goes_on_past_it(server, browser):
+    """On Order and position a Page Down moved 11 px: the next section's heading lay that far below where the keys
+    bring a heading, and the press looked dead. A heading that close counts as there already."""
+    from attention_ui.controls import SECTION_TOP_PX
+
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/multi-head?presenter=true", FIRST_LOAD_MS)
+        place = f"""() => {{ const main = document.querySelector({bs.MAIN!r});
+            const heading = main.querySelectorAll('h3')[1];
+            main.scrollBy(0, heading.getBoundingClientRect().top - main.getBoundingClientRect().top
+                             - {SECTION_TOP_PX} - 20);
+            return main.scrollTop; }}"""
+        before = page.evaluate(place)
+        page.wait_for_timeout(300)
+        page.keyboard.press("PageDown")
+        page.wait_for_timeout(600)
+        moved = page.evaluate(f"() => document.querySelector({bs.MAIN!r}).scrollTop") - before
+        assert moved > 48, f"moved {moved} px"
+    finally:
+        context.close()
+
+
 def test_a_screen_down_starts_at_the_farthest_line_in_view(server, browser):
     """Real model's slide opens on its heads grid, a chart a little shorter than the window, with the caption under it
     cut at the window's foot. → moved 76 px (to the grid's title: only starts 60 px short of the foot counted), hid
@@ -888,7 +911,8 @@ def test_a_control_clicked_on_a_slide_leaves_the_clicker_keys_to_the_slide(serve
     """A lecturer who clicked a control on a slide found the clicker working on that control instead: Page Down
     moved Why √d_k's d_k slider (64 → 13 → 1), after stage 4's "softmax without ÷√d_k" switch the keys never left the
     stage, and after a Check yourself answer → changed the answer in front of the class. A control chosen with the
-    mouse now leaves the keys to the slide: they take the step or go on to the next section."""
+    mouse now leaves the keys to the slide: they take the step or go on to the next section. A slider keeps ← →
+    (a lecturer set d_k exactly with them after a drag)."""
     context, page = _new_page(browser)
     scroll = f"() => document.querySelector({bs.MAIN!r}).scrollTop"
     try:
@@ -897,12 +921,15 @@ def test_a_control_clicked_on_a_slide_leaves_the_clicker_keys_to_the_slide(serve
         bs.wait_for_app_idle(page)
         page.locator('.st-key-why_dk input[type="range"]').locator("xpath=../..").click()  # its thumb
         bs.wait_for_app_idle(page)
+        page.keyboard.press("ArrowLeft")  # a slider keeps ← →: how a value is set exactly after a drag
+        page.wait_for_function("() => document.querySelector('.st-key-why_dk input[type=range]').value === '63'",
+                               timeout=10_000)
+        bs.wait_for_app_idle(page)
         before = page.evaluate(scroll)
-        for key in ("PageDown", "ArrowRight"):
-            page.keyboard.press(key)
-            bs.wait_for_app_idle(page)
-        assert page.locator('.st-key-why_dk input[type="range"]').input_value() == "64", "the slider stayed put"
-        assert page.evaluate(scroll) > before, "the keys went on down the slide"
+        page.keyboard.press("PageDown")
+        bs.wait_for_app_idle(page)
+        assert page.locator('.st-key-why_dk input[type="range"]').input_value() == "63", "the slider stayed put"
+        assert page.evaluate(scroll) > before, "Page Down went on down the slide"
 
         _open(page, server + "/step-through?presenter=true&step=scaled")
         page.get_by_text("Also show the softmax without").first.click()
