@@ -130,8 +130,7 @@ def note_height_px() -> int:
 
 def slide_cache_layout(features: int, notes_px: int) -> tuple[int, int, int | None, list[int]]:
     """Presenter mode: the width and the height, in pixels, of a cell of the K cache, the V cache and the new query
-    (``features`` columns each, three charts side by side, V's with the colour bar), the font of the numbers in them
-    (None: colours only), and the three columns' widths. A cell is as wide as the slide allows (at most the slide's
+    (``features`` columns each, three charts side by side, V's with the colour bar), and the three columns' widths. A cell is as wide as the slide allows (at most the slide's
     cell size) and as tall as that while the sentence's T rows fit a 720-px-tall window under the slide's top and
     the link notes (``notes_px`` tall, ``note_height_px``), else shorter (a token's label still fits in a row): the
     numbers need the width, not the height. (Square cells of an 11-token sentence went below an 800-px window from
@@ -142,9 +141,21 @@ def slide_cache_layout(features: int, notes_px: int) -> tuple[int, int, int | No
     cell = max(8, min(settings.cell_size, width))
     rows_room = SLIDE_WINDOW_PX - CACHE_TOP_PX - notes_px - CACHE_FRAME_PX - WINDOW_MARGIN_PX
     row_px = max(SLIDE_ROW_PX, min(cell, rows_room // T))
-    font = min(slide_usual_value_font(settings.font_size), int(cell / SLIDE_SIGNED_NUMBER_EM), row_px - 8)
     widths = [bare + features * cell, with_bar + features * cell, bare + features * cell]
-    return cell, row_px, font if font >= MIN_SLIDE_VALUE_PX else None, widths
+    return cell, row_px, widths
+
+
+def cache_cell(cell: int, features: int, columns: int) -> int:
+    """Presenter mode: the width of a cell of a chart of ``columns`` cells in a column laid out for ``features``
+    cells ``cell`` wide: a narrower head fills its column (d_v = 4 beside d_k = 32 drew four 8-px cells, their labels
+    printed over one another as "v1234")."""
+    return max(cell, min(settings.cell_size, features * cell // max(columns, 1)))
+
+
+def cache_value_font(cell: int, row_px: int) -> int | None:
+    """Presenter mode: the font of the numbers in cells ``cell`` wide and ``row_px`` tall (None: colours only)."""
+    font = min(slide_usual_value_font(settings.font_size), int(cell / SLIDE_SIGNED_NUMBER_EM), row_px - 8)
+    return font if font >= MIN_SLIDE_VALUE_PX else None
 
 
 def slide_weights_px(row_px: int, notes_px: int) -> int:
@@ -236,19 +247,21 @@ with step_box:
         # The sizes are the sentence's, not the step's, so nothing moves from step to step.
         domain = shared_domain(*(values for values, *_ in matrices))
         notes_px = note_height_px()
-        cell, row_px, value_font, widths = slide_cache_layout(features, notes_px)
+        cell, row_px, widths = slide_cache_layout(features, notes_px)
         k_col, v_col, q_col = st.container(key=GENERATION_CACHES_KEY).columns(widths)  # (its zoom: the slide's style)
         q_col = q_col.container(key="generation_new_query")
         for col, (values, rows, titles, prefix) in zip((q_col, k_col, v_col), matrices):
             shown, _ = shown_features(values)
+            own_cell = cache_cell(cell, features, shown.shape[-1])
+            value_font = cache_value_font(own_cell, row_px)
             spec = cached_matrix_chart(
                 charts.matrix_heatmap, shown, rows, frames.feature_labels(shown.shape[-1], prefix),
                 row_name="token", col_name="feature", title=fitting_title(titles, features * cell),
                 cell_size=row_px, font_size=settings.font_size, domain=domain, legend=prefix == "v",
                 show_values=value_font is not None, value_font_px=value_font, value_title="feature value",
                 follow_row=len(rows) - 1)  # the row this step added
-            with col:  # cells row_px tall (and the colour bar as long as the rows), cell wide
-                show_chart({**spec, "width": shown.shape[-1] * cell})
+            with col:  # cells row_px tall (and the colour bar as long as the rows), own_cell wide
+                show_chart({**spec, "width": shown.shape[-1] * own_cell})
         with q_col:
             st.markdown(f"**Its weights over the {counted(t, 'cached key')}**")
             weights_size = ((PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX) * widths[2] // sum(widths),

@@ -213,6 +213,17 @@ def test_an_eleven_token_slide_prints_the_caches_numbers_and_its_last_cache_fits
     assert 11 * row <= 344 and row >= 24, row  # the last cache fits; a token's label still fits a row
 
 
+def test_a_narrow_v_beside_a_wide_k_fills_its_column_and_prints_its_numbers():
+    """With d_k = 32 and d_v = 4 the slide gave V's four columns the 8-px cells of K's 32: a thin strip, its labels
+    printed over one another ("v1234"). A narrower head now fills the column laid out for it."""
+    at = open_page(GENERATION, {"presenter": "true", "d_k": "32", "d_v": "4", "heads": "4", "generation_step": "6"})
+    specs = _cache_specs(at)
+    k_cell, v_cell = specs["K cache"]["width"] / 32, specs["V cache"]["width"] / 4
+    assert v_cell >= 4 * k_cell and v_cell >= 40, (k_cell, v_cell)
+    font = _printed_font(specs["V cache"])
+    assert font is not None and font >= MIN_SLIDE_VALUE_PX, font
+
+
 def _weights_spec(at) -> dict:
     """The spec of the chart under "Its weights over the … cached keys" (the new query's weights)."""
     drawn = []
