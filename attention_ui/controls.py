@@ -25,8 +25,8 @@ from attention_core.tokens import first_tokens, tokenize
 from .frames import token_labels
 from .pickling import TensorsAsArrays
 from .progress import keep_progress
-from .text import (EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, next_on_path, path_file, plain,
-                   previous_on_path, quoted)
+from .text import (EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, counted, next_on_path, path_file,
+                   plain, previous_on_path, quoted)
 from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_bound_values_in_link, keep_in_link,
                         linked_flag, linked_stage, linked_token, note_ignored, set_link_value, show_link_notes,
                         write_opened_link)
@@ -240,7 +240,8 @@ def _fit_custom_grid(config: LessonConfig) -> LessonConfig:
         return config
     st.session_state.pop(GRID_KEY, None)
     st.query_params.pop(GRID_PARAM, None)
-    st.info(f"The custom mask did not fit the sentence's {count} tokens, so it was reset to “everything allowed”.")
+    st.info(f"The custom mask did not fit the sentence's {counted(count, 'token')}, so it was reset to “everything "
+            "allowed”.")
     return replace(config, custom_mask=None)
 
 

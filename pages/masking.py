@@ -47,9 +47,11 @@ pad_to = config.pad_to if config.mask == "padding" and not pads_nothing else SHO
 
 def padding_note() -> str:
     """What the padding chart pads the sentence to, and why when that is not the lesson's length."""
-    pads = f"Here your {counted(T, 'token')} are padded to {pad_to}: {counted(pad_to - T, '[PAD] token')}."
+    pads = (f"Here your {counted(T, 'token')} {'is' if T == 1 else 'are'} padded to {pad_to}: "
+            f"{counted(pad_to - T, '[PAD] token')}.")
     if config.mask != "padding":
-        return f"{pads} (The lesson's mask is “{config.mask}”, so this chart picks the length.)"
+        return (f"{pads} (The sidebar's mask is “{config.mask}”, so this example picks its own length; choose "
+                "“padding” there to set it.)")
     return pads
 
 

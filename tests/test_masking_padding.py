@@ -75,7 +75,14 @@ def test_padding_that_adds_pad_tokens_keeps_the_lessons_length_and_no_note():
 
 def test_another_lessons_mask_says_the_padding_panel_picks_its_length():
     at = open_page(MASKING, {"mask": "causal"})
-    assert "Here your 7 tokens are padded to 10: 3 [PAD] tokens. (The lesson's mask is “causal”" in _texts(at)
+    assert "Here your 7 tokens are padded to 10: 3 [PAD] tokens. (The sidebar's mask is “causal”, so this " \
+           "example picks its own length; choose “padding” there to set it.)" in _texts(at)
+
+
+def test_one_token_is_padded():
+    """"Here your 1 token are padded to 10" read wrong."""
+    at = open_page(MASKING, {"mask": "causal", "sentence": "Hello"})
+    assert "Here your 1 token is padded to 10: 9 [PAD] tokens." in _texts(at)
 
 
 def _prints_numbers(spec: dict) -> bool:
