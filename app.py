@@ -61,7 +61,9 @@ def navigation() -> None:
     presenter = linked_flag("presenter")
     # every page listed: a collapsed menu ("View 4 more") hid the real-model pages that other pages point to
     page = st.navigation(sections, position="top" if presenter else "sidebar", expanded=True)
-    st.session_state.setdefault("pages_visited", set()).add(page.url_path)  # the Start here path shows them
+    # the Start here path shows them; the default page's url path is "" (served at "/"), which the browser's copy of
+    # the progress leaves out: the Overview is kept by its own name, or after a reload it showed as never opened
+    st.session_state.setdefault("pages_visited", set()).add(page.url_path or HOME)
     from attention_ui.controls import CURRENT_PAGE, page_end  # imported by every page already
     from attention_ui.url_state import remember_link, restore_left_link
     from attention_ui.warm_up import warm_up_the_rest

@@ -296,3 +296,13 @@ def test_start_again_still_clears_the_stored_record(server, fresh_context):
                            timeout=30_000)
     stored = json.loads(_stored(page))
     assert stored["pages_visited"] == ["start-here"] and stored["stages_seen"] == [], stored
+
+
+def test_the_overview_opened_at_the_root_is_kept_by_its_name():
+    """The default page's url path is "" (it is served at "/"); the browser's copy of the progress leaves an empty
+    name out, so after a reload Start here showed the Overview as never opened, beside its answered questions."""
+    from apptest_support import open_page
+
+    at = open_page()
+    visited = at.session_state["pages_visited"]
+    assert "overview" in visited and "" not in visited, visited
