@@ -113,6 +113,9 @@ def test_overview_and_multi_head_answers_are_the_pages_numbers(s):
     found = page_questions("multi-head", s)
     assert answer(found, "last-column") == (s.head + 1) * d_k
     assert answer(found, "all-weights") == h * T * T
+    prompt = next(q.prompt for q in found if "-all-weights-" in q.id)
+    blocked = bool((~lesson.trace.mask).any())
+    assert ("the mask blocks too" in prompt) == blocked, prompt  # the unblocked cells alone had been marked wrong
 
 
 @pytest.mark.parametrize("s", SETTINGS, ids=IDS)
@@ -339,3 +342,13 @@ def test_the_largest_cross_weight_names_every_key_that_ties_for_it():
     single = next(q for q in cross_questions(weights, ["1·a", "2·b"], ["1·Le", "2·x", "3·le", "4·y"], follow=1,
                                              head=0, num_heads=1) if "-largest-" in q.id)
     assert "The row of “2·b” gives its largest weight, 0.400, to “4·y”." in single.why
+
+
+def test_with_a_mask_the_weights_count_says_blocked_pairs_count_too():
+    """With the causal mask on, a student counted the weights not blocked (56 of 98) and was marked wrong without a
+    word on the × cells."""
+    lesson = run_lesson(LessonConfig(mask="causal", num_heads=2))
+    question = next(q for q in multi_head_questions(lesson.trace, head=0) if "-all-weights-" in q.id)
+    T = len(lesson.tokens)
+    assert "the mask blocks too" in question.prompt and "is 0" in question.why
+    assert question.answer == 2 * T * T

@@ -61,6 +61,7 @@ def multi_head_questions(trace: AttentionTrace, *, head: int) -> list[Question]:
     """Multi-head's questions: the columns head ``head`` owns (its d_k), the weights of all the heads together
     (h × T × S), and why a layer has several heads. trace as from ``trace_attention``; returns three questions."""
     h, T, S, d_k = trace.num_heads, trace.q.shape[1], trace.k.shape[1], trace.d_k
+    blocked = bool((~trace.mask).any())  # a student answered with the unblocked cells only, and was marked wrong
     n = head + 1
     return [
         numeric(MULTI_HEAD, "last-column", f"Head {n} takes a block of W_Q's columns. Counting from 1, what is the "
@@ -70,9 +71,11 @@ def multi_head_questions(trace: AttentionTrace, *, head: int) -> list[Question]:
                 hint="Each head owns a block of d_k columns, the heads in order, head one first: count the columns "
                      "of the blocks up to and including this head's."),
         numeric(MULTI_HEAD, "all-weights", "How many attention weights does this layer compute for your sentence, "
-                "counting every head?", h * T * S,
+                "counting every head?" + (" Count the pairs the mask blocks too (×): each still has a weight, 0."
+                                          if blocked else ""), h * T * S,
                 f"Every head has its own grid of weights, one row per query token and one column per key token: "
-                f"{h} heads × {T} × {S} = {h * T * S}.", tolerance=0,
+                f"{h} heads × {T} × {S} = {h * T * S}." + (" A blocked pair's weight is computed too: it is 0."
+                                                           if blocked else ""), tolerance=0,
                 hint="Each head has a grid of its own with one weight per query–key pair: count the panels in "
                      "section 1, and the cells of one panel."),
         choice(MULTI_HEAD, "why-heads", "Why does a layer run several heads instead of one attention over all the "
