@@ -135,15 +135,25 @@ class RopeShiftCheck:
 def rope_shift_check(q: torch.Tensor, k: torch.Tensor, shift: float, base: float = 10000.0) -> RopeShiftCheck:
     """Move every token by ``shift`` positions; RoPE scores depend only on distances, so they stay.
 
-    Runs in float64 so that the only difference left is the rounding of the arithmetic."""
+    An odd d leaves its last feature as it is (``_rope_pairs``): RoPE turns features in pairs. Runs in float64 so that the only difference left is the rounding of the arithmetic."""
     if not (isinstance(shift, (int, float)) and math.isfinite(shift) and abs(shift) <= MAX_POSITION):
         raise AttentionInputError(f"The shift must be a number between −{MAX_POSITION:,} and {MAX_POSITION:,}.")
     q, k = q.double(), k.double()  # (T, d), (S, d)
     scale = math.sqrt(q.shape[-1])
     q_pos, k_pos = torch.arange(q.shape[-2]), torch.arange(k.shape[-2])
-    scores = apply_rope(q, q_pos, base) @ apply_rope(k, k_pos, base).T / scale  # (T, S)
-    shifted = apply_rope(q, q_pos + shift, base) @ apply_rope(k, k_pos + shift, base).T / scale  # (T, S)
+    scores = _rope_pairs(q, q_pos, base) @ _rope_pairs(k, k_pos, base).T / scale  # (T, S)
+    shifted = _rope_pairs(q, q_pos + shift, base) @ _rope_pairs(k, k_pos + shift, base).T / scale  # (T, S)
     return RopeShiftCheck(scores, shifted, float(shift), (shifted - scores).abs().max().item())
+
+
+def _rope_pairs(x: torch.Tensor, positions: torch.Tensor, base: float) -> torch.Tensor:
+    """``apply_rope`` on the features of x (..., T, d) that make whole pairs; an odd d's last feature is kept as it
+    is, as models that turn only part of q and k do (its term of a score depends on no position)."""
+    paired = x.shape[-1] - x.shape[-1] % 2
+    if paired == x.shape[-1]:
+        return apply_rope(x, positions, base)
+    turned = apply_rope(x[..., :paired], positions, base) if paired else x[..., :0]  # (..., T, d − 1)
+    return torch.cat((turned, x[..., paired:]), dim=-1)  # (..., T, d)
 
 
 def _check_whole(name: str, value, low: int) -> None:

@@ -187,12 +187,10 @@ st.markdown(
 st.latex(r"\theta_i = 10000^{-2i/d_k},\qquad q_m' = R(m\theta)\, q_m,\quad k_n' = R(n\theta)\, k_n,\qquad "
          r"q_m'^{\top} k_n' = q_m^\top R\big((n - m)\theta\big)\, k_n")
 d_k = lesson.trace.d_k
-if d_k % 2:
-    st.warning(f"RoPE turns features in pairs, so it needs an even d_k; this lesson has d_k = {d_k}. "
-               "Pick an even d_k (or, with identity weights, a d_model that gives each head an even width).")
-    show_page_questions("order-and-position", position_questions(encodings, None, settings.labels,
-                                                                 follow=settings.follow))
-    stop_page()
+if d_k % 2:  # (the demo had stopped here: a lecturer's slider slipped to d_k = 33 and the section was gone)
+    st.info(f"RoPE turns features in pairs. With this lesson's odd d_k = {d_k}, the first {d_k - 1} are turned and "
+            "the last one is left as it is, as models that turn only part of q and k do: its part of a score "
+            "depends on no position.", icon=":material/info:")
 st.caption(f"The grids show the scores divided by √d_k = {d_k ** 0.5:.3f}, as the lesson's stage 4 does: a token at "
            "position 0 is not turned, so the first row's score with itself is the scaled score of Step through.")
 shift = page_slider("Shift every position by", 0, 1000, 100, "pos_shift",

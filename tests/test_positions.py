@@ -203,3 +203,19 @@ def test_a_one_token_sentence_names_its_one_position():
                       for c in at.get("vega_lite_chart"))
     assert "PE for position 0 (rows)" in titles and "RoPE scores ÷ √d_k, position 0" in titles, titles
     assert not re.search(r"\b(\d+)[–…]\1\b", titles), titles  # e.g. "positions 100…100"
+
+
+@pytest.mark.parametrize("d", [1, 3, 33])
+def test_the_shift_check_with_an_odd_width_turns_whole_pairs_and_keeps_the_last_feature(d):
+    """An odd d turns its first d − 1 features in pairs and leaves the last as it is: the scores still depend only
+    on distances, and the last feature's part of each score is the plain product."""
+    from attention_core import rope_shift_check
+
+    generator = torch.Generator().manual_seed(d)
+    q, k = torch.randn(5, d, generator=generator), torch.randn(5, d, generator=generator)
+    check = rope_shift_check(q, k, 250)
+    assert check.gap <= 1e-9
+    last_only = rope_shift_check(torch.nn.functional.pad(q[:, -1:], (d - 1, 0)),
+                                 torch.nn.functional.pad(k[:, -1:], (d - 1, 0)), 0)
+    plain = (q[:, -1:].double() @ k[:, -1:].double().T) / d ** 0.5
+    assert torch.allclose(last_only.scores, plain)

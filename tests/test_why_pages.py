@@ -254,11 +254,11 @@ def test_rope_shift_leaves_the_scores_unchanged(pages, shift):
     assert (before - after).abs().max().max() <= 1e-6
 
 
-def test_rope_asks_for_an_even_d_k(pages):
+def test_rope_with_an_odd_d_k_leaves_the_last_feature_unturned(pages):
     at = pages("pages/positions.py")
     set_widget(at, "slider", "d_k", 5)
-    assert any("even d_k" in w for w in texts(at, "warning"))
-    assert not any("after the shift" in label for label in metrics(at))
+    assert any("odd d_k = 5" in i for i in texts(at, "info"))
+    assert metric(at, "score difference after the shift") <= 1e-6
     set_widget(at, "slider", "d_k", 4)
 
 

@@ -74,7 +74,7 @@ def position_questions(encodings: torch.Tensor, rope: RopeShiftCheck | None, lab
     """Order and position's questions: the sinusoidal encoding of query ``follow`` (the second token when it is the
     first, whose encodings are sin 0 and cos 0 on any settings) in column d1 (``encodings``
     (T, d_model) as the page draws them), its RoPE score to the next token after the page's shift (``rope`` as
-    from ``rope_shift_check``; None when the page cannot draw RoPE, with an odd d_k), and what shuffling does
+    from ``rope_shift_check``; None: no RoPE question), and what shuffling does
     without positions. Returns three questions, or two without ``rope``."""
     me = quoted(labels[follow])
     # the followed token, unless it is the first: at p = 0 every sine is 0 whatever the settings
