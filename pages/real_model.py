@@ -10,7 +10,8 @@ from attention_ui.models import note_follow_shown, real_model_or_stop
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
 from attention_ui.text import plain
-from attention_ui.views import BARS_FRAME_PX, PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, main_column_px, on_pick, show_chart
+from attention_ui.views import (BARS_FRAME_PX, MIN_SLIDE_VALUE_PX, PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, SLIDE_CELL,
+                                SLIDE_WEIGHT_NUMBER_EM, main_column_px, on_pick, show_chart, slide_usual_value_font)
 
 GRID_SPACING_PX = 6  # the gap between two panels of the heads grid
 GRID_FRAME_PX = 115  # what the heads grid draws beside its panels at the page's font: "query" and the colour bar
@@ -94,12 +95,23 @@ note_follow_shown(pick)
 column = main_column_px(settings.presenter)
 close_cell = max(MIN_CLOSE_UP_CELL, min(settings.cell_size, int(
     (column - charts.heatmap_fit_room(labels, settings.font_size, "weight")) // max(len(keep), 1))))
+close_width, close_font = close_cell, None  # a page's cells are square, their numbers at the page's size
 if settings.presenter:
+    # On a slide the rows fit the window, and the cells are as wide as the column leaves them (up to the slide's
+    # usual cell), their numbers as large as the row and the width allow: square 32-px cells of a 14-token sentence
+    # printed 10-px numbers beside half a slide of empty width.
     close_cell = max(MIN_CLOSE_UP_CELL, min(close_cell, SLIDE_CLOSE_UP_ROWS_PX // max(len(keep), 1)))
-show_chart(cached_matrix_chart(charts.heatmap, weights, labels, labels,
-                               title=f"layer {pick.layer + 1}, head {pick.head + 1}", domain=(0, 1),
-                               value_title="weight", cell_size=close_cell, font_size=settings.font_size,
-                               show_values=len(keep) <= 14, follow_row=follow_row))
+    close_width = max(close_cell, min(SLIDE_CELL, int(
+        (column - charts.heatmap_fit_room(labels, settings.font_size, "weight")) // max(len(keep), 1))))
+    close_font = min(slide_usual_value_font(settings.font_size), int(close_width / SLIDE_WEIGHT_NUMBER_EM),
+                     close_cell - 8)
+readable = close_font is None or close_font >= MIN_SLIDE_VALUE_PX
+close_spec = cached_matrix_chart(charts.heatmap, weights, labels, labels,
+                                 title=f"layer {pick.layer + 1}, head {pick.head + 1}", domain=(0, 1),
+                                 value_title="weight", cell_size=close_cell, font_size=settings.font_size,
+                                 show_values=len(keep) <= 14 and readable, value_font_px=close_font,
+                                 follow_row=follow_row)
+show_chart({**close_spec, "width": len(keep) * close_width} if close_width != close_cell else close_spec)
 if follow_row is not None:
     row = frames.row_frame(weights[follow_row], labels)
     bar = max(MIN_CLOSE_UP_CELL, min(max(settings.cell_size, 26), (column - BARS_FRAME_PX) // max(len(keep), 1)))

@@ -428,3 +428,19 @@ def test_a_slide_s_layer_grids_fit_the_window_s_height():
         panel_rows = 2  # 6 layers, 3 to a row
         assert panel_rows * grid["spec"]["height"] <= views.SLIDE_GRID_ROWS_PX, grid["spec"]
         assert grid["spec"]["height"] >= 9 * 24, "still large cells (9 tokens)"
+
+
+@needs_model
+def test_a_slides_close_up_of_a_long_sentence_prints_numbers_a_hall_can_read():
+    """On a slide the close-up of a 14-token sentence had square 32-px cells (its rows fit the window) with 10-px
+    numbers, beside half a slide of empty width. Its cells now take the width, and the numbers the room it gives."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["presenter"] = "true"
+    at.query_params["sentence"] = "The animal did not cross the street because it was too tired"
+    at.run()
+    at.switch_page("pages/real_model.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    spec = next(s for s in chart_specs(at) if "layer 1, head 1" in json.dumps(s.get("title")))
+    fonts = [layer["mark"].get("fontSize") for layer in spec["layer"] if layer.get("mark", {}).get("type") == "text"]
+    assert fonts and min(fonts) >= views.MIN_SLIDE_VALUE_PX + 2, fonts
+    assert spec["width"] >= 14 * 2.75 * min(fonts), (spec["width"], fonts)  # "0.252" fits its cell
