@@ -24,6 +24,7 @@ INTRO = ("Today's language models keep the attention you stepped through but cha
          "heads **share one key/value head**, a token may look only a **window** back, and text is generated one "
          "token at a time from a **cache** of keys and values (see the Generation page).")
 MORE_HEADS_KEY = "more_heads_undo"  # what "Use 4 heads on every page" changed, so that a click can undo it
+KV_HEADS_FOR_KEY = "kv_heads_for"  # the number of heads the chosen g was drawn for
 
 
 def use_more_heads(more: int, before: int, g_before: int) -> None:
@@ -71,6 +72,13 @@ if h == 1:
 else:
     diagrams = st.container() if presenter else None  # on a slide the diagrams come first, their controls under them
     default_g = max(d for d in divisors(h) if d < h)
+    # More heads set elsewhere take g to their own grouped-query default when g was the old one's: a lecturer who
+    # went from 2 heads to 4 kept g = 1 (multi-query) where grouped-query was wanted.
+    before = st.session_state.get(KV_HEADS_FOR_KEY)
+    if (before is not None and before != h and before > 1
+            and st.session_state.get("kv_heads") == max(d for d in divisors(before) if d < before)):
+        st.session_state["kv_heads"] = default_g
+    st.session_state[KV_HEADS_FOR_KEY] = h
     check_linked_choice("kv_heads", range(1, h + 1), f"there are {h} heads")
     show_link_notes(key="kv_heads_link_notes")
     g = st.columns(3)[0].selectbox(  # any g up to h may be tried; one that does not divide h gets a message
@@ -114,7 +122,7 @@ else:
             groups = [trace.kv_group(i) for i in range(h)]
             title = f"{kind}: g = {trace.kv_groups}"
             if kind == "grouped-query" and chosen != kind:
-                title = f"your g = {shared}: {chosen} again"
+                title = f"your g = {shared} ({chosen})"  # ("…: multi-query again" was cut on a slide)
             with col:
                 options = {"title": title,
                            "width": 260 if side_by_side else 70 * h,

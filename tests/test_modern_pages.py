@@ -85,12 +85,26 @@ def test_grouping_the_heads_changes_the_diagram_and_bad_groups_get_a_message():
     at = open_page(MODERN, {"heads": "4"})
     assert at.selectbox(key="kv_heads").options == ["1", "2", "3", "4"]  # any may be tried
     at.selectbox(key="kv_heads").set_value(1).run()
-    assert "your g = 1: multi-query again" in chart_titles(at) and "grouped-query: g = 1" not in chart_titles(at)
+    assert "your g = 1 (multi-query)" in chart_titles(at) and "grouped-query: g = 1" not in chart_titles(at)
     at.selectbox(key="kv_heads").set_value(3).run()
     assert not at.exception
     assert any("cannot be shared evenly by 4 query heads" in w and "1, 2, 4" in w for w in warnings(at))
     assert len(at.dataframe) >= 1 and "grouped-query: g = 3" not in chart_titles(at)
     assert at.subheader[2].value == "3 · Sliding-window attention"  # the rest of the page still draws
+
+
+def test_more_heads_take_g_to_their_grouped_query_default_unless_g_was_chosen():
+    """A lecturer went from 2 heads (g = 1, the only grouping below h) to 4: g stayed 1, so the middle diagram showed
+    multi-query again where grouped-query was wanted. A g left at the old default now moves to the new one; a g
+    chosen for the old number of heads stays."""
+    at = open_page(MODERN, {"heads": "2"})
+    assert at.selectbox(key="kv_heads").value == 1
+    at.slider(key="heads").set_value(4).run()
+    assert at.selectbox(key="kv_heads").value == 2
+    assert "grouped-query: g = 2" in chart_titles(at)
+    at.selectbox(key="kv_heads").set_value(4).run()
+    at.slider(key="heads").set_value(8).run()
+    assert at.selectbox(key="kv_heads").value == 4, "a chosen g stays"
 
 
 def test_the_sharing_formula_counts_heads_as_the_diagram_does():
@@ -360,7 +374,7 @@ def test_a_link_restores_the_modern_settings():
                             "window": "5"})
     assert at.selectbox(key="kv_heads").value == 1
     assert at.number_input(key="window").value == 5  # a class opening the lecturer's link sees the same window
-    assert "your g = 1: multi-query again" in chart_titles(at) and "grouped-query: g = 1" not in chart_titles(at)
+    assert "your g = 1 (multi-query)" in chart_titles(at) and "grouped-query: g = 1" not in chart_titles(at)
     assert at.dataframe[1].value.set_index("model").loc["Llama 2 7B", "cache MiB"] == 2048  # 8,192 × 256 KiB
     assert "After 2 layers" in texts(at)
     for widget in (at.selectbox(key="kv_heads"), at.slider(key="window_layers"), at.selectbox(key="cache_precision"),
@@ -405,7 +419,7 @@ def test_one_click_shows_grouped_query_attention_at_the_default_two_heads():
     """At the default 2 heads grouped-query attention cannot be seen: a student had to find the number of heads in
     the settings. A button sets 4 heads and g = 2, and the page draws the grouped-query diagram between the others."""
     at = open_page(MODERN)
-    assert "your g = 1: multi-query again" in chart_titles(at) and "grouped-query: g = 1" not in chart_titles(at)
+    assert "your g = 1 (multi-query)" in chart_titles(at) and "grouped-query: g = 1" not in chart_titles(at)
     at.button(key="use_more_heads").click().run()
     assert not at.exception
     assert at.slider(key="heads").value == 4 and at.selectbox(key="kv_heads").value == 2
