@@ -102,11 +102,25 @@ class AnswerCheck:
         return self.count(RIGHT) == self.cells
 
 
+def _decimal_fraction(text: str) -> float:
+    """ "3/1.4142" (a score over √d_k as a student writes it; ``Fraction`` reads whole numbers only) as a float."""
+    parts = text.split("/")
+    try:
+        numerator, denominator = (float(part) for part in parts) if len(parts) == 2 else (None, None)
+    except ValueError:
+        numerator = denominator = None
+    if numerator is None or not (math.isfinite(numerator) and math.isfinite(denominator)):
+        raise AttentionInputError(f"holds “{text[:20]}”, which is not a number")
+    if denominator == 0:
+        raise AttentionInputError(f"holds “{text[:20]}”, a division by zero")
+    return numerator / denominator
+
+
 def read_number(cell) -> float:
     """One typed cell as a float; ``ValueError`` with a short reason when it is not a usable number.
 
-    Accepts ints, floats and text such as "0.5", "-2", "−1" (a typographic minus), "1/2", "1e-3" and "0,5" (a
-    decimal comma, when the text has one comma and no point).
+    Accepts ints, floats and text such as "0.5", "-2", "−1" (a typographic minus), "1/2", "3/1.4142", "1e-3" and
+    "0,5" (a decimal comma, when the text has one comma and no point).
     """
     if cell is None:
         raise AttentionInputError(EMPTY_REASON)
@@ -128,7 +142,7 @@ def read_number(cell) -> float:
             try:
                 value = float(Fraction(text))
             except (ValueError, ZeroDivisionError, OverflowError):
-                raise AttentionInputError(f"holds “{text[:20]}”, which is not a number") from None
+                value = _decimal_fraction(text)
     if math.isnan(value):
         raise AttentionInputError("is NaN (not a number)")
     if abs(value) > MAX_CELL_MAGNITUDE:  # infinity too: a number, marked "too large" beside its cell as in the list

@@ -61,7 +61,7 @@ def sizes_and_mask() -> None:
         cols[4].checkbox("Causal mask", key="hand-size-causal", on_change=hand.apply_size_change,
                          help="Token i may only attend to tokens 1…i.")
         st.caption(f"Limits: {MAX_HAND_TOKENS} tokens, d_model, d_k and d_v up to {MAX_HAND_WIDTH}; every number "
-                   f"between −{MAX_CELL_MAGNITUDE:g} and {MAX_CELL_MAGNITUDE:g}. Fractions such as 1/2 and a decimal "
+                   f"between −{MAX_CELL_MAGNITUDE:g} and {MAX_CELL_MAGNITUDE:g}. Fractions such as 1/2 or 3/1.4142 and a decimal "
                    "comma (0,5) are fine.")
         st.button("Reset to the example", on_click=hand.reset_to_example, key="hand-reset",
                   icon=":material/restart_alt:")
@@ -150,7 +150,8 @@ if presenter:
 st.subheader("Your turn")
 d_k = trace.d_k
 st.markdown(f"Here d_k = {d_k}, so √d_k = {math.sqrt(d_k):.4f}. A cell is right when it is within "
-            f"±{ANSWER_TOLERANCE:g} of the true value: round to 2 or 3 decimals.")
+            f"±{ANSWER_TOLERANCE:g} of the true value: round to 2 or 3 decimals, or type a fraction such as "
+            f"3/{math.sqrt(d_k):.4f}.")
 checked = st.session_state.setdefault(hand.CHECKED_KEY, set())
 
 

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from apptest_support import APP, ROOT, TIMEOUT, open_page
-from attention_core import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, MAX_CELL_MAGNITUDE, check_answer, diagnose,
-                            hand_trace, likely_slips, read_grid, read_number, resize_grid, stage_truth)
+from attention_core import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, MAX_CELL_MAGNITUDE, AttentionInputError, check_answer,
+                            diagnose, hand_trace, likely_slips, read_grid, read_number, resize_grid, stage_truth)
 from attention_core.by_hand import EMPTY, INVALID, RIGHT, WRONG
 
 PAGE = "pages/by_hand.py"
@@ -41,9 +41,17 @@ def example_tensors():
 
 
 @pytest.mark.parametrize("typed, value", [("0.5", 0.5), (" -2 ", -2.0), ("−1", -1.0), ("1/2", 0.5), ("1e-3", 1e-3),
-                                          (3, 3.0), (0.25, 0.25), ("1000", 1000.0), ("4,0", 4.0), ("−0,179", -0.179)])
+                                          (3, 3.0), (0.25, 0.25), ("1000", 1000.0), ("4,0", 4.0), ("−0,179", -0.179),
+                                          ("3/1.4142", 3 / 1.4142), ("−1/0.5", -2.0)])  # a score over √d_k
 def test_read_number_accepts_what_a_person_types(typed, value):
     assert read_number(typed) == value
+
+
+@pytest.mark.parametrize("typed, reason", [("1/0", "a division by zero"), ("1/2/3", "not a number"),
+                                           ("a/2", "not a number"), ("1e999/2", "not a number")])
+def test_a_fraction_that_is_not_a_number_says_why(typed, reason):
+    with pytest.raises(AttentionInputError, match=reason):
+        read_number(typed)
 
 
 @pytest.mark.parametrize("name", list(BAD_CELLS))
