@@ -166,5 +166,8 @@ def show_model_summaries(pick, settings, first_section: int) -> None:
                f"special token) are {strongest(sinks, 'sink')}. A head is named in the last column when "
                f"{ROLE_THRESHOLD:.0%} or more of its weight goes to one of these: the previous token, the first "
                "token, or the special tokens taken together.")
-    st.caption("The rollout and these numbers use every token, special ones included; “Hide special tokens” only "
-               "hides them from the charts.")
+    st.caption("Each share is a row's weight on those tokens, averaged over the rows (the previous token's from the "
+               "second row on). The three overlap: the first token is often a special one ([CLS]), and it is the "
+               "second row's previous token, so a head's shares can add up to more than 1. The rollout and these "
+               "numbers use every token, special ones included; “Hide special tokens” only hides them from the "
+               "charts.")

@@ -444,3 +444,13 @@ def test_a_slides_close_up_of_a_long_sentence_prints_numbers_a_hall_can_read():
     fonts = [layer["mark"].get("fontSize") for layer in spec["layer"] if layer.get("mark", {}).get("type") == "text"]
     assert fonts and min(fonts) >= views.MIN_SLIDE_VALUE_PX + 2, fonts
     assert spec["width"] >= 14 * 2.75 * min(fonts), (spec["width"], fonts)  # "0.252" fits its cell
+
+
+@needs_model
+def test_the_per_head_table_says_its_shares_overlap():
+    """A student read "to previous token 1.000" beside "to first token 0.222" and "to special tokens 0.222" as
+    wrong (more than 1 together) without a word that the groups overlap."""
+    at = open_page("real_model")
+    table = next(d.value for d in at.dataframe if "to previous token" in d.value.columns)
+    assert (table[["to previous token", "to first token", "to special tokens"]].sum(axis=1) > 1).any()
+    assert any("can add up to more than 1" in c.value for c in at.caption)
