@@ -134,7 +134,10 @@ def sentence_section(settings):
         show_row_stats(rows)
         st.caption("A blocked key has weight 0 and adds 0 · log 0 = 0 to the entropy −Σ a log a; a row with "
                    "one allowed key has weight 1 on it and entropy 0.")
-    if trace.d_k < 16:
+    if trace.d_k == 1:  # √1 = 1: the two charts are the same
+        st.caption(f"With d_k = 1, √d_k = 1 and the two charts are the same; raise d_k {in_the_sidebar()} (up to "
+                   "64) and the unscaled rows turn into near one-hot rows.")
+    elif trace.d_k < 16:
         st.caption(f"With d_k = {trace.d_k} the difference is mild; raise d_k {in_the_sidebar()} (up to 64) and the "
                    "unscaled rows turn into near one-hot rows.")
     return trace, without

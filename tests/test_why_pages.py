@@ -673,3 +673,14 @@ def test_line_charts_keep_their_y_title_clear_of_the_labels():
             for panel in spec["hconcat"]]
     assert [a["title"] for a in axes][-1] == "‖J‖_F"
     assert all(a["titlePadding"] == Y_TITLE_PADDING_EM * a["titleFontSize"] >= 8 for a in axes), axes
+
+
+def test_with_d_k_1_the_lesson_says_the_two_softmaxes_are_the_same(pages):
+    """At d_k = 1 the page called the difference of two identical charts "mild"."""
+    at = pages("pages/why_scaling.py")
+    set_widget(at, "slider", "d_k", 1)
+    captions = texts(at, "caption")
+    assert any("the two charts are the same" in c for c in captions)
+    assert not any("the difference is mild" in c for c in captions)
+    set_widget(at, "slider", "d_k", 4)
+    assert any("the difference is mild" in c for c in texts(at, "caption"))
