@@ -331,6 +331,9 @@ def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = 
             value = read_answer(response)
         except AttentionInputError as err:
             return Feedback(None, f"Type a number (like 0.25 or 1/2): your answer {plain(str(err))}.")
+        if question.tolerance == 0 and not float(value).is_integer():  # its box says "a whole number"
+            return Feedback(None, f"This answer is a whole number (a count), and {plain(str(response).strip())} is "
+                                  "not one: not counted as a try.")
         right = abs(value - question.answer) <= question.tolerance
         tolerance = f" (within ±{question.tolerance:g})" if question.tolerance else ""
         decimals = _decimals_typed(response)

@@ -470,6 +470,16 @@ def test_an_answer_rounded_too_far_is_told_so_and_costs_no_try():
     assert grade(numeric("masks", "count", "How many?", 3, "Three.", tolerance=0, hint="Count."), "2").correct is False
 
 
+def test_a_count_answered_with_a_fraction_is_told_it_is_a_whole_number():
+    """4.5 to a question whose box says "a whole number" got a plain "Not quite" and cost a try."""
+    from attention_ui.questions import grade, numeric
+
+    question = numeric("masks", "count", "How many?", 3, "Three.", tolerance=0, hint="Count.")
+    feedback = grade(question, "4.5")
+    assert feedback.correct is None and "whole number" in feedback.message, feedback
+    assert grade(question, "3.0").correct is True and grade(question, "4").correct is False
+
+
 def test_the_second_wrong_try_says_it_shows_the_answer_and_the_score_counts_first_tries():
     from attention_ui.questions import Score, grade, numeric
 
