@@ -50,8 +50,8 @@ def padding_note() -> str:
     pads = (f"Here your {counted(T, 'token')} {'is' if T == 1 else 'are'} padded to {pad_to}: "
             f"{counted(pad_to - T, '[PAD] token')}.")
     if config.mask != "padding":
-        return (f"{pads} (The sidebar's mask is “{config.mask}”, so this example picks its own length; choose "
-                "“padding” there to set it.)")
+        return (f"{pads} (The lesson's mask, set {in_the_sidebar()}, is “{config.mask}”, so this example picks its "
+                "own length; choose “padding” there to set it.)")
     return pads
 
 
