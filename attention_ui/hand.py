@@ -492,8 +492,10 @@ def _row_note(i: int, answer: AnswerCheck, working: SoftmaxWorking, shifted: boo
         else:
             parts.append("your row sum is off" + (" (it is not the sum of your e^x either)" if all_typed else ""))
     elif marks[S] == RIGHT and exps_right and WRONG in weight_marks:
-        parts.append("your e^x and row sum are right, so the slip is in the division: each weight is its e^x ÷ "
-                     "the row sum")
+        # (not "so the slip is in the division": weights worked from other numbers, e.g. the raw scores' softmax,
+        # got this beside the main hint naming that slip, and the two seemed to disagree)
+        parts.append("your e^x and row sum are right, but these weights are not your e^x ÷ your row sum: divide "
+                     "each e^x by it")
     if not parts:
         return ""
     return f"Row {quoted(queries[i])}: " + "; ".join(parts) + "."

@@ -568,7 +568,7 @@ def test_right_working_and_wrong_weights_point_at_the_division():
     weights[2] = ["0.3", "0.1", "0.6"]
     at = check(run_page(typed_example() | {WORKING: right_working(), "answer_weights": weights}), "weights")
     assert "Your working: all 12 numbers you typed are right." in texts(at, "success")
-    assert any("Row “3·tea”: your e^x and row sum are right, so the slip is in the division" in w
+    assert any("Row “3·tea”: your e^x and row sum are right, but these weights are not your e^x ÷ your row sum" in w
                for w in texts(at, "warning")), texts(at, "warning")
 
 
