@@ -640,8 +640,9 @@ reached: the key closes the menu and takes the step (a lecturer who clicked "cau
 to 33 corrected it with ←, and the menu closed and the slide went back instead), and so does a radio reached with the
 keyboard. Near a section's heading (within 48 px of where the keys bring it) the keys go on to the next one: a press
 that moved 11 px to it looked dead. At a page's foot they wait while a chart is still being drawn: a page just opened
-looked short, and its first press went on to the next page unseen. A slide is presenter mode, also on the pages without the lesson's Settings menu (Start here, Work it by
-hand: the clicker moved nothing there), and a page without numbered sections moves a screen at a time. A screen at
+looked short, and its first press went on to the next page unseen. A slide is presenter mode, also on the pages
+without the lesson's Settings menu (Start here, Work it by hand: the clicker moved nothing there), and a page without
+numbered sections moves a screen at a time. A screen at
 a time starts where an element starts and cuts none that fits a screen, where it can (the farthest such start within
 a screen, at least 60 px on): a full screen often opened on the lower half of a chart's title or a sliced row under
 the menu bar. A grid's cell (Work it by hand's matrices, the mask editor) keeps the arrows that move between cells.
