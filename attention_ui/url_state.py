@@ -242,9 +242,9 @@ QUERY_PARAMS_INTERNALS = ("_send_query_param_msg", "populate_from_query_string",
                           "_set_item_internal", "remove_param", "has_param", "set_corrected_value")
 RUN_CONTEXT_FIELDS = ("query_string", "cursors", "is_history_navigation", "shared")
 SESSION_STATE_INTERNALS = ("get_widget_id_from_key", "get_widget_metadata", "get_widget_value")
-"""What the link writing below uses of Streamlit's inside (its session's QueryParams, its script run context): not
-public API, so a Streamlit that changed them gets Streamlit's own address handling instead (every change a
-history entry), never an error."""
+"""What the link writing below uses of Streamlit's inside (its session's QueryParams and state, its script run
+context): not public API, so a Streamlit that changed them gets Streamlit's own address handling instead (every change
+a history entry), never an error."""
 
 
 @functools.cache
