@@ -104,12 +104,11 @@ class AnswerCheck:
 
 def _decimal_fraction(text: str) -> float:
     """ "3/1.4142" (a score over √d_k as a student writes it; ``Fraction`` reads whole numbers only) as a float."""
-    parts = text.split("/")
     try:
-        numerator, denominator = (float(part) for part in parts) if len(parts) == 2 else (None, None)
+        numerator, denominator = map(float, text.split("/"))  # ValueError unless two numbers
     except ValueError:
-        numerator = denominator = None
-    if numerator is None or not (math.isfinite(numerator) and math.isfinite(denominator)):
+        numerator = denominator = math.nan
+    if not (math.isfinite(numerator) and math.isfinite(denominator)):
         raise AttentionInputError(f"holds “{text[:20]}”, which is not a number")
     if denominator == 0:
         raise AttentionInputError(f"holds “{text[:20]}”, a division by zero")

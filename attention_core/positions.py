@@ -135,7 +135,8 @@ class RopeShiftCheck:
 def rope_shift_check(q: torch.Tensor, k: torch.Tensor, shift: float, base: float = 10000.0) -> RopeShiftCheck:
     """Move every token by ``shift`` positions; RoPE scores depend only on distances, so they stay.
 
-    An odd d leaves its last feature as it is (``_rope_pairs``): RoPE turns features in pairs. Runs in float64 so that the only difference left is the rounding of the arithmetic."""
+    An odd d leaves its last feature as it is (``_rope_pairs``): RoPE turns features in pairs. Runs in float64 so
+    that the only difference left is the rounding of the arithmetic."""
     if not (isinstance(shift, (int, float)) and math.isfinite(shift) and abs(shift) <= MAX_POSITION):
         raise AttentionInputError(f"The shift must be a number between −{MAX_POSITION:,} and {MAX_POSITION:,}.")
     q, k = q.double(), k.double()  # (T, d), (S, d)

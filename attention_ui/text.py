@@ -130,19 +130,20 @@ first url path is its own address (the Overview is also the app's default page, 
 def next_on_path(page: str) -> tuple[str, str, str] | None:
     """The page after ``page`` (a page file) on ``LEARNING_PATH``: (its file, its url path, its title), or None
     after the last page."""
-    files = [entry[0] for entry in LEARNING_PATH]
-    if files.index(page) + 1 == len(files):
-        return None
-    file, paths, title, _ = LEARNING_PATH[files.index(page) + 1]
-    return file, paths[0], title
+    return _on_path(page, 1)
 
 
 def previous_on_path(page: str) -> tuple[str, str, str] | None:
     """The page before ``page`` (a page file) on ``LEARNING_PATH``, as ``next_on_path``; None for the first page."""
+    return _on_path(page, -1)
+
+
+def _on_path(page: str, step: int) -> tuple[str, str, str] | None:
     files = [entry[0] for entry in LEARNING_PATH]
-    if files.index(page) == 0:
+    at = files.index(page) + step
+    if not 0 <= at < len(files):
         return None
-    file, paths, title, _ = LEARNING_PATH[files.index(page) - 1]
+    file, paths, title, _ = LEARNING_PATH[at]
     return file, paths[0], title
 
 

@@ -249,17 +249,20 @@ a history entry), never an error."""
 
 @functools.cache
 def streamlit_internals_known() -> bool:
-    """Whether this Streamlit has every part in QUERY_PARAMS_INTERNALS and RUN_CONTEXT_FIELDS."""
+    """Whether this Streamlit has every part in QUERY_PARAMS_INTERNALS, RUN_CONTEXT_FIELDS and
+    SESSION_STATE_INTERNALS."""
     try:
         from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
         from streamlit.runtime.state.query_params import QueryParams
+        from streamlit.runtime.state.session_state import SessionState
     except ImportError:
         return False
     known_fields = set(getattr(QueryParams, "__dataclass_fields__", {}))  # empty if no longer a dataclass
     context_fields = set(getattr(ScriptRunContext, "__dataclass_fields__", {}))
     return (all(callable(getattr(QueryParams, name, None)) for name in QUERY_PARAMS_INTERNALS)
             and {"_query_params", "_initial_query_params"} <= known_fields
-            and set(RUN_CONTEXT_FIELDS) <= context_fields)
+            and set(RUN_CONTEXT_FIELDS) <= context_fields
+            and all(callable(getattr(SessionState, name, None)) for name in SESSION_STATE_INTERNALS))
 
 
 def _session_query_params():
@@ -411,10 +414,7 @@ def keep_bound_values_in_link() -> None:
     ctx = get_script_run_ctx()
     if ctx is None or not streamlit_internals_known():
         return
-    drawn = ctx.shared.widget_ids_this_run
-    state = getattr(get_session_state(), "_state", None)
-    if not all(callable(getattr(state, name, None)) for name in SESSION_STATE_INTERNALS):
-        return
+    drawn, state = ctx.shared.widget_ids_this_run, get_session_state()._state
     with _session_query_params() as qp:
         for key in LINK_PARAMS:
             widget_id = state.get_widget_id_from_key(key)

@@ -725,8 +725,14 @@ def slide_value_font(view: StageView, columns: int, share: float, *, signed: boo
     12–15 px at 1280 px (they showed none: their cells were under 52 px)."""
     room = charts.label_px(view.labels, view.font_size) + SLIDE_AXIS_AND_LEGEND_PX
     cell = (column_px * share - room - (SLIDE_FEATURE_LEGEND_PX if features else 0)) / max(columns, 1)
+    return slide_cell_value_font(cell, view.font_size, signed=signed)
+
+
+def slide_cell_value_font(cell_px: float, font_size: int, *, signed: bool, row_px: int | None = None) -> int | None:
+    """The font of the numbers in a slide's cells ``cell_px`` wide (and ``row_px`` tall, when given): the slide's
+    usual value font where they fit, else as large as fits; None under MIN_SLIDE_VALUE_PX (colours only)."""
     em = SLIDE_SIGNED_NUMBER_EM if signed else SLIDE_WEIGHT_NUMBER_EM
-    font = min(slide_usual_value_font(view.font_size), int(cell / em))
+    font = min(slide_usual_value_font(font_size), int(cell_px / em), *(() if row_px is None else (row_px - 8,)))
     return font if font >= MIN_SLIDE_VALUE_PX else None
 
 

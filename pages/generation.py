@@ -18,10 +18,9 @@ from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import counted, plain, size_in_words
 from attention_ui.url_state import (SHOWN_NOTES_KEY, check_linked_choice, keep_in_link, note_ignored,
                                     set_link_value, show_link_notes)
-from attention_ui.views import (GENERATION_CACHES_KEY, MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, MIN_SLIDE_VALUE_PX,
-                                 PRESENTER_COLUMN_PX, SLIDE_CELL, SLIDE_SIGNED_NUMBER_EM, StageView, feature_heatmap,
-                                 in_the_sidebar, shared_domain, shared_scale_cell, show_chart, shown_features,
-                                 side_by_side, slide_usual_value_font)
+from attention_ui.views import (GENERATION_CACHES_KEY, MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, PRESENTER_COLUMN_PX,
+                                 SLIDE_CELL, StageView, feature_heatmap, in_the_sidebar, shared_domain,
+                                 shared_scale_cell, show_chart, shown_features, side_by_side, slide_cell_value_font)
 
 STEP_KEY = "generation_step"
 PICK_KEY = "generation_pick"
@@ -128,11 +127,11 @@ def note_height_px() -> int:
                for box in boxes if box)
 
 
-def slide_cache_layout(features: int, notes_px: int) -> tuple[int, int, int | None, list[int]]:
+def slide_cache_layout(features: int, notes_px: int) -> tuple[int, int, list[int]]:
     """Presenter mode: the width and the height, in pixels, of a cell of the K cache, the V cache and the new query
-    (``features`` columns each, three charts side by side, V's with the colour bar), and the three columns' widths. A cell is as wide as the slide allows (at most the slide's
-    cell size) and as tall as that while the sentence's T rows fit a 720-px-tall window under the slide's top and
-    the link notes (``notes_px`` tall, ``note_height_px``), else shorter (a token's label still fits in a row): the
+    (``features`` columns each, three charts side by side, V's with the colour bar), and the three columns' widths.
+    A cell is as wide as the slide allows (at most the slide's cell size) and as tall as that while the sentence's T
+    rows fit a 720-px-tall window under the slide's top and the link notes (``notes_px`` tall, ``note_height_px``), else shorter (a token's label still fits in a row): the
     numbers need the width, not the height. (Square cells of an 11-token sentence went below an 800-px window from
     step 9, and at 53 px they showed colours only; rows sized for 800 px went below a 720-px window, or below 800 px
     under a link note.) The sizes are the sentence's, not the step's, so nothing moves from step to step."""
@@ -150,12 +149,6 @@ def cache_cell(cell: int, features: int, columns: int) -> int:
     cells ``cell`` wide: a narrower head fills its column (d_v = 4 beside d_k = 32 drew four 8-px cells, their labels
     printed over one another as "v1234")."""
     return max(cell, min(settings.cell_size, features * cell // max(columns, 1)))
-
-
-def cache_value_font(cell: int, row_px: int) -> int | None:
-    """Presenter mode: the font of the numbers in cells ``cell`` wide and ``row_px`` tall (None: colours only)."""
-    font = min(slide_usual_value_font(settings.font_size), int(cell / SLIDE_SIGNED_NUMBER_EM), row_px - 8)
-    return font if font >= MIN_SLIDE_VALUE_PX else None
 
 
 def slide_weights_px(row_px: int, notes_px: int) -> int:
@@ -253,7 +246,7 @@ with step_box:
         for col, (values, rows, titles, prefix) in zip((q_col, k_col, v_col), matrices):
             shown, _ = shown_features(values)
             own_cell = cache_cell(cell, features, shown.shape[-1])
-            value_font = cache_value_font(own_cell, row_px)
+            value_font = slide_cell_value_font(own_cell, settings.font_size, signed=True, row_px=row_px)
             spec = cached_matrix_chart(
                 charts.matrix_heatmap, shown, rows, frames.feature_labels(shown.shape[-1], prefix),
                 row_name="token", col_name="feature", title=fitting_title(titles, features * cell),

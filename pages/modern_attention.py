@@ -71,12 +71,15 @@ if h == 1:
         explain_sharing()
 else:
     diagrams = st.container() if presenter else None  # on a slide the diagrams come first, their controls under them
-    default_g = max(d for d in divisors(h) if d < h)
+    def grouped_default(n: int) -> int:  # the largest g below n heads that divides them
+        return max(d for d in divisors(n) if d < n)
+
+    default_g = grouped_default(h)
     # More heads set elsewhere take g to their own grouped-query default when g was the old one's: a lecturer who
     # went from 2 heads to 4 kept g = 1 (multi-query) where grouped-query was wanted.
     before = st.session_state.get(KV_HEADS_FOR_KEY)
     if (before is not None and before != h and before > 1
-            and st.session_state.get("kv_heads") == max(d for d in divisors(before) if d < before)):
+            and st.session_state.get("kv_heads") == grouped_default(before)):
         st.session_state["kv_heads"] = default_g
     st.session_state[KV_HEADS_FOR_KEY] = h
     check_linked_choice("kv_heads", range(1, h + 1), f"there are {h} heads")

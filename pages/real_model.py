@@ -10,8 +10,8 @@ from attention_ui.models import note_follow_shown, real_model_or_stop
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
 from attention_ui.text import plain
-from attention_ui.views import (BARS_FRAME_PX, MIN_SLIDE_VALUE_PX, PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, SLIDE_CELL,
-                                SLIDE_WEIGHT_NUMBER_EM, main_column_px, on_pick, show_chart, slide_usual_value_font)
+from attention_ui.views import (BARS_FRAME_PX, PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, SLIDE_CELL, main_column_px, on_pick,
+                                show_chart, slide_cell_value_font)
 
 GRID_SPACING_PX = 6  # the gap between two panels of the heads grid
 GRID_FRAME_PX = 115  # what the heads grid draws beside its panels at the page's font: "query" and the colour bar
@@ -103,9 +103,8 @@ if settings.presenter:
     close_cell = max(MIN_CLOSE_UP_CELL, min(close_cell, SLIDE_CLOSE_UP_ROWS_PX // max(len(keep), 1)))
     close_width = max(close_cell, min(SLIDE_CELL, int(
         (column - charts.heatmap_fit_room(labels, settings.font_size, "weight")) // max(len(keep), 1))))
-    close_font = min(slide_usual_value_font(settings.font_size), int(close_width / SLIDE_WEIGHT_NUMBER_EM),
-                     close_cell - 8)
-readable = close_font is None or close_font >= MIN_SLIDE_VALUE_PX
+    close_font = slide_cell_value_font(close_width, settings.font_size, signed=False, row_px=close_cell)
+readable = close_font is not None or not settings.presenter
 close_spec = cached_matrix_chart(charts.heatmap, weights, labels, labels,
                                  title=f"layer {pick.layer + 1}, head {pick.head + 1}", domain=(0, 1),
                                  value_title="weight", cell_size=close_cell, font_size=settings.font_size,
