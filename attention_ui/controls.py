@@ -76,14 +76,24 @@ URL_KEYS = tuple(LINK_PARAMS)
 """Every key a link may hold; pages draw different subsets of the widgets bound to them."""
 
 
-def keep_settings_across_pages() -> None:
-    """Re-assign each bound widget's value, so a value that came from a link survives a page switch
-    even where the next page draws the widget for the first time (see Streamlit's widget clean-up)."""
-    for key in URL_KEYS:
+def keep_page_settings(keys) -> None:
+    """Re-assign each of ``keys`` the session holds (widget values), before their widgets are drawn: a value that
+    came from a link survives a page switch even where the next page draws its widget for the first time (see
+    Streamlit's widget clean-up), and a value re-assigned is sent with its widget on this run, so the browser shows
+    it even where its control had not been drawn yet."""
+    for key in keys:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
-    for key in [key for key in st.session_state if str(key).startswith(OPEN_CHECK_PREFIX)]:
-        st.session_state[key] = st.session_state[key]  # an opened Check yourself is open again on coming back
+
+
+def open_check_keys() -> list[str]:
+    """The session's keys of the Check yourself sections opened (an opened one is open again on coming back)."""
+    return [key for key in st.session_state if str(key).startswith(OPEN_CHECK_PREFIX)]
+
+
+def keep_settings_across_pages() -> None:
+    """Every setting a link may hold, and the Check yourself sections opened: see ``keep_page_settings``."""
+    keep_page_settings((*URL_KEYS, *open_check_keys()))
 
 
 PAGE_TOP_KEY = "page_top"

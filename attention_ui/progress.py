@@ -3,7 +3,7 @@ checked by hand and the check-yourself answers (right or not, never the text typ
 then survive a reload, a closed tab and the next day's visit in the same browser; nothing is kept on the server.
 
 The browser side is a small component with no view. On a page load it reports what it has stored, once (only when
-it holds a record: a report reruns the page); the server merges that into the session (``restore``). Every full run
+it holds a record: a report reruns the page), when the page's controls are drawn; the server merges that into the session (``restore``). Every full run
 sends the session's record from the first run on, and the browser joins it to what it has stored by the rules
 ``restore`` uses, so a visit left before the stored record reached the server is kept, and an empty new session never
 wipes what is stored. Only "Start again" (``forget``) replaces the stored record.
@@ -36,6 +36,8 @@ MAX_NAME_CHARS = 200
 MAX_QUESTIONS = 100
 """The most check-yourself questions a page may be counted as asking."""
 _ANSWER_FIELDS = {"stage": str, "correct": bool, "wrong": int, "shown": bool}
+DRAWN_WAIT_MS = 15_000
+"""The longest the browser holds its record back while the page's controls are still being drawn."""
 _RULES = {"chars": MAX_STORED_CHARS, "entries": MAX_ENTRIES, "name_chars": MAX_NAME_CHARS,
           "max_count": MAX_QUESTIONS, "set_keys": SET_KEYS, "answers": ANSWERS_KEY, "counts": PAGE_QUESTIONS_KEY}
 
@@ -89,14 +91,24 @@ function text(record) {
   return JSON.stringify(out);
 }
 
+// Once the page's controls are drawn (or after DRAWN_WAIT_MS): a control whose code was still coming when the report's
+// rerun came took its default instead of the value the first run gave it (a link's stage, its sizes on Work it by
+// hand), and the next click sent that default to the server.
+function whenDrawn(report, since = performance.now()) {
+  if (document.querySelector("[data-testid='stSkeleton']") && performance.now() - since < DRAWN_WAIT_MS)
+    setTimeout(() => whenDrawn(report, since), 100);
+  else report();
+}
+
 export default function ({ data, setStateValue }) {
   let saved = "";
   try { saved = window.localStorage.getItem(data.storage_key) || ""; } catch (e) { /* storage off */ }
-  if (!window.__attentionProgressRead) {  // once per page load: a new session
-    window.__attentionProgressRead = true;
+  if (!window.__attentionProgressStarted) {  // once per page load: a new session
+    window.__attentionProgressStarted = true;
     // (a report reruns the page: with nothing stored, a first visit's page ran twice, and a key pressed during
     // the second run was lost)
-    if (saved) setStateValue("saved", saved);
+    if (!saved) window.__attentionProgressRead = true;
+    else whenDrawn(() => { setStateValue("saved", saved); window.__attentionProgressRead = true; });
   }
   const session = clean(data.save);
   let record = text(data.replace ? session : join(session, clean(saved)));
@@ -104,7 +116,7 @@ export default function ({ data, setStateValue }) {
   if (record.length > RULES.chars || record === saved) return;
   try { window.localStorage.setItem(data.storage_key, record); } catch (e) { /* storage off: nothing kept */ }
 }
-""" % json.dumps(_RULES)
+""".replace("DRAWN_WAIT_MS", str(DRAWN_WAIT_MS)) % json.dumps(_RULES)
 
 _store = st.components.v2.component(COMPONENT_KEY, js=_JS)
 

@@ -37,13 +37,6 @@ def half_share(presenter: bool) -> float:
     return 0.38 if presenter else 0.5
 
 
-def keep_page_settings(keys: tuple[str, ...]) -> None:
-    """Re-assign this page's own URL-bound widget values so they survive a page switch."""
-    for key in keys:
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
-
-
 def page_slider(label: str, low: int, high: int, default: int, key: str, **options) -> int:
     """A main-area slider kept in the URL (``?key=value``) and for the session; returns an int."""
     value = st.session_state.get(key)

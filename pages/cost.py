@@ -8,12 +8,12 @@ from attention_core import (AttentionInputError, MAX_COST_LENGTH, MAX_COST_SECON
                             fitted_slope, operation_counts, resolve_device, weights_bytes)
 from attention_core.cost import CONVOLUTION_KERNEL, MIN_RUN_TIME, formula_lengths
 from attention_ui.checks.modern import cost_questions
-from attention_ui.controls import lesson_settings, stop_page
+from attention_ui.controls import keep_page_settings, lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.views import in_the_sidebar, show_chart, show_table
-from attention_ui.why import (SECONDS_LABEL, SERIES_COLORS, CostRun, bytes_text, fused_in_words, keep_page_settings,
-                              line_chart, measure_costs, one_two_five, page_choice, seconds_text)
+from attention_ui.why import (SECONDS_LABEL, SERIES_COLORS, CostRun, bytes_text, fused_in_words, line_chart,
+                              measure_costs, one_two_five, page_choice, seconds_text)
 
 KEYS = ("cost_longest", "cost_width")
 LONGEST_CHOICES = [n for n in (256, 512, 1024, 2048, 4096) if n <= MAX_COST_LENGTH]

@@ -5,13 +5,13 @@ import streamlit as st
 from attention_core import (AttentionInputError, MAX_SENTENCE_CHARS, MAX_TOKENS, cross_attention, source_tokens)
 from attention_ui import charts, frames
 from attention_ui.checks.why import cross_questions
-from attention_ui.controls import BOUND, lesson_settings, offer_first_tokens, stop_page
+from attention_ui.controls import BOUND, keep_page_settings, lesson_settings, offer_first_tokens, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.text import plain, size_in_words
 from attention_ui.views import (StageView, in_the_sidebar, numbers_table, prints_values, show_chart,
                                 token_heatmap)
-from attention_ui.why import half_share, keep_page_settings, page_slider, source_word_vectors
+from attention_ui.why import half_share, page_slider, source_word_vectors
 
 KEYS = ("cross_source", "cross_pad", "cross_pad_to")
 DEFAULT_SOURCE = "Le chat s'est assis sur le tapis."

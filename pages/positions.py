@@ -8,7 +8,7 @@ from attention_core import (AttentionInputError, MAX_POSITION, equivariance_chec
                             sinusoidal_positions)
 from attention_ui import charts, frames
 from attention_ui.checks.why import position_questions
-from attention_ui.controls import PRESENTER_GAP_PX, lesson_settings, stop_page
+from attention_ui.controls import PRESENTER_GAP_PX, keep_page_settings, lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import plain, size_in_words
@@ -16,7 +16,7 @@ from attention_ui.views import (DRAWN_FRAME_SHARE, PRESENTER_COLUMN_PX, SIGNED_R
                                  column_cell, feature_heatmap, shared_domain, shared_scale_cell, show_chart,
                                  shown_features, side_by_side, slide_usual_value_font, stacked_slide_cell,
                                  token_heatmap)
-from attention_ui.why import encoding_lines, half_share, keep_page_settings, line_chart, page_slider
+from attention_ui.why import encoding_lines, half_share, line_chart, page_slider
 
 
 def positions_span(first: int, count: int, dash: str) -> str:

@@ -5,8 +5,8 @@ import streamlit as st
 from attention_core import unscaled_weights
 
 from attention_ui import export, questions
-from attention_ui.controls import (Settings, lesson_settings, page_top, path_page, real_vectors_caption, stage_footer,
-                                  stage_picker, token_caption)
+from attention_ui.controls import (Settings, keep_page_settings, lesson_settings, open_check_keys, page_top,
+                                  path_page, real_vectors_caption, stage_footer, stage_picker, token_caption)
 from attention_ui.progress import keep_progress
 from attention_ui.text import STAGES, TOY_CAPTION, next_on_path
 from attention_ui.url_state import linked_flag
@@ -28,6 +28,10 @@ def stage(settings: Settings) -> None:
     """Back/Next rerun only this part of the page."""
     if st.session_state.pop(RERUN_PAGE, False):
         st.rerun(scope="app")  # a click picked another token or mask: the sidebar and the lesson show it too
+    # A run of this part alone draws its widgets again. Their values go with them, or a stage menu still coming in
+    # the browser takes stage 1 (the stored record's rerun of this part, just after a page's first run, did that,
+    # and the next click sent stage 1 to the server)
+    keep_page_settings(("step", UNSCALED_KEY, *open_check_keys()))
     following, url_path, title = next_on_path("pages/step_through.py")
     next_page = (path_page(following, url_path), title)
     step = stage_picker(settings.presenter, next_page)

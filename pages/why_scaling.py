@@ -9,12 +9,12 @@ import streamlit as st
 from attention_core import (AttentionInputError, MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES,
                             unscaled_weights)
 from attention_ui.checks.why import scaling_questions
-from attention_ui.controls import lesson_settings, stop_page
+from attention_ui.controls import keep_page_settings, lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart, cached_spec
 from attention_ui.views import StageView, in_the_sidebar, show_chart, show_table, token_heatmap
-from attention_ui.why import (SCALING_D_KS, half_share, keep_page_settings, line_chart, page_slider,
-                              row_stats_frame, saturation_table, show_row_stats, variance_table)
+from attention_ui.why import (SCALING_D_KS, half_share, line_chart, page_slider, row_stats_frame, saturation_table,
+                              show_row_stats, variance_table)
 
 KEYS = ("why_dk", "why_keys", "why_samples")
 TOLERANCE_SE = 4  # the sampled variance is "as expected" within this many standard errors of d_k

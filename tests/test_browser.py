@@ -19,6 +19,10 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
+from attention_ui.hand import DEFAULT_SIZES, hand_shapes
+from attention_ui.progress import STORAGE_KEY
+from attention_ui.url_state import encode_hand
+
 try:  # ``tests`` may or may not be a package, and pytest's import mode varies: support all.
     from tests import browser_support as bs
 except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
@@ -385,6 +389,58 @@ def test_a_first_visit_runs_the_page_once_and_a_return_visit_brings_its_record(p
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stCaptionContainer]')]"
                            ".some(c => c.innerText.startsWith('1 of 9 stages looked at'))", timeout=LOAD_TIMEOUT_MS)
     # (its rerun may merge with the page's first run when it comes early, so the runs are not counted here)
+
+
+def _open_with_a_record_and_late_code(page, url: str, control: str) -> None:
+    """Open ``url`` in a browser that holds a progress record (its report reruns the page), with the code of
+    Streamlit's ``control`` (e.g. ``Selectbox``) held back until 2.5 s after the page's first run, as on a slow
+    machine or network."""
+    page.add_init_script(f"localStorage.setItem({STORAGE_KEY!r}, JSON.stringify({{pages_visited: ['overview']}}))")
+    held = []
+    page.route(f"**/{control}.*.js", lambda route: held.append(route))
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_function("() => !!document.querySelector('.st-key-progress_store') && document.querySelector("
+                           "'[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'",
+                           timeout=FIRST_LOAD_TIMEOUT_MS)
+    page.wait_for_timeout(2500)
+    assert held, f"the page asked for no {control} code"
+    for route in held:
+        route.continue_()
+    page.unroute(f"**/{control}.*.js")
+    bs.wait_for_app_idle(page, timeout=LOAD_TIMEOUT_MS)
+
+
+def test_a_links_stage_holds_when_the_stage_menu_is_drawn_late(page, server):
+    """A lecturer opened a link at stage 4, ticked "Also show the softmax without ÷√d_k", and the slide went to
+    stage 1 (now and then: 4 tries in 8 on a busy machine). The browser's stored record reruns the stage's part of
+    the page just after its first run; when the stage menu's code came after that rerun, the menu took its first
+    stage, and the next click sent that to the server."""
+    _open_with_a_record_and_late_code(page, f"{server}/step-through?step=scaled", "Selectbox")
+    assert page.locator(bs.STAGE_SELECT).input_value().startswith("4"), "the stage menu shows another stage"
+    page.get_by_text("Also show the softmax without").first.click()
+    page.wait_for_function("() => location.search.includes('unscaled=true')", timeout=LOAD_TIMEOUT_MS)
+    bs.wait_for_app_idle(page, timeout=LOAD_TIMEOUT_MS)
+    assert parse_qs(urlsplit(page.url).query).get("step") == ["scaled"], page.url
+    assert page.locator(bs.STAGE_SELECT).input_value().startswith("4")
+
+
+def test_a_links_example_on_work_it_by_hand_holds_when_its_size_boxes_are_drawn_late(page, server):
+    """The same on Work it by hand: a link's 2-token example showed 1 token in its size box, and the next change of
+    a size cut the example to 1 × 1."""
+    sizes = {**DEFAULT_SIZES, "tokens": 2}
+    example = {name: [[1.0] * columns for _ in range(rows)] for name, (rows, columns) in hand_shapes(sizes).items()}
+    _open_with_a_record_and_late_code(page, f"{server}/by-hand?hand={quote(encode_hand(sizes, example))}",
+                                      "NumberInput")
+    page.get_by_text("Sizes and mask").first.click()
+    bs.wait_for_app_idle(page, timeout=LOAD_TIMEOUT_MS)
+    assert page.locator(".st-key-hand-size-tokens input").input_value() == "2"
+    d_k = page.locator(".st-key-hand-size-d_k input")
+    d_k.fill("3")
+    d_k.press("Enter")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('hand')?.split('~')[2] === '3'",
+                           timeout=LOAD_TIMEOUT_MS)
+    assert page.locator(".st-key-hand-size-tokens input").input_value() == "2"
+    assert parse_qs(urlsplit(page.url).query)["hand"][0].split("~")[0] == "2", page.url
 
 
 def test_start_here_keeps_the_progress_across_a_reload_until_start_again(page, server):
