@@ -893,11 +893,24 @@ def _move(delta: int) -> None:
     st.session_state["step"] = STAGE_KEYS[min(max(index, 0), len(STAGE_KEYS) - 1)]
 
 
+STAGE_PAGES = ("pages/step_through.py", "pages/inside_real_head.py")
+"""The pages of the nine stages (one stage picker, one session's stage): the path's link to one opens its first
+stage, and its link back its last (a lecturer who had ended Step through at stage 9 came to Inside a real head on
+its last stage, and the clicker went on past its first eight)."""
+STAGE_PAGE_KEY = "_stage_page"
+"""Session key: the url path of the page whose stage picker was drawn last."""
+
+
 def stage_picker(presenter: bool = False, next_page: tuple[st.Page, str] | None = None) -> int:
     """Back/Next buttons (also on the arrow and page keys a presentation clicker sends) and a stage selector;
     returns the stage index. The URL holds the stage's short name, e.g. ``?step=softmax``. On a slide's last stage
     Next becomes a button to ``next_page`` (a page and its title), the clicker's keys too: a lecturer at the end of
     the stages was left with a greyed-out Next and no word on where to go."""
+    page = st.session_state.get(CURRENT_PAGE)
+    if st.session_state.get(STAGE_PAGE_KEY) != page:  # arrived from another page: a link's stage is taken
+        st.session_state[STAGE_PAGE_KEY] = page
+        if linked_stage() is not None:
+            st.session_state["step"] = linked_stage()
     if st.session_state.get("step") not in STAGE_KEYS:
         st.session_state["step"] = linked_stage() or STAGE_KEYS[0]
     move = _move
@@ -976,7 +989,8 @@ def path_footer(url_path: str) -> None:
                          label="The end of the path: back to Start here", icon=":material/flag:")
         else:
             st.page_link(path_page(following[0], following[1]), label=f"Next on the path: {following[2]}",
-                         icon=":material/arrow_forward:")
+                         icon=":material/arrow_forward:",
+                         query_params={"step": STAGE_KEYS[0]} if following[0] in STAGE_PAGES else None)
 
 
 def path_back_link(file: str) -> None:
@@ -989,7 +1003,7 @@ def path_back_link(file: str) -> None:
         return
     with st.container(key=PATH_BACK_LINK_KEY, height=1, border=False):
         st.page_link(path_page(before[0], before[1]), label=f"Back on the path: {before[2]}",
-                     query_params={"step": STAGE_KEYS[-1]} if before[0] == "pages/step_through.py" else None)
+                     query_params={"step": STAGE_KEYS[-1]} if before[0] in STAGE_PAGES else None)
 
 
 def stage_footer(index: int, next_page: tuple[st.Page, str] | None) -> None:

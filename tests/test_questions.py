@@ -11,8 +11,8 @@ import pytest
 from apptest_support import open_page, switch_to
 from attention_core import LessonConfig, run_lesson
 from attention_ui.frames import token_labels
-from attention_ui.questions import (ANSWERS_KEY, CHECK_KEY, CHECK_LABEL, KEPT_RIGHT, PAGE_CHECK_LABEL, SAME_ANSWER,
-                                   SCORE_RULE, choice, grade, numeric, questions_for, read_answer)
+from attention_ui.questions import (ANSWERED_BEFORE, ANSWERS_KEY, CHECK_KEY, CHECK_LABEL, KEPT_RIGHT, PAGE_CHECK_LABEL,
+                                   SAME_ANSWER, SCORE_RULE, choice, grade, numeric, questions_for, read_answer)
 from attention_ui.text import LEARNING_PATH, STAGE_KEYS
 
 DONE, STARTED, NOT_YET = ("### :green[:material/check_circle:]", "### :orange[:material/clock_loader_40:]",
@@ -336,6 +336,21 @@ def test_the_same_answer_checked_twice_is_one_try():
     assert any(e.value.startswith("Not quite: it is 2.") for e in at.error), "a second, different wrong answer"
 
 
+def test_a_question_answered_in_an_earlier_visit_says_so():
+    """After a reload a question answered right showed an empty box and a Check button, no mark, though the score
+    counted it (the browser keeps whether it was right or shown, never the text typed)."""
+    right, shown = default_question("scaled", "sqrt-dk"), default_question("softmax", "blocked-weight")
+    at = open_page("pages/step_through.py")
+    at.session_state[ANSWERS_KEY] = {  # as restore() leaves the browser's record: no response
+        right.id: {"stage": "scaled", "correct": True, "wrong": 0, "shown": False},
+        shown.id: {"stage": "softmax", "correct": False, "wrong": 0, "shown": True}}
+    at.session_state[CHECK_KEY] = True
+    at.selectbox(key="step").set_value("scaled").run()
+    assert [s.value for s in at.success if s.value.startswith(ANSWERED_BEFORE) and right.why in s.value]
+    at.selectbox(key="step").set_value("softmax").run()
+    assert [i.value for i in at.info if i.value.startswith(f"The answer is “{shown.right_answer}”.")]
+
+
 def attempt_of(at, question) -> dict:
     return at.session_state[ANSWERS_KEY][question.id]
 
@@ -388,6 +403,49 @@ def test_a_lesson_page_ends_with_the_next_page_on_the_path(url, presenter, links
     at = AppTest.from_string(FOOTER_SCRIPT.format(url=url, presenter=presenter), default_timeout=60).run()
     assert not at.exception, [e.value for e in at.exception]
     assert [(p.proto.label, p.proto.page) for p in at.get("page_link")] == links
+
+
+@pytest.mark.parametrize(("url", "presenter", "links"), [
+    ("real-model", False, [("inside-real-head", "step=embed")]),
+    ("", False, [("step-through", "step=embed")]),
+    ("by-hand", True, [("step-through", "step=output"), ("multi-head", "")]),
+    ("masks", True, [("multi-head", ""), ("why-scaling", "")]),
+])
+def test_the_paths_links_open_a_page_of_stages_at_its_first_stage_and_back_at_its_last(url, presenter, links):
+    """A lecturer who had ended Step through at stage 9 came to Inside a real head on its last stage: both pages show
+    the session's one stage, and the clicker went on past the first eight."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(FOOTER_SCRIPT.format(url=url, presenter=presenter), default_timeout=60).run()
+    assert [(p.proto.page, p.proto.query_string) for p in at.get("page_link")] == links
+
+
+STAGE_SCRIPT = """
+import streamlit as st
+from attention_ui.controls import CURRENT_PAGE, stage_picker
+st.session_state[CURRENT_PAGE] = st.session_state.get("page_for_test", "step-through")
+stage_picker()
+"""
+
+
+def test_a_page_of_stages_takes_the_stage_of_the_link_it_was_opened_with():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(STAGE_SCRIPT, default_timeout=60)
+    at.query_params["step"] = "output"
+    at.run()
+    assert at.selectbox(key="step").value == "output"
+    at.query_params["step"] = "softmax"  # the same page: its own stage menu decides, not a stale address
+    at.run()
+    assert at.selectbox(key="step").value == "output"
+    at.session_state["page_for_test"] = "inside-real-head"  # the path's link: its first stage
+    at.query_params["step"] = "embed"
+    at.run()
+    assert at.selectbox(key="step").value == "embed"
+    at.session_state["page_for_test"] = "step-through"  # a menu: no stage in the address, the session's is kept
+    del at.query_params["step"]
+    at.run()
+    assert at.selectbox(key="step").value == "embed"
 
 
 def test_the_app_draws_the_path_link_under_its_page():
