@@ -29,6 +29,8 @@ HAND_STAGES = ("scores", "scaled", "weights", "context")
 RIGHT, WRONG, EMPTY, INVALID = "right", "wrong", "empty", "invalid"
 TOO_LARGE = "too large"
 """A ``CellProblem``'s kind for a number beyond MAX_CELL_MAGNITUDE (marked INVALID, but it is a number)."""
+DIVISION_BY_ZERO = "division by zero"
+"""A ``CellProblem``'s kind for a fraction over 0 such as "1/0" (marked INVALID)."""
 EMPTY_REASON, TOO_LARGE_REASON = "is empty", "is too large"
 
 
@@ -59,7 +61,7 @@ score worked out the wrong way round shows as wrong."""
 @dataclass(frozen=True)
 class CellProblem:
     """Why the cell at (row, col) of grid ``grid`` cannot be used; ``message`` names the cell; ``kind`` is EMPTY,
-    TOO_LARGE (a number beyond MAX_CELL_MAGNITUDE) or INVALID (anything else)."""
+    TOO_LARGE (a number beyond MAX_CELL_MAGNITUDE), DIVISION_BY_ZERO or INVALID (anything else)."""
 
     grid: str
     row: int
@@ -111,7 +113,7 @@ def _decimal_fraction(text: str) -> float:
     if not (math.isfinite(numerator) and math.isfinite(denominator)):
         raise AttentionInputError(f"holds “{text[:20]}”, which is not a number")
     if denominator == 0:
-        raise AttentionInputError(f"holds “{text[:20]}”, a division by zero")
+        raise AttentionInputError(f"holds “{text[:20]}”, a {DIVISION_BY_ZERO}")
     return numerator / denominator
 
 
@@ -171,7 +173,7 @@ def read_grid(rows, shape: tuple[int, int], name: str, row_labels=None, col_labe
             except ValueError as err:
                 reason = str(err)
                 kind = (EMPTY if reason == EMPTY_REASON else TOO_LARGE if reason.startswith(TOO_LARGE_REASON)
-                        else INVALID)
+                        else DIVISION_BY_ZERO if reason.endswith(DIVISION_BY_ZERO) else INVALID)
                 problems.append(CellProblem(name, i, j, f"{name}, row {row_labels[i]}, column {col_labels[j]} "
                                                         f"{reason}.", kind))
     return GridReading(values, tuple(problems))

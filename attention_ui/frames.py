@@ -48,12 +48,22 @@ _RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
 FIRST_STRONG_ISOLATE, POP_DIRECTIONAL_ISOLATE = "\u2068", "\u2069"
 
 
+MAX_LABEL_CHARS = 24
+"""The longest token a label shows whole; a longer one shows its first MAX_LABEL_CHARS − 1 characters and "…" (a
+340-letter word filled three lines of a caption and half of a chart with its axis label)."""
+
+
 def token_labels(tokens: Sequence[str]) -> AxisLabels:
     """Unique, ordered labels for tokens: ["the", "cat", "the"] -> ["1·the", "2·cat", "3·the"].
 
     A right-to-left token (Arabic, Hebrew) is wrapped in Unicode isolates, so its letters keep their order
-    and the position number stays in front of it."""
-    return AxisLabels(f"{position}·{_isolated(str(token))}" for position, token in enumerate(tokens, start=1))
+    and the position number stays in front of it. A token longer than MAX_LABEL_CHARS is cut (the position keeps
+    the labels apart)."""
+    return AxisLabels(f"{position}·{_isolated(_short(str(token)))}" for position, token in enumerate(tokens, start=1))
+
+
+def _short(token: str) -> str:
+    return token if len(token) <= MAX_LABEL_CHARS else token[:MAX_LABEL_CHARS - 1] + "…"
 
 
 def _isolated(token: str) -> str:

@@ -17,7 +17,7 @@ import torch
 
 from attention_core import (ANSWER_TOLERANCE, EXAMPLE, MAX_CELL_MAGNITUDE, AnswerCheck, AttentionTrace, Diagnosis,
                             format_cell, read_grid, resize_grid)
-from attention_core.by_hand import EMPTY, INVALID, RIGHT, TOO_LARGE, WRONG
+from attention_core.by_hand import DIVISION_BY_ZERO, EMPTY, INVALID, RIGHT, TOO_LARGE, WRONG
 
 from .frames import format_value
 from .text import quoted
@@ -51,8 +51,9 @@ EXAMPLE_LINK = encode_hand(DEFAULT_SIZES, {"X": EXAMPLE.x, "W_Q": EXAMPLE.w_q, "
 """The built-in example as the address would hold it (it is left out)."""
 
 MARK_TEXT = {RIGHT: "✓", WRONG: "✗", EMPTY: "… empty", INVALID: "⚠ not a number"}
-TOO_LARGE_TEXT = "⚠ too large"
-"""The mark of a number too large for a cell (it is a number, so "not a number" would mislead)."""
+PROBLEM_TEXT = {TOO_LARGE: "⚠ too large", DIVISION_BY_ZERO: "⚠ division by zero"}
+"""The mark of a cell that cannot be used for a reason the list above the grid names: a number too large for a
+cell (it is a number, so "not a number" would mislead), a fraction over 0 (the list said "a division by zero")."""
 MARK_COLOURS = {RIGHT: "background-color: #d3f9d8", WRONG: "background-color: #ffe3e3",
                 EMPTY: "background-color: #f1f3f5", INVALID: "background-color: #fff3bf"}
 
@@ -184,12 +185,12 @@ def _cell(value):
 def marks_table(check: AnswerCheck, typed: list[list], row_labels: list[str], col_labels: list[str], *,
                 show_answer: bool):
     """A styled table: ✓ / ✗ per cell with the typed number, and the right value when asked for."""
-    too_large = {(p.row, p.col) for p in check.problems if p.kind == TOO_LARGE}
+    named = {(p.row, p.col): PROBLEM_TEXT[p.kind] for p in check.problems if p.kind in PROBLEM_TEXT}
     cells = []
     for i, marks in enumerate(check.marks):
         row = []
         for j, mark in enumerate(marks):
-            text = TOO_LARGE_TEXT if (i, j) in too_large else MARK_TEXT[mark]
+            text = named.get((i, j), MARK_TEXT[mark])
             if mark in (RIGHT, WRONG):
                 text = f"{text} {typed[i][j]}".strip()
             if show_answer and mark != RIGHT:

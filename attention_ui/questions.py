@@ -507,6 +507,7 @@ without blame: a student who pressed Enter and then Check had read "You checked 
 another one" as a second mistake, and "That answer is checked already … Not quite." as Check doing nothing."""
 
 
+ANSWERED_BEFORE = "You answered this one right before (kept in this browser)."
 KEPT_RIGHT = "You have this one right already, and it stays right: this answer would not be."
 """Put before the feedback on a wrong answer to a question answered right before: the score keeps the right answer
 (a student trying "what if I take the second largest?" lost the credit, and its first try's, for good)."""
@@ -541,6 +542,16 @@ def _on_show(question: Question) -> None:
     """The "Show the answer" button."""
     reveal(question)
     st.session_state[_feedback_key(question)] = answer_feedback(question)
+
+
+def _earlier_feedback(question: Question, done: dict) -> Feedback | None:
+    """What a question answered in an earlier visit says (the browser keeps whether it was right or shown, never
+    the text typed): after a reload it showed an empty box and no mark, though the score counted it."""
+    if done.get("correct"):
+        return Feedback(True, f"{ANSWERED_BEFORE} {question.why}")
+    if done.get("shown"):
+        return answer_feedback(question)
+    return None
 
 
 def _show_feedback(feedback: Feedback) -> None:
@@ -581,7 +592,7 @@ def _show_questions(found: list) -> None:
                 if not (done.get("shown") or done.get("correct")):
                     st.form_submit_button("Show the answer", key=f"cy-show-{question.id}", type="tertiary",
                                           on_click=_on_show, args=(question,), icon=":material/visibility:")
-            feedback = st.session_state.get(_feedback_key(question))
+            feedback = st.session_state.get(_feedback_key(question)) or _earlier_feedback(question, done)
             if feedback is not None:
                 _show_feedback(feedback)
     st.caption(f"Your score on every page's questions (kept in this browser): {session_score().in_words()}. "

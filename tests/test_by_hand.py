@@ -29,7 +29,7 @@ EXAMPLE_SCORES = [[1, 0, 1], [2, 1, 3], [3, 1, 4]]  # Q = [[1,0],[1,1],[2,1]], K
 BAD_CELLS = {"empty": (None, "is empty"), "blank text": ("  ", "is empty"), "text": ("abc", "not a number"),
              "NaN": ("nan", "NaN"), "inf": ("inf", "too large"), "minus inf": ("-inf", "too large"),
              "huge": ("1e308", "too large"), "huge float": (1e308, "too large"), "float NaN": (math.nan, "NaN"),
-             "markup": ("<b>*1*</b>", "not a number")}
+             "markup": ("<b>*1*</b>", "not a number"), "over 0": ("1/0", "a division by zero")}
 
 
 def example_tensors():
@@ -339,7 +339,7 @@ def test_every_bad_matrix_cell_gets_a_message_and_nothing_typed_is_lost(name):
     assert at.session_state["hand_grids"]["answer_context"][0] == ["1", "2"]
 
 
-@pytest.mark.parametrize("name", ["empty", "text", "NaN", "inf", "huge"])
+@pytest.mark.parametrize("name", ["empty", "text", "NaN", "inf", "huge", "over 0"])
 def test_bad_answer_cells_are_named_and_the_rest_still_marked(name):
     cell, reason = BAD_CELLS[name]
     grids = typed_example() | {"answer_scaled": [[cell, "0", "0.707"], ["1.414", "0.707", "2.121"],
@@ -348,9 +348,10 @@ def test_bad_answer_cells_are_named_and_the_rest_still_marked(name):
     assert texts(at, "info") == ["Your scaled scores: 8 of 9 cells right (within ±0.01)."]
     (warning,) = texts(at, "warning")
     assert "row 1·I, column 1·I" in warning and reason.split()[-1] in warning
-    if name in ("inf", "huge"):  # the cell's mark says what the list says (it said "not a number" for "inf")
+    named = {"inf": "⚠ too large", "huge": "⚠ too large", "over 0": "⚠ division by zero"}
+    if name in named:  # the cell's mark says what the list says (it said "not a number" for "inf" and "1/0")
         marks = at.tabs[HAND_STAGES.index("scaled")].dataframe[-1].value
-        assert marks.iloc[0, 0] == "⚠ too large", marks
+        assert marks.iloc[0, 0] == named[name], marks
 
 
 def test_size_change_keeps_the_overlapping_numbers_and_reset_restores_the_example():

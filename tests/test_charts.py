@@ -59,6 +59,14 @@ def test_token_labels_are_unique_and_ordered_for_repeated_tokens():
     assert len(set(labels)) == len(TOKENS)
 
 
+def test_a_very_long_token_is_cut_in_its_label():
+    """A 340-letter word filled three lines of the step-through's caption and half of a chart with its label."""
+    long = "a" * 340
+    labels = token_labels([long, "cat", long])
+    assert labels == [f"1·{'a' * 23}…", "2·cat", f"3·{'a' * 23}…"]
+    assert token_labels(["b" * 24]) == ["1·" + "b" * 24], "a word of 24 letters is whole"
+
+
 def test_feature_labels():
     assert feature_labels(3) == ["d1", "d2", "d3"]  # counted from 1, like tokens and heads
     assert feature_labels(2, prefix="v") == ["v1", "v2"]
