@@ -3,10 +3,10 @@ checked by hand and the check-yourself answers (right or not, never the text typ
 then survive a reload, a closed tab and the next day's visit in the same browser; nothing is kept on the server.
 
 The browser side is a small component with no view. On a page load it reports what it has stored, once (only when
-it holds a record: a report reruns the page), when the page's controls are drawn; the server merges that into the session (``restore``). Every full run
-sends the session's record from the first run on, and the browser joins it to what it has stored by the rules
-``restore`` uses, so a visit left before the stored record reached the server is kept, and an empty new session never
-wipes what is stored. Only "Start again" (``forget``) replaces the stored record.
+it holds a record: a report reruns the page), when the page's controls are drawn; the server merges that into the
+session (``restore``). Every full run sends the session's record from the first run on, and the browser joins it to
+what it has stored by the rules ``restore`` uses, so a visit left before the stored record reached the server is kept,
+and an empty new session never wipes what is stored. Only "Start again" (``forget``) replaces the stored record.
 """
 
 from __future__ import annotations
