@@ -173,16 +173,18 @@ def fused_in_words(timings: pd.DataFrame) -> str:
         verdict = found.pop()
         where = "at every length" if len(verdicts) > 1 else f"at T = {longest}"
         if verdict == "about as fast":
-            return f"In this measurement the fused kernel was about as fast as attend {where} ({example})."
+            return f"In this measurement the fused kernel was about as fast as attention (attend) {where} ({example})."
         extra = "" if verdict == "faster" else SLOWER_NOTE
-        return f"In this measurement the fused kernel was **{verdict}** than attend {where} ({example}){extra}."
+        return (f"In this measurement the fused kernel was **{verdict}** than attention (attend) {where} ({example})"
+                f"{extra}.")
     parts = []
     for verdict in dict.fromkeys(verdicts.values()):  # in the order of the first length with each verdict
         lengths = [str(n) for n, v in verdicts.items() if v == verdict]
         listed = lengths[0] if len(lengths) == 1 else f"{', '.join(lengths[:-1])} and {lengths[-1]}"
         parts.append(f"**{verdict}** at T = {listed}")
     extra = SLOWER_NOTE if verdicts[longest] == "slower" else ""
-    return f"Against attend, in this measurement the fused kernel was {', '.join(parts)} ({example}){extra}."
+    return (f"Against attention (attend), in this measurement the fused kernel was {', '.join(parts)} ({example})"
+            f"{extra}.")
 
 
 def encoding_lines(encodings: torch.Tensor, columns: list[int]) -> pd.DataFrame:
