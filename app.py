@@ -64,10 +64,11 @@ def navigation() -> None:
     # the Start here path shows them; the default page's url path is "" (served at "/"), which the browser's copy of
     # the progress leaves out: the Overview is kept by its own name, or after a reload it showed as never opened
     st.session_state.setdefault("pages_visited", set()).add(page.url_path or HOME)
-    from attention_ui.controls import CURRENT_PAGE, page_end  # imported by every page already
+    from attention_ui.controls import ARRIVED_KEY, CURRENT_PAGE, page_end  # imported by every page already
     from attention_ui.url_state import remember_link, restore_left_link
     from attention_ui.warm_up import warm_up_the_rest
 
+    st.session_state[ARRIVED_KEY] = st.session_state.get(CURRENT_PAGE) != page.url_path
     st.session_state[CURRENT_PAGE] = page.url_path
     restore_left_link(page.url_path)  # the browser's Back to an entry without the settings
     page.run()

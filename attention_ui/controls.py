@@ -897,8 +897,9 @@ STAGE_PAGES = ("pages/step_through.py", "pages/inside_real_head.py")
 """The pages of the nine stages (one stage picker, one session's stage): the path's link to one opens its first
 stage, and its link back its last (a lecturer who had ended Step through at stage 9 came to Inside a real head on
 its last stage, and the clicker went on past its first eight)."""
-STAGE_PAGE_KEY = "_stage_page"
-"""Session key: the url path of the page whose stage picker was drawn last."""
+ARRIVED_KEY = "_arrived"
+"""Session key: this full run is the first on its page since another page (or the session's first); set by app.py,
+taken by the stage picker (a run of its fragment alone is never an arrival)."""
 
 
 def stage_picker(presenter: bool = False, next_page: tuple[st.Page, str] | None = None) -> int:
@@ -906,11 +907,8 @@ def stage_picker(presenter: bool = False, next_page: tuple[st.Page, str] | None 
     returns the stage index. The URL holds the stage's short name, e.g. ``?step=softmax``. On a slide's last stage
     Next becomes a button to ``next_page`` (a page and its title), the clicker's keys too: a lecturer at the end of
     the stages was left with a greyed-out Next and no word on where to go."""
-    page = st.session_state.get(CURRENT_PAGE)
-    if st.session_state.get(STAGE_PAGE_KEY) != page:  # arrived from another page: a link's stage is taken
-        st.session_state[STAGE_PAGE_KEY] = page
-        if linked_stage() is not None:
-            st.session_state["step"] = linked_stage()
+    if st.session_state.pop(ARRIVED_KEY, False) and linked_stage() is not None:  # a link's stage, from another page
+        st.session_state["step"] = linked_stage()
     if st.session_state.get("step") not in STAGE_KEYS:
         st.session_state["step"] = linked_stage() or STAGE_KEYS[0]
     move = _move

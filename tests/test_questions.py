@@ -422,9 +422,12 @@ def test_the_paths_links_open_a_page_of_stages_at_its_first_stage_and_back_at_it
 
 STAGE_SCRIPT = """
 import streamlit as st
-from attention_ui.controls import CURRENT_PAGE, stage_picker
-st.session_state[CURRENT_PAGE] = st.session_state.get("page_for_test", "step-through")
-stage_picker()
+from attention_ui.controls import ARRIVED_KEY, CURRENT_PAGE, stage_picker
+page = st.session_state.get("page_for_test", "step-through")
+st.session_state[ARRIVED_KEY] = st.session_state.get(CURRENT_PAGE) != page  # as app.py does
+st.session_state[CURRENT_PAGE] = page
+if page in ("step-through", "inside-real-head"):
+    stage_picker()
 """
 
 
@@ -432,20 +435,24 @@ def test_a_page_of_stages_takes_the_stage_of_the_link_it_was_opened_with():
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_string(STAGE_SCRIPT, default_timeout=60)
-    at.query_params["step"] = "output"
-    at.run()
-    assert at.selectbox(key="step").value == "output"
-    at.query_params["step"] = "softmax"  # the same page: its own stage menu decides, not a stale address
-    at.run()
-    assert at.selectbox(key="step").value == "output"
-    at.session_state["page_for_test"] = "inside-real-head"  # the path's link: its first stage
-    at.query_params["step"] = "embed"
-    at.run()
-    assert at.selectbox(key="step").value == "embed"
-    at.session_state["page_for_test"] = "step-through"  # a menu: no stage in the address, the session's is kept
-    del at.query_params["step"]
-    at.run()
-    assert at.selectbox(key="step").value == "embed"
+
+    def visit(page: str, step: str | None) -> str:
+        at.session_state["page_for_test"] = page
+        if step is None:
+            at.query_params.pop("step", None)
+        else:
+            at.query_params["step"] = step
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        return at.selectbox(key="step").value if page != "overview" else ""
+
+    assert visit("step-through", "output") == "output"
+    assert visit("step-through", "softmax") == "output", "the same page: its own menu decides, not a stale address"
+    assert visit("inside-real-head", "embed") == "embed", "the path's link: its first stage"
+    assert visit("step-through", None) == "embed", "a menu: no stage in the address, the session's is kept"
+    at.selectbox(key="step").set_value("masked").run()
+    visit("overview", None)  # a page without stages in between (the last page with a stage menu is this one)
+    assert visit("step-through", "embed") == "embed", "the Overview's path link, after another page"
 
 
 def test_the_app_draws_the_path_link_under_its_page():
