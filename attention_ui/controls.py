@@ -907,10 +907,11 @@ def stage_picker(presenter: bool = False, next_page: tuple[st.Page, str] | None 
     returns the stage index. The URL holds the stage's short name, e.g. ``?step=softmax``. On a slide's last stage
     Next becomes a button to ``next_page`` (a page and its title), the clicker's keys too: a lecturer at the end of
     the stages was left with a greyed-out Next and no word on where to go."""
-    if st.session_state.pop(ARRIVED_KEY, False) and linked_stage() is not None:  # a link's stage, from another page
-        st.session_state["step"] = linked_stage()
+    linked = linked_stage()
+    if st.session_state.pop(ARRIVED_KEY, False) and linked is not None:  # a link's stage, from another page
+        st.session_state["step"] = linked
     if st.session_state.get("step") not in STAGE_KEYS:
-        st.session_state["step"] = linked_stage() or STAGE_KEYS[0]
+        st.session_state["step"] = linked or STAGE_KEYS[0]
     move = _move
     titles = {s.key: s.title for s in STAGES}
     index = STAGE_KEYS.index(st.session_state["step"])
