@@ -31,8 +31,9 @@ from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_bound
                         linked_flag, linked_stage, linked_token, note_ignored, set_link_value, show_link_notes,
                         write_opened_link)
 from .questions import OPEN_CHECK_PREFIX
-from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, presenter_charts_zoom_style,
-                    presenting)
+from .render import show_chart
+from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, StageView, presenter_charts_zoom_style,
+                    presenting, side_by_side)
 
 APP_ROOT = Path(__file__).resolve().parent.parent
 """The folder of app.py, which the page files' paths start from."""
@@ -362,6 +363,19 @@ SLIDE_ROWS_STYLE = "<style>" + "".join(
     f".st-key-slide_rows_{rows} [data-testid='stVegaLiteChart'] {{min-height: {rows * SLIDE_ROW_PX + SLIDE_FRAME_PX}px;}}"
     for rows in range(1, MAX_TOKENS + 1)) + "</style>"
 """``.st-key-slide_rows_<T>``: a slide of T rows keeps every row at least SLIDE_ROW_PX tall."""
+
+
+def show_slide_row(key: str, view: StageView, drawn: list[dict], room_px: int) -> None:
+    """On a slide: the chart specs ``drawn`` side by side (each carrying its ``views.SlideColumn``: their cells are
+    one width) as wide as the window and as tall as it allows once ``room_px`` is left for the menu bar and what
+    shares their screen, every row of ``view`` at least SLIDE_ROW_PX; their numbers fit the cells the browser draws.
+    ``key`` names the row's container (its columns' is ``<key>_columns``)."""
+    with st.container(key=key):
+        st.html(f"<style>.st-key-{key} [data-testid='stVegaLiteChart'] {{height: calc(100vh - {room_px}px) "
+                f"!important; min-height: {len(view.labels) * SLIDE_ROW_PX + SLIDE_FRAME_PX}px;}}</style>")
+        for column, spec in zip(side_by_side(drawn, view, key=f"{key}_columns"), drawn):
+            with column:
+                show_chart(spec, fit=True)
 
 PAGE_STYLE = """<style>
 .stMainBlockContainer {padding-top: 3.6rem;}

@@ -8,14 +8,14 @@ import streamlit as st
 from attention_core import AttentionInputError, MASK_KINDS, causal_mask, lesson_tokens
 from attention_ui import charts, frames
 from attention_ui.checks.layer import ShownMask, masking_questions
-from attention_ui.controls import (DEFAULT_PAD_TO, PRESENTER_GAP_PX, SLIDE_FRAME_PX, SLIDE_ROW_PX, cached_lesson,
-                                   kept_grid, lesson_settings, real_word_vectors, set_custom_grid)
+from attention_ui.controls import (DEFAULT_PAD_TO, PRESENTER_GAP_PX, cached_lesson, kept_grid, lesson_settings,
+                                   real_word_vectors, set_custom_grid, show_slide_row)
 from attention_ui.frames import ALLOWED, BLOCKED
 from attention_ui.hand import PRESENTER_GRID_ZOOM
 from attention_ui.questions import show_page_questions
 from attention_ui.text import counted, plain
 from attention_ui.views import (COLOURS_ONLY_NOTE, WEIGHT_TITLE, StageView, column_cell, in_the_sidebar,
-                                main_column_px, mask_chart, numbers_table, show_chart, side_by_side, slide_mask_pair,
+                                main_column_px, mask_chart, numbers_table, show_chart, slide_mask_pair,
                                 token_heatmap)
 
 settings = lesson_settings("Masking: who may look at whom")
@@ -62,17 +62,11 @@ MASK_PAIR_ROOM_PX = 210
 
 def show_slide_pair(kind: str, view: StageView, mask_title: str, title: str) -> None:
     """On a slide: the mask and its weights (``views.slide_mask_pair``) as wide as the window and as tall as it
-    allows, every row at least SLIDE_ROW_PX (their numbers fitted to the cells the browser draws: with cells fixed
-    for a 1280-px window they printed 12 px at 1920 px too, and 9.7 px at 1024 px)."""
+    allows (their numbers fitted to the cells the browser draws: with cells fixed for a 1280-px window they printed
+    12 px at 1920 px too, and 9.7 px at 1024 px)."""
     slide_view = replace(view, fit=True)
     drawn = slide_mask_pair(slide_view, mask_title, view.trace.weights[view.head], title, weights=True)
-    key = f"mask_pair_{kind}"
-    with st.container(key=key):
-        st.html(f"<style>.st-key-{key} [data-testid='stVegaLiteChart'] {{height: calc(100vh - {MASK_PAIR_ROOM_PX}px) "
-                f"!important; min-height: {len(view.labels) * SLIDE_ROW_PX + SLIDE_FRAME_PX}px;}}</style>")
-        for column, spec in zip(side_by_side(drawn, slide_view, key=f"mask_columns_{kind}"), drawn):
-            with column:
-                show_chart(spec, fit=True)
+    show_slide_row(f"mask_pair_{kind}", slide_view, drawn, MASK_PAIR_ROOM_PX)
 
 
 def level_cell(view: StageView, width_px: float) -> int:

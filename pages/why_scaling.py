@@ -1,6 +1,7 @@
 """Why the scores are divided by √d_k: the variance of q·k, a saturating softmax, vanishing gradients."""
 
 import math
+from dataclasses import replace
 
 import altair as alt
 import pandas as pd
@@ -9,10 +10,10 @@ import streamlit as st
 from attention_core import (AttentionInputError, MAX_SCALING_D_K, MAX_SCALING_KEYS, MAX_SCALING_SAMPLES,
                             unscaled_weights)
 from attention_ui.checks.why import scaling_questions
-from attention_ui.controls import keep_page_settings, lesson_settings, stop_page
+from attention_ui.controls import keep_page_settings, lesson_settings, show_slide_row, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart, cached_spec
-from attention_ui.views import StageView, in_the_sidebar, show_chart, show_table, token_heatmap
+from attention_ui.views import StageView, in_the_sidebar, show_chart, show_table, slide_token_pair, token_heatmap
 from attention_ui.why import (SCALING_D_KS, half_share, line_chart, page_slider, row_stats_frame, saturation_table,
                               show_row_stats, variance_table)
 
@@ -115,6 +116,11 @@ show_table(table, hide_index=False, width="content",
 # ------------------------------------------------------------------------------------------- sentence
 
 
+# On a slide, what a window's height keeps besides section 3's two charts: the menu bar, the section's heading and
+# its line of words, so that the three fill one screen once a clicker's press brings the heading up
+SENTENCE_ROOM_PX = 290
+
+
 def sentence_section(settings):
     """Section 3 on the lesson's sentence: the weights of head ``settings.head`` with and without ÷√d_k, drawn side
     by side; returns the trace and the unscaled weights (T, S) for the questions."""
@@ -124,11 +130,14 @@ def sentence_section(settings):
     without = unscaled_weights(trace)[head]
     st.markdown(f"The same queries and keys (d_k = {trace.d_k}, set {in_the_sidebar()}), softmax with and without "
                 f"dividing by √{trace.d_k} = {math.sqrt(trace.d_k):.3f}.")
-    left, right = st.columns(2)
-    with left:
-        show_chart(token_heatmap(view, without, "softmax(QKᵀ): no scaling", weights=True, share=half))
-    with right:
-        show_chart(token_heatmap(view, with_scaling, "softmax(QKᵀ / √d_k)", weights=True, share=half))
+    pair = ((without, "softmax(QKᵀ): no scaling"), (with_scaling, "softmax(QKᵀ / √d_k)"))
+    if settings.presenter:  # one colour bar and one set of row labels: cells wide enough for slide-sized numbers
+        slide_view = replace(view, fit=True)
+        show_slide_row("why_pair", slide_view, slide_token_pair(slide_view, *pair, weights=True), SENTENCE_ROOM_PX)
+    else:
+        for column, (values, title) in zip(st.columns(2), pair):
+            with column:
+                show_chart(token_heatmap(view, values, title, weights=True, share=half))
     rows = row_stats_frame(settings.labels, {"unscaled": without, "scaled": with_scaling})
     with st.expander("The numbers, row by row"):
         show_row_stats(rows)

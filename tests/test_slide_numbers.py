@@ -196,6 +196,29 @@ def test_the_masking_slide_prints_its_weights_to_fit_the_window(server, browser,
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.browser
+@needs_browser
+@pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
+def test_why_scalings_sentence_pair_prints_slide_sized_numbers(server, browser, size):
+    """Why √d_k's section 3 on a slide drew its two weights charts (without and with ÷√d_k) at the page's size,
+    each with its own row labels and colour bar: an 11-token sentence's numbers printed at 12 px at 1280 px and at
+    1920 px alike. Now the pair shares one set of row labels and one colour bar, fills the window's width and
+    prints its numbers as large as its cells hold, rows level, and the section's heading, words and charts fit one
+    screen."""
+    width, height = size
+    with _slide(browser, f"{server}/why-scaling?sentence={SENTENCE}&presenter=true", width, height) as page:
+        page.evaluate("""() => { const main = document.querySelector("[data-testid='stMain']");
+            const heading = [...main.querySelectorAll('h3')].find(h => h.innerText.startsWith('3 ·'));
+            main.scrollBy(0, heading.getBoundingClientRect().top - main.getBoundingClientRect().top - 64); }""")
+        problems = _read_slide(page, f"{width} px", ("softmax(QKᵀ): no", "softmax(QKᵀ / √d_k)"), SLIDE_VALUE_PX)
+        bottom = page.evaluate("() => Math.max(...Array.from(document.querySelectorAll("
+                               "\".st-key-why_pair [data-testid='stVegaLiteChart']\"), c => "
+                               "c.getBoundingClientRect().bottom))")
+    if bottom > height:
+        problems.append(f"{width} px: the charts end at {bottom:.0f} px, below the window")
+    assert not problems, "\n".join(problems)
+
+
 def _slide_specs(step: str) -> dict[str, dict]:
     """The slide's charts at ``step`` for the 11-token sentence and 4 heads, by title."""
     at = open_page("pages/step_through.py", {"presenter": "true", "step": step, "heads": "4", "mask": "causal",
