@@ -974,20 +974,28 @@ def _raw_scores_domain(view: StageView) -> tuple[float, float]:
     return -bound, bound
 
 
-def slide_token_pair(view: StageView, left: tuple[torch.Tensor, str], right: tuple[torch.Tensor, str],
-                     **options) -> list:
+def slide_token_pair(view: StageView, left: tuple[torch.Tensor, str], right: tuple[torch.Tensor, str], *,
+                     right_view: StageView | None = None, **options) -> list:
     """Two token charts (values, title) side by side on a slide, on one colour scale (``options``, as for
     ``token_heatmap``): row labels beside the left one, the colour bar beside the right one, cells of one width
     (47 px at 1280 px for 11 tokens: with each its own labels and colour bar they were 39 px, too narrow for
-    numbers)."""
+    numbers). ``right_view``: the right chart's, when its keys are others (cross-attention's source) and its rows
+    the same queries; both then leave room under their cells for the longer key labels, so their rows stay level."""
+    right_view = right_view or view
     weights = options.get("weights", False)
     legend_px = slide_legend_px(view, WEIGHT_TITLE if weights else "score", by_row=weights and view.colour == "row")
-    row = (SlideColumn(len(view.keys), slide_rows_px(view, view.labels)), SlideColumn(len(view.keys), legend_px))
+    row = (SlideColumn(len(view.keys), slide_rows_px(view, view.labels)), SlideColumn(len(right_view.keys), legend_px))
+    left_px = right_px = None
+    if right_view is not view:  # each leaves as much room as the taller of the two charts' key labels take
+        left_px = (f"max({slide_key_labels_px(view)}, "
+                   f"{slide_key_labels_px(right_view, width=slide_column_width(row[1], row[0]))})")
+        right_px = (f"max({slide_key_labels_px(right_view)}, "
+                    f"{slide_key_labels_px(view, width=slide_column_width(row[0], row[1]))})")
     (left_values, left_title), (right_values, right_title) = left, right
-    return [in_slide_column(token_heatmap(view, left_values, left_title, legend=False, slide_row=row, **options),
-                            row[0]),
-            in_slide_column(token_heatmap(view, right_values, right_title, row_labels=False, slide_row=row,
-                                          **options), row[1])]
+    return [in_slide_column(token_heatmap(view, left_values, left_title, legend=False, slide_row=row,
+                                          col_labels_px=left_px, **options), row[0]),
+            in_slide_column(token_heatmap(right_view, right_values, right_title, row_labels=False, slide_row=row,
+                                          col_labels_px=right_px, **options), row[1])]
 
 
 def _scaled_charts(view: StageView) -> list:

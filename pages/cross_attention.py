@@ -1,19 +1,25 @@
 """Cross-attention: queries from one sentence, keys and values from another (T × S weights)."""
 
+from dataclasses import replace
+
 import streamlit as st
 
 from attention_core import (AttentionInputError, MAX_SENTENCE_CHARS, MAX_TOKENS, cross_attention, source_tokens)
 from attention_ui import charts, frames
 from attention_ui.checks.why import cross_questions
-from attention_ui.controls import BOUND, keep_page_settings, lesson_settings, offer_first_tokens, stop_page
+from attention_ui.controls import (BOUND, keep_page_settings, lesson_settings, offer_first_tokens, show_slide_row,
+                                   stop_page)
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.text import plain, size_in_words
 from attention_ui.views import (StageView, in_the_sidebar, numbers_table, prints_values, show_chart,
-                                token_heatmap)
+                                slide_token_pair, token_heatmap)
 from attention_ui.why import half_share, page_slider, source_word_vectors
 
 KEYS = ("cross_source", "cross_pad", "cross_pad_to")
+# On a slide, what a window's height keeps besides the weights: the menu bar, the page's title, the section's heading
+# and its line of words, so that they fill the first screen
+SLIDE_ROOM_PX = 330
 DEFAULT_SOURCE = "Le chat s'est assis sur le tapis."
 
 settings = lesson_settings("Cross-attention")
@@ -110,17 +116,23 @@ self_view = StageView(lesson.trace, settings.labels, settings.follow, head, sett
 # One cell size for both, so that their rows (the same queries) are as tall; side by side unless that leaves cells
 # too small for their numbers (a padded source of 12 keys beside 7), then one above the other.
 cell = min(self_view.fit_cell(T + 3, half), cross_view.fit_cell(S + 3, half))
+self_title = f"self-attention: {T} × {T}, mask: {config.mask}"
 with weights_box:
-    if not prints_values(cell, settings.font_size, signed=False):
+    if presenter:  # one set of row labels and one colour bar: cells wide enough for slide-sized numbers
+        slide_self, slide_cross = replace(self_view, fit=True), replace(cross_view, fit=True)
+        show_slide_row("cross_pair", slide_self, slide_token_pair(
+            slide_self, (lesson.trace.weights[head], self_title), (weights, f"cross-attention: {T} × {S}"),
+            right_view=slide_cross, weights=True), SLIDE_ROOM_PX)
+    elif not prints_values(cell, settings.font_size, signed=False):
         cell = min(self_view.fit_cell(T + 3), cross_view.fit_cell(S + 3))
         left, right = st.container(), st.container()
     else:
         left, right = st.columns(2)
-    with left:
-        show_chart(token_heatmap(self_view, lesson.trace.weights[head], f"self-attention: {T} × {T}, mask: "
-                                 f"{config.mask}", weights=True, cell=cell))
-    with right:
-        show_chart(token_heatmap(cross_view, weights, f"cross-attention: {T} × {S}", weights=True, cell=cell))
+    if not presenter:
+        with left:
+            show_chart(token_heatmap(self_view, lesson.trace.weights[head], self_title, weights=True, cell=cell))
+        with right:
+            show_chart(token_heatmap(cross_view, weights, f"cross-attention: {T} × {S}", weights=True, cell=cell))
     cols = st.columns(3)
     cols[0].metric("queries T (rows)", T)
     cols[1].metric("keys S (columns)", S)

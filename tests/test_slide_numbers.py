@@ -219,6 +219,27 @@ def test_why_scalings_sentence_pair_prints_slide_sized_numbers(server, browser, 
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.browser
+@needs_browser
+@pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
+def test_cross_attentions_slide_prints_slide_sized_numbers(server, browser, size):
+    """Cross-attention's slide opens on its weights: the sentence's self-attention (11 × 11) beside its
+    cross-attention to the source (11 × 8), drawn at the page's size with each its own row labels and colour bar,
+    printed 12-px numbers at 1280 px and at 1920 px alike. Now they share one set of row labels and one colour bar
+    in cells of one width, print as large as those cells hold with rows level, and fit the first screen under the
+    page's title."""
+    width, height = size
+    with _slide(browser, f"{server}/cross-attention?sentence={SENTENCE}&presenter=true", width, height) as page:
+        problems = _read_slide(page, f"{width} px", ("self-attention: 11 × 11", "cross-attention: 11 × 8"),
+                               SLIDE_VALUE_PX)
+        bottom = page.evaluate("() => Math.max(...Array.from(document.querySelectorAll("
+                               "\".st-key-cross_pair [data-testid='stVegaLiteChart']\"), c => "
+                               "c.getBoundingClientRect().bottom))")
+    if bottom > height:
+        problems.append(f"{width} px: the charts end at {bottom:.0f} px, below the window")
+    assert not problems, "\n".join(problems)
+
+
 def _slide_specs(step: str) -> dict[str, dict]:
     """The slide's charts at ``step`` for the 11-token sentence and 4 heads, by title."""
     at = open_page("pages/step_through.py", {"presenter": "true", "step": step, "heads": "4", "mask": "causal",
