@@ -25,8 +25,8 @@ from attention_core.tokens import first_tokens, tokenize
 from .frames import token_labels
 from .pickling import TensorsAsArrays
 from .progress import keep_progress
-from .text import (EXAMPLE_SENTENCES, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, counted, next_on_path, path_file,
-                   plain, previous_on_path, quoted)
+from .text import (EXAMPLE_SENTENCES, LEARNING_PATH, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, counted,
+                   next_on_path, path_file, plain, previous_on_path, quoted)
 from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_bound_values_in_link, keep_in_link,
                         linked_flag, linked_stage, linked_token, note_ignored, set_link_value, show_link_notes,
                         write_opened_link)
@@ -467,8 +467,11 @@ STEP_KEYS = {"forward": (NEXT_KEY, NEXT_PAGE_KEY, GENERATION_NEXT_KEY), "back": 
 Generation's tokens): while one of them can still be pressed, the clicker's keys press it instead of moving on to
 the next section."""
 SECTION_TOP_PX = 72
+NEAR_HEADING_PX = 100
+"""A heading this close to where the clicker's keys bring headings counts as there: the keys go on past it."""
 """On a slide without steps, how far below the top of the window the clicker's keys bring a section's heading: under
 the slide's menu bar (60 px), with a little air."""
+START_HERE_PATH = "start-here"
 PATH_LINK_KEY = "path_link"
 """The container of a page's link to the next page on the path: on a slide the clicker's keys follow it from the
 bottom of the page."""
@@ -576,7 +579,14 @@ if (!window.clickerKeysAfterUse) {
     // went on to the next page unseen)
     const drawing = document.querySelector("[data-testid='stSkeleton']") || [...main.querySelectorAll(
       "[data-testid='stVegaLiteChart']")].some((chart) => !chart.querySelector("svg, canvas"));
-    if (way > 0 && link && main.scrollTop + main.clientHeight >= main.scrollHeight - 2)
+    // (at the foot, or once all above the link and its rule is in view: a press that only brought the link up,
+    // 12 px on What it costs and 90 on Cross-attention, looked dead)
+    const parts = main.querySelectorAll("[data-testid='stElementContainer'], [data-testid='stExpander']");
+    const lastEnd = Math.max(...[...parts]
+      .filter((e) => !e.closest(".st-key-PATH_LINK_KEY, .st-key-PATH_BACK_LINK_KEY") && !e.querySelector("hr"))
+      .map((e) => e.getBoundingClientRect()).filter((r) => r.height > 0).map((r) => r.bottom));
+    if (way > 0 && link && (main.scrollTop + main.clientHeight >= main.scrollHeight - 2
+                            || lastEnd <= main.getBoundingClientRect().bottom + 4))
       return drawing ? undefined : link.click();
     const back = document.querySelector(".st-key-PATH_BACK_LINK_KEY a");  // hidden: the page before
     if (way < 0 && back && main.scrollTop <= 2) {
@@ -590,8 +600,10 @@ if (!window.clickerKeysAfterUse) {
     // a section taller than the window: a screen at a time, each keeping the last 60 px of the one before in view,
     // so that a heading within them is brought up at once
     const screen = main.clientHeight - SECTION_TOP_PX - 60;
-    // (a heading already within 48 px of that line counts as there: a press that moved 11 px to it looked dead)
-    const next = way > 0 ? offsets.find((o) => o > 48) : offsets.filter((o) => o < -48).pop();
+    // (a heading already within NEAR_HEADING_PX of that line counts as there: a press that moved 11 px to it looked
+    // dead, and one of 76 px, which only hid Cross-attention's title, did too)
+    const next = way > 0 ? offsets.find((o) => o > NEAR_HEADING_PX)
+      : offsets.filter((o) => o < -NEAR_HEADING_PX).pop();
     let step = next !== undefined && Math.abs(next) <= screen + 60 ? next : way * screen;
     if (step === way * screen) {
       // a screen at a time, each starting where a chart, a table or a line starts and none that fits a screen is
@@ -604,6 +616,13 @@ if (!window.clickerKeysAfterUse) {
       const whole = boxes.map(([top]) => top).filter((top) => way * top >= 60 && way * top <= screen + 60)
         .sort((a, b) => way * (b - a)).find((top) => !cuts(top));
       if (whole !== undefined) step = whole;
+      // Forward, when nothing is cut at the window's foot: the first part not yet seen comes up to the line, a
+      // whole screen on (Multi-head's concat chart ended just above the foot, and the press moved 174 px to that
+      // chart's start, showing one new line)
+      const foot = screen + 60;
+      const unseen = Math.min(...boxes.map(([top]) => top).filter((top) => top >= foot - 4));
+      if (way > 0 && Number.isFinite(unseen) && unseen > step
+          && !boxes.some(([top, bottom]) => top < foot - 4 && bottom > foot + 4)) step = unseen;
     }
     main.scrollBy({top: step});
   }
@@ -644,7 +663,8 @@ if (!window.clickerKeysAfterUse) {
     shownStage = stage;
   }).observe(document.body, {childList: true, subtree: true});
 }
-</script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace("PATH_LINK_KEY", PATH_LINK_KEY).replace(
+</script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace(
+    "NEAR_HEADING_PX", str(NEAR_HEADING_PX)).replace("PATH_LINK_KEY", PATH_LINK_KEY).replace(
     "PATH_BACK_LINK_KEY", PATH_BACK_LINK_KEY).replace(
     "STEP_KEYS", json.dumps(STEP_KEYS)).replace("NEXT_KEY", json.dumps(NEXT_KEY)).replace(
     "BACK_KEY", json.dumps(BACK_KEY))
@@ -662,9 +682,11 @@ Page Up / Page Down, which a radio, a switch or a slider has no use for on a sli
 reached: the key closes the menu and takes the step (a lecturer who clicked "causal" and pressed → moved the mask on to
 "padding" instead of the slide, and a clicker's Page Down did nothing). A slider keeps ← → (a lecturer who dragged d_k
 to 33 corrected it with ←, and the menu closed and the slide went back instead), and so does a radio reached with the
-keyboard. Near a section's heading (within 48 px of where the keys bring it) the keys go on to the next one: a press
-that moved 11 px to it looked dead. At a page's foot they wait while a chart is still being drawn: a page just opened
-looked short, and its first press went on to the next page unseen. A slide is presenter mode, also on the pages
+keyboard. Near a section's heading (within NEAR_HEADING_PX of where the keys bring it) the keys go on to the next
+one: a press that moved 11 px to it looked dead. Forward, a screen at a time brings the first part not yet seen to the
+top when nothing is cut at the window's foot, and once all but the path link is in view the keys follow it. At a
+page's foot they wait while a chart is still being drawn: a page just opened looked short, and its first press went
+on to the next page unseen. A slide is presenter mode, also on the pages
 without the lesson's Settings menu (Start here, Work it by hand: the clicker moved nothing there), and a page without
 numbered sections moves a screen at a time. A screen at
 a time starts where an element starts and cuts none that fits a screen, where it can (the farthest such start within
@@ -992,17 +1014,21 @@ def path_footer(url_path: str) -> None:
     file = path_file(url_path)
     if file is not None and linked_flag("presenter"):
         path_back_link(file)
-    if file is None or file == "pages/step_through.py":
+    if url_path == START_HERE_PATH:  # the path's start (a clicker at its foot had nowhere to go)
+        first_file, first_paths, first_title, _ = LEARNING_PATH[0]
+        following, label = (first_file, first_paths[0], first_title), f"Start the path: {first_title}"
+    elif file is None or file == "pages/step_through.py":
         return
-    following = next_on_path(file)
+    else:
+        following = next_on_path(file)
+        label = None if following is None else f"Next on the path: {following[2]}"
     st.divider()
     with st.container(key=PATH_LINK_KEY):
         if following is None:
-            st.page_link(path_page("pages/start_here.py", "start-here"),
+            st.page_link(path_page("pages/start_here.py", START_HERE_PATH),
                          label="The end of the path: back to Start here", icon=":material/flag:")
         else:
-            st.page_link(path_page(following[0], following[1]), label=f"Next on the path: {following[2]}",
-                         icon=":material/arrow_forward:",
+            st.page_link(path_page(following[0], following[1]), label=label, icon=":material/arrow_forward:",
                          query_params={"step": STAGE_KEYS[0]} if following[0] in STAGE_PAGES else None)
 
 

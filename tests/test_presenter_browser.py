@@ -873,6 +873,37 @@ def test_a_press_near_a_section_heading_goes_on_past_it(server, browser):
         context.close()
 
 
+@pytest.mark.parametrize(("path", "following"), [("cross-attention", "/what-it-costs"),
+                                              ("what-it-costs", "/modern-attention"),
+                                              ("multi-head", "/masks"), ("start-here", "/overview")])
+def test_every_page_down_on_a_slide_shows_something_new_until_the_next_page(server, browser, path, following):
+    """Some Page Downs on a slide moved so little that they looked dead: 76 px on Cross-attention (to its first
+    heading, hiding only the title), 174 px on Multi-head (to the start of a chart already in view, one new line
+    shown), 12 and 90 px at the foot of What it costs and Cross-attention (only the path's link came up), and at
+    the foot of Start here the keys went nowhere. Now each press moves at least NEAR_HEADING_PX or opens the next
+    page on the path."""
+    from attention_ui.controls import NEAR_HEADING_PX
+
+    context, page = _new_page(browser)
+    scroll = f"() => document.querySelector({bs.MAIN!r}).scrollTop"
+    moves = []
+    try:
+        _open(page, f"{server}/{path}?presenter=true", FIRST_LOAD_MS)
+        bs.wait_for_all_charts(page)
+        for _ in range(20):
+            before = page.evaluate(scroll)
+            page.keyboard.press("PageDown")
+            page.wait_for_timeout(700)
+            bs.wait_for_app_idle(page)
+            if urlsplit(page.url).path != f"/{path}":
+                break
+            moves.append(page.evaluate(scroll) - before)
+        assert urlsplit(page.url).path == following, (page.url, moves)
+        assert min(moves) >= NEAR_HEADING_PX, moves
+    finally:
+        context.close()
+
+
 def test_a_screen_down_starts_at_the_farthest_line_in_view(server, browser):
     """Real model's slide opens on its heads grid, a chart a little shorter than the window, with the caption under it
     cut at the window's foot. → moved 76 px (to the grid's title: only starts 60 px short of the foot counted), hid

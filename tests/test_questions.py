@@ -393,11 +393,13 @@ path_footer("{url}")
                        ("Next on the path: Multi-head", "multi-head")]),
     ("step-through", True, [("Back on the path: Overview", "overview")]),
     ("", True, [("Next on the path: Step through", "step-through")]),  # the first page: nothing before it
-    ("start-here", False, []),
-    ("start-here", True, []),
+    # the path's start: a clicker at its foot had nowhere to go
+    ("start-here", False, [("Start the path: Overview", "overview")]),
+    ("start-here", True, [("Start the path: Overview", "overview")]),
 ])
 def test_a_lesson_page_ends_with_the_next_page_on_the_path(url, presenter, links):
-    """Only Step through's last stage linked to the next page; the other pages ended at their takeaway."""
+    """Only Step through's last stage linked to the next page; the other pages ended at their takeaway, and Start
+    here at its list of pages."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_string(FOOTER_SCRIPT.format(url=url, presenter=presenter), default_timeout=60).run()
