@@ -196,45 +196,34 @@ def test_the_masking_slide_prints_its_weights_to_fit_the_window(server, browser,
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.browser
-@needs_browser
-@pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
-def test_why_scalings_sentence_pair_prints_slide_sized_numbers(server, browser, size):
-    """Why √d_k's section 3 on a slide drew its two weights charts (without and with ÷√d_k) at the page's size,
-    each with its own row labels and colour bar: an 11-token sentence's numbers printed at 12 px at 1280 px and at
-    1920 px alike. Now the pair shares one set of row labels and one colour bar, fills the window's width and
-    prints its numbers as large as its cells hold, rows level, and the section's heading, words and charts fit one
-    screen."""
-    width, height = size
-    with _slide(browser, f"{server}/why-scaling?sentence={SENTENCE}&presenter=true", width, height) as page:
-        page.evaluate("""() => { const main = document.querySelector("[data-testid='stMain']");
-            const heading = [...main.querySelectorAll('h3')].find(h => h.innerText.startsWith('3 ·'));
-            main.scrollBy(0, heading.getBoundingClientRect().top - main.getBoundingClientRect().top - 64); }""")
-        problems = _read_slide(page, f"{width} px", ("softmax(QKᵀ): no", "softmax(QKᵀ / √d_k)"), SLIDE_VALUE_PX)
-        bottom = page.evaluate("() => Math.max(...Array.from(document.querySelectorAll("
-                               "\".st-key-why_pair [data-testid='stVegaLiteChart']\"), c => "
-                               "c.getBoundingClientRect().bottom))")
-    if bottom > height:
-        problems.append(f"{width} px: the charts end at {bottom:.0f} px, below the window")
-    assert not problems, "\n".join(problems)
+# page, the section heading brought up first (None: its first screen), its pair's titles, the pair's container
+PAIRS = {"why-scaling": ("3 ·", ("softmax(QKᵀ): no", "softmax(QKᵀ / √d_k)"), "why_pair"),
+         "cross-attention": (None, ("self-attention: 11 × 11", "cross-attention: 11 × 8"), "cross_pair")}
 
 
 @pytest.mark.browser
 @needs_browser
 @pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
-def test_cross_attentions_slide_prints_slide_sized_numbers(server, browser, size):
-    """Cross-attention's slide opens on its weights: the sentence's self-attention (11 × 11) beside its
-    cross-attention to the source (11 × 8), drawn at the page's size with each its own row labels and colour bar,
-    printed 12-px numbers at 1280 px and at 1920 px alike. Now they share one set of row labels and one colour bar
-    in cells of one width, print as large as those cells hold with rows level, and fit the first screen under the
-    page's title."""
+@pytest.mark.parametrize("path", list(PAIRS))
+def test_a_pair_of_weights_on_a_page_slide_prints_slide_sized_numbers(server, browser, path, size):
+    """Why √d_k's section 3 (the weights without and with ÷√d_k) and Cross-attention's first screen (the
+    sentence's self-attention, 11 × 11, beside its cross-attention to the source, 11 × 8) drew their two charts
+    at the page's size on a slide, each with its own row labels and colour bar: an 11-token sentence's numbers
+    printed at 12 px at 1280 px and at 1920 px alike. Now each pair shares one set of row labels and one colour bar
+    in cells of one width, prints its numbers as large as those cells hold with rows level, and fits the screen
+    with its heading and words."""
+    heading, titles, key = PAIRS[path]
     width, height = size
-    with _slide(browser, f"{server}/cross-attention?sentence={SENTENCE}&presenter=true", width, height) as page:
-        problems = _read_slide(page, f"{width} px", ("self-attention: 11 × 11", "cross-attention: 11 × 8"),
-                               SLIDE_VALUE_PX)
-        bottom = page.evaluate("() => Math.max(...Array.from(document.querySelectorAll("
-                               "\".st-key-cross_pair [data-testid='stVegaLiteChart']\"), c => "
-                               "c.getBoundingClientRect().bottom))")
+    with _slide(browser, f"{server}/{path}?sentence={SENTENCE}&presenter=true", width, height) as page:
+        if heading is not None:
+            page.evaluate("""(start) => { const main = document.querySelector("[data-testid='stMain']");
+                const heading = [...main.querySelectorAll('h3')].find(h => h.innerText.startsWith(start));
+                main.scrollBy(0, heading.getBoundingClientRect().top - main.getBoundingClientRect().top - 64); }""",
+                          heading)
+        problems = _read_slide(page, f"{width} px", titles, SLIDE_VALUE_PX)
+        bottom = page.evaluate("(key) => Math.max(...Array.from(document.querySelectorAll("
+                               "`.st-key-${key} [data-testid='stVegaLiteChart']`), c => "
+                               "c.getBoundingClientRect().bottom))", key)
     if bottom > height:
         problems.append(f"{width} px: the charts end at {bottom:.0f} px, below the window")
     assert not problems, "\n".join(problems)
