@@ -983,14 +983,20 @@ def slide_token_pair(view: StageView, left: tuple[torch.Tensor, str], right: tup
     the same queries; both then leave room under their cells for the longer key labels, so their rows stay level."""
     right_view = right_view or view
     weights = options.get("weights", False)
-    legend_px = slide_legend_px(view, WEIGHT_TITLE if weights else "score", by_row=weights and view.colour == "row")
+    value_title, by_row = WEIGHT_TITLE if weights else "score", weights and view.colour == "row"
+    legend_px = slide_legend_px(view, value_title, by_row=by_row)
     row = (SlideColumn(len(view.keys), slide_rows_px(view, view.labels)), SlideColumn(len(right_view.keys), legend_px))
     left_px = right_px = None
     if right_view is not view:  # each leaves as much room as the taller of the two charts' key labels take
-        left_px = (f"max({slide_key_labels_px(view)}, "
-                   f"{slide_key_labels_px(right_view, width=slide_column_width(row[1], row[0]))})")
-        right_px = (f"max({slide_key_labels_px(right_view)}, "
-                    f"{slide_key_labels_px(view, width=slide_column_width(row[0], row[1]))})")
+        rooms = (charts.heatmap_fit_room(view.labels, view.font_size, value_title, by_row=by_row, legend=False),
+                 charts.heatmap_fit_room([], view.font_size, value_title, by_row=by_row))
+
+        def keys_px(chart: int, width: str = "containerSize()[0]") -> str:  # chart 0 (left) or 1's, at ``width``
+            return charts.fitted_label_extent(list((view, right_view)[chart].keys), font_size=view.font_size,
+                                              room_px=rooms[chart], width=width)
+
+        left_px = f"max({keys_px(0)}, {keys_px(1, slide_column_width(row[1], row[0]))})"
+        right_px = f"max({keys_px(1)}, {keys_px(0, slide_column_width(row[0], row[1]))})"
     (left_values, left_title), (right_values, right_title) = left, right
     return [in_slide_column(token_heatmap(view, left_values, left_title, legend=False, slide_row=row,
                                           col_labels_px=left_px, **options), row[0]),
