@@ -1007,6 +1007,21 @@ def page_end(url_path: str) -> None:
     write_opened_link()
 
 
+LESSON_LINK_KEYS = ("sentence", "embeddings", "d_model", "heads", "init", "d_k", "d_v", "mask", "pad_to", "seed",
+                    "device", "colour", "token", "head")
+"""The lesson's settings (the sidebar's) that a link may hold."""
+
+
+def carried_link_values(query_params: dict | None = None) -> dict[str, str] | None:
+    """``query_params`` for a link to another page, with the lesson's settings this page's address holds that no
+    widget of the session has taken: a page without the lesson's settings (Start here, Work it by hand) opened
+    from a lecture's link kept the sentence and sizes in its address only, and the next page opened on the
+    defaults. None when there is nothing to carry."""
+    carried = {key: st.query_params[key] for key in LESSON_LINK_KEYS
+               if key in st.query_params and key not in st.session_state}
+    return {**carried, **(query_params or {})} or None
+
+
 def path_footer(url_path: str) -> None:
     """Under a lesson page (not the step-through, which has its own): a link to the next page on Start here's path,
     or back to Start here after the last one. On a slide too: there → or Page Down at the bottom of the page
@@ -1029,7 +1044,8 @@ def path_footer(url_path: str) -> None:
                          label="The end of the path: back to Start here", icon=":material/flag:")
         else:
             st.page_link(path_page(following[0], following[1]), label=label, icon=":material/arrow_forward:",
-                         query_params={"step": STAGE_KEYS[0]} if following[0] in STAGE_PAGES else None)
+                         query_params=carried_link_values({"step": STAGE_KEYS[0]} if following[0] in STAGE_PAGES
+                                                          else None))
 
 
 def path_back_link(file: str) -> None:
@@ -1042,7 +1058,8 @@ def path_back_link(file: str) -> None:
         return
     with st.container(key=PATH_BACK_LINK_KEY, height=1, border=False):
         st.page_link(path_page(before[0], before[1]), label=f"Back on the path: {before[2]}",
-                     query_params={"step": STAGE_KEYS[-1]} if before[0] in STAGE_PAGES else None)
+                     query_params=carried_link_values({"step": STAGE_KEYS[-1]} if before[0] in STAGE_PAGES
+                                                      else None))
 
 
 def stage_footer(index: int, next_page: tuple[st.Page, str] | None) -> None:

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attention_core import HAND_STAGES
-from attention_ui.controls import page_start, path_page
+from attention_ui.controls import carried_link_values, page_start, path_page
 from attention_ui.hand import EVER_CHECKED_KEY, SOLVED_KEY
 from attention_ui.progress import forget
 from attention_ui.questions import answered_stages, page_progress, session_score
@@ -54,7 +54,8 @@ for number, (page, paths, title, teaches) in enumerate(LEARNING_PATH, start=1):
     with st.container(border=True, key=f"path_card_{number}"):  # PAGE_STYLE sets its title above its text
         mark, body = st.columns([1, 12], vertical_alignment="center")
         mark.markdown(DONE if done else STARTED if opened else NOT_YET)
-        body.page_link(path_page(page, paths[0]), label=f"{number}. {title}", icon=":material/arrow_forward:")
+        body.page_link(path_page(page, paths[0]), label=f"{number}. {title}", icon=":material/arrow_forward:",
+                       query_params=carried_link_values())
         body.markdown(teaches)
         if page in progress:
             body.caption(progress[page])
@@ -66,7 +67,8 @@ with next_up:
     else:
         number, page, path, title, opened = first_not_done
         verb = "Carry on with" if opened else ("Start with" if done_count == 0 else "Next on the path:")
-        st.page_link(path_page(page, path), label=f"{verb} {number}. {title}", icon=":material/play_circle:")
+        st.page_link(path_page(page, path), label=f"{verb} {number}. {title}", icon=":material/play_circle:",
+                     query_params=carried_link_values())
 st.progress(done_count / len(LEARNING_PATH), text=f"{done_count} of {len(LEARNING_PATH)} pages done")
 score, forget_column = st.columns([4, 1], vertical_alignment="center")
 score.caption(f"Check-yourself score: {session_score().in_words()}. The marks and the score are kept in this "

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import re
 
+from urllib.parse import parse_qs
+
 import pytest
 
 from apptest_support import open_page, switch_to
@@ -420,6 +422,43 @@ def test_the_paths_links_open_a_page_of_stages_at_its_first_stage_and_back_at_it
 
     at = AppTest.from_string(FOOTER_SCRIPT.format(url=url, presenter=presenter), default_timeout=60).run()
     assert [(p.proto.page, p.proto.query_string) for p in at.get("page_link")] == links
+
+
+LECTURE_LINK = {"sentence": "The animal did not cross the street", "heads": "4", "presenter": "true"}
+
+
+def _carried(links: list[tuple[str, str]]) -> None:
+    assert links, "no links on the page"
+    for target, query in links:
+        carried = parse_qs(query)
+        assert carried.get("sentence") == [LECTURE_LINK["sentence"]] and carried.get("heads") == ["4"], (target, query)
+        assert "presenter" not in carried, "the session keeps presenter mode: the switch holds it"
+
+
+def test_a_page_without_the_lessons_settings_passes_its_links_settings_on():
+    """A lecture's link opened on Start here or Work it by hand (pages without the sidebar's settings) kept the
+    sentence and sizes in the address only: the next page on the path (the hidden one back on a slide too), and
+    Start here's list of pages, opened on the default sentence, and the class's sentence was gone from then on."""
+    from streamlit.testing.v1 import AppTest
+
+    at = open_page("pages/start_here.py", LECTURE_LINK)
+    _carried([(p.proto.page, p.proto.query_string) for p in at.get("page_link")])
+    by_hand = AppTest.from_string(FOOTER_SCRIPT.format(url="by-hand", presenter=True), default_timeout=60)
+    for key, value in LECTURE_LINK.items():
+        by_hand.query_params[key] = value
+    by_hand.run()
+    links = [(p.proto.page, p.proto.query_string) for p in by_hand.get("page_link")]
+    assert [page for page, _ in links] == ["step-through", "multi-head"]
+    _carried(links)
+
+
+def test_a_link_does_not_carry_a_setting_the_session_holds():
+    """Once a page's widget holds a setting, the next page takes it from the session: a link carrying the address's
+    value could undo a change made since."""
+    at = open_page("app.py", LECTURE_LINK)
+    at.text_input(key="sentence").input("A new sentence").run()
+    queries = [p.proto.query_string for p in at.get("page_link")]
+    assert queries and not [q for q in queries if "sentence" in parse_qs(q)], queries
 
 
 STAGE_SCRIPT = """
