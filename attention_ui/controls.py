@@ -377,6 +377,7 @@ def show_slide_row(key: str, view: StageView, drawn: list[dict], room_px: int) -
             with column:
                 show_chart(spec, fit=True)
 
+
 PAGE_STYLE = """<style>
 .stMainBlockContainer {padding-top: 3.6rem;}
 [data-testid='stTable'] td [data-testid='stMarkdownContainer'] {max-width: none;}
@@ -467,11 +468,12 @@ STEP_KEYS = {"forward": (NEXT_KEY, NEXT_PAGE_KEY, GENERATION_NEXT_KEY), "back": 
 Generation's tokens): while one of them can still be pressed, the clicker's keys press it instead of moving on to
 the next section."""
 SECTION_TOP_PX = 72
-NEAR_HEADING_PX = 100
-"""A heading this close to where the clicker's keys bring headings counts as there: the keys go on past it."""
 """On a slide without steps, how far below the top of the window the clicker's keys bring a section's heading: under
 the slide's menu bar (60 px), with a little air."""
+NEAR_HEADING_PX = 100
+"""A heading this close to where the clicker's keys bring headings counts as there: the keys go on past it."""
 START_HERE_PATH = "start-here"
+"""Start here's url path: its foot links to the path's first page."""
 PATH_LINK_KEY = "path_link"
 """The container of a page's link to the next page on the path: on a slide the clicker's keys follow it from the
 bottom of the page."""
@@ -1052,10 +1054,8 @@ def path_back_link(file: str) -> None:
     """On a slide, a hidden link to the page before ``file`` on the path: ← or Page Up at the top of a slide (or on
     its first step) follow it, as → and Page Down at the bottom follow the path link. A lecturer one press too far
     was stranded: Page Up on Work it by hand's first screen did nothing. The page opens on its last screen, the
-    step-through on its last stage."""
-    before = previous_on_path(file)
-    if before is None:
-        return
+    step-through on its last stage. Before the path's first page: Start here, whose foot links to it."""
+    before = previous_on_path(file) or ("pages/start_here.py", START_HERE_PATH, "Start here")
     with st.container(key=PATH_BACK_LINK_KEY, height=1, border=False):
         st.page_link(path_page(before[0], before[1]), label=f"Back on the path: {before[2]}",
                      query_params=carried_link_values({"step": STAGE_KEYS[-1]} if before[0] in STAGE_PAGES

@@ -1010,7 +1010,7 @@ def test_at_the_top_of_a_slide_the_clicker_goes_back_to_the_page_before_on_the_p
     """Page Up never left a page: a lecturer one press too far (Page Down at stage 9 opens Work it by hand) was
     stranded there, and on stage 1 of Step through. At the top of a slide, or on its first step, ← and Page Up now
     go back to the page before on the path, on its last screen (the step-through on its last stage), still as a
-    slide."""
+    slide; from the path's first page, to Start here."""
     context, page = _new_page(browser)
     try:
         _open(page, server + "/by-hand?presenter=true", FIRST_LOAD_MS)
@@ -1025,6 +1025,10 @@ def test_at_the_top_of_a_slide_the_clicker_goes_back_to_the_page_before_on_the_p
         page.wait_for_function("() => location.pathname === '/overview'", timeout=LOAD_MS)
         bs.wait_for_app_idle(page)
         assert _query(page).get("presenter") == ["true"], page.url
+        _open(page, server + "/overview?presenter=true")  # the path's first page, at its top
+        page.keyboard.press("PageUp")  # back to Start here, whose foot leads to it
+        page.wait_for_function("() => location.pathname === '/start-here'", timeout=LOAD_MS)
+        bs.wait_for_app_idle(page)
         _open(page, server + "/why-scaling?presenter=true")
         page.keyboard.press("PageUp")  # the page before opens on its last screen, where the lecturer had been
         page.wait_for_function("() => location.pathname === '/masks'", timeout=LOAD_MS)

@@ -394,7 +394,8 @@ path_footer("{url}")
     ("by-hand", True, [("Back on the path: Step through", "step-through"),
                        ("Next on the path: Multi-head", "multi-head")]),
     ("step-through", True, [("Back on the path: Overview", "overview")]),
-    ("", True, [("Next on the path: Step through", "step-through")]),  # the first page: nothing before it
+    # the first page: back to Start here, whose foot leads to it (Page Up at the top of Overview did nothing)
+    ("", True, [("Back on the path: Start here", "start-here"), ("Next on the path: Step through", "step-through")]),
     # the path's start: a clicker at its foot had nowhere to go
     ("start-here", False, [("Start the path: Overview", "overview")]),
     ("start-here", True, [("Start the path: Overview", "overview")]),
