@@ -474,6 +474,8 @@ NEAR_HEADING_PX = 100
 """A heading this close to where the clicker's keys bring headings counts as there: the keys go on past it."""
 START_HERE_PATH = "start-here"
 """Start here's url path: its foot links to the path's first page."""
+PATH_CARD_KEY = "path_card"
+"""Start here's card of page n is the container ``<PATH_CARD_KEY>_<n>``."""
 PATH_LINK_KEY = "path_link"
 """The container of a page's link to the next page on the path: on a slide the clicker's keys follow it from the
 bottom of the page."""
@@ -596,7 +598,9 @@ if (!window.clickerKeysAfterUse) {
       arriveAtEnd = target.searchParams.has("step") ? null : {path: target.pathname, until: null};
       return back.click();
     }
-    const headings = [...main.querySelectorAll("h3")];  // a page's numbered sections (st.subheader); none: a screen
+    // a page's numbered sections (st.subheader); none: a screen. (Not a mark in Start here's cards of pages, drawn as
+    // one: each press moved one card, 129 px, and its list took 11 presses)
+    const headings = [...main.querySelectorAll("h3")].filter((h) => !h.closest("[class*='st-key-PATH_CARD_KEY_']"));
     const line = main.getBoundingClientRect().top + SECTION_TOP_PX;
     const offsets = headings.map((h) => h.getBoundingClientRect().top - line);
     // a section taller than the window: a screen at a time, each keeping the last 60 px of the one before in view,
@@ -666,7 +670,8 @@ if (!window.clickerKeysAfterUse) {
   }).observe(document.body, {childList: true, subtree: true});
 }
 </script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace(
-    "NEAR_HEADING_PX", str(NEAR_HEADING_PX)).replace("PATH_LINK_KEY", PATH_LINK_KEY).replace(
+    "NEAR_HEADING_PX", str(NEAR_HEADING_PX)).replace("PATH_CARD_KEY", PATH_CARD_KEY).replace(
+    "PATH_LINK_KEY", PATH_LINK_KEY).replace(
     "PATH_BACK_LINK_KEY", PATH_BACK_LINK_KEY).replace(
     "STEP_KEYS", json.dumps(STEP_KEYS)).replace("NEXT_KEY", json.dumps(NEXT_KEY)).replace(
     "BACK_KEY", json.dumps(BACK_KEY))

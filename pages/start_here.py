@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attention_core import HAND_STAGES
-from attention_ui.controls import carried_link_values, page_start, path_page
+from attention_ui.controls import PATH_CARD_KEY, carried_link_values, page_start, path_page
 from attention_ui.hand import EVER_CHECKED_KEY, SOLVED_KEY
 from attention_ui.progress import forget
 from attention_ui.questions import answered_stages, page_progress, session_score
@@ -51,7 +51,7 @@ for number, (page, paths, title, teaches) in enumerate(LEARNING_PATH, start=1):
     done_count += done
     if not done and first_not_done is None:
         first_not_done = (number, page, paths[0], title, opened)
-    with st.container(border=True, key=f"path_card_{number}"):  # PAGE_STYLE sets its title above its text
+    with st.container(border=True, key=f"{PATH_CARD_KEY}_{number}"):  # PAGE_STYLE sets its title above its text
         mark, body = st.columns([1, 12], vertical_alignment="center")
         mark.markdown(DONE if done else STARTED if opened else NOT_YET)
         body.page_link(path_page(page, paths[0]), label=f"{number}. {title}", icon=":material/arrow_forward:",
