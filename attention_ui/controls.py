@@ -585,12 +585,12 @@ if (!window.clickerKeysAfterUse) {
       "[data-testid='stVegaLiteChart']")].some((chart) => !chart.querySelector("svg, canvas"));
     // (at the foot, or once all above the link and its rule is in view: a press that only brought the link up,
     // 12 px on What it costs and 90 on Cross-attention, looked dead)
-    const parts = main.querySelectorAll("[data-testid='stElementContainer'], [data-testid='stExpander']");
-    const lastEnd = Math.max(...[...parts]
+    const allAboveLinkSeen = () => Math.max(...[...main.querySelectorAll(
+      "[data-testid='stElementContainer'], [data-testid='stExpander']")]
       .filter((e) => !e.closest(".st-key-PATH_LINK_KEY, .st-key-PATH_BACK_LINK_KEY") && !e.querySelector("hr"))
-      .map((e) => e.getBoundingClientRect()).filter((r) => r.height > 0).map((r) => r.bottom));
-    if (way > 0 && link && (main.scrollTop + main.clientHeight >= main.scrollHeight - 2
-                            || lastEnd <= main.getBoundingClientRect().bottom + 4))
+      .map((e) => e.getBoundingClientRect()).filter((r) => r.height > 0).map((r) => r.bottom))
+      <= main.getBoundingClientRect().bottom + 4;
+    if (way > 0 && link && (main.scrollTop + main.clientHeight >= main.scrollHeight - 2 || allAboveLinkSeen()))
       return drawing ? undefined : link.click();
     const back = document.querySelector(".st-key-PATH_BACK_LINK_KEY a");  // hidden: the page before
     if (way < 0 && back && main.scrollTop <= 2) {

@@ -113,26 +113,26 @@ if presenter:  # the slide's weights come before the sentences' section: name th
 cross_view = StageView(cross.trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size,
                        key_labels=source_labels)
 self_view = StageView(lesson.trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size)
-# One cell size for both, so that their rows (the same queries) are as tall; side by side unless that leaves cells
-# too small for their numbers (a padded source of 12 keys beside 7), then one above the other.
-cell = min(self_view.fit_cell(T + 3, half), cross_view.fit_cell(S + 3, half))
-self_title = f"self-attention: {T} × {T}, mask: {config.mask}"
+self_title, cross_title = f"self-attention: {T} × {T}, mask: {config.mask}", f"cross-attention: {T} × {S}"
 with weights_box:
     if presenter:  # one set of row labels and one colour bar: cells wide enough for slide-sized numbers
         slide_self, slide_cross = replace(self_view, fit=True), replace(cross_view, fit=True)
         show_slide_row("cross_pair", slide_self, slide_token_pair(
-            slide_self, (lesson.trace.weights[head], self_title), (weights, f"cross-attention: {T} × {S}"),
-            right_view=slide_cross, weights=True), SLIDE_ROOM_PX)
-    elif not prints_values(cell, settings.font_size, signed=False):
-        cell = min(self_view.fit_cell(T + 3), cross_view.fit_cell(S + 3))
-        left, right = st.container(), st.container()
+            slide_self, (lesson.trace.weights[head], self_title), (weights, cross_title), right_view=slide_cross,
+            weights=True), SLIDE_ROOM_PX)
     else:
-        left, right = st.columns(2)
-    if not presenter:
+        # One cell size for both, so that their rows (the same queries) are as tall; side by side unless that leaves
+        # cells too small for their numbers (a padded source of 12 keys beside 7), then one above the other.
+        cell = min(self_view.fit_cell(T + 3, half), cross_view.fit_cell(S + 3, half))
+        if prints_values(cell, settings.font_size, signed=False):
+            left, right = st.columns(2)
+        else:
+            cell = min(self_view.fit_cell(T + 3), cross_view.fit_cell(S + 3))
+            left, right = st.container(), st.container()
         with left:
             show_chart(token_heatmap(self_view, lesson.trace.weights[head], self_title, weights=True, cell=cell))
         with right:
-            show_chart(token_heatmap(cross_view, weights, f"cross-attention: {T} × {S}", weights=True, cell=cell))
+            show_chart(token_heatmap(cross_view, weights, cross_title, weights=True, cell=cell))
     cols = st.columns(3)
     cols[0].metric("queries T (rows)", T)
     cols[1].metric("keys S (columns)", S)

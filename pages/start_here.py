@@ -41,6 +41,7 @@ st.html("<style>.st-key-path_next_up [data-testid='stPageLink'] a {border: 2px s
         "background: #edf2ff; padding: 0.5rem 1rem;} .st-key-path_next_up [data-testid='stPageLink'] p "
         "{font-size: 1.15rem; font-weight: 600;}</style>")
 done_count, first_not_done = 0, None
+carried = carried_link_values()  # a lecture's settings, when this page was opened from its link
 for number, (page, paths, title, teaches) in enumerate(LEARNING_PATH, start=1):
     opened = bool(visited & set(paths)) or (page == "pages/step_through.py" and bool(stages_seen))
     asked = page_progress(paths[0])  # None on a page not opened yet, or without questions
@@ -55,7 +56,7 @@ for number, (page, paths, title, teaches) in enumerate(LEARNING_PATH, start=1):
         mark, body = st.columns([1, 12], vertical_alignment="center")
         mark.markdown(DONE if done else STARTED if opened else NOT_YET)
         body.page_link(path_page(page, paths[0]), label=f"{number}. {title}", icon=":material/arrow_forward:",
-                       query_params=carried_link_values())
+                       query_params=carried)
         body.markdown(teaches)
         if page in progress:
             body.caption(progress[page])
@@ -68,7 +69,7 @@ with next_up:
         number, page, path, title, opened = first_not_done
         verb = "Carry on with" if opened else ("Start with" if done_count == 0 else "Next on the path:")
         st.page_link(path_page(page, path), label=f"{verb} {number}. {title}", icon=":material/play_circle:",
-                     query_params=carried_link_values())
+                     query_params=carried)
 st.progress(done_count / len(LEARNING_PATH), text=f"{done_count} of {len(LEARNING_PATH)} pages done")
 score, forget_column = st.columns([4, 1], vertical_alignment="center")
 score.caption(f"Check-yourself score: {session_score().in_words()}. The marks and the score are kept in this "
