@@ -4,23 +4,34 @@ import streamlit as st
 
 from attention_ui import charts
 from attention_ui.checks.layer import overview_questions
-from attention_ui.controls import lesson_settings
+from attention_ui.controls import lesson_settings, show_slide_row
 from attention_ui.questions import show_page_questions
 from attention_ui.text import TOY_NOTE
-from attention_ui.views import (WEIGHT_TITLE, StageView, column_cell, in_the_sidebar, main_column_px, show_chart,
-                                token_heatmap)
+from attention_ui.views import (WEIGHT_TITLE, SlideColumn, StageView, column_cell, in_slide_column, in_the_sidebar,
+                                main_column_px, show_chart, slide_legend_px, slide_rows_px, token_heatmap)
 
 GAP_PX = 32  # st.columns' "medium" gap between the words and the live chart
 # Up to this many tokens the live chart sits beside the words; a longer sentence's chart takes the whole width under
 # them (in half the column 27 rows were 8 px tall and their labels ran together)
 BESIDE_TOKENS = 14
 SLIDE_ROWS_PX = 540  # a slide's long-sentence chart: its rows within one screen (at 57-px cells 18 rows ran past it)
+# On a slide the live chart takes this share of the width beside the words (at half, an 11-token sentence's weights
+# printed 12 px), and the window's height less SLIDE_ROOM_PX (the menu bar, the title and the chart's heading)
+SLIDE_CHART_SHARE = 0.6
+SLIDE_ROOM_PX = 215
+# ... and the formula beside it shrinks with a narrow window (a 1024-px projector's cut it off at the right)
+SLIDE_FORMULA_STYLE = "<style>.st-key-overview_words .katex {font-size: min(1.45em, 2vw) !important;}</style>"
 
 settings = lesson_settings("Attention, step by step")
 lesson = settings.lesson
 # The definition and, beside it, what it does to the sidebar's sentence: both on the first screen.
 beside = len(settings.labels) <= BESIDE_TOKENS
-words, live = st.columns(2, gap="medium") if beside else (st.container(), st.container())
+on_slide = settings.presenter and beside
+shares = (1 - SLIDE_CHART_SHARE, SLIDE_CHART_SHARE) if on_slide else (1, 1)
+words, live = st.columns(shares, gap="medium") if beside else (st.container(), st.container())
+words = words.container(key="overview_words")
+if on_slide:
+    words.html(SLIDE_FORMULA_STYLE)
 words.markdown(
     "**Attention is a weighted average of values, with the weights computed from how well a query "
     "matches each key.** Every token asks a question (its *query*), every token offers an answer "
@@ -33,15 +44,24 @@ with live:
     # Cells sized to the column less the row labels, axis title and colour bar: a long sentence's chart was drawn at
     # full cell size and shrunk into the column, its labels to 5-8 px
     view = StageView(lesson.trace, settings.labels, settings.follow, settings.head, settings.cell_size,
-                     settings.font_size, colour=settings.colour)
-    room = (main_column_px(settings.presenter) - GAP_PX) / 2 if beside else main_column_px(settings.presenter)
-    cell = column_cell(view, room, len(settings.labels),
-                       charts.heatmap_fit_room(settings.labels, settings.font_size, WEIGHT_TITLE,
-                                               by_row=settings.colour == "row"))
-    if settings.presenter and not beside:
-        cell = min(cell, SLIDE_ROWS_PX // len(settings.labels))
-    show_chart(token_heatmap(view, lesson.trace.weights[settings.head], f"attention weights (head {settings.head + 1})",
-                             weights=True, cell=cell))
+                     settings.font_size, colour=settings.colour, fit=on_slide)
+    title = f"attention weights (head {settings.head + 1})"
+    if on_slide:  # as wide as its column and as tall as the window allows: cells wide enough for slide numbers
+        column = SlideColumn(len(settings.labels), slide_rows_px(view, settings.labels)
+                             + slide_legend_px(view, WEIGHT_TITLE, by_row=settings.colour == "row"))
+        show_slide_row("overview_live", view, [in_slide_column(token_heatmap(
+            view, lesson.trace.weights[settings.head], title, weights=True, slide_row=(column,)), column)],
+            SLIDE_ROOM_PX)
+    else:
+        # Cells sized to the column less the row labels, axis title and colour bar: a long sentence's chart was drawn
+        # at full cell size and shrunk into the column, its labels to 5-8 px
+        room = (main_column_px(settings.presenter) - GAP_PX) / 2 if beside else main_column_px(settings.presenter)
+        cell = column_cell(view, room, len(settings.labels),
+                           charts.heatmap_fit_room(settings.labels, settings.font_size, WEIGHT_TITLE,
+                                                   by_row=settings.colour == "row"))
+        if settings.presenter:
+            cell = min(cell, SLIDE_ROWS_PX // len(settings.labels))
+        show_chart(token_heatmap(view, lesson.trace.weights[settings.head], title, weights=True, cell=cell))
 # The chart is taller than the words: how to read it goes under the formula, beside the chart (on a slide's first
 # screen too, where under the chart it was below the window)
 words.caption(

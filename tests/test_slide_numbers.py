@@ -196,23 +196,25 @@ def test_the_masking_slide_prints_its_weights_to_fit_the_window(server, browser,
     assert not problems, "\n".join(problems)
 
 
-# page, the section heading brought up first (None: its first screen), its pair's titles, the pair's container
-PAIRS = {"why-scaling": ("3 ·", ("softmax(QKᵀ): no", "softmax(QKᵀ / √d_k)"), "why_pair"),
-         "cross-attention": (None, ("self-attention: 11 × 11", "cross-attention: 11 × 8"), "cross_pair")}
+# page, the section heading brought up first (None: its first screen), its charts' titles, their container
+WEIGHTS_SLIDES = {"why-scaling": ("3 ·", ("softmax(QKᵀ): no", "softmax(QKᵀ / √d_k)"), "why_pair"),
+                  "cross-attention": (None, ("self-attention: 11 × 11", "cross-attention: 11 × 8"), "cross_pair"),
+                  "overview": (None, ("attention weights (head 1)",), "overview_live")}
 
 
 @pytest.mark.browser
 @needs_browser
 @pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
-@pytest.mark.parametrize("path", list(PAIRS))
-def test_a_pair_of_weights_on_a_page_slide_prints_slide_sized_numbers(server, browser, path, size):
+@pytest.mark.parametrize("path", list(WEIGHTS_SLIDES))
+def test_weights_on_a_page_slide_print_slide_sized_numbers(server, browser, path, size):
     """Why √d_k's section 3 (the weights without and with ÷√d_k) and Cross-attention's first screen (the
     sentence's self-attention, 11 × 11, beside its cross-attention to the source, 11 × 8) drew their two charts
     at the page's size on a slide, each with its own row labels and colour bar: an 11-token sentence's numbers
     printed at 12 px at 1280 px and at 1920 px alike. Now each pair shares one set of row labels and one colour bar
     in cells of one width, prints its numbers as large as those cells hold with rows level, and fits the screen
-    with its heading and words."""
-    heading, titles, key = PAIRS[path]
+    with its heading and words. Overview's live chart, the first a class sees, printed 12 px in half the width
+    beside the words: it now takes more of the width and the window's height."""
+    heading, titles, key = WEIGHTS_SLIDES[path]
     width, height = size
     with _slide(browser, f"{server}/{path}?sentence={SENTENCE}&presenter=true", width, height) as page:
         if heading is not None:
