@@ -388,7 +388,9 @@ def _heatmap_layers(
     value_font_px: int | None = None,
     row_labels: bool = True,
     col_label_angle: str | None = None,
+    cell_height: int | None = None,
 ) -> alt.LayerChart:
+    cell_height = cell_height or cell_size
     df = _with_defaults(df, [row, col, "value", "row_index", "col_index"])
     rows = _ordered(df, row, "row_index")
     cols = _ordered(df, col, "col_index")
@@ -431,7 +433,7 @@ def _heatmap_layers(
                     title=_legend_title(value_title, by_row) if by_row else value_title,
                     titleFontSize=font_size,
                     labelFontSize=max(font_size - 2, MIN_LEGEND_LABEL_PX),
-                    gradientLength=legend_length(cell_size * len(rows)),
+                    gradientLength=legend_length(cell_height * len(rows)),
                 ) if legend else None,
             ),
             tooltip=[
@@ -443,8 +445,10 @@ def _heatmap_layers(
     )
     dark = (f"{shown} && datum.{color_field} > 0.5" if scheme not in DARK_LOW_SCHEMES else
             f"{shown} && datum.{color_field} < 0.5") if by_row else f"!datum.masked && {_text_color_test(domain, scheme, diverging)}"
-    value_font = value_font_px or cell_value_font(cell_size, font_size, diverging=diverging, fit=fit)
-    mark_font = _value_font_size(cell_size, font_size, chars=3)  # a blocked cell's "×" or "−∞": 1–2 characters
+    value_font = value_font_px or min(cell_value_font(cell_size, font_size, diverging=diverging, fit=fit),
+                                      int(cell_height / TEXT_LINE_EM))
+    mark_font = min(_value_font_size(cell_size, font_size, chars=3),  # a blocked cell's "×" or "−∞": 1–2 characters
+                    int(cell_height / TEXT_LINE_EM))
     hint = None
     if fit and show_values:
         # Only the browser knows how wide a fitted chart's cells are drawn: the numbers fill them up to value_font,
@@ -497,7 +501,7 @@ def _heatmap_layers(
                       .transform_aggregate(cells="count()", groupby=["head_index"])
                       .mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=4))
     size = {"width": "container", "height": "container"} if fit else {
-        "width": cell_size * len(cols), "height": cell_size * len(rows)}
+        "width": cell_size * len(cols), "height": cell_height * len(rows)}
     return alt.layer(*layers, data=df, title=title, **size)
 
 
@@ -830,6 +834,7 @@ def head_grid(
     selected: int | None = None,
     pick: bool = False,
     fit: bool = False,
+    cell_height: int | None = None,
 ) -> alt.FacetChart | alt.LayerChart:
     """Small multiples, one heatmap per head, all on ONE colour scale.
 
@@ -841,7 +846,8 @@ def head_grid(
     (selection ``PICK`` on ``head_index``). ``fit``: an overview without axes drawn as one view that fills its
     container (see ``fitted_grid_size``; a facet cannot be sized to its container), so that it shrinks to a narrow
     window and a click still lands on the head under the pointer; ``cell_size``, ``axes``, ``spacing`` and
-    ``show_values`` are then left aside.
+    ``show_values`` are then left aside. ``cell_height``: the cells' height, when not ``cell_size`` (a slide's panels
+    are wider than tall, so that their numbers fit while the rows fit the window).
     """
     _require(heads_df, [head, "head_index", "value"])
     heads = _ordered(heads_df, head, "head_index")
@@ -868,6 +874,7 @@ def head_grid(
         aria=axes,
         panel_fields=(head, "head_index"),
         thin_col_labels=not axes,  # no labels drawn: one angle, so one spec, for every cell size
+        cell_height=cell_height,
     )
     return layers.facet(
         # Ordered by head_index (a sort list would compare every row's head name with each name in turn)

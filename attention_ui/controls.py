@@ -711,7 +711,8 @@ control's label, so it switched presenter mode (or any toggle or checkbox) on or
 def _presenter_toggle() -> bool:
     presenter = st.toggle("Presenter mode", key="presenter", help="One slide per stage: large charts and text, "
                           "the lesson's settings under Settings at the top, pages at the top; ←/→ or a clicker move "
-                          "between stages.", **BOUND)
+                          "between stages (on other pages, between sections); ↓ and Space scroll to a stage's worked "
+                          "numbers and questions under the slide.", **BOUND)
     # One element with the page's style and the clicker keys' script, drawn with the page (a Back/Next, a
     # fragment's rerun, sends nothing more). Fixed code, no user text.
     st.html(PAGE_STYLE + (PRESENTER_STYLE + SLIDE_ROWS_STYLE + presenter_charts_zoom_style() if presenter else "")

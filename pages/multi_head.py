@@ -9,8 +9,9 @@ from attention_ui.controls import lesson_settings
 from attention_ui.questions import show_page_questions
 from attention_ui.text import plain
 from attention_ui.render import cached_chart
-from attention_ui.views import (PRESENTER_COLUMN_PX, StageView, in_the_sidebar, main_column_px, note_lone_key,
-                                on_pick, panel_prints_values, show_chart, show_lines, show_stage, shown_features)
+from attention_ui.views import (MIN_SLIDE_VALUE_PX, PRESENTER_COLUMN_PX, StageView, in_the_sidebar, main_column_px,
+                                note_lone_key, on_pick, panel_prints_values, show_chart, show_lines, show_stage,
+                                shown_features)
 
 settings = lesson_settings("Multi-head attention")
 trace = settings.lesson.trace
@@ -35,6 +36,7 @@ GRID_CELL = 12
 PRESENTER_GRID_HEIGHT = 360  # what is left under the title, formula and heading at 800 px, less the labels
 PRESENTER_PANEL_ROW_PX = 64  # a second row of panels adds its heads' titles and the gap above them
 PRESENTER_MIN_GRID_CELL = 20  # read from the back of a hall: 8 heads' panels at 16 px were colour stamps; they scroll
+PRESENTER_MAX_CELL_SHAPE = 2  # a slide's cells at most this many times as wide as tall
 ROW_ROOM = GRID_WIDTH * 4 // 3
 st.subheader("1 · Each head's attention weights (one shared colour scale)")
 panels_per_row = max(1, min(h, 4, ROW_ROOM // (GRID_CELL * len(labels))))
@@ -43,6 +45,13 @@ if settings.presenter:  # the panels' rows and their key labels on a 1280×800 p
     panel_rows = -(-h // panels_per_row)
     room = PRESENTER_GRID_HEIGHT - (panel_rows - 1) * PRESENTER_PANEL_ROW_PX
     grid_cell = max(min(PRESENTER_MIN_GRID_CELL, grid_cell), min(grid_cell, room // (panel_rows * len(labels))))
+# On a slide the cells are as wide as the slide's width allows, up to twice their height (which the screen sets): two
+# heads of an 11-token sentence were 32-px squares, too narrow for numbers, in two thirds of the width
+grid_cell_width = grid_cell
+if settings.presenter:
+    across = (PRESENTER_COLUMN_PX - charts.heatmap_fit_room(labels, settings.font_size, "weight")
+              - (panels_per_row - 1) * charts.HEAD_GRID_SPACING_PX) // (panels_per_row * len(labels))
+    grid_cell_width = int(max(grid_cell, min(across, PRESENTER_MAX_CELL_SHAPE * grid_cell)))
 
 
 def drawn_cell(cell: int, panels_per_row: int, cells_per_panel: int, value_title: str) -> int:
@@ -54,9 +63,12 @@ def drawn_cell(cell: int, panels_per_row: int, cells_per_panel: int, value_title
     return int(cell * min(1.0, main_column_px(settings.presenter) / natural))
 
 
-grid_values = panel_prints_values(drawn_cell(grid_cell, panels_per_row, len(labels), "weight"), settings.font_size,
-                                  signed=False)
-grid_options = {"columns": panels_per_row, "domain": (0, 1), "cell_size": grid_cell, "font_size": settings.font_size,
+drawn_width = drawn_cell(grid_cell_width, panels_per_row, len(labels), "weight")
+drawn_height = drawn_width * grid_cell / grid_cell_width  # (a grid shrunk to the column shrinks both alike)
+grid_values = (panel_prints_values(drawn_width, settings.font_size, signed=False)
+               and drawn_height / charts.TEXT_LINE_EM >= MIN_SLIDE_VALUE_PX)
+grid_options = {"columns": panels_per_row, "domain": (0, 1), "cell_size": grid_cell_width,
+                "cell_height": grid_cell if grid_cell_width != grid_cell else None, "font_size": settings.font_size,
                 "selected": settings.head if h > 1 else None, "pick": h > 1, "show_values": grid_values}
 grid = cached_chart(("head grid", trace.weights, trace.mask, tuple(labels), sorted(grid_options.items())),
                     lambda: charts.head_grid(frames.heads_frame(trace.weights, labels, labels, blocked=~trace.mask),

@@ -312,11 +312,15 @@ def test_order_and_positions_slide_draws_its_grids_larger_on_a_large_screen(serv
 @needs_browser
 @pytest.mark.parametrize("query, printed", [("", True),
                                             ("&heads=4&sentence=The+professor+wrote+the+formula+and+the+students"
-                                             "+copied+it", False)], ids=["2 heads, 7 tokens", "4 heads, 10 tokens"])
+                                             "+copied+it", False),
+                                            (f"&sentence={SENTENCE}", True)],
+                         ids=["2 heads, 7 tokens", "4 heads, 10 tokens", "2 heads, 11 tokens"])
 def test_multi_heads_grids_print_readable_numbers_or_none(server, browser, query, printed):
     """4 heads of a 10-token sentence printed their 400 weights at 8.6 px on a slide: the grid, sized to 36-px cells,
     is wider than the slide and the browser shrank it, numbers and all, below the 12 px a slide promises. A grid's
-    numbers are now sized for the cells it is drawn with: 12 px or more, or none and a line that says to hover."""
+    numbers are now sized for the cells it is drawn with: 12 px or more, or none and a line that says to hover.
+    2 heads of an 11-token sentence showed colours only in 32-px squares, in two thirds of the slide's width: their
+    cells are now as wide as the slide allows (their height is the screen's) and print their numbers."""
     from attention_ui.views import MIN_SLIDE_VALUE_PX
 
     with _slide(browser, f"{server}/multi-head?presenter=true{query}", 1280, 800) as page:
