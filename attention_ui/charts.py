@@ -735,21 +735,25 @@ def weight_bars_across(
     row_px: int = 30,
     width: int = 240,
     value_title: str = "weight",
+    value_font_px: int | None = None,
+    axis_title: bool = True,
 ) -> alt.LayerChart:
     """One query's weights (0..1) as bars lying across, one row per key (``row_frame`` columns), the value at
     each bar's end: the keys' names read level as row labels, as in the heatmaps beside it. A bar long enough
-    holds its value inside (light text), a short one has it just past its end. Every value is finite (no mask)."""
+    holds its value inside (light text), a short one has it just past its end. Every value is finite (no mask).
+    ``value_font_px``: the values' font (by default the font less 2, within the row); without ``axis_title`` the
+    weight axis has its numbers only (a heading over the chart names the weights)."""
     df = _with_defaults(df, [name, "value", "index"])
     order = _ordered(df, name, "index")
     x_scale = alt.Scale(domain=[0, 1])
-    x_axis = alt.Axis(title=value_title, labelFontSize=font_size, titleFontSize=font_size, values=[0, 0.5, 1],
-                      format="~g", grid=True)
+    x_axis = alt.Axis(title=value_title if axis_title else None, labelFontSize=font_size, titleFontSize=font_size,
+                      values=[0, 0.5, 1], format="~g", grid=True)
     x = alt.X("value:Q", scale=x_scale, axis=x_axis)
     base = alt.Chart().encode(y=_y(name, order, font_size), x=x,
                               tooltip=[alt.Tooltip(f"{name}:N", title=name),
                                        alt.Tooltip("value:Q", title=value_title, format=TOOLTIP_FORMAT)])
     bars = base.mark_bar(color=POSITIVE_BAR_COLOR, height={"band": 0.8})
-    text_size = min(max(font_size - 2, 8), max(row_px - 6, 8))
+    text_size = value_font_px or min(max(font_size - 2, 8), max(row_px - 6, 8))
     label_chars = max((len(str(label)) for label in df["label"]), default=0)
     inside = f"datum.value * {width} >= {label_chars * text_size * BAR_LABEL_CHAR_EM + 8:.0f}"
     values = base.encode(text=alt.Text("label:N"))

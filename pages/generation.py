@@ -107,12 +107,15 @@ WINDOW_MARGIN_PX = 8
 QUERY_FRAME_PX, QUERY_CHART_MIN_PX = 104, 132
 # From the new query's chart down to its weights' chart: the heading between them.
 WEIGHTS_HEADING_PX = 71
-# The weights' chart besides its bars (the keys' slanted labels and the axis title), and its bars' smallest and
-# largest height.
-WEIGHTS_AXIS_PX, WEIGHTS_PX = 100, (60, 170)
-# Bars lying across instead: their weight axis under the rows (numbers and title), and the least room a row takes
-# besides its text (the slide font).
-ACROSS_AXIS_PX, ACROSS_ROW_MARGIN_PX = 60, 2
+# The weights' bars lie across, one row per key (its name level, its value at the bar's end, both at the labels'
+# font): under the rows their axis's numbers (a slide leaves out its title, which the heading over it says), and
+# the least room a row takes besides its text. (Upright bars, drawn on the page and on a slide whose rows did not
+# fit, turned their values on their side at a smaller font and slanted the keys' names once a value outgrew its
+# bar: the chart changed its direction with the sentence and between page and slide.)
+ACROSS_AXIS_PX, ACROSS_ROW_MARGIN_PX = 36, 4
+# On the page: the most the rows take (32 keys get rows of 20 px, a short sentence its rows at most PAGE_BAR_ROW_PX)
+# and the bars' length at a weight of 1.
+PAGE_BARS_PX, PAGE_BAR_ROW_PX, PAGE_BARS_WIDTH_PX = 640, 30, 400
 # A link note's box above the slide (one line, and its gap), each further line, the characters a line holds at
 # 1280 px, and those of the note's words before the values.
 NOTE_PX, NOTE_LINE_PX, NOTE_LINE_CHARS, NOTE_INTRO_CHARS = 75, 24, 150, 75
@@ -131,10 +134,11 @@ def slide_cache_layout(features: int, notes_px: int) -> tuple[int, int, list[int
     """Presenter mode: the width and the height, in pixels, of a cell of the K cache, the V cache and the new query
     (``features`` columns each, three charts side by side, V's with the colour bar), and the three columns' widths.
     A cell is as wide as the slide allows (at most the slide's cell size) and as tall as that while the sentence's T
-    rows fit a 720-px-tall window under the slide's top and the link notes (``notes_px`` tall, ``note_height_px``), else shorter (a token's label still fits in a row): the
-    numbers need the width, not the height. (Square cells of an 11-token sentence went below an 800-px window from
-    step 9, and at 53 px they showed colours only; rows sized for 800 px went below a 720-px window, or below 800 px
-    under a link note.) The sizes are the sentence's, not the step's, so nothing moves from step to step."""
+    rows fit a 720-px-tall window under the slide's top and the link notes (``notes_px`` tall, ``note_height_px``),
+    else shorter (a token's label still fits in a row): the numbers need the width, not the height. (Square cells
+    of an 11-token sentence went below an 800-px window from step 9, and at 53 px they showed colours only; rows
+    sized for 800 px went below a 720-px window, or below 800 px under a link note.) The sizes are the sentence's,
+    not the step's, so nothing moves from step to step."""
     bare, with_bar = slide_room(labels, ""), slide_room(labels, "feature value")
     width = (PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX - 2 * bare - with_bar) // max(3 * features, 1)
     cell = max(8, min(settings.cell_size, width))
@@ -151,14 +155,13 @@ def cache_cell(cell: int, features: int, columns: int) -> int:
     return max(cell, min(settings.cell_size, features * cell // max(columns, 1)))
 
 
-def slide_weights_px(row_px: int, notes_px: int) -> int:
-    """Presenter mode: the height of the new query's bars, under its one-row chart and the heading, in a 720-px
-    window under the link notes (``notes_px`` tall)."""
-    low, high = WEIGHTS_PX
+def slide_weights_rows_px(row_px: int, notes_px: int) -> int:
+    """Presenter mode: the room for the rows of the new query's bars, under its one-row chart (``row_px`` tall, as
+    the caches' rows) and the heading, above the bars' axis, in a 720-px window under the link notes (``notes_px``
+    tall)."""
     query_px = max(QUERY_CHART_MIN_PX, QUERY_FRAME_PX + row_px)
-    room = (SLIDE_WINDOW_PX - WINDOW_MARGIN_PX - CACHE_TOP_PX - notes_px - query_px - WEIGHTS_HEADING_PX
-            - WEIGHTS_AXIS_PX)
-    return max(low, min(high, room))
+    return (SLIDE_WINDOW_PX - WINDOW_MARGIN_PX - CACHE_TOP_PX - notes_px - query_px - WEIGHTS_HEADING_PX
+            - ACROSS_AXIS_PX)
 
 
 def fitting_title(titles: tuple[str, ...], width_px: float) -> str:
@@ -187,24 +190,29 @@ def step_buttons() -> None:
             st.button("next", on_click=move, args=(1,), key="generation_next_page_key", shortcut="PageDown")
 
 
-def new_query_weights(row, t: int, width_px: int | None = None, height_px: int | None = None) -> dict:
-    """The new query's weights over the ``t`` cached keys as bars (on a slide within ``width_px``, ``height_px``
-    tall)."""
-    bar = max(30, min(settings.cell_size + 10, ((width_px - 90) if width_px else 700) // max(t, 1)))
-    return cached_spec(charts.row_bars, row, cell_size=bar, font_size=settings.font_size,
-                       **({"height": height_px} if height_px else {}))
+def new_query_weights(row, row_px: int, width_px: int) -> dict:
+    """The new query's weights over the cached keys (``row``: a ``row_frame`` of t keys) as bars lying across,
+    ``row_px`` tall each and ``width_px`` long at a weight of 1, on the page and on a slide alike: a student compares
+    the bars' lengths down one column of level key names ("3·fox"), and each step adds a row under the others, as
+    it adds one to the caches. Values print at the labels' font; a row is never thinner than that text."""
+    row_px = max(row_px, settings.font_size + ACROSS_ROW_MARGIN_PX)
+    return cached_spec(charts.weight_bars_across, row, font_size=settings.font_size, row_px=row_px, width=width_px,
+                       value_font_px=settings.font_size, axis_title=not settings.presenter)
 
 
-def slide_weights_across(row, width_px: int, height_px: int) -> dict | None:
-    """On a slide, the new query's weights as bars lying across, one row per cached key (its name level, its value
-    at the bar's end), in the ``width_px`` × (``height_px`` + the upright bars' key labels) the upright bars take;
-    None when the sentence's T rows would be too thin for the slide's text there. The row height is the sentence's,
-    not the step's: each step adds a row under the others, as it adds one to the caches."""
-    row_px = min(settings.cell_size, (height_px + WEIGHTS_AXIS_PX - ACROSS_AXIS_PX) // T)
-    if row_px < settings.font_size + ACROSS_ROW_MARGIN_PX:
-        return None
-    return cached_spec(charts.weight_bars_across, row, font_size=settings.font_size, row_px=row_px,
-                       width=width_px - int(charts.fit_room_px(labels, settings.font_size)))
+def page_weights_row_px() -> int:
+    """On the page, the height of a bar's row: at most PAGE_BAR_ROW_PX, and the sentence's T rows within
+    PAGE_BARS_PX. It is the sentence's, not the step's, so the rows keep their height from step to step."""
+    return min(PAGE_BAR_ROW_PX, PAGE_BARS_PX // T)
+
+
+def slide_weights_layout(column_px: int, rows_room_px: int) -> tuple[int, int]:
+    """On a slide, the new query's bars' row height and length in its column ``column_px`` wide beside the caches:
+    the sentence's T rows fill ``rows_room_px`` (``slide_weights_rows_px``) up to the slide's cell size, but are
+    never thinner than the slide's text (SLIDE_ROW_PX, as the caches'): a long sentence's bars reach below the
+    first screen, as its caches do."""
+    row_px = max(SLIDE_ROW_PX, min(settings.cell_size, rows_room_px // T))
+    return row_px, column_px - int(charts.fit_room_px(labels, settings.font_size))
 
 
 with step_box:
@@ -257,9 +265,9 @@ with step_box:
                 show_chart({**spec, "width": shown.shape[-1] * own_cell})
         with q_col:
             st.markdown(f"**Its weights over the {counted(t, 'cached key')}**")
-            weights_size = ((PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX) * widths[2] // sum(widths),
-                            slide_weights_px(row_px, notes_px))
-            show_chart(slide_weights_across(row, *weights_size) or new_query_weights(row, t, *weights_size))
+            column_px = (PRESENTER_COLUMN_PX - 2 * PRESENTER_GAP_PX) * widths[2] // sum(widths)
+            rows_room = slide_weights_rows_px(row_px, notes_px)
+            show_chart(new_query_weights(row, *slide_weights_layout(column_px, rows_room)))
     else:
         # Side by side, the three share one colour scale (one colour bar, beside V) and one cell size that fills
         # the row
@@ -285,7 +293,7 @@ st.subheader("2 · The new query attends to everything cached")
 if not settings.presenter:  # (a slide shows the bars beside the caches, on its first screen)
     st.markdown(f"**Weights of the new query {plain(labels[t - 1])} over the {counted(t, 'cached key')}** "
                 "(they add up to 1):")
-    show_chart(new_query_weights(row, t))
+    show_chart(new_query_weights(row, page_weights_row_px(), PAGE_BARS_WIDTH_PX))
 # Step r's row covers the keys cached by then; the later keys did not exist yet: grey with ×, like the cells
 # the causal mask blocks in the full attention on the right.
 so_far, not_cached = np.zeros((t, T)), np.ones((t, T), dtype=bool)

@@ -34,6 +34,7 @@ GENERATION = "pages/generation.py"
 STEPS = 7  # "The cat sat on the mat." has 7 tokens
 ELEVEN = "The cat sat on the mat and looked at me."  # 11 tokens, as a lecturer's sentence had
 MIN_SLIDE_VALUE_PX = 12  # views.MIN_SLIDE_VALUE_PX: the smallest number a hall reads
+SLIDE_ROW_PX = 24  # controls.SLIDE_ROW_PX: a slide's smallest row, its text's height
 
 
 def _shortcuts(at) -> dict[str, str]:
@@ -224,8 +225,13 @@ def test_a_narrow_v_beside_a_wide_k_fills_its_column_and_prints_its_numbers():
     assert font is not None and font >= MIN_SLIDE_VALUE_PX, font
 
 
-def _weights_spec(at) -> dict:
-    """The spec of the chart under "Its weights over the … cached keys" (the new query's weights)."""
+WEIGHTS_HEADINGS = ("Its weights over", "Weights of the new query")  # a slide's heading, the page's
+THIRTY_TWO = ("The quick brown fox jumps over the lazy dog and then the small cat sat on the warm mat while the old "
+              "man read his long book by the fire all night")  # 32 tokens, the most a sentence may have
+
+
+def _drawn(at) -> list[tuple[str, object]]:
+    """The main column's Markdown texts and chart specs, in the order drawn, as ("text", value) or ("chart", spec)."""
     drawn = []
 
     def walk(node):
@@ -238,26 +244,55 @@ def _weights_spec(at) -> dict:
             walk(child)
 
     walk(at.main)
-    heading = next(i for i, (kind, value) in enumerate(drawn) if kind == "text" and "Its weights over" in value)
+    return drawn
+
+
+def _weights_spec(at) -> dict:
+    """The spec of the chart under "Its weights over the … cached keys" on a slide, or "Weights of the new query …"
+    on the page (the new query's weights)."""
+    drawn = _drawn(at)
+    heading = next(i for i, (kind, value) in enumerate(drawn)
+                   if kind == "text" and any(words in value for words in WEIGHTS_HEADINGS))
     return next(value for kind, value in drawn[heading:] if kind == "chart")
 
 
-@pytest.mark.parametrize(("sentence", "across"), [(None, True), (ELEVEN, False)], ids=["7 tokens", "11 tokens"])
-def test_a_slide_lays_the_weights_across_when_the_sentences_rows_fit(sentence, across):
-    """Upright value labels over ~37-px bars beside the caches read badly on a projector: with 7 tokens the bars
-    lie across, a key's name level on each row, at a row height that is the sentence's (each step adds a row, as
-    to the caches). 11 rows would be thinner than the slide's text there: those keep the upright bars."""
+def _number_fonts(spec: dict) -> list[int]:
+    """The fonts, in pixels, of the text a chart prints among its marks (values in cells or at bars' ends)."""
+    layers = spec.get("layer", []) or spec.get("spec", {}).get("layer", [])
+    return [layer["mark"]["fontSize"] for layer in layers
+            if layer.get("mark", {}).get("type") == "text" and isinstance(layer["mark"].get("fontSize"), int)]
+
+
+@pytest.mark.parametrize("presenter", [False, True], ids=["page", "slide"])
+@pytest.mark.parametrize(("sentence", "steps"), [(None, (1, 4, 7)), (ELEVEN, (1, 6, 11)), (THIRTY_TWO, (1, 32))],
+                         ids=["7 tokens", "11 tokens", "32 tokens"])
+def test_the_weights_lie_across_with_level_values_at_the_labels_font_on_the_page_and_a_slide(presenter, sentence,
+                                                                                               steps):
+    """The new query's weights changed direction: upright bars on the page, on a slide bars lying across for 7
+    tokens and upright ones for 11, whose values were then turned on their side at a smaller font and whose keys'
+    names slanted (on a slide from 6 keys on). They lie across everywhere now, for 1 to 32 keys: a key's name level
+    on each row, its value level at the bar's end at the labels' font (no smaller than any number the page's other
+    charts print), in rows at least that text tall whose height is the sentence's (each step adds a row, as to the
+    caches)."""
     heights = set()
-    for step in (1, 4, 7):
-        params = {"presenter": "true", "generation_step": str(step), **({"sentence": sentence} if sentence else {})}
-        spec = _weights_spec(open_page(GENERATION, params))
+    for step in steps:
+        params = {"generation_step": str(step), **({"presenter": "true"} if presenter else {}),
+                  **({"sentence": sentence} if sentence else {})}
+        at = open_page(GENERATION, params)
+        spec = _weights_spec(at)
         bar = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "bar")
-        keys = "y" if across else "x"
-        assert bar["encoding"][keys]["field"] == "key", (step, bar["encoding"])
-        if across:
-            heights.add(json.dumps(spec["height"]))
-            assert spec["height"]["step"] >= 20, spec["height"]  # the slide's text fits a row
-    assert len(heights) <= 1, heights
+        keys = bar["encoding"]["y"]
+        assert keys["field"] == "key" and len(keys["scale"]["domain"]) == step, (step, bar["encoding"])
+        assert keys["axis"]["labelAngle"] == 0, keys["axis"]
+        label_font = keys["axis"]["labelFontSize"]
+        values = [layer["mark"] for layer in spec["layer"] if layer["mark"]["type"] == "text"]
+        assert values and all("angle" not in mark for mark in values), values
+        others = [font for kind, other in _drawn(at) if kind == "chart" and other != spec
+                  for font in _number_fonts(other)]
+        assert all(mark["fontSize"] >= max([label_font, *others]) for mark in values), (step, values, others)
+        assert spec["height"]["step"] >= label_font + 4, spec["height"]  # a row holds its text
+        heights.add(spec["height"]["step"])
+    assert len(heights) == 1, f"the rows changed height from step to step: {heights}"
 
 
 _CACHE_NUMBERS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'))
@@ -302,8 +337,10 @@ def test_the_last_step_of_an_eleven_token_slide_fits_the_window_under_a_link_not
     """A link note above the slide (here for a bad seed) pushed it down 75 px, and the caches' rows were sized for
     an 800-px window: at 1280 × 800 the last rows of the last step, at 1280 × 720 also without a note, lay below
     the window until the next click. The newest row's numbers, the feature labels under the caches and the new
-    query's weights are all inside the window; at 1920 × 1080 the charts are drawn 1.5 times as large (at 12-16 px
-    numbers, laid out for 1280 × 720, were small on a large screen)."""
+    query are all inside the window; at 1920 × 1080 the charts are drawn 1.5 times as large (at 12-16 px
+    numbers, laid out for 1280 × 720, were small on a large screen). The new query's weights start on the first
+    screen, with room for their first rows: their rows are never thinner than the slide's text, so under the note
+    the last of 11 may lie below a 720- or 800-px window (as a longer sentence's cache rows do)."""
     width, height = window
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
@@ -322,8 +359,10 @@ def test_the_last_step_of_an_eleven_token_slide_fits_the_window_under_a_link_not
             drawn = min(n["height"] / n["font"] for n in cache["numbers"])  # a glyph box is ~1.06 of its font
             assert zoom <= drawn <= 1.2 * zoom, f"{cache['title']}'s numbers drawn {drawn:.2f}× their font, not {zoom}×"
         charts = page.evaluate(_CHARTS_JS)
-        for want in ("K cache", "V cache", "new query q_t", "the new query weights"):
+        for want in ("K cache", "V cache", "new query q_t"):
             chart = next(c for c in charts if c["title"].startswith(want))
             assert chart["bottom"] <= height, f"{want!r} reaches below the {height}-px window: {chart}"
+        weights = next(c for c in charts if c["title"] == "the new query weights")
+        assert weights["top"] + 3 * SLIDE_ROW_PX * zoom <= height, f"the weights start below the window: {weights}"
     finally:
         context.close()
