@@ -8,14 +8,14 @@ from attention_core import (AttentionInputError, MAX_POSITION, equivariance_chec
                             sinusoidal_positions)
 from attention_ui import charts, frames
 from attention_ui.checks.why import position_questions
-from attention_ui.controls import PRESENTER_GAP_PX, keep_page_settings, lesson_settings, stop_page
+from attention_ui.controls import PRESENTER_GAP_PX, keep_page_settings, lesson_settings, show_slide_row, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import plain, size_in_words
 from attention_ui.views import (DRAWN_FRAME_SHARE, PRESENTER_COLUMN_PX, SIGNED_READABLE_CELL_PX, StageView,
                                  column_cell, feature_heatmap, shared_domain, shared_scale_cell, show_chart,
-                                 shown_features, side_by_side, slide_usual_value_font, stacked_slide_cell,
-                                 token_heatmap)
+                                 shown_features, side_by_side, slide_token_pair, slide_usual_value_font,
+                                 stacked_slide_cell, token_heatmap)
 from attention_ui.why import encoding_lines, half_share, line_chart, page_slider
 
 
@@ -44,6 +44,10 @@ st.latex(r"\mathrm{Attn}(P X) = P\, \mathrm{Attn}(X) \quad \text{for every permu
 
 
 SIGNED_CHARS = 6  # the widest number the grids print: a signed "−0.390"
+# On a slide, what a window's height keeps besides RoPE's two grids of scores: the menu bar and the line under them
+# (a clicker's press brings the grids up once the section's words and slider are seen; each with its own row labels
+# and colour bar, an 11-token sentence's scores printed 12 px)
+ROPE_ROOM_PX = 170
 
 
 def slide_pair(columns: int, legend_title: str, legends: int, key: str) -> tuple[int, int | None, list, bool]:
@@ -202,13 +206,10 @@ except AttentionInputError as err:
     stop_page()
 bound = float(rope.scores.abs().max()) or 1.0
 rope_titles = (f"RoPE scores ÷ √d_k, {positions_span(0, T, '…')}", positions_span(shift, T, "…"))
-if settings.presenter:  # as large as the slide's other numbers, as in section 1
-    cell, value_font, places, _ = slide_pair(T, "score", 2, "rope_scores")
-    for column, scores, title in zip(places, (rope.scores, rope.shifted_scores), rope_titles):
-        with column:
-            show_chart(slide_grid(charts.heatmap, scores, settings.labels, settings.labels, title, cell=cell,
-                                  value_font=value_font if T <= 14 else None, follow=settings.follow,
-                                  diverging=True, scheme="blueorange", value_title="score", domain=(-bound, bound)))
+if settings.presenter:  # one set of row labels and one colour bar, as wide as the window and as tall as it allows
+    slide_view = replace(view, fit=True)
+    show_slide_row("rope_scores", slide_view, slide_token_pair(
+        slide_view, *zip((rope.scores, rope.shifted_scores), rope_titles), domain=(-bound, bound)), ROPE_ROOM_PX)
 else:
     rope_share = half
     if view.fit_cell(T + 3, half) < SIGNED_READABLE_CELL_PX:
