@@ -71,7 +71,8 @@ __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "SlideColumn", "StageR
            "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages",
            "prints_values", "shared_domain", "shared_scale_cell", "show_chart", "show_lines", "show_slide",
            "show_stage", "shown_features", "side_by_side", "softmax_row_spec", "stacked_slide_cell", "stage_header",
-           "token_heatmap", "panel_prints_values", "presenter_charts_zoom_style", "GENERATION_CACHES_KEY"]
+           "token_heatmap", "panel_prints_values", "slide_panel_width", "presenter_charts_zoom_style",
+           "GENERATION_CACHES_KEY"]
 
 
 @dataclass(frozen=True)
@@ -797,6 +798,14 @@ cells for it, weights ("0.390") 30."""
 def prints_values(cell: int, font_size: int, *, signed: bool) -> bool:
     """Whether a page's heatmap with ``cell``-px cells prints its numbers at MIN_VALUE_PX or more."""
     return charts.cell_value_font(cell, font_size, diverging=signed, fit=False) >= MIN_VALUE_PX
+
+
+def slide_panel_width(labels: list[str], font_size: int, panels_per_row: int, value_title: str = "weight") -> int:
+    """The widest cell with which ``panels_per_row`` panels of a head grid (``charts.head_grid``), each a column per
+    label of ``labels``, fit a slide's width beside the grid's row labels and colour bar (titled ``value_title``)."""
+    room = (PRESENTER_COLUMN_PX - charts.heatmap_fit_room(labels, font_size, value_title)
+            - (panels_per_row - 1) * charts.HEAD_GRID_SPACING_PX)
+    return int(room // max(panels_per_row * len(labels), 1))
 
 
 def panel_prints_values(cell: int, font_size: int, *, signed: bool) -> bool:

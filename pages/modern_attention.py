@@ -1,5 +1,7 @@
 """Today's attention: heads that share keys and values, the KV cache's memory, sliding windows through depth."""
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -8,14 +10,14 @@ from attention_core import (MAX_CONTEXT_LENGTH, MAX_HEADS, MAX_LAYERS, MAX_WINDO
                             sliding_window_reach, trace_attention)
 from attention_ui import charts, frames
 from attention_ui.checks.modern import modern_questions
-from attention_ui.controls import BOUND, lesson_settings, stop_page
+from attention_ui.controls import BOUND, lesson_settings, show_slide_row, stop_page
 from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram, sharing_takeaway
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart
 from attention_ui.text import counted
 from attention_ui.url_state import check_linked_choice, show_link_notes
 from attention_ui.views import (StageView, in_the_sidebar, mask_chart, panel_prints_values, show_chart, show_table,
-                                 token_heatmap)
+                                slide_mask_pair, slide_panel_width, token_heatmap)
 
 BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
 CONTEXT_LENGTHS = [2**n for n in range(8, MAX_CONTEXT_LENGTH.bit_length())]  # 256 … 1,048,576 tokens
@@ -137,7 +139,10 @@ else:
                     f"your sentence, head by head (g = {shared}: {chosen}):")
         grouped = traces["grouped-query"]
         per_row = min(h, 4)
-        cell = max(10, min(settings.cell_size - 8, (900 if settings.presenter else 680) // (per_row * len(labels))))
+        # On a slide as wide as the slide allows (900 px in all left 2 heads of 11 tokens 13-px numbers)
+        across = slide_panel_width(labels, settings.font_size, per_row) if settings.presenter else 680 // (
+            per_row * len(labels))
+        cell = max(10, min(settings.cell_size - 8, across))
 
         values = panel_prints_values(cell, settings.font_size, signed=False)  # as Multi-head's panels print them
 
@@ -205,13 +210,19 @@ if rows is not None:
                "fit in memory at all.")
 
 # ---------------------------------------------------------------- 3. sliding windows
+# On a slide, what a window's height keeps besides the window's mask and weights: the menu bar, the section's heading,
+# words, formula and controls, so that they fill one screen once a clicker's press brings the heading up (in a third
+# of the slide each, an 11-token sentence's weights printed 13 px)
+WINDOW_ROOM_PX = 330
 st.subheader("3 · Sliding-window attention")
 st.markdown("Each token may attend only to itself and the **w − 1** tokens before it. One layer sees w tokens; "
             "but layer 2 reads outputs that already mixed w tokens each, so the reach grows with depth.")
-st.latex(r"M_{ij} = \begin{cases} 0 & 0 \le i - j < w \\ -\infty & \text{otherwise} \end{cases}"
-         r"\qquad \text{reach after } L \text{ layers} = L\,(w - 1) + 1")
+# On a slide the controls sit beside the formula, so that the mask and weights under them fit the same screen
+formula, controls = st.columns([3, 2], vertical_alignment="center") if presenter else (st.container(), None)
+formula.latex(r"M_{ij} = \begin{cases} 0 & 0 \le i - j < w \\ -\infty & \text{otherwise} \end{cases}"
+              r"\qquad \text{reach after } L \text{ layers} = L\,(w - 1) + 1")
 T = len(labels)
-left, right, _ = st.columns(3)
+left, right = controls.columns([3, 2]) if presenter else st.columns(3)[:2]
 window = left.number_input(f"Window w (tokens, up to {MAX_WINDOW})", min_value=None, max_value=None, value=3, step=1,
                            key="window", **BOUND)
 layers = right.slider("Layers stacked", 1, MAX_LAYERS, 3, key="window_layers", **BOUND)
@@ -230,13 +241,19 @@ cell = max(8, min(settings.cell_size - 6, (640 if settings.presenter else 330) /
 # The weights are drawn as on every other page (token_heatmap): keys outside the window grey with ×, not a dark 0.
 view = StageView(windowed, list(labels), settings.follow, settings.head, cell, settings.font_size,
                  colour=settings.colour)
-left, right = st.columns(2)
-with left:
-    show_chart(mask_chart(mask, labels, labels, title=f"window w = {int(window)}",
-                          cell_size=view.fit_cell(T + 3, 0.5), font_size=settings.font_size))
-with right:
-    show_chart(token_heatmap(view, windowed.weights[settings.head], f"weights of head {settings.head + 1}",
-                             weights=True, share=0.5))
+window_titles = (f"window w = {int(window)}", f"weights of head {settings.head + 1}")
+if settings.presenter:  # as Masking's slide draws a mask beside its weights: one set of row labels, the screen's size
+    slide_view = replace(view, fit=True)
+    show_slide_row("window_pair", slide_view, slide_mask_pair(slide_view, window_titles[0],
+                                                              windowed.weights[settings.head], window_titles[1],
+                                                              weights=True), WINDOW_ROOM_PX)
+else:
+    left, right = st.columns(2)
+    with left:
+        show_chart(mask_chart(mask, labels, labels, title=window_titles[0], cell_size=view.fit_cell(T + 3, 0.5),
+                              font_size=settings.font_size))
+    with right:
+        show_chart(token_heatmap(view, windowed.weights[settings.head], window_titles[1], weights=True, share=0.5))
 layer_labels = [f"after layer {i + 1}" for i in range(int(layers))]
 reach_cell = max(8, min(settings.cell_size - 6, (1000 if settings.presenter else 640) // T))  # one chart, full width
 reach_title = f"which tokens can reach the last token, {labels[-1]}"

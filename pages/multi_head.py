@@ -11,7 +11,7 @@ from attention_ui.text import plain
 from attention_ui.render import cached_chart
 from attention_ui.views import (MIN_SLIDE_VALUE_PX, PRESENTER_COLUMN_PX, StageView, in_the_sidebar, main_column_px,
                                 note_lone_key, on_pick, panel_prints_values, show_chart, show_lines, show_stage,
-                                shown_features)
+                                shown_features, slide_panel_width)
 
 settings = lesson_settings("Multi-head attention")
 trace = settings.lesson.trace
@@ -49,9 +49,8 @@ if settings.presenter:  # the panels' rows and their key labels on a 1280×800 p
 # heads of an 11-token sentence were 32-px squares, too narrow for numbers, in two thirds of the width
 grid_cell_width = grid_cell
 if settings.presenter:
-    across = (PRESENTER_COLUMN_PX - charts.heatmap_fit_room(labels, settings.font_size, "weight")
-              - (panels_per_row - 1) * charts.HEAD_GRID_SPACING_PX) // (panels_per_row * len(labels))
-    grid_cell_width = int(max(grid_cell, min(across, PRESENTER_MAX_CELL_SHAPE * grid_cell)))
+    across = slide_panel_width(labels, settings.font_size, panels_per_row)
+    grid_cell_width = max(grid_cell, min(across, PRESENTER_MAX_CELL_SHAPE * grid_cell))
 
 
 def drawn_cell(cell: int, panels_per_row: int, cells_per_panel: int, value_title: str) -> int:

@@ -125,7 +125,7 @@ def _read_slide(page, where: str, titles: tuple[str, ...], least_px: float) -> l
         return [f"{where}: missing charts {titles} in {[c['title'] for c in drawn]}"]
     problems = []
     for title, chart in zip(titles, charts_shown):
-        if title.startswith("mask"):
+        if title.startswith(("mask", "window w")):  # a mask's ✓ and ×
             continue
         if not chart["px"]:
             problems.append(f"{where}: {title!r} prints no numbers (cells {chart['cell']:.0f} px)")
@@ -204,7 +204,8 @@ WEIGHTS_SLIDES = {"why-scaling": ("3 ·", ("softmax(QKᵀ): no", "softmax(QKᵀ 
                                       SLIDE_VALUE_PX),
                   "overview": (None, ("attention weights (head 1)",), "overview_live", SLIDE_VALUE_PX),
                   "order-and-position": ("", ("RoPE scores", "positions 100"), "rope_scores",
-                                         SIGNED_SLIDE_VALUE_PX)}
+                                         SIGNED_SLIDE_VALUE_PX),
+                  "modern-attention": ("3 ·", ("window w = 3", "weights of head 1"), "window_pair", SLIDE_VALUE_PX)}
 
 
 @pytest.mark.browser
@@ -219,7 +220,8 @@ def test_weights_on_a_page_slide_print_slide_sized_numbers(server, browser, path
     in cells of one width, prints its numbers as large as those cells hold with rows level, and fits the screen
     with its heading and words. Overview's live chart, the first a class sees, printed 12 px in half the width
     beside the words: it now takes more of the width and the window's height. So do Order and position's RoPE
-    scores (12 px, each grid with its own row labels and colour bar), which fill the screen a press brings up."""
+    scores (12 px, each grid with its own row labels and colour bar), which fill the screen a press brings up, and
+    Shared keys and windows' sliding window beside its weights (13 px in a third of the slide each)."""
     heading, titles, key, least = WEIGHTS_SLIDES[path]
     width, height = size
     with _slide(browser, f"{server}/{path}?sentence={SENTENCE}&presenter=true", width, height) as page:
