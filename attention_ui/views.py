@@ -259,6 +259,9 @@ def side_by_side(drawn: list[dict], view: StageView, key: str = "slide_columns")
 
 SLIDE_COLUMN_GAP_PX = 16
 """The gap between two of ``st.columns`` (Streamlit's default "small" gap, 1rem)."""
+COLOURS_ONLY_SHARE = 0.5
+"""The share of a slide's row that a chart drawn in colours only (a real head's 32 context features) takes beside a
+weights chart with as many columns as it has keys: the weights' cells get the room for their numbers."""
 MASK_CELL_SHARE = 0.5
 """A mask grid's cell width beside a slide's scores, as a share of theirs: a ✓ or × needs less room than a number.
 Larger when that leaves its cells at 1280 px narrower than a steep key label's line (the slide's font and 4 px):
@@ -1295,8 +1298,9 @@ def _context_slide_charts(view: StageView, context: torch.Tensor) -> list:
     row = (weights_column, context_column)
     if features > len(keys) and slide_row_value_font(view, row, signed=True) is None:
         # C's cells hold no numbers at one width with A's anyway (a real head's 32 features beside 9 tokens): C takes
-        # as much of the row as A, and A's cells the room for its weights (they were 11-px numbers in a quarter of it)
-        context_column = SlideColumn(len(keys), context_column.frame_px)
+        # half as much of the row as A, and A's cells the room for its weights (they were 11-px numbers in a quarter
+        # of it, 12-px in half of it for 13 tokens)
+        context_column = SlideColumn(len(keys) * COLOURS_ONLY_SHARE, context_column.frame_px)
         row = (weights_column, context_column)
     keys_px_beside = slide_key_labels_px(view, width=slide_column_width(weights_column, context_column))
     weights = token_heatmap(view, view.trace.weights[view.head], f"weights A{_head_title(view)}", weights=True,

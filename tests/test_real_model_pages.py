@@ -378,12 +378,14 @@ def test_the_close_up_on_a_slide_fits_the_window_under_its_heading():
 @needs_model
 def test_a_real_heads_context_slide_leaves_the_weights_room_for_their_numbers():
     """Stage 7 of a real head: the 9 × 9 weights beside a context of 32 features, in cells of one width, got a quarter
-    of the slide and 11-px numbers (colours only at 1600 px), while the context's 32 columns print none anyway."""
+    of the slide and 11-px numbers (colours only at 1600 px), while the context's 32 columns print none anyway; given
+    half of it, a 13-token sentence's weights printed 12 px. The context now takes half as much as the weights."""
     at = apptest_support.open_page("pages/inside_real_head.py", {"presenter": "true", "step": "context"})
     specs = {json.dumps(s.get("title"))[:30]: s for s in chart_specs(at)}
     weights = next(s for t, s in specs.items() if "weights A" in t)
     context = next(s for t, s in specs.items() if "context" in t)
-    assert views.slide_column_of(context).cells == views.slide_column_of(weights).cells == 9
+    assert views.slide_column_of(weights).cells == 9
+    assert views.slide_column_of(context).cells == 9 * views.COLOURS_ONLY_SHARE
     toy = apptest_support.open_page("pages/step_through.py", {"presenter": "true", "step": "context", "d_v": "16",
                                                               "d_model": "32"})
     toy_context = next(s for s in chart_specs(toy) if "context" in json.dumps(s.get("title")))
