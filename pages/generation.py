@@ -227,11 +227,11 @@ with step_box:
     in_kv_head, in_kv_short = ((f", key/value head {step.kv_group(head) + 1}", f", kv head {step.kv_group(head) + 1}")
                                if g < h else (in_head, in_head))
     if settings.presenter:  # the step's line stands for section 1's heading (a slide has no room for both)
-        st.progress(t / T, text=f"1 · The cache after step {t} of {T}: {counted(t, 'row')} of K and V; the newest "
+        st.progress(t / T, text=f"1 · Step {t} of {T}: the cache holds {counted(t, 'row')} of K and V; the newest "
                                 f"token is {plain(labels[t - 1])}")
     else:
         st.progress(t / T, text=f"Step {t} of {T}: the newest token is {plain(labels[t - 1])}")
-        st.subheader(f"1 · The cache after step {t}: {counted(t, 'row')} of K and V")
+        st.subheader(f"1 · After step {t} the cache holds {counted(t, 'row')} of K and V")
     view = StageView(step, labels[t - 1:t], 0, head, settings.cell_size, settings.font_size, key_labels=labels[:t])
     features = min(max(step.d_k, step.d_v), MAX_FEATURES_SHOWN)
     if not settings.presenter and view.fit_cell(features + 3, 1 / 3) < MIN_SIDE_BY_SIDE_CELL:

@@ -59,13 +59,13 @@ def test_counts_on_the_generation_page_are_singular_for_one_and_plural_for_more(
     at = generation
     at.button(key="generation_reset").click().run()
     first = page_texts(at)
-    assert at.subheader[0].value == "1 · The cache after step 1: 1 row of K and V"
+    assert at.subheader[0].value == "1 · After step 1 the cache holds 1 row of K and V"
     assert "K cache, head 1" in first and "V cache, head 1" in first  # the row count is in the heading
     assert "over the 1 cached key**" in first
     assert "rows made by the cache (step 1)" in first
     at.button(key="generation_next").click().run()
     second = page_texts(at)
-    assert at.subheader[0].value == "1 · The cache after step 2: 2 rows of K and V"
+    assert at.subheader[0].value == "1 · After step 2 the cache holds 2 rows of K and V"
     assert "over the 2 cached keys**" in second
     assert "rows made by the cache (steps 1–2)" in second
     for shown in (first, second):

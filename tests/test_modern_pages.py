@@ -225,7 +225,7 @@ def _step_text(at) -> str:
 def test_next_back_and_start_again_move_through_the_tokens():
     at = open_page(GENERATION)
     assert _step_text(at).startswith("Step 1 of 7")
-    assert at.subheader[0].value == "1 · The cache after step 1: 1 row of K and V"
+    assert at.subheader[0].value == "1 · After step 1 the cache holds 1 row of K and V"
     for _ in range(3):
         at.button(key="generation_next").click().run()
     assert _step_text(at).startswith("Step 4 of 7") and "4·on" in _step_text(at)
