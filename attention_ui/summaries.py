@@ -68,6 +68,10 @@ def presenter_head_table(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+SHARE_COLUMNS = ["to previous token", "to first token", "to special tokens"]
+"""The per-head table's shares of weight on one kind of token (``head_table``)."""
+NAMED = 3
+"""How many of the strongest previous-token heads and sinks the line under the per-head table names."""
 PRESENTER_TABLE_PX = 460
 """Height of a long table in presenter mode: it scrolls under its header instead of running screens down."""
 
@@ -150,20 +154,26 @@ def show_model_summaries(pick, settings, first_section: int) -> None:
     st.markdown("Per head, averaged over the query tokens: the **entropy** of its weights (0 bits = all on one token; "
                 f"{spread}), and the share it "
                 "gives to the **previous token**, to the **first token** and to **special tokens**. "
-                + ("The strongest heads are named below the table." if settings.presenter else
+                + ("The heads named below the table come first, then the others by their largest share."
+                   if settings.presenter else
                    "Sort a column to find the heads that do one thing."))
     stats = head_stats(attentions, run.is_special, causal=model.causal)
     table = head_table(stats, head_roles(stats))
+    sinks = table.assign(sink=table[["to first token", "to special tokens"]].max(axis=1))
     if settings.presenter:  # a dataframe's canvas keeps the page's small text; HTML takes the slide's
-        st.table(presenter_head_table(table), hide_index=True,
+        # The heads the line under the table names come first, then the others by their largest share: a clicker
+        # cannot scroll the table, and in layer order it showed layer 1's heads and none of those named
+        by_share = table.index[(-table[SHARE_COLUMNS].max(axis=1)).argsort(kind="stable")]
+        order = dict.fromkeys([*table.nlargest(NAMED, "to previous token").index, *sinks.nlargest(NAMED, "sink").index,
+                               *by_share])
+        st.table(presenter_head_table(table.loc[list(order)]), hide_index=True,
                  height=PRESENTER_TABLE_PX if len(table) > 10 else "content")
     else:
         st.dataframe(table, hide_index=True, width="stretch", height=min(420, 36 + 35 * len(table)),
                      column_config=head_table_columns(table))
-    sinks = table.assign(sink=table[["to first token", "to special tokens"]].max(axis=1))
     st.success(f"In {plain(model.name)}, for this sentence, the strongest previous-token heads are "
-               f"{strongest(table, 'to previous token')}; the strongest sinks (weight parked on the first or a "
-               f"special token) are {strongest(sinks, 'sink')}. A head is named in the last column when "
+               f"{strongest(table, 'to previous token', NAMED)}; the strongest sinks (weight parked on the first or a "
+               f"special token) are {strongest(sinks, 'sink', NAMED)}. A head is named in the last column when "
                f"{ROLE_THRESHOLD:.0%} or more of its weight goes to one of these: the previous token, the first "
                "token, or the special tokens taken together.")
     st.caption("Each share is a row's weight on those tokens, averaged over the rows (the previous token's from the "

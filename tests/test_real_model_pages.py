@@ -456,3 +456,18 @@ def test_the_per_head_table_says_its_shares_overlap():
     table = next(d.value for d in at.dataframe if "to previous token" in d.value.columns)
     assert (table[["to previous token", "to first token", "to special tokens"]].sum(axis=1) > 1).any()
     assert any("can add up to more than 1" in c.value for c in at.caption)
+
+
+@needs_model
+def test_a_slides_per_head_table_starts_with_the_heads_it_names():
+    """On a slide the per-head table (72 rows in a box a clicker cannot scroll) showed layer 1's heads only, and the
+    line under it named heads out of sight (L3H12, L5H6). The heads it names now come first, then the others by
+    their largest share."""
+    import re
+
+    at = open_page("real_model", presenter=True, sentence="The animal did not cross the street because it was tired")
+    table = next(t.value for t in at.table if "looks like" in t.value.columns)
+    named = re.findall(r"L(\d+)H(\d+) \(", next(s.value for s in at.success if "strongest previous-token" in s.value))
+    assert len(named) == 6, named
+    assert [(str(layer), str(head)) for layer, head in zip(table["layer"][:6], table["head"][:6])] == named
+    assert len(table) == 72, "every head is still in the table"
