@@ -83,12 +83,18 @@ LAYER_GRID_ROOM = 140
 panels and the colour bar."""
 
 
-def _layer_grid(values, labels, *, title: str, cell: int, font_size: int) -> dict:
+def _layer_grid(values, labels, *, title: str, cell: int, font_size: int, axes: bool) -> dict:
     """One panel per layer of ``values`` (L, T, T), as a cached spec (its frame is made only on a miss; a new
-    sentence of a shape met before fills in that shape's spec)."""
+    sentence of a shape met before fills in that shape's spec); ``axes``: with the tokens' labels."""
     return cached_head_grid(values, labels, [f"layer {i + 1}" for i in range(values.shape[0])],
                             columns=min(LAYER_COLUMNS, values.shape[0]), domain=(0, 1), cell_size=cell,
-                            font_size=font_size, axes=len(labels) <= 12, spacing=10, title=title)
+                            font_size=font_size, axes=axes, spacing=10, title=title)
+
+
+MIN_LAYER_LABEL_PX = 12
+"""The smallest font a slide's layer grids print their token labels in, each within its row (13 tokens: 19-px rows,
+15-px labels); below it they show none. (At the slide's 20-px font a sentence of 11 words and [CLS], [SEP] had no
+labels at all, and a class could not find "it" or "animal".)"""
 
 
 def strongest(table: pd.DataFrame, column: str, count: int = 3) -> str:
@@ -110,14 +116,15 @@ def show_model_summaries(pick, settings, first_section: int) -> None:
     labels = frames.AxisLabels(all_labels[i] for i in keep)
     T = len(keep)
     if settings.presenter:  # the slide's font, and cells as large as fit the window's width beside it
-        grid_font = settings.font_size
-        room = LAYER_GRID_ROOM + (int(charts.label_px(labels, grid_font)) if T <= 12 else 0)
         panel_rows = math.ceil(attentions.shape[0] / LAYER_COLUMNS)  # and tall enough to be seen whole on a slide
         tall = (SLIDE_GRID_ROWS_PX - LAYER_PANEL_TITLE_PX * (panel_rows - 1)) // (panel_rows * max(T, 1))
+        axes = tall - 4 >= MIN_LAYER_LABEL_PX
+        grid_font = min(settings.font_size, tall - 4) if axes else settings.font_size  # a label within its row
+        room = LAYER_GRID_ROOM + (int(charts.label_px(labels, grid_font)) if axes else 0)
         cell = max(4, min(40, tall, (PRESENTER_COLUMN_PX - room) // (LAYER_COLUMNS * max(T, 1))))
     else:
-        grid_font = 11
-        axes_room = 90 if T <= 12 else 0  # token labels beside each panel
+        grid_font, axes = 11, T <= 12
+        axes_room = 90 if axes else 0  # token labels beside each panel
         cell = max(4, min(26, (720 // LAYER_COLUMNS - axes_room) // max(T, 1)))
     n = first_section
 
@@ -128,7 +135,7 @@ def show_model_summaries(pick, settings, first_section: int) -> None:
     st.latex(r"\bar A^{(l)} = \frac{1}{h} \sum_{i=1}^{h} A^{(l)}_i")
     mean = mean_over_heads(attentions)[:, keep][:, :, keep]  # (L, T', T'): the shown tokens only
     show_chart(_layer_grid(mean, labels, title="mean of the heads, one square per layer", cell=cell,
-                           font_size=grid_font))
+                           font_size=grid_font, axes=axes))
 
     st.subheader(f"{n + 1} · Attention rollout: where each token's information came from")
     st.markdown("Attention of attention: layer 2 mixes vectors that layer 1 already mixed. **Rollout** (Abnar & "
@@ -138,7 +145,7 @@ def show_model_summaries(pick, settings, first_section: int) -> None:
              r"R^{(l)} = \hat A^{(l)} R^{(l-1)},\quad R^{(0)} = I")
     rollout = attention_rollout(attentions)[:, keep][:, :, keep]  # (L, T', T'), computed over every token
     show_chart(_layer_grid(rollout, labels, title="rollout after each layer (rows sum to 1 over all tokens)",
-                           cell=cell, font_size=grid_font))
+                           cell=cell, font_size=grid_font, axes=axes))
     if pick.shown_follow in keep:
         row = frames.row_frame(rollout[-1, keep.index(pick.shown_follow)], labels)
         show_chart(cached_spec(charts.row_bars, row, title=f"after the last layer, {run.tokens[pick.shown_follow]} is "

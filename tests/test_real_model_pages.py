@@ -471,3 +471,20 @@ def test_a_slides_per_head_table_starts_with_the_heads_it_names():
     assert len(named) == 6, named
     assert [(str(layer), str(head)) for layer, head in zip(table["layer"][:6], table["head"][:6])] == named
     assert len(table) == 72, "every head is still in the table"
+
+
+@needs_model
+def test_a_slides_layer_grids_name_the_tokens_of_an_eleven_word_sentence():
+    """On a slide, the mean over heads and the rollout of 11 words with [CLS] and [SEP] (13 tokens) drew six squares
+    without a token's name on either axis: labels in the slide's 20-px font do not fit 19-px rows. They are now
+    printed as large as the rows hold (15 px), and left out only where that would be under 12 px."""
+    from attention_ui.summaries import MIN_LAYER_LABEL_PX
+
+    at = open_page("real_model", presenter=True, sentence="The animal did not cross the street because it was tired")
+    grids = [s for s in chart_specs(at) if "one square per layer" in json.dumps(s.get("title"))
+             or "rollout after each layer" in json.dumps(s.get("title"))]
+    assert len(grids) == 2
+    for grid in grids:
+        assert grid.get("config", {}).get("axis", {}).get("labels") is not False, grid.get("config")
+        axis = grid["spec"]["layer"][0]["encoding"]["y"]["axis"]
+        assert MIN_LAYER_LABEL_PX <= axis["labelFontSize"] < views.PRESENTER_FONT, axis
