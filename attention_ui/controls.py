@@ -590,8 +590,21 @@ if (!window.clickerKeysAfterUse) {
       .filter((e) => !e.closest(".st-key-PATH_LINK_KEY, .st-key-PATH_BACK_LINK_KEY") && !e.querySelector("hr"))
       .map((e) => e.getBoundingClientRect()).filter((r) => r.height > 0).map((r) => r.bottom))
       <= main.getBoundingClientRect().bottom + 4;
+    // a row of tabs (Work it by hand's four stages): forward from the foot of one, its next tab opens at the top of
+    // the row, and back from the top of the row the tab before does (a clicker showed only the first of four)
+    const tabs = [...main.querySelectorAll("[role='tablist']")].find((list) => list.getBoundingClientRect().height);
+    const chosen = tabs ? [...tabs.querySelectorAll("[role='tab']")] : [];
+    const at = chosen.findIndex((tab) => tab.getAttribute("aria-selected") === "true");
+    const openTab = (tab) => {
+      tab.click();
+      requestAnimationFrame(() => main.scrollBy({top: tabs.getBoundingClientRect().top
+        - main.getBoundingClientRect().top - SECTION_TOP_PX}));
+    };
+    const line = main.getBoundingClientRect().top + SECTION_TOP_PX;
     if (way > 0 && link && (main.scrollTop + main.clientHeight >= main.scrollHeight - 2 || allAboveLinkSeen()))
-      return drawing ? undefined : link.click();
+      return drawing ? undefined : at >= 0 && at < chosen.length - 1 ? openTab(chosen[at + 1]) : link.click();
+    if (way < 0 && at > 0 && tabs.getBoundingClientRect().top >= line - NEAR_HEADING_PX
+        && tabs.getBoundingClientRect().top < main.getBoundingClientRect().bottom) return openTab(chosen[at - 1]);
     const back = document.querySelector(".st-key-PATH_BACK_LINK_KEY a");  // hidden: the page before
     if (way < 0 && back && main.scrollTop <= 2) {
       const target = new URL(back.href);
@@ -601,7 +614,6 @@ if (!window.clickerKeysAfterUse) {
     // a page's numbered sections (st.subheader); none: a screen. (Not a mark in Start here's cards of pages, drawn as
     // one: each press moved one card, 129 px, and its list took 11 presses)
     const headings = [...main.querySelectorAll("h3")].filter((h) => !h.closest("[class*='st-key-PATH_CARD_KEY_']"));
-    const line = main.getBoundingClientRect().top + SECTION_TOP_PX;
     const offsets = headings.map((h) => h.getBoundingClientRect().top - line);
     // a section taller than the window: a screen at a time, each keeping the last 60 px of the one before in view,
     // so that a heading within them is brought up at once

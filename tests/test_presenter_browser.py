@@ -1109,3 +1109,49 @@ def test_a_grids_cell_keeps_its_arrow_keys_on_a_slide(server, browser):
         assert page.evaluate("() => document.activeElement.id") != before, "the cell selection did not move"
     finally:
         context.close()
+
+
+_SHOWN_TAB_JS = """() => [document.querySelector("[data-testid='stMain'] [role='tab'][aria-selected='true']")?.innerText
+  ?? null, location.pathname]"""
+
+
+def test_on_a_slide_the_clicker_keys_show_every_tab_of_work_it_by_hand(server, browser):
+    """Work it by hand's four stages are tabs: a clicker's Page Down showed the first and then left for Multi-head,
+    so stages 2-4 never reached the screen. From the foot of a tab the keys now open the next tab, its row of tabs
+    at the top of the window, and follow the path's link only from the last; Page Up goes back through the tabs
+    from the top of the row."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/by-hand?presenter=true", FIRST_LOAD_MS)
+        forward = []
+        for _ in range(12):
+            page.keyboard.press("PageDown")
+            page.wait_for_timeout(400)
+            bs.wait_for_app_idle(page, timeout=LOAD_MS)
+            tab, path = page.evaluate(_SHOWN_TAB_JS)
+            if path != "/by-hand":
+                break
+            if forward and forward[-1] != tab:  # a tab just opened: its row of tabs under the menu bar
+                top = page.evaluate("() => document.querySelector(`[role='tablist']`).getBoundingClientRect().top")
+                assert 0 <= top <= 200, f"{tab}: its row of tabs is at {top:.0f} px"
+            if not forward or forward[-1] != tab:
+                forward.append(tab)
+        assert [tab.split(" · ")[0] for tab in forward] == ["1", "2", "3", "4"], forward
+        assert path == "/multi-head", "past the last tab, the path's link"
+        _open(page, server + "/by-hand?presenter=true")
+        page.locator("[role='tab']").nth(3).click()
+        page.locator("[data-testid='stMain']").focus()
+        page.evaluate("() => document.activeElement.blur()")
+        backward = [page.evaluate(_SHOWN_TAB_JS)[0]]
+        for _ in range(8):
+            page.keyboard.press("PageUp")
+            page.wait_for_timeout(400)
+            tab, path = page.evaluate(_SHOWN_TAB_JS)
+            if path != "/by-hand":
+                break
+            if not backward or backward[-1] != tab:
+                backward.append(tab)
+        assert [tab.split(" · ")[0] for tab in backward] == ["4", "3", "2", "1"], backward
+        assert not _exceptions(page), _exceptions(page)
+    finally:
+        context.close()
