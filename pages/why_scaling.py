@@ -87,6 +87,9 @@ if settings.presenter:
 
 # ------------------------------------------------------------------------------------------ saturation
 st.subheader("2 · Unscaled scores saturate the softmax")
+# On a slide the three charts and their key come first, under the heading (after the words they began at the
+# window's foot and their key was a press away); the words follow them
+charts_first = st.container() if settings.presenter else None
 st.markdown(f"For each d_k: one random query against {num_keys} random keys, softmax over the row, averaged "
             f"over {samples} rows. The **entropy** −Σ a log a says how spread a row's weights are (natural log, "
             f"so it is in nats; the Real model page uses log₂, bits): a uniform row has largest weight "
@@ -103,10 +106,11 @@ st.latex(r"J_{ij} = \frac{\partial a_i}{\partial s_j} = a_i(\delta_{ij} - a_j), 
 panel = {"x": "d_k", "series": "scores", "log_x": True, "marker": (d_k, f"{d_k}"), "font_size": font,
          "width": 290 if wide else 215, "height": 300 if wide else 220, "x_values": SCALING_D_KS,
          "side_by_side": True}
-show_chart(cached_chart(("saturation", saturation, sorted(panel.items())), lambda: alt.hconcat(
-    line_chart(saturation, y="largest weight", title="largest weight in a row", **panel),
-    line_chart(saturation, y="entropy", y_title="entropy (nats)", title="entropy of a row", **panel),
-    line_chart(saturation, y="gradient size", y_title="‖J‖_F", title="size of the softmax gradient", **panel))))
+with charts_first or st.container():
+    show_chart(cached_chart(("saturation", saturation, sorted(panel.items())), lambda: alt.hconcat(
+        line_chart(saturation, y="largest weight", title="largest weight in a row", **panel),
+        line_chart(saturation, y="entropy", y_title="entropy (nats)", title="entropy of a row", **panel),
+        line_chart(saturation, y="gradient size", y_title="‖J‖_F", title="size of the softmax gradient", **panel))))
 current = saturation[saturation["d_k"] == d_k].set_index("scores")
 table = current[["largest weight", "entropy", "gradient size"]].T
 st.markdown(f"**At d_k = {d_k}**, averaged over {samples} rows of {num_keys} keys:")

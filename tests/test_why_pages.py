@@ -684,3 +684,27 @@ def test_with_d_k_1_the_lesson_says_the_two_softmaxes_are_the_same(pages):
     assert not any("the difference is mild" in c for c in captions)
     set_widget(at, "slider", "d_k", 4)
     assert any("the difference is mild" in c for c in texts(at, "caption"))
+
+
+def _in_page_order(node) -> list:
+    """Every element under ``node`` (an AppTest block), in the order the page shows them."""
+    children = getattr(node, "children", None)
+    if not children:
+        return [node]
+    return [leaf for _, child in sorted(children.items()) for leaf in _in_page_order(child)]
+
+
+@pytest.mark.parametrize("presenter", [False, True], ids=["page", "slide"])
+def test_why_scalings_saturation_charts_come_before_their_words_on_a_slide(presenter):
+    """On a slide section 2's two paragraphs and formula pushed its three charts to the window's foot, and their key
+    (which line is scaled) was a press away. On a slide the charts now follow the heading and the words follow
+    them; the page keeps words first."""
+    at = open_page("pages/why_scaling.py", {"presenter": "true"} if presenter else None)
+    shown = _in_page_order(at.main)
+    where = {kind: next(i for i, e in enumerate(shown) if test(e)) for kind, test in {
+        "heading": lambda e: e.type == "subheader" and e.value.startswith("2 ·"),
+        "charts": lambda e: e.type == "vega_lite_chart" and "largest weight in a row" in e.proto.spec,
+        "words": lambda e: e.type == "markdown" and e.value.startswith("For each d_k"),
+    }.items()}
+    order = sorted(where, key=where.get)
+    assert order == (["heading", "charts", "words"] if presenter else ["heading", "words", "charts"]), where
