@@ -803,12 +803,14 @@ def prints_values(cell: int, font_size: int, *, signed: bool) -> bool:
     return charts.cell_value_font(cell, font_size, diverging=signed, fit=False) >= MIN_VALUE_PX
 
 
-def slide_panel_width(labels: list[str], font_size: int, panels_per_row: int, value_title: str = "weight") -> int:
-    """The widest cell with which ``panels_per_row`` panels of a head grid (``charts.head_grid``), each a column per
-    label of ``labels``, fit a slide's width beside the grid's row labels and colour bar (titled ``value_title``)."""
+def slide_panel_width(labels: list[str], font_size: int, panels_per_row: int, value_title: str = "weight",
+                      columns: int | None = None) -> int:
+    """The widest cell with which ``panels_per_row`` panels of a head grid (``charts.head_grid``) whose rows are
+    ``labels``, each with ``columns`` columns (by default one per label), fit a slide's width beside the grid's row
+    labels and colour bar (titled ``value_title``)."""
     room = (PRESENTER_COLUMN_PX - charts.heatmap_fit_room(labels, font_size, value_title)
             - (panels_per_row - 1) * charts.HEAD_GRID_SPACING_PX)
-    return int(room // max(panels_per_row * len(labels), 1))
+    return int(room // max(panels_per_row * (len(labels) if columns is None else columns), 1))
 
 
 def panel_prints_values(cell: int, font_size: int, *, signed: bool) -> bool:

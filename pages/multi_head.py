@@ -89,6 +89,10 @@ st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has 
 q_shown, q_note = shown_features(trace.q)  # (h, T, d_k), at most MAX_FEATURES_SHOWN features drawn
 per_row = max(1, min(h, 4, ROW_ROOM // (GRID_CELL * (q_shown.shape[-1] + 2))))
 q_cell = max(GRID_CELL, min(settings.cell_size - 8, GRID_WIDTH // (per_row * (q_shown.shape[-1] + 2))))
+q_cell_width = q_cell  # on a slide as wide as the slide allows, up to twice as wide as tall (as section 1's)
+if settings.presenter:
+    q_across = slide_panel_width(labels, settings.font_size, per_row, "feature value", columns=q_shown.shape[-1])
+    q_cell_width = max(q_cell, min(q_across, PRESENTER_MAX_CELL_SHAPE * q_cell))
 
 
 def q_grid():
@@ -97,14 +101,15 @@ def q_grid():
                             head_labels=[f"head {i + 1}: q1–q{d_k} = Q's columns {i * d_k + 1}–{(i + 1) * d_k}"
                                          for i in range(h)])  # every panel's axis reads q1 … q_dk: its own
     return charts.head_grid(df, columns=per_row, domain=None, diverging=True, scheme="blueorange", row="token",
-                            col="feature", value_title="feature value", cell_size=q_cell, font_size=settings.font_size,
-                            show_values=panel_prints_values(drawn_cell(q_cell, per_row, q_shown.shape[-1],
+                            col="feature", value_title="feature value", cell_size=q_cell_width,
+                            cell_height=q_cell if q_cell_width != q_cell else None, font_size=settings.font_size,
+                            show_values=panel_prints_values(drawn_cell(q_cell_width, per_row, q_shown.shape[-1],
                                                                        "feature value"),
                                                             settings.font_size, signed=True),
                             title="Q of each head (one colour scale; rows = tokens, columns = that head's q features)")
 
 
-show_chart(cached_chart(("q by head", q_shown, tuple(labels), d_k, per_row, q_cell, settings.font_size,
+show_chart(cached_chart(("q by head", q_shown, tuple(labels), d_k, per_row, q_cell, q_cell_width, settings.font_size,
                          settings.presenter), q_grid))
 if q_note:
     st.caption(q_note)

@@ -348,3 +348,16 @@ def test_multi_heads_grids_print_readable_numbers_or_none(server, browser, query
         assert not grid["px"] or min(grid["px"]) >= MIN_SLIDE_VALUE_PX - 0.5, (grid["title"], min(grid["px"]))
     assert bool(drawn[0]["px"]) == printed, len(drawn[0]["px"])
     assert any("hover a cell for its weight" in c for c in captions) != printed, captions
+
+
+def test_multi_heads_q_grid_on_a_slide_prints_slide_sized_numbers():
+    """Section 2's Q of each head: 2 heads of an 11-token sentence drew 52-px squares in 60 % of the slide, their
+    signed numbers at 15 px; the cells are now as wide as the slide allows (up to twice their height)."""
+    at = open_page("pages/multi_head.py", {"presenter": "true", "sentence": SENTENCE.replace("+", " ")})
+    grid = next(json.loads(c.proto.spec) for c in at.get("vega_lite_chart")
+                if "Q of each head" in json.dumps(json.loads(c.proto.spec).get("title")))
+    panel = grid["spec"]
+    fonts = [layer["mark"]["fontSize"] for layer in panel["layer"]
+             if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"]
+    assert panel["width"] / 4 > panel["height"] / 11, (panel["width"], panel["height"])  # wider than tall
+    assert fonts and min(fonts) >= PRESENTER_FONT, fonts
