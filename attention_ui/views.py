@@ -588,6 +588,8 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
     the numbers of all its columns (the browser fits them to the cells); a page's chart of more than 12 only
     colours. Returns (chart, note)."""
     shown, note = shown_features(values)
+    if note:  # in the title too: under the chart, a slide's note was screens down, and 32 of 384 read as d = 32
+        title = f"{title} (first {shown.shape[-1]} of {values.shape[-1]} features)"
     cols = frames.feature_labels(shown.shape[-1], prefix) if col_labels is None else frames.AxisLabels(
         col_labels[:shown.shape[-1]])
     if cell is None:

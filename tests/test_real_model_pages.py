@@ -488,3 +488,13 @@ def test_a_slides_layer_grids_name_the_tokens_of_an_eleven_word_sentence():
         assert grid.get("config", {}).get("axis", {}).get("labels") is not False, grid.get("config")
         axis = grid["spec"]["layer"][0]["encoding"]["y"]["axis"]
         assert MIN_LAYER_LABEL_PX <= axis["labelFontSize"] < views.PRESENTER_FONT, axis
+
+
+@needs_model
+@pytest.mark.parametrize("presenter", [False, True], ids=["page", "slide"])
+def test_a_real_heads_feature_charts_say_in_their_title_how_many_features_they_show(presenter):
+    """A real head's X has 384 features and its chart the first 32: the note saying so was under the chart, screens
+    down on a slide, and a class read x1-x31 as d_model = 32. The chart's title now says it."""
+    at = open_page("inside_real_head", step="embed", **({"presenter": True} if presenter else {}))
+    titles = [json.dumps(s.get("title"), ensure_ascii=False) for s in chart_specs(at)]
+    assert any("X: one row per token (first 32 of 384 features)" in t for t in titles), titles
