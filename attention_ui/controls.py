@@ -33,7 +33,7 @@ from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_bound
 from .questions import OPEN_CHECK_PREFIX
 from .render import show_chart
 from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, StageView, presenter_charts_zoom_style,
-                    presenting, side_by_side)
+                    side_by_side)
 
 APP_ROOT = Path(__file__).resolve().parent.parent
 """The folder of app.py, which the page files' paths start from."""
@@ -360,19 +360,28 @@ A slide whose rows would be smaller on this window grows taller than the window 
 SLIDE_FRAME_PX = 170
 """A slide chart's height besides its rows: title, the key axis' (rotated) labels and its title."""
 SLIDE_ROWS_STYLE = "<style>" + "".join(
-    f".st-key-slide_rows_{rows} [data-testid='stVegaLiteChart'] {{min-height: {rows * SLIDE_ROW_PX + SLIDE_FRAME_PX}px;}}"
+    f".st-key-slide_rows_{rows} [data-testid='stVegaLiteChart'] "
+    f"{{min-height: {rows * SLIDE_ROW_PX + SLIDE_FRAME_PX}px;}}"
     for rows in range(1, MAX_TOKENS + 1)) + "</style>"
 """``.st-key-slide_rows_<T>``: a slide of T rows keeps every row at least SLIDE_ROW_PX tall."""
 
 
-def show_slide_row(key: str, view: StageView, drawn: list[dict], room_px: int) -> None:
+LINK_NOTE_PX = 82
+"""The height a one-line note about a link's ignored values (``url_state.show_link_notes``, at the top of a page)
+takes from the first screen of a slide."""
+
+
+def show_slide_row(key: str, view: StageView, drawn: list[dict], room_px: int, *, first_screen: bool = False) -> None:
     """On a slide: the chart specs ``drawn`` side by side (each carrying its ``views.SlideColumn``: their cells are
     one width) as wide as the window and as tall as it allows once ``room_px`` is left for the menu bar and what
     shares their screen, every row of ``view`` at least SLIDE_ROW_PX; their numbers fit the cells the browser draws.
-    ``key`` names the row's container (its columns' is ``<key>_columns``)."""
+    ``key`` names the row's container (its columns' is ``<key>_columns``). ``first_screen``: on the page's first
+    screen, which a note about the link's ignored values shares too (Overview's key labels fell below the window)."""
+    under_note = (f"[data-testid='stMain']:has(.st-key-link_notes) .st-key-{key} [data-testid='stVegaLiteChart'] "
+                  f"{{height: calc(100vh - {room_px + LINK_NOTE_PX}px) !important;}}" if first_screen else "")
     with st.container(key=key):
         st.html(f"<style>.st-key-{key} [data-testid='stVegaLiteChart'] {{height: calc(100vh - {room_px}px) "
-                f"!important; min-height: {len(view.labels) * SLIDE_ROW_PX + SLIDE_FRAME_PX}px;}}</style>")
+                f"!important; min-height: {len(view.labels) * SLIDE_ROW_PX + SLIDE_FRAME_PX}px;}}{under_note}</style>")
         for column, spec in zip(side_by_side(drawn, view, key=f"{key}_columns"), drawn):
             with column:
                 show_chart(spec, fit=True)

@@ -119,7 +119,7 @@ with weights_box:
         slide_self, slide_cross = replace(self_view, fit=True), replace(cross_view, fit=True)
         show_slide_row("cross_pair", slide_self, slide_token_pair(
             slide_self, (lesson.trace.weights[head], self_title), (weights, cross_title), right_view=slide_cross,
-            weights=True), SLIDE_ROOM_PX)
+            weights=True), SLIDE_ROOM_PX, first_screen=True)
     else:
         # One cell size for both, so that their rows (the same queries) are as tall; side by side unless that leaves
         # cells too small for their numbers (a padded source of 12 keys beside 7), then one above the other.

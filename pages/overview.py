@@ -51,7 +51,7 @@ with live:
                              + slide_legend_px(view, WEIGHT_TITLE, by_row=settings.colour == "row"))
         show_slide_row("overview_live", view, [in_slide_column(token_heatmap(
             view, lesson.trace.weights[settings.head], title, weights=True, slide_row=(column,)), column)],
-            SLIDE_ROOM_PX)
+            SLIDE_ROOM_PX, first_screen=True)
     else:
         # Cells sized to the column less the row labels, axis title and colour bar: a long sentence's chart was drawn
         # at full cell size and shrunk into the column, its labels to 5-8 px

@@ -361,3 +361,18 @@ def test_multi_heads_q_grid_on_a_slide_prints_slide_sized_numbers():
              if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"]
     assert panel["width"] / 4 > panel["height"] / 11, (panel["width"], panel["height"])  # wider than tall
     assert fonts and min(fonts) >= PRESENTER_FONT, fonts
+
+
+@pytest.mark.browser
+@needs_browser
+@pytest.mark.parametrize("path, key", [("overview", "overview_live"), ("cross-attention", "cross_pair")])
+def test_a_first_screens_charts_fit_the_window_under_a_links_note(server, browser, path, key):
+    """A link with a value it cannot use opens with a note at the top of the page: on Overview's slide the live
+    chart then ran 80 px below the window, its key labels cut off. A first screen's charts leave the note its room."""
+    url = f"{server}/{path}?sentence={SENTENCE}&presenter=true&step=zzz"
+    with _slide(browser, url, 1280, 800) as page:
+        assert page.locator(".st-key-link_notes").count(), "the link's note is shown"
+        bottom = page.evaluate("(key) => Math.max(...Array.from(document.querySelectorAll("
+                               "`.st-key-${key} [data-testid='stVegaLiteChart']`), c => "
+                               "c.getBoundingClientRect().bottom))", key)
+    assert bottom <= 800, f"the charts end at {bottom:.0f} px, below the window"
