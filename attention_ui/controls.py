@@ -518,12 +518,14 @@ if (!window.clickerKeysAfterUse) {
     if (document.activeElement && document.activeElement !== document.body) return;
     if (presenting()) document.querySelector("[data-testid='stMain']")?.focus({preventScroll: true});
   };
-  // (a slider keeps ← →, however it was reached: they are how a value such as d_k = 32 is set exactly after a drag)
+  // (a slider keeps ← →, however it was reached: they are how a value such as d_k = 32 is set exactly after a drag;
+  // a tab chosen with the mouse keeps them too, to move between tabs, but Page Down had scrolled the page under it
+  // and stopped at its foot)
   const clickerChoice = (active, key) => !!active && (
     (active === pointerFocused && active.matches(
       "input[type='radio'], input[type='checkbox'], button, [role='combobox'][aria-expanded='false']"))
     || (key.startsWith("Page") && active.matches(
-      "input[type='radio'], input[type='checkbox'], input[type='range'], [role='slider'], button")));
+      "input[type='radio'], input[type='checkbox'], input[type='range'], [role='slider'], [role='tab'], button")));
   // the app's run: "running" while the page's script runs, "notRunning" once it has finished
   const scriptState = () => document.querySelector("[data-testid='stApp']")?.getAttribute("data-test-script-state");
   const menuChoice = (active, key) => !!active?.closest("[data-testid='stPopoverBody']") && clickerChoice(active, key);
