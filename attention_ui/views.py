@@ -71,7 +71,8 @@ __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "SlideColumn", "StageR
            "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages",
            "prints_values", "shared_domain", "shared_scale_cell", "show_chart", "show_lines", "show_slide",
            "show_stage", "shown_features", "side_by_side", "softmax_row_spec", "stacked_slide_cell", "stage_header",
-           "token_heatmap", "panel_prints_values", "slide_panel_width", "presenter_charts_zoom_style",
+           "token_heatmap", "panel_prints_values", "slide_panel_width", "weights_slide_column",
+           "presenter_charts_zoom_style",
            "GENERATION_CACHES_KEY"]
 
 
@@ -300,6 +301,13 @@ _SLIDE_COLUMN_META = "slide_column"
 def in_slide_column(spec: dict, column: SlideColumn) -> dict:
     """``spec`` carrying its place in a slide's row (Vega-Lite's ``usermeta``, which drawing leaves aside)."""
     return {**spec, "usermeta": {_SLIDE_COLUMN_META: [column.cells, column.frame_px]}}
+
+
+def weights_slide_column(view: StageView) -> SlideColumn:
+    """A slide's weights chart of ``view`` (queries × keys) with its row labels and its colour bar, as one column
+    of a row of slide charts."""
+    return SlideColumn(len(view.keys), slide_rows_px(view, view.labels)
+                       + slide_legend_px(view, WEIGHT_TITLE, by_row=view.colour == "row"))
 
 
 def slide_column_of(spec: dict) -> SlideColumn | None:
@@ -1293,10 +1301,8 @@ def _context_slide_charts(view: StageView, context: torch.Tensor) -> list:
     colour bar, and their cells are one width (``slide_columns``): 58 px at 1280 px for 11 tokens and d_v = 4, whose
     weights print at 20 px (each with its own row labels: 37-px cells, 13-px weights). C leaves as much room under
     its cells as A's key labels take, so their rows stay level."""
-    by_row = view.colour == "row"
     keys = list(view.keys)
-    weights_column = SlideColumn(len(keys), slide_rows_px(view, view.labels)
-                                 + slide_legend_px(view, WEIGHT_TITLE, by_row=by_row))
+    weights_column = weights_slide_column(view)
     features = shown_features(context)[0].shape[-1]
     context_column = SlideColumn(features, slide_legend_px(view, "feature value"))
     row = (weights_column, context_column)

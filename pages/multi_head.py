@@ -45,12 +45,19 @@ if settings.presenter:  # the panels' rows and their key labels on a 1280×800 p
     panel_rows = -(-h // panels_per_row)
     room = PRESENTER_GRID_HEIGHT - (panel_rows - 1) * PRESENTER_PANEL_ROW_PX
     grid_cell = max(min(PRESENTER_MIN_GRID_CELL, grid_cell), min(grid_cell, room // (panel_rows * len(labels))))
-# On a slide the cells are as wide as the slide's width allows, up to twice their height (which the screen sets): two
-# heads of an 11-token sentence were 32-px squares, too narrow for numbers, in two thirds of the width
-grid_cell_width = grid_cell
-if settings.presenter:
-    across = slide_panel_width(labels, settings.font_size, panels_per_row)
-    grid_cell_width = max(grid_cell, min(across, PRESENTER_MAX_CELL_SHAPE * grid_cell))
+
+
+def cell_width(cell: int, panels_per_row: int, value_title: str = "weight", columns: int | None = None) -> int:
+    """The width of a head grid's ``cell``-px-tall cells: on a slide as wide as the slide allows, up to
+    PRESENTER_MAX_CELL_SHAPE times their height, which the screen sets (two heads of an 11-token sentence were 32-px
+    squares, too narrow for numbers, in two thirds of the width); on the page square."""
+    if not settings.presenter:
+        return cell
+    across = slide_panel_width(labels, settings.font_size, panels_per_row, value_title, columns=columns)
+    return max(cell, min(across, PRESENTER_MAX_CELL_SHAPE * cell))
+
+
+grid_cell_width = cell_width(grid_cell, panels_per_row)
 
 
 def drawn_cell(cell: int, panels_per_row: int, cells_per_panel: int, value_title: str) -> int:
@@ -66,8 +73,8 @@ drawn_width = drawn_cell(grid_cell_width, panels_per_row, len(labels), "weight")
 drawn_height = drawn_width * grid_cell / grid_cell_width  # (a grid shrunk to the column shrinks both alike)
 grid_values = (panel_prints_values(drawn_width, settings.font_size, signed=False)
                and drawn_height / charts.TEXT_LINE_EM >= MIN_SLIDE_VALUE_PX)
-grid_options = {"columns": panels_per_row, "domain": (0, 1), "cell_size": grid_cell_width,
-                "cell_height": grid_cell if grid_cell_width != grid_cell else None, "font_size": settings.font_size,
+grid_options = {"columns": panels_per_row, "domain": (0, 1), "cell_size": grid_cell_width, "cell_height": grid_cell,
+                "font_size": settings.font_size,
                 "selected": settings.head if h > 1 else None, "pick": h > 1, "show_values": grid_values}
 grid = cached_chart(("head grid", trace.weights, trace.mask, tuple(labels), sorted(grid_options.items())),
                     lambda: charts.head_grid(frames.heads_frame(trace.weights, labels, labels, blocked=~trace.mask),
@@ -89,10 +96,7 @@ st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has 
 q_shown, q_note = shown_features(trace.q)  # (h, T, d_k), at most MAX_FEATURES_SHOWN features drawn
 per_row = max(1, min(h, 4, ROW_ROOM // (GRID_CELL * (q_shown.shape[-1] + 2))))
 q_cell = max(GRID_CELL, min(settings.cell_size - 8, GRID_WIDTH // (per_row * (q_shown.shape[-1] + 2))))
-q_cell_width = q_cell  # on a slide as wide as the slide allows, up to twice as wide as tall (as section 1's)
-if settings.presenter:
-    q_across = slide_panel_width(labels, settings.font_size, per_row, "feature value", columns=q_shown.shape[-1])
-    q_cell_width = max(q_cell, min(q_across, PRESENTER_MAX_CELL_SHAPE * q_cell))
+q_cell_width = cell_width(q_cell, per_row, "feature value", columns=q_shown.shape[-1])
 
 
 def q_grid():
@@ -101,8 +105,8 @@ def q_grid():
                             head_labels=[f"head {i + 1}: q1–q{d_k} = Q's columns {i * d_k + 1}–{(i + 1) * d_k}"
                                          for i in range(h)])  # every panel's axis reads q1 … q_dk: its own
     return charts.head_grid(df, columns=per_row, domain=None, diverging=True, scheme="blueorange", row="token",
-                            col="feature", value_title="feature value", cell_size=q_cell_width,
-                            cell_height=q_cell if q_cell_width != q_cell else None, font_size=settings.font_size,
+                            col="feature", value_title="feature value", cell_size=q_cell_width, cell_height=q_cell,
+                            font_size=settings.font_size,
                             show_values=panel_prints_values(drawn_cell(q_cell_width, per_row, q_shown.shape[-1],
                                                                        "feature value"),
                                                             settings.font_size, signed=True),

@@ -7,8 +7,8 @@ from attention_ui.checks.layer import overview_questions
 from attention_ui.controls import lesson_settings, show_slide_row
 from attention_ui.questions import show_page_questions
 from attention_ui.text import TOY_NOTE
-from attention_ui.views import (WEIGHT_TITLE, SlideColumn, StageView, column_cell, in_slide_column, in_the_sidebar,
-                                main_column_px, show_chart, slide_legend_px, slide_rows_px, token_heatmap)
+from attention_ui.views import (WEIGHT_TITLE, StageView, column_cell, in_slide_column, in_the_sidebar, main_column_px,
+                                show_chart, token_heatmap, weights_slide_column)
 
 GAP_PX = 32  # st.columns' "medium" gap between the words and the live chart
 # Up to this many tokens the live chart sits beside the words; a longer sentence's chart takes the whole width under
@@ -41,14 +41,11 @@ words.markdown(
 words.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
 with live:
     st.markdown("**Your sentence right now**")
-    # Cells sized to the column less the row labels, axis title and colour bar: a long sentence's chart was drawn at
-    # full cell size and shrunk into the column, its labels to 5-8 px
     view = StageView(lesson.trace, settings.labels, settings.follow, settings.head, settings.cell_size,
                      settings.font_size, colour=settings.colour, fit=on_slide)
     title = f"attention weights (head {settings.head + 1})"
     if on_slide:  # as wide as its column and as tall as the window allows: cells wide enough for slide numbers
-        column = SlideColumn(len(settings.labels), slide_rows_px(view, settings.labels)
-                             + slide_legend_px(view, WEIGHT_TITLE, by_row=settings.colour == "row"))
+        column = weights_slide_column(view)
         show_slide_row("overview_live", view, [in_slide_column(token_heatmap(
             view, lesson.trace.weights[settings.head], title, weights=True, slide_row=(column,)), column)],
             SLIDE_ROOM_PX, first_screen=True)
