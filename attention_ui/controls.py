@@ -32,8 +32,8 @@ from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_bound
                         write_opened_link)
 from .questions import OPEN_CHECK_PREFIX
 from .render import show_chart
-from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, StageView, presenter_charts_zoom_style,
-                    side_by_side)
+from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, WORKED_FIRST_KEY, StageView,
+                    presenter_charts_zoom_style, side_by_side)
 
 APP_ROOT = Path(__file__).resolve().parent.parent
 """The folder of app.py, which the page files' paths start from."""
@@ -146,6 +146,8 @@ def lesson_settings(title: str, *, slides: bool = False, uses_lesson: bool = Tru
     with places.follow:
         follow, head = _follow_controls(labels, config.num_heads)
         colour = _colour_control()
+        if presenter and slides:
+            _worked_first_control()
     with places.sizes:
         _limits_note()
     show_link_notes()
@@ -173,8 +175,21 @@ def sentence_settings(title: str, *, slides: bool = False) -> SentenceSettings:
         st.caption("The model brings its own sizes, weights and mask; the toy lesson's settings are kept for the "
                    "other pages.")
         colour = _colour_control()
+        if presenter and slides:
+            _worked_first_control()
     show_link_notes()
     return SentenceSettings(sentence, presenter, colour)
+
+
+def _worked_first_control() -> None:
+    """On a page of stages shown as slides: whether a clicker's Page Down shows a stage's worked numbers before
+    going on (a clicker sends only Page Down and Page Up, and they went from slide to slide, never to the numbers
+    under each one)."""
+    st.toggle("Page Down: worked numbers, then the next stage", key=WORKED_FIRST_KEY,
+              help="For a clicker, which sends only Page Down and Page Up. On: Page Down first brings the stage's "
+                   "worked numbers up (a screen at a time while they go on), then goes to the next stage; Page Up "
+                   "goes back to the top of the slide, then to the stage before. → and ← always go stage by stage.",
+              **BOUND)
 
 
 SETTINGS_MENU_KEY = "slide_settings"
@@ -529,6 +544,30 @@ if (!window.clickerKeysAfterUse) {
   // the app's run: "running" while the page's script runs, "notRunning" once it has finished
   const scriptState = () => document.querySelector("[data-testid='stApp']")?.getAttribute("data-test-script-state");
   const menuChoice = (active, key) => !!active?.closest("[data-testid='stPopoverBody']") && clickerChoice(active, key);
+  // Settings' "Page Down: worked numbers, then the next stage" (its slides hold their worked numbers in a box of
+  // their own): Page Down brings the stage's worked numbers up under the menu bar, then a screen at a time while they
+  // go on below the window, and only then lets the stage's own key take the step; Page Up goes back to the top of
+  // the slide before it goes to the stage before. (Registered first: these come before the step keys below.)
+  document.addEventListener("keydown", (event) => {
+    const numbers = document.querySelector(".st-key-WORKED_FIRST_KEY_numbers");
+    const main = document.querySelector("[data-testid='stMain']");
+    const active = document.activeElement;
+    if (!numbers || !main || !event.key.startsWith("Page") || event.repeat || !presenting()
+        || scriptState() === "running" || active?.closest("[data-testid='stPopoverBody']")
+        || active?.matches("input[type='text'], input:not([type]), textarea, [contenteditable='true']")) return;
+    const top = main.getBoundingClientRect().top + SECTION_TOP_PX, bottom = main.getBoundingClientRect().bottom;
+    const box = numbers.getBoundingClientRect();
+    let step = null;
+    if (event.key === "PageUp") step = main.scrollTop > 2 ? -main.scrollTop : null;
+    else if (box.top > top + NEAR_HEADING_PX) step = box.top - top;
+    else if (box.bottom > bottom + 4) step = Math.min(box.bottom - bottom, main.clientHeight - SECTION_TOP_PX - 60);
+    if (step === null) return;  // the numbers were seen (or the slide is at its top): the key takes the step
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    if (active && active !== document.body && active !== main) active.blur();
+    focusSlide();
+    main.scrollBy({top: step});
+  }, true);
   document.addEventListener("keydown", (event) => {
     const active = document.activeElement;
     const slide = document.querySelector(".st-key-slide_settings");
@@ -693,7 +732,8 @@ if (!window.clickerKeysAfterUse) {
   }).observe(document.body, {childList: true, subtree: true});
 }
 </script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace(
-    "NEAR_HEADING_PX", str(NEAR_HEADING_PX)).replace("PATH_CARD_KEY", PATH_CARD_KEY).replace(
+    "NEAR_HEADING_PX", str(NEAR_HEADING_PX)).replace("WORKED_FIRST_KEY", WORKED_FIRST_KEY).replace(
+    "PATH_CARD_KEY", PATH_CARD_KEY).replace(
     "PATH_LINK_KEY", PATH_LINK_KEY).replace(
     "PATH_BACK_LINK_KEY", PATH_BACK_LINK_KEY).replace(
     "STEP_KEYS", json.dumps(STEP_KEYS)).replace("NEXT_KEY", json.dumps(NEXT_KEY)).replace(
@@ -735,7 +775,8 @@ def _presenter_toggle() -> bool:
     presenter = st.toggle("Presenter mode", key="presenter", help="One slide per stage: large charts and text, "
                           "the lesson's settings under Settings at the top, pages at the top; ←/→ or a clicker move "
                           "between stages (on other pages, between sections); ↓ and Space scroll to a stage's worked "
-                          "numbers and questions under the slide.", **BOUND)
+                          "numbers and questions under the slide (or, under Settings, let Page Down show the worked "
+                          "numbers before the next stage).", **BOUND)
     # One element with the page's style and the clicker keys' script, drawn with the page (a Back/Next, a
     # fragment's rerun, sends nothing more). Fixed code, no user text.
     st.html(PAGE_STYLE + (PRESENTER_STYLE + SLIDE_ROWS_STYLE + presenter_charts_zoom_style() if presenter else "")

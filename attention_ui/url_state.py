@@ -189,6 +189,7 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
               "one of " + ", ".join(available_devices())),
     LinkParam("colour", one_of("fixed", "row"), "fixed or row"),
     LinkParam("unscaled", flag, "true or false"),
+    LinkParam("worked_first", flag, "true or false"),
     LinkParam("token", token_number, "a token's position, from 1 to the number of tokens"),
     LinkParam("head", head_number,
               f"a head of the toy layer, from 1 to {MAX_HEADS}; a real model's head is model_head"),

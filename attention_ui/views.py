@@ -10,6 +10,7 @@ extra material below them, and the followed token's worked numbers (``worked``).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, fields, is_dataclass, replace
 from functools import cache
 from typing import Callable
@@ -58,6 +59,11 @@ MAX_FEATURES_SHOWN = 32
 
 UNSCALED_KEY = "unscaled"
 """Session key of the stage-4 toggle that adds the softmax without ÷√d_k."""
+
+WORKED_FIRST_KEY = "worked_first"
+"""Session and link key of presenter mode's switch "Page Down: worked numbers, then the next stage". When it is on, a
+slide's worked numbers sit in a container of key ``WORKED_FIRST_KEY + "_numbers"``, which the clicker's keys look
+for (``controls.CLICKER_KEYS_JS``)."""
 
 FOLLOW_KEY = "token"
 """Session key of the followed query token (0-based); clicking a chart's row sets it."""
@@ -201,7 +207,9 @@ def show_slide(view: StageView, key: str, *, worked_view: StageView | None = Non
             note_lone_key(view, key, on_slide=True)
     if rec.extra is not None:
         rec.extra(view)
-    show_worked(worked_view or view, rec, lone_key_note=False)
+    numbers = st.container(key=WORKED_FIRST_KEY + "_numbers") if linked_flag(WORKED_FIRST_KEY) else nullcontext()
+    with numbers:
+        show_worked(worked_view or view, rec, lone_key_note=False)
 
 
 def only_tokens(trace: AttentionTrace, keep: list[int]) -> AttentionTrace:

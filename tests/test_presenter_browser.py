@@ -365,6 +365,44 @@ def test_arrow_and_page_keys_move_between_stages(server, browser, presenter):
 SCROLL_TOP_JS = f"() => document.querySelector({bs.MAIN!r}).scrollTop"
 
 
+def test_page_down_can_show_a_stages_worked_numbers_before_the_next_stage(server, browser):
+    """A clicker sends only Page Down and Page Up, and they went from slide to slide: a lecturer holding one never
+    reached the worked numbers under a slide. With Settings' "Page Down: worked numbers, then the next stage" on,
+    Page Down brings the numbers' heading up under the menu bar, a screen more while they go on below the window,
+    then the next stage from its top; Page Up goes back to the slide's top, then to the stage before; → still goes
+    straight on."""
+    heading = ".st-key-worked_first_numbers h4"
+    heading_top = f"document.querySelector({heading!r}).getBoundingClientRect().top"
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/step-through?step=softmax&presenter=true&worked_first=true", FIRST_LOAD_MS)
+        assert page.evaluate(f"() => {heading_top}") > 800, "the slide's worked numbers start below the window"
+        page.keyboard.press("PageDown")
+        page.wait_for_function(f"() => {heading_top} > 0 && {heading_top} < 160", timeout=5_000)
+        page.wait_for_timeout(800)
+        assert bs.stage_title(page) == STAGES[5].title, "the first Page Down shows the numbers, not the next stage"
+        scrolled = []
+        while bs.stage_title(page) == STAGES[5].title and len(scrolled) < 4:
+            scrolled.append(page.evaluate(SCROLL_TOP_JS))
+            page.keyboard.press("PageDown")
+            page.wait_for_timeout(1200)
+            bs.wait_for_app_idle(page)
+        assert bs.stage_title(page) == STAGES[6].title, f"Page Down never went on (scrolled to {scrolled})"
+        page.wait_for_function(f"() => ({SCROLL_TOP_JS[6:]}) === 0", timeout=5_000)
+        page.keyboard.press("PageDown")
+        page.wait_for_function(f"() => {heading_top} > 0 && {heading_top} < 160", timeout=5_000)
+        page.wait_for_timeout(800)
+        page.keyboard.press("PageUp")
+        page.wait_for_function(f"() => ({SCROLL_TOP_JS[6:]}) === 0", timeout=5_000)
+        page.wait_for_timeout(500)
+        assert bs.stage_title(page) == STAGES[6].title, "the first Page Up goes back to the slide's top"
+        assert _press_as_is(page, "PageUp") == STAGES[5].title
+        assert _press_as_is(page, "ArrowRight") == STAGES[6].title, "→ goes on without the numbers"
+        assert not _exceptions(page), _exceptions(page) + [_server_log(server)]
+    finally:
+        context.close()
+
+
 def test_down_and_space_scroll_a_slide_without_a_click_first(server, browser):
     """A slide's worked numbers lie under its charts. With the focus on the page's body (a slide just opened, or
     just moved on by a key) ↓ and Space scrolled nothing: a lecturer at the keyboard had to click the page first.

@@ -1,0 +1,80 @@
+"""Presenter mode's "Page Down: worked numbers, then the next stage" (AppTest; its keys in a real browser are in
+``test_presenter_browser.py``).
+
+A clicker sends only Page Down and Page Up, which went from slide to slide: a lecturer holding one could not show
+a stage's worked numbers. The switch is in a slide's Settings menu on the pages of stages, kept in the link, and
+puts a slide's worked numbers in the box the clicker's keys scroll to.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from apptest_support import open_page  # noqa: E402
+from attention_ui.views import WORKED_FIRST_KEY  # noqa: E402
+
+STEP_THROUGH = "pages/step_through.py"
+
+
+def _switch(at):
+    return next((t for t in at.toggle if t.key == WORKED_FIRST_KEY), None)
+
+
+def _numbers_box(at):
+    """The block keyed for the clicker's keys, or None."""
+    def walk(node):
+        for child in getattr(node, "children", {}).values():
+            if getattr(getattr(child, "proto", None), "id", "").endswith(f"-{WORKED_FIRST_KEY}_numbers"):
+                return child
+            found = walk(child)
+            if found is not None:
+                return found
+        return None
+    return walk(at.main)
+
+
+def _elements_in(block, kind: str) -> list:
+    found = []
+
+    def walk(node):
+        for child in getattr(node, "children", {}).values():
+            if type(child).__name__ == kind:
+                found.append(child)
+            walk(child)
+    walk(block)
+    return found
+
+
+def test_the_switch_is_in_a_slides_settings_and_off_by_default():
+    at = open_page(STEP_THROUGH, {"presenter": "true", "step": "softmax"})
+    switch = _switch(at)
+    assert switch is not None and switch.value is False
+    assert "Page Down" in switch.label and "worked numbers" in switch.label
+    assert _numbers_box(at) is None, "off: the slide is drawn as before"
+    assert _switch(open_page(STEP_THROUGH, {"step": "softmax"})) is None, "a page without slides has no clicker"
+
+
+def test_on_from_a_link_the_slides_worked_numbers_are_in_the_clickers_box():
+    at = open_page(STEP_THROUGH, {"presenter": "true", "step": "context", "worked_first": "true"})
+    assert _switch(at).value is True
+    box = _numbers_box(at)
+    assert box is not None
+    texts = [m.value for m in _elements_in(box, "Markdown")]
+    assert texts[0].startswith("#### Worked numbers for"), texts
+    assert any("weighted sum of the value vectors" in text for text in texts), texts
+    assert len(_elements_in(box, "Table")) == 2, "stage 7's two tables: a_j·v_j per key, then each feature's sum"
+    assert not any("Check yourself" in text for text in texts), "the box holds the worked numbers only"
+
+
+def test_switching_it_on_keeps_it_in_the_link_and_across_stages():
+    at = open_page(STEP_THROUGH, {"presenter": "true", "step": "scores"})
+    _switch(at).set_value(True).run()
+    assert at.query_params.get(WORKED_FIRST_KEY) in ("true", ["true"]), dict(at.query_params)
+    assert _numbers_box(at) is not None
+    next(b for b in at.button if b.key == "next").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["step"] == "scaled"
+    assert _switch(at).value is True and _numbers_box(at) is not None
