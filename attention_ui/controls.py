@@ -552,18 +552,25 @@ if (!window.clickerKeysAfterUse) {
     const numbers = document.querySelector(".st-key-WORKED_FIRST_KEY_numbers");
     const main = document.querySelector("[data-testid='stMain']");
     const active = document.activeElement;
+    // (the switch just turned on in the Settings menu keeps the focus there: the key closes the menu and goes on)
+    const inMenu = !!active?.closest("[data-testid='stPopoverBody']");
     if (!numbers || !main || !event.key.startsWith("Page") || event.repeat || !presenting()
-        || scriptState() === "running" || active?.closest("[data-testid='stPopoverBody']")
+        || scriptState() === "running" || (inMenu && !menuChoice(active, event.key))
         || active?.matches("input[type='text'], input:not([type]), textarea, [contenteditable='true']")) return;
     const top = main.getBoundingClientRect().top + SECTION_TOP_PX, bottom = main.getBoundingClientRect().bottom;
     const box = numbers.getBoundingClientRect();
+    // (how far the page can still go down: on a short slide the numbers never reach the top line, and a press that
+    // asked for it anyway moved nothing, again and again, and the clicker was stuck on that stage)
+    const left = main.scrollHeight - main.clientHeight - main.scrollTop;
     let step = null;
     if (event.key === "PageUp") step = main.scrollTop > 2 ? -main.scrollTop : null;
-    else if (box.top > top + NEAR_HEADING_PX) step = box.top - top;
-    else if (box.bottom > bottom + 4) step = Math.min(box.bottom - bottom, main.clientHeight - SECTION_TOP_PX - 60);
+    else if (left > 2 && box.top > top + NEAR_HEADING_PX) step = Math.min(box.top - top, left);
+    else if (left > 2 && box.bottom > bottom + 4)
+      step = Math.min(box.bottom - bottom, main.clientHeight - SECTION_TOP_PX - 60, left);
     if (step === null) return;  // the numbers were seen (or the slide is at its top): the key takes the step
     event.preventDefault();
     event.stopImmediatePropagation();
+    if (inMenu) document.querySelector(".st-key-slide_settings button")?.click();  // the menu's button closes it
     if (active && active !== document.body && active !== main) active.blur();
     focusSlide();
     main.scrollBy({top: step});

@@ -403,6 +403,49 @@ def test_page_down_can_show_a_stages_worked_numbers_before_the_next_stage(server
         context.close()
 
 
+def test_with_the_worked_numbers_switch_page_down_goes_through_every_stage(server, browser):
+    """On a slide whose page ends before its worked numbers reach the top line (stages 4, 5 and 8 at 1280 × 800),
+    each Page Down asked for a scroll that could not happen, and the clicker was stuck on that stage. Every stage
+    now takes at most three presses (its numbers, maybe a screen more, the step), through to the next page."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/step-through?presenter=true&worked_first=true", FIRST_LOAD_MS)
+        presses = {STAGES[0].title: 0}
+        for _ in range(4 * len(STAGES)):
+            page.keyboard.press("PageDown")
+            page.wait_for_timeout(1000)
+            bs.wait_for_app_idle(page)
+            if "/by-hand" in page.url:
+                break
+            title = bs.stage_title(page)
+            presses[title] = presses.get(title, 0) + 1
+        assert "/by-hand" in page.url, f"Page Down stopped going on: presses per stage {presses}"
+        assert list(presses) == [stage.title for stage in STAGES], presses
+        assert max(presses.values()) <= 3, presses
+    finally:
+        context.close()
+
+
+def test_the_worked_numbers_switch_turned_on_in_the_menu_shows_this_stages_numbers_first(server, browser):
+    """Switched on with the mouse in the Settings menu, which then holds the focus: the first Page Down closes the
+    menu and shows this stage's worked numbers (it went on to the next stage, skipping them)."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/step-through?presenter=true&step=scores", FIRST_LOAD_MS)
+        page.locator(".st-key-slide_settings button").first.click()
+        page.locator(".st-key-worked_first label").first.click()
+        page.wait_for_selector(".st-key-worked_first_numbers", state="attached", timeout=LOAD_MS)
+        bs.wait_for_app_idle(page)
+        page.keyboard.press("PageDown")
+        page.wait_for_function(f"() => ({SCROLL_TOP_JS[6:]}) > 300", timeout=5_000)
+        page.wait_for_timeout(800)
+        assert bs.stage_title(page) == STAGES[2].title
+        assert not page.locator("[data-testid='stPopoverBody']").is_visible(), "the key closed the menu"
+        assert _query(page).get("worked_first") == ["true"]
+    finally:
+        context.close()
+
+
 def test_down_and_space_scroll_a_slide_without_a_click_first(server, browser):
     """A slide's worked numbers lie under its charts. With the focus on the page's body (a slide just opened, or
     just moved on by a key) ↓ and Space scrolled nothing: a lecturer at the keyboard had to click the page first.
