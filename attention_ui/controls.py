@@ -794,9 +794,19 @@ def _presenter_toggle() -> bool:
     return presenter
 
 
-def offer_first_tokens(sentence: str, key: str) -> None:
+def offer_example(key: str, example: str = DEFAULTS.sentence) -> None:
+    """Under an empty sentence, a button that puts ``example`` in the box (session state ``key``): a cleared box had
+    left the page with nothing but the message, and the example to type back by hand."""
+    st.button(f"Use the example: “{plain(example)}”", key=f"example_for_{key}", on_click=st.session_state.update,
+              args=({key: example},), icon=":material/undo:")
+
+
+def offer_first_tokens(sentence: str, key: str, example: str = DEFAULTS.sentence) -> None:
     """Under a sentence with more than MAX_TOKENS tokens, a button that puts its first MAX_TOKENS in the box
-    (session state ``key``) in its place, as typed; nothing for a sentence that would still be refused."""
+    (session state ``key``) in its place, as typed; nothing for a sentence that would still be refused. Under an
+    empty one, ``offer_example``."""
+    if not sentence.strip():
+        return offer_example(key, example)
     shorter = first_tokens(sentence)
     if shorter == sentence:
         return

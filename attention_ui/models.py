@@ -22,7 +22,7 @@ from attention_core.real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedMo
                                         Reproduction, load_model, reproduce_layer, run_model, where_available,
                                         word_embeddings)
 
-from .controls import BOUND, stop_page, whole_number_in
+from .controls import BOUND, offer_example, stop_page, whole_number_in
 from .frames import token_labels
 from .pickling import TensorsAsArrays
 from .serving import long_lived_objects
@@ -207,6 +207,8 @@ def real_model_controls(sentence: str, *, status_place=None) -> RealSelection | 
             run = cached_run(name, sentence)
     except AttentionInputError as err:
         st.error(f"**Please adjust the sentence.** {err}", icon=":material/warning:")
+        if not sentence.strip():
+            offer_example("sentence")
         return None
     if run.truncation_notice:
         st.warning(run.truncation_notice, icon=":material/content_cut:")

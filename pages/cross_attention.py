@@ -97,7 +97,7 @@ try:
     cross = cross_attention(lesson, source, pad_to=pad_to, source_vectors=vectors)
 except AttentionInputError as err:
     st.error(f"**Please adjust the source sentence.** {err}", icon=":material/warning:")
-    offer_first_tokens(source, "cross_source")
+    offer_first_tokens(source, "cross_source", DEFAULT_SOURCE)
     stop_page()
 if presenter:
     introduce()

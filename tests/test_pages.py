@@ -831,6 +831,23 @@ def test_a_sentence_over_the_token_limit_can_become_its_first_tokens_in_one_clic
     assert not cross.error and cross.text_input(key="cross_source").value == "<b>" + " ".join(words[:29])
 
 
+@pytest.mark.parametrize("page, key, example", [
+    ("pages/step_through.py", "sentence", "The cat sat on the mat."),
+    ("pages/real_model.py", "sentence", "The cat sat on the mat."),
+    ("pages/cross_attention.py", "cross_source", "Le chat s'est assis sur le tapis."),
+])
+def test_an_emptied_sentence_box_offers_the_example_back_in_one_click(page, key, example):
+    """A cleared box left the page with nothing but the message (and a lesson page with no chart at all)."""
+    at = open_page(page)
+    set_widget(at, "text_input", key, "   ")
+    assert "The sentence is empty" in texts(at, "error")[0]
+    offer = at.button(key=f"example_for_{key}")
+    assert example.rstrip(".") in offer.label.replace("\\", "")
+    offer.click().run()
+    assert_ok(at)
+    assert not at.error and at.text_input(key=key).value == example and at.get("vega_lite_chart")
+
+
 def test_multi_head_sections_are_numbered_in_order():
     at = open_page("pages/multi_head.py")
     numbers = [int(m.group(1)) for s in texts(at, "subheader") if (m := re.match(r"(\d+) ·", s))]
