@@ -503,6 +503,10 @@ PATH_CARD_KEY = "path_card"
 PATH_LINK_KEY = "path_link"
 """The container of a page's link to the next page on the path: on a slide the clicker's keys follow it from the
 bottom of the page."""
+PATH_END_KEY = "path_end"
+"""The container of the last page's link back to Start here. The clicker's keys leave it alone: a lecturer's last
+slide stays on the screen however often they are pressed (they had opened Start here, a page for learning alone,
+then the Overview, in front of the class)."""
 PATH_BACK_LINK_KEY = "path_back_link"
 """The container of a slide's hidden link to the page before on the path: the clicker's keys follow it back from the
 top of the page."""
@@ -1127,14 +1131,15 @@ def path_footer(url_path: str) -> None:
         following = next_on_path(file)
         label = None if following is None else f"Next on the path: {following[2]}"
     st.divider()
-    with st.container(key=PATH_LINK_KEY):
-        if following is None:
+    if following is None:  # (a box of its own: the clicker's keys follow PATH_LINK_KEY's link, not this one)
+        with st.container(key=PATH_END_KEY):
             st.page_link(path_page("pages/start_here.py", START_HERE_PATH),
                          label="The end of the path: back to Start here", icon=":material/flag:")
-        else:
-            st.page_link(path_page(following[0], following[1]), label=label, icon=":material/arrow_forward:",
-                         query_params=carried_link_values({"step": STAGE_KEYS[0]} if following[0] in STAGE_PAGES
-                                                          else None))
+        return
+    with st.container(key=PATH_LINK_KEY):
+        st.page_link(path_page(following[0], following[1]), label=label, icon=":material/arrow_forward:",
+                     query_params=carried_link_values({"step": STAGE_KEYS[0]} if following[0] in STAGE_PAGES
+                                                      else None))
 
 
 def path_back_link(file: str) -> None:

