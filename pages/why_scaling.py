@@ -77,11 +77,17 @@ tolerance = TOLERANCE_SE * here["standard_error"]
 verdict = "within" if abs(here["sampled"] - d_k) <= tolerance else "outside"
 side = "above" if off > 0 else "below"
 share = f", {100 * tolerance / d_k:.0f} % of d_k" if tolerance < d_k else ""
-st.markdown(f"The sampled variance, {here['sampled']:.2f}, is {abs(off):.1f} standard errors {side} d_k = {d_k}: "
-            f"**{verdict}** the tolerance of ±{tolerance:.2f} ({TOLERANCE_SE} standard errors of a variance sampled "
-            f"from {samples} samples{share}; a standard error is how far a variance measured on that many random "
-            "samples typically lands from the true one). After dividing by √d_k the variance is about 1 for every "
-            "d_k.")
+# In plain words first; how close, in the statistics' own terms, under them (students read the standard errors
+# first and stopped there)
+closeness = ("about d_k, as the theory says" if verdict == "within" else
+             "further from d_k than sampling alone usually gives (more samples will bring it closer)")
+st.markdown(f"In short: at d_k = {d_k} the sampled variance of q·k is {here['sampled']:.2f}, {closeness}. The wider "
+            "q and k are, the more their dot products spread; after dividing by √d_k the variance is about 1 for "
+            "every d_k.")
+st.caption(f"How close: {abs(off):.1f} standard errors {side} d_k = {d_k}, **{verdict}** the tolerance of "
+           f"±{tolerance:.2f} ({TOLERANCE_SE} standard errors of a variance sampled from {samples} samples{share}; a "
+           "standard error is how far a variance measured on that many random samples typically lands from the true "
+           "one).")
 if settings.presenter:
     st.markdown(INTRO)
 
@@ -95,7 +101,9 @@ st.markdown(f"For each d_k: one random query against {num_keys} random keys, sof
             f"so it is in nats; the Real model page uses log₂, bits): a uniform row has largest weight "
             f"1/{num_keys} = {1 / num_keys:.4g} and entropy log {num_keys} = {math.log(num_keys):.2f}; a saturated "
             "row has largest weight 1 and entropy 0.")
-st.markdown("How much the weights move when a score moves is the softmax's derivative J (δ_ij is 1 when i = j, "
+st.markdown("**Why it matters for training:** once one weight takes almost everything, a small change of the "
+            "scores hardly moves the weights, so training gets almost no signal to learn from. In symbols: "
+            "how much the weights move when a score moves is the softmax's derivative J (δ_ij is 1 when i = j, "
             "else 0). Its size ‖J‖_F, the square root of the sum of its squared entries, is what training learns "
             "from. It is not largest for an even row: it grows as a row moves away from even, peaks at a moderate "
             "spread and goes to 0 as one weight goes to 1. So at small d_k the unscaled line sits a little above "

@@ -96,7 +96,7 @@ def shown_variance(at: AppTest) -> tuple[float, float, float]:
     d_k = int(next(re.search(r"d_k = (\d+)", label).group(1) for label in metrics(at) if "sampled" in label
                    and "√" not in label))
     sampled = metric(at, f"Var(q·k) at d_k = {d_k}")
-    tolerance = float(re.search(r"tolerance of ±([\d.]+)", "\n".join(texts(at, "markdown"))).group(1))
+    tolerance = float(re.search(r"tolerance of ±([\d.]+)", "\n".join(texts(at, "caption"))).group(1))
     return sampled, d_k, tolerance
 
 
@@ -111,10 +111,11 @@ def test_sampled_variance_is_within_the_stated_tolerance_of_d_k(pages, d_k, samp
     assert math.isclose(tolerance, 4 * expected_se, rel_tol=0.01, abs_tol=0.01)
     assert abs(sampled - d_k) <= tolerance
     assert abs(metric(at, "Var(q·k / √d_k)") - 1) <= tolerance / d_k
-    words = next(t for t in texts(at, "markdown") if "standard errors" in t)
-    assert re.search(r"is \d+\.\d standard errors (above|below) d_k = \d+: \*\*within\*\*", words), words
+    words = next(t for t in texts(at, "caption") if "standard errors" in t)
+    assert re.search(r"\d+\.\d standard errors (above|below) d_k = \d+, \*\*within\*\*", words), words
     assert "-" not in words.split("d_k =")[0] and ("% of d_k" in words) == (tolerance < d_k), words
-    assert any("**within**" in t for t in texts(at, "markdown"))
+    plain = next(t for t in texts(at, "markdown") if t.startswith("In short:"))
+    assert f"at d_k = {d_k} the sampled variance of q·k is {sampled:.2f}, about d_k, as the theory says" in plain
     lines = chart_data(at, "variance of q·k").dropna(subset=["series"])
     theory = lines[lines["series"].str.startswith("theory")]
     assert (theory["value"] == theory["d_k"]).all() and d_k in set(theory["d_k"])
