@@ -78,3 +78,14 @@ def test_switching_it_on_keeps_it_in_the_link_and_across_stages():
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["step"] == "scaled"
     assert _switch(at).value is True and _numbers_box(at) is not None
+
+
+def test_the_switch_stays_on_across_the_other_pages_of_a_lecture():
+    """Set once before a lecture: a page without it (Multi-head) and the way back keep it on."""
+    from apptest_support import switch_to
+
+    at = open_page(STEP_THROUGH, {"presenter": "true", "worked_first": "true"})
+    switch_to(at, "pages/multi_head.py")
+    assert _switch(at) is None
+    switch_to(at, STEP_THROUGH)
+    assert _switch(at).value is True and _numbers_box(at) is not None
