@@ -25,27 +25,10 @@ def _switch(at):
 
 def _numbers_box(at):
     """The block keyed for the clicker's keys, or None."""
-    def walk(node):
-        for child in getattr(node, "children", {}).values():
-            if getattr(getattr(child, "proto", None), "id", "").endswith(f"-{WORKED_FIRST_KEY}_numbers"):
-                return child
-            found = walk(child)
-            if found is not None:
-                return found
+    try:
+        return at.main.get_by_key(f"{WORKED_FIRST_KEY}_numbers")
+    except KeyError:
         return None
-    return walk(at.main)
-
-
-def _elements_in(block, kind: str) -> list:
-    found = []
-
-    def walk(node):
-        for child in getattr(node, "children", {}).values():
-            if type(child).__name__ == kind:
-                found.append(child)
-            walk(child)
-    walk(block)
-    return found
 
 
 def test_the_switch_is_in_a_slides_settings_and_off_by_default():
@@ -62,10 +45,10 @@ def test_on_from_a_link_the_slides_worked_numbers_are_in_the_clickers_box():
     assert _switch(at).value is True
     box = _numbers_box(at)
     assert box is not None
-    texts = [m.value for m in _elements_in(box, "Markdown")]
+    texts = [m.value for m in box.markdown]
     assert texts[0].startswith("#### Worked numbers for"), texts
     assert any("weighted sum of the value vectors" in text for text in texts), texts
-    assert len(_elements_in(box, "Table")) == 2, "stage 7's two tables: a_j·v_j per key, then each feature's sum"
+    assert len(box.table) == 2, "stage 7's two tables: a_j·v_j per key, then each feature's sum"
     assert not any("Check yourself" in text for text in texts), "the box holds the worked numbers only"
 
 
