@@ -196,7 +196,13 @@ def show_slide(view: StageView, key: str, *, worked_view: StageView | None = Non
         rec = replace(rec, charts=_unscaled_charts)
     stage = _stage_of(view, key)
     with st.container(key="slide_formula"):  # one height on every stage: the charts under it stay put
-        st.latex(stage.latex)
+        if key == "masked" and _mask_toggle(view):  # beside the formula: under the words it was off the screen
+            formula, toggle = st.columns([3, 1], vertical_alignment="center")
+            formula.latex(stage.latex)
+            with toggle:
+                _mask_toggle_button(view)
+        else:
+            st.latex(stage.latex)
     with st.container(key="slide"), st.container(key=f"slide_rows_{len(view.labels)}"):  # rows stay readable
         colours_only = _draw_charts(replace(view, fit=True), rec)
     with st.container(key="slide_words"):  # the slide's charts leave room for these on the screen
@@ -1148,15 +1154,13 @@ def _masked_extra(view: StageView) -> None:
     mask = view.trace.mask[view.head]
     blocked = int((~mask).sum())
     if blocked == 0:
-        st.info(_NOTHING_BLOCKED[view.mask_choice].format(tokens=len(view.labels), sidebar=in_the_sidebar()))
+        where = "beside the formula" if presenting() else "below"  # a slide has it by its formula (show_slide)
+        st.info(_NOTHING_BLOCKED[view.mask_choice].format(tokens=len(view.labels), sidebar=in_the_sidebar(),
+                                                          where=where))
         _custom_grid_link(view)
-        if view.mask_choice == "none":  # one click on a slide, where the mask is a menu away
-            st.button("Use the causal mask (on every page)", icon=":material/visibility_off:", key="try_causal_mask",
-                      on_click=_choose_mask, args=("causal",))
-    else:
-        if view.mask_choice == "causal" and st.session_state.get(MASK_TRIED_KEY):
-            st.button("Back to no mask", icon=":material/visibility:", key="back_to_no_mask", on_click=_choose_mask,
-                      args=("none",))
+    if not presenting():  # a slide has it beside its formula (show_slide)
+        _mask_toggle_button(view)
+    if blocked:
         st.markdown(f"{blocked} of {mask.numel()} query–key pairs are blocked (grey, −∞). The other scores keep "
                     "their colours from the stage before (one colour scale for the scores before and after ÷√d_k).")
     numbers_table(view.trace.masked[view.head], view.labels, view.keys, key="masked")
@@ -1164,7 +1168,7 @@ def _masked_extra(view: StageView) -> None:
 
 _NOTHING_BLOCKED = {
     None: "Nothing is blocked in this head: the model lets every token attend to every token here.",
-    "none": "No mask is set, so nothing is blocked at this stage. Show the causal mask with the button below, or "
+    "none": "No mask is set, so nothing is blocked at this stage. Show the causal mask with the button {where}, or "
             "pick another mask {sidebar}.",
     "causal": "The causal mask blocks nothing here: a single token may attend to itself.",
     "padding": "The padding mask blocks nothing here: the sentence already has {tokens} tokens, so no [PAD] token "
@@ -1172,6 +1176,25 @@ _NOTHING_BLOCKED = {
     "custom": "The custom mask allows every pair. Untick cells of the grid on the Masking page to block them.",
 }
 """What the masking stage says when nothing is blocked, by the lesson's mask (None: a model's own mask)."""
+
+
+def _mask_toggle(view: StageView) -> str | None:
+    """The mask stage 5 offers in one click, if any: the causal mask where no mask is set (the lesson's default),
+    and no mask again where that button set the causal mask."""
+    if view.mask_choice == "none":
+        return "causal"
+    return "none" if view.mask_choice == "causal" and st.session_state.get(MASK_TRIED_KEY) else None
+
+
+def _mask_toggle_button(view: StageView) -> None:
+    """Stage 5's one-click mask (``_mask_toggle``), if any: on a slide the mask is a menu away."""
+    if (choice := _mask_toggle(view)) == "causal":
+        st.button("Use the causal mask", icon=":material/visibility_off:", key="try_causal_mask",
+                  help="Sets the causal mask on every page; “Back to no mask” here undoes it.", on_click=_choose_mask,
+                  args=("causal",))
+    elif choice == "none":
+        st.button("Back to no mask", icon=":material/visibility:", key="back_to_no_mask", on_click=_choose_mask,
+                  args=("none",))
 
 
 MASK_TRIED_KEY = "_causal_mask_tried"

@@ -87,6 +87,20 @@ def test_stage_5_without_a_mask_shows_the_causal_mask_in_one_click(presenter):
     assert not [b for b in at.button if b.key == "back_to_no_mask"]
 
 
+def test_a_slide_offers_the_mask_beside_its_formula():
+    """Under the slide's words the button was below a 1280×800 screen; beside the formula it is above the charts."""
+    slide = open_page("pages/step_through.py", {"presenter": "true", "step": "masked"})
+    formula = slide.main.get_by_key("slide_formula")
+    assert [b.key for b in formula.button] == ["try_causal_mask"] and formula.latex, "the button by the formula"
+    assert [b.key for b in slide.button if b.key == "try_causal_mask"] == ["try_causal_mask"], "and only there"
+    assert any("button beside the formula" in info.value for info in slide.info), [i.value for i in slide.info]
+    formula.button[0].click().run()
+    formula = slide.main.get_by_key("slide_formula")
+    assert [b.key for b in formula.button] == ["back_to_no_mask"], "undone from the same place"
+    slide.selectbox(key="step").set_value("scores").run()
+    assert not slide.main.get_by_key("slide_formula").button, "only stage 5 has a button there"
+
+
 def test_a_value_set_on_a_slide_stays_when_presenter_mode_is_switched_off():
     slide = open_page("pages/step_through.py", {"presenter": "true", "heads": "3"})
     settings_menu(slide).selectbox(key="head").set_value(2)
