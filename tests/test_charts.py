@@ -470,6 +470,28 @@ def test_lines_view_title_is_broken_into_lines_not_cut_off():
     assert short["title"]["text"] == "weights as lines" and "subtitle" not in short["title"]
 
 
+def lines_opacity(keys: int, weight: float) -> float:
+    """The opacity the lines chart of ``keys`` keys gives a line of ``weight``, from its spec's scale (Vega's pow
+    scale: the exponent applied to domain and value, then linear onto the range, clamped)."""
+    labels = [f"w{i}" for i in range(keys)]
+    spec = charts.lines_view(matrix_frame(torch.full((keys, keys), 1 / keys), labels, labels)).to_dict()
+    scale = spec["layer"][0]["encoding"]["opacity"]["scale"]
+    (d0, d1), (r0, r1), exponent = scale["domain"], scale["range"], scale.get("exponent", 1)
+    assert scale.get("type", "linear") in ("linear", "pow")
+    share = (weight ** exponent - d0 ** exponent) / (d1 ** exponent - d0 ** exponent)
+    return r0 + (r1 - r0) * (min(max(share, 0.0), 1.0) if scale.get("clamp") else share)
+
+
+def test_lines_stand_out_on_a_projector_for_few_keys_and_many():
+    """Linear in the weight from 0 to 1, a 7-token row’s strong line (weight 0.45) had opacity 0.48 and its usual
+    ones (0.1–0.2) 0.15–0.24: pale on a projector. Opacity is relative to the uniform weight 1/S now."""
+    assert lines_opacity(7, 0.45) >= 0.95, "a strong line of 7 keys is solid"
+    assert lines_opacity(7, 1 / 7) <= 0.15, "a uniform one stays faint"
+    assert lines_opacity(30, 0.1) >= 0.9 and lines_opacity(30, 1 / 30) <= 0.15, "30 keys: same, at their 1/S"
+    assert lines_opacity(30, 0.004) < lines_opacity(30, 0.03) < lines_opacity(30, 0.06) < lines_opacity(30, 0.09)
+    assert lines_opacity(1, 1.0) == pytest.approx(1.0), "a lone key's line (weight 1) is solid"
+
+
 def test_narrow_bars_keep_a_blocked_keys_minus_infinity_level():
     """Turned upright like the numbers beside it, "−∞" read as "8" with a dash."""
     scores = torch.tensor([0.3, -1.2, float("-inf"), float("-inf"), 0.8, -0.5, 0.1, float("-inf")])
