@@ -130,6 +130,12 @@ def _other_key(trace: AttentionTrace, head: int, follow: int) -> int:
     return (follow + 1) % S
 
 
+def practice_query(trace: AttentionTrace, follow: int) -> int:
+    """The query a numeric question asks about: the one after the followed query (whose numbers the worked
+    numbers above the questions already write out, so asking them was copying), or it when it is alone."""
+    return (follow + 1) % trace.q.shape[1]
+
+
 def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follow: int = 0, head: int = 0,
                   key_labels: list[str] | None = None, x=None) -> list[Question]:
     """One to three questions on ``stage`` (a STAGE_KEYS name) for query ``follow`` in head ``head``.
@@ -138,9 +144,11 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
     of the keys (default labels); x (T, d_model) the embeddings, if the stage-1 question may use them.
     """
     keys = labels if key_labels is None else key_labels
-    h, i = head, follow
+    h, i = head, practice_query(trace, follow)
     j = _other_key(trace, h, i)
-    me, other = quoted(labels[i]), quoted(keys[j])
+    me, other, followed = quoted(labels[i]), quoted(keys[j]), quoted(labels[follow])
+    # the worked numbers write out the followed query's row: a numeric question asks for another row, done alike
+    alike = "" if i == follow else f"The worked numbers do it for {followed}; do the same for {me}. "
     head_words = f" in head {h + 1}" if trace.num_heads > 1 else ""
     T, S, d_k, d_v = trace.q.shape[1], trace.k.shape[1], trace.d_k, trace.d_v
 
@@ -165,7 +173,7 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
         return found
     if stage == "qkv":
         return [
-            numeric(stage, "q-value", f"What is the first number of the query of {me}{head_words} "
+            numeric(stage, "q-value", alike + f"What is the first number of the query of {me}{head_words} "
                     f"(Q row {i + 1}, column 1)?", trace.q[h, i, 0],
                     "q = x · W_Q, using this head's columns of W_Q.",
                     hint="Multiply this token's row of X by the first of this head's columns of W_Q, number by "
@@ -184,7 +192,7 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
         ]
     if stage == "scores":
         return [
-            numeric(stage, "score", f"What is the raw score QKᵀ from {me} to {other}{head_words}?",
+            numeric(stage, "score", alike + f"What is the raw score QKᵀ from {me} to {other}{head_words}?",
                     trace.scores[h, i, j], f"q · k = Σ_d q_d k_d over this head's d_k = {d_k} numbers.",
                     hint="Take the query row of the token the question starts from and the key row of the token it "
                          "goes to, multiply them number by number and add up: a raw score is not divided by "
@@ -203,7 +211,7 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
             numeric(stage, "sqrt-dk", "What is √d_k here (the number every score is divided by)?", math.sqrt(d_k),
                     f"d_k = {d_k}, so √d_k = {math.sqrt(d_k):.3f}.",
                     hint="d_k is the width of one head's query (the columns of its Q): take its square root."),
-            numeric(stage, "scaled", f"What is the scaled score from {me} to {other}{head_words}?",
+            numeric(stage, "scaled", alike + f"What is the scaled score from {me} to {other}{head_words}?",
                     trace.scaled[h, i, j], f"{float(trace.scores[h, i, j]):.3f} / {math.sqrt(d_k):.3f} = "
                     f"{float(trace.scaled[h, i, j]):.3f}.",
                     hint="Take this pair's raw score QKᵀ from the stage before and divide it by √d_k.",
@@ -236,14 +244,14 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
                         "share out, and what does this lesson do then?"),
         ]
     if stage == "softmax":
-        row_total = float(trace.weights[h, i].sum())
+        row_total = float(trace.weights[h, follow].sum())
         return [
-            numeric(stage, "weight", f"What is the attention weight from {me} to {other}{head_words}?",
+            numeric(stage, "weight", alike + f"What is the attention weight from {me} to {other}{head_words}?",
                     trace.weights[h, i, j],
                     "Softmax: e^(its scaled score) divided by the sum of e^(·) over the whole row.",
                     hint="Take e to the power of every scaled score in this token's row (a blocked key adds "
                          "nothing), then divide this key's term by the row's sum."),
-            numeric(stage, "row-sum", f"What do the weights in the row of {me} add up to?", round(row_total),
+            numeric(stage, "row-sum", f"What do the weights in the row of {followed} add up to?", round(row_total),
                     "Softmax rows add up to 1" + (", except a fully blocked row, which is all zero."
                                                   if round(row_total) == 0 else "."), tolerance=NUMBER_TOLERANCE,
                     hint="Softmax divides every term by the row's own sum: what do all the shares of a whole add "
@@ -255,7 +263,7 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
         ]
     if stage == "context":
         return [
-            numeric(stage, "context", f"What is the first number of the context vector of {me}{head_words}?",
+            numeric(stage, "context", alike + f"What is the first number of the context vector of {me}{head_words}?",
                     trace.context[h, i, 0],
                     "c = Σ_j a_j v_j: the value rows weighted by this token's row of attention weights.",
                     hint="Multiply the first number of each value row by this token's weight for that key, and "

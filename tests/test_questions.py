@@ -14,7 +14,8 @@ from apptest_support import open_page, switch_to
 from attention_core import LessonConfig, run_lesson
 from attention_ui.frames import token_labels
 from attention_ui.questions import (ANSWERED_BEFORE, ANSWERS_KEY, CHECK_KEY, CHECK_LABEL, KEPT_RIGHT, PAGE_CHECK_LABEL,
-                                   SAME_ANSWER, SCORE_RULE, choice, grade, numeric, questions_for, read_answer)
+                                   SAME_ANSWER, SCORE_RULE, _other_key, choice, grade, numeric, practice_query,
+                                   questions_for, read_answer)
 from attention_ui.text import LEARNING_PATH, STAGE_KEYS
 
 DONE, STARTED, NOT_YET = ("### :green[:material/check_circle:]", "### :orange[:material/clock_loader_40:]",
@@ -49,8 +50,8 @@ def test_every_stage_has_one_to_three_questions_with_reasons(stage):
 
 
 def test_numeric_answers_are_the_traces_numbers():
-    t, i, h = CAUSAL.trace, 2, 1
-    j = 0  # the first key the causal row of token 3 may attend to after itself, wrapping around
+    t, i, h = CAUSAL.trace, 3, 1  # following token 3, the questions ask the row after it
+    j = 0  # the first key the causal row of token 4 may attend to after itself, wrapping around
     assert by_slug("scores", "score").answer == pytest.approx(float(t.scores[h, i, j]))
     assert by_slug("scaled", "scaled").answer == pytest.approx(float(t.scaled[h, i, j]))
     assert by_slug("scaled", "sqrt-dk").answer == pytest.approx(math.sqrt(t.d_k))
@@ -61,7 +62,7 @@ def test_numeric_answers_are_the_traces_numbers():
     assert by_slug("concat", "width").answer == t.concat.shape[1]
     assert by_slug("embed", "x-size").answer == CAUSAL.x.numel()
     prompt = by_slug("softmax", "weight").prompt
-    assert "“3·sat”" in prompt and "“1·The”" in prompt and "head 2" in prompt
+    assert "from “4·on” to “1·The”" in prompt and "head 2" in prompt
 
 
 def test_questions_change_with_the_seed_and_sentence():
@@ -77,7 +78,7 @@ def test_the_asked_key_is_one_the_query_may_attend_to():
     for follow in range(len(LABELS)):
         q = by_slug("softmax", "weight", follow=follow)
         j = next(j for j, label in enumerate(LABELS) if f"to “{label}”" in q.prompt)
-        assert bool(CAUSAL.trace.mask[1, follow, j])
+        assert bool(CAUSAL.trace.mask[1, practice_query(CAUSAL.trace, follow), j])
 
 
 def test_a_fully_blocked_row_sums_to_zero():
@@ -608,20 +609,36 @@ def test_a_common_slip_is_named_in_the_feedback():
     def asked(stage: str, slug: str):
         return next(q for q in questions_for(trace, labels, stage, follow=0, head=0) if f"-{slug}-" in q.id)
 
-    q_value = asked("qkv", "q-value")
-    feedback = grade(q_value, f"{float(trace.k[0, 0, 0]):.3f}")
+    q_value, row = asked("qkv", "q-value"), practice_query(trace, 0)
+    feedback = grade(q_value, f"{float(trace.k[0, row, 0]):.3f}")
     assert feedback.correct is False and "its key (K), not of its query" in feedback.message
-    scaled = asked("scaled", "scaled")
-    assert "not yet divided by √d_k" in grade(scaled, f"{float(trace.scores[0, 0, scaled_key(trace)]):.3f}").message
-    assert "divided by d_k, not by √d_k" in grade(
-        scaled, f"{float(trace.scores[0, 0, scaled_key(trace)]) / trace.d_k:.3f}").message
+    scaled, key = asked("scaled", "scaled"), _other_key(trace, 0, row)
+    assert "not yet divided by √d_k" in grade(scaled, f"{float(trace.scores[0, row, key]):.3f}").message
+    assert "divided by d_k, not by √d_k" in grade(scaled, f"{float(trace.scores[0, row, key]) / trace.d_k:.3f}").message
     assert "Not quite." in grade(q_value, "123").message  # any other wrong number: no slip named
 
 
-def scaled_key(trace) -> int:
-    from attention_ui.questions import _other_key
-
-    return _other_key(trace, 0, 0)
+def test_a_numeric_question_asks_a_row_the_worked_numbers_do_not_write_out():
+    """Stage 3 asked the followed query's score, which the worked numbers right above it write out: the answer was
+    copied, not worked. The numeric questions ask the next query's row, and say whose row the worked numbers are."""
+    t, follow, head = CAUSAL.trace, 2, 1
+    row = practice_query(t, follow)
+    assert row == 3 and practice_query(t, len(LABELS) - 1) == 0
+    key = _other_key(t, head, row)
+    asked = {slug: by_slug(stage, slug, follow=follow, head=head) for stage, slug in (
+        ("qkv", "q-value"), ("scores", "score"), ("scaled", "scaled"), ("softmax", "weight"), ("context", "context"))}
+    assert asked["q-value"].answer == pytest.approx(float(t.q[head, row, 0]))
+    assert asked["score"].answer == pytest.approx(float(t.scores[head, row, key]))
+    assert asked["scaled"].answer == pytest.approx(float(t.scaled[head, row, key]))
+    assert asked["weight"].answer == pytest.approx(float(t.weights[head, row, key]))
+    assert asked["context"].answer == pytest.approx(float(t.context[head, row, 0]))
+    for question in asked.values():
+        assert question.prompt.startswith(f"The worked numbers do it for “{LABELS[follow]}”; do the same for "
+                                          f"“{LABELS[row]}”."), question.prompt
+    alone = run_lesson(LessonConfig(sentence="Hi", num_heads=1))
+    lone = questions_for(alone.trace, token_labels(alone.tokens), "scores", follow=0, head=0)[0]
+    assert lone.prompt.startswith("What is the raw score") and lone.answer == pytest.approx(
+        float(alone.trace.scores[0, 0, 0])), "one token: its own row, nothing else to ask"
 
 
 def test_a_questions_id_survives_the_last_bits_of_its_answer():
