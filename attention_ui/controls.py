@@ -1115,6 +1115,12 @@ def carried_link_values(query_params: dict | None = None) -> dict[str, str] | No
     return {**carried, **(query_params or {})} or None
 
 
+PATH_NEXT_UP_KEY = "_path_next_up"
+"""Session key: Start here's link to the first page on the path not done yet, (file, url path, label), which its
+foot repeats (it said "Start the path: Overview" under "Carry on with 5. Masking"); None when none is done yet or
+all are."""
+
+
 def path_footer(url_path: str) -> None:
     """Under a lesson page (not the step-through, which has its own): a link to the next page on Start here's path,
     or back to Start here after the last one. On a slide too: there → or Page Down at the bottom of the page
@@ -1122,6 +1128,13 @@ def path_footer(url_path: str) -> None:
     file = path_file(url_path)
     if file is not None and linked_flag("presenter"):
         path_back_link(file)
+    if url_path == START_HERE_PATH and st.session_state.get(PATH_NEXT_UP_KEY):  # as the page's own "Carry on"
+        file, path, label = st.session_state[PATH_NEXT_UP_KEY]
+        st.divider()
+        with st.container(key=PATH_LINK_KEY):
+            st.page_link(path_page(file, path), label=label, icon=":material/arrow_forward:",
+                         query_params=carried_link_values())
+        return
     if url_path == START_HERE_PATH:  # the path's start (a clicker at its foot had nowhere to go)
         first_file, first_paths, first_title, _ = LEARNING_PATH[0]
         following, label = (first_file, first_paths[0], first_title), f"Start the path: {first_title}"

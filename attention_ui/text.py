@@ -85,11 +85,14 @@ STAGES = (
           "Their columns are placed side by side, head 1 first."),
     Stage("output", "9 · Output projection W_O",
           r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O",
-          "A last weight matrix mixes the heads' results back into d_model numbers per token. In a real "
-          "transformer layer this output is then added to X (the residual connection) and passed through a "
-          "feed-forward network (usually about four times wider than d_model) before the next layer.",
-          "Where the normalisation goes differs: the original Transformer and BERT normalise after each addition, "
-          "GPT-2 and most newer models normalise each block's input instead."),
+          "A last weight matrix mixes the heads' results back into d_model numbers per token. That is where this "
+          "lesson ends. In a real transformer layer this output is then added to X (the residual connection: "
+          "attention adds a change to each token's vector instead of replacing it) and passed through a "
+          "feed-forward network (a small two-layer network applied to each token on its own, usually about four "
+          "times wider than d_model) before the next layer.",
+          "Both steps also rescale each token's vector to mean 0 and variance 1 (layer normalisation), in one of "
+          "two places: the original Transformer and BERT normalise after each addition, GPT-2 and most newer "
+          "models normalise each block's input instead."),
 )
 
 STAGE_KEYS = tuple(s.key for s in STAGES)

@@ -7,8 +7,8 @@ import streamlit as st
 from attention_core import (AttentionInputError, MAX_SENTENCE_CHARS, MAX_TOKENS, cross_attention, source_tokens)
 from attention_ui import charts, frames
 from attention_ui.checks.why import cross_questions
-from attention_ui.controls import (BOUND, keep_page_settings, lesson_settings, offer_first_tokens, show_slide_row,
-                                   stop_page)
+from attention_ui.controls import (BOUND, DEFAULTS, keep_page_settings, lesson_settings, offer_first_tokens,
+                                   show_slide_row, stop_page)
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.text import plain, size_in_words
@@ -88,6 +88,11 @@ left.markdown(f"**Queries (the target):** your sentence, {len(lesson.tokens)} to
 with right:
     source = st.text_input("Keys and values (the source)", DEFAULT_SOURCE, key="cross_source",
                            max_chars=MAX_SENTENCE_CHARS, help=f"At most {MAX_TOKENS} tokens.", **BOUND)
+if source.strip() == DEFAULT_SOURCE and config.sentence.strip() != DEFAULTS.sentence:
+    # a student's own sentence attended to the example's translation of another one, without a word on it
+    right.caption("This source is the example's, a translation of “The cat sat on the mat.”, not of your sentence. "
+                  "A translator's decoder attends to the sentence it translates: type a translation of yours here "
+                  "to see which source words each of your words picks.")
 pad = st.toggle("Pad the source, as in a batch of sentences of different lengths", key="cross_pad", **BOUND)
 pad_to = page_slider("Pad the source to … tokens", 1, MAX_TOKENS, 12, "cross_pad_to") if pad else 0
 

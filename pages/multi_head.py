@@ -18,9 +18,9 @@ trace = settings.lesson.trace
 h, d_k, d_v = trace.num_heads, trace.d_k, trace.d_v
 labels = frames.AxisLabels(settings.labels)
 
-INTRO = ("Instead of one attention over all features, the projections are cut into **h** slices and each slice runs "
-         "its own attention: each head can look for a different kind of relation. The heads' results are then put "
-         "side by side and mixed by W_O.")
+INTRO = ("Instead of one attention, the layer runs **h** of them side by side, the heads, each with its own block "
+         "of columns of W_Q, W_K and W_V (section 2): each head can look for a different kind of relation. The "
+         "heads' results are then put side by side and mixed by W_O.")
 if not settings.presenter:  # on a slide the words follow the heads' panels, which take their room on the screen
     st.markdown(INTRO)
 st.latex(r"\mathrm{head}_i = \mathrm{Attention}(X W_Q^{(i)}, X W_K^{(i)}, X W_V^{(i)}),\qquad "
@@ -93,6 +93,14 @@ show_lines(view, title=f"head {settings.head + 1} as lines, query (left) → key
 st.subheader("2 · Where the heads differ: each owns a block of columns")
 st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has h·d_v = {h * d_v}. "
             f"Head i takes columns (i−1)·d_k + 1 to i·d_k: its own queries, keys and values.")
+d_model = settings.lesson.x.shape[-1]
+if settings.config.init != "identity":  # there d_k = d_model / h already
+    split = (f"with d_model = {d_model} and {h} head{'s' if h > 1 else ''} that would be d_k = {d_model // h}"
+             if d_model % h == 0 else f"d_model = {d_model} does not split into {h} equal heads, so such a model "
+             f"would not allow {h}")
+    st.caption("Here d_k is a setting of its own, so another head adds d_k columns and the heads before it keep "
+               "theirs. Many models instead fix d_k = d_model / h, so that more heads are narrower ones and the "
+               f"layer costs the same: {split}.")
 q_shown, q_note = shown_features(trace.q)  # (h, T, d_k), at most MAX_FEATURES_SHOWN features drawn
 per_row = max(1, min(h, 4, ROW_ROOM // (GRID_CELL * (q_shown.shape[-1] + 2))))
 q_cell = max(GRID_CELL, min(settings.cell_size - 8, GRID_WIDTH // (per_row * (q_shown.shape[-1] + 2))))

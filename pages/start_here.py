@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attention_core import HAND_STAGES
-from attention_ui.controls import PATH_CARD_KEY, carried_link_values, page_start, path_page
+from attention_ui.controls import PATH_CARD_KEY, PATH_NEXT_UP_KEY, carried_link_values, page_start, path_page
 from attention_ui.hand import EVER_CHECKED_KEY, SOLVED_KEY
 from attention_ui.progress import forget
 from attention_ui.questions import answered_stages, page_progress, session_score
@@ -70,6 +70,9 @@ with next_up:
         verb = "Carry on with" if opened else ("Start with" if done_count == 0 else "Next on the path:")
         st.page_link(path_page(page, path), label=f"{verb} {number}. {title}", icon=":material/play_circle:",
                      query_params=carried)
+# the page's foot repeats where to go next (path_footer); before any progress it starts the path
+st.session_state[PATH_NEXT_UP_KEY] = (None if first_not_done is None or not (done_count or first_not_done[4])
+                                      else (page, path, f"{verb} {number}. {title}"))
 st.progress(done_count / len(LEARNING_PATH), text=f"{done_count} of {len(LEARNING_PATH)} pages done")
 score, forget_column = st.columns([4, 1], vertical_alignment="center")
 score.caption(f"Check-yourself score: {session_score().in_words()}. The marks and the score are kept in this "

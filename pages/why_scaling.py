@@ -44,6 +44,10 @@ with controls[1]:
 with controls[2]:
     samples = page_slider("Samples", 100, MAX_SCALING_SAMPLES, 1000, "why_samples", step=100,
                           help="Random q, k pairs drawn per d_k. More samples, less noise.")
+if not settings.presenter:  # two d_k on one page: a student took this one for the lesson's
+    st.caption("Sections 1 and 2 use random vectors of this width (64 is a common head width in real models). "
+               f"Your sentence keeps the lesson’s own d_k = {settings.config.effective_d_k()} "
+               f"(set {in_the_sidebar()}): section 3 uses it.")
 d_ks = tuple(sorted(set(SCALING_D_KS) | {d_k}))
 seed = settings.config.seed
 font, wide = settings.font_size, settings.presenter
@@ -102,15 +106,14 @@ st.markdown(f"For each d_k: one random query against {num_keys} random keys, sof
             f"1/{num_keys} = {1 / num_keys:.4g} and entropy log {num_keys} = {math.log(num_keys):.2f}; a saturated "
             "row has largest weight 1 and entropy 0.")
 st.markdown("**Why it matters for training:** once one weight takes almost everything, a small change of the "
-            "scores hardly moves the weights, so training gets almost no signal to learn from. In symbols: "
-            "how much the weights move when a score moves is the softmax's derivative J (δ_ij is 1 when i = j, "
-            "else 0). Its size ‖J‖_F, the square root of the sum of its squared entries, is what training learns "
-            "from. It is not largest for an even row: it grows as a row moves away from even, peaks at a moderate "
-            "spread and goes to 0 as one weight goes to 1. So at small d_k the unscaled line sits a little above "
-            "the scaled one; from d_k ≈ 16 on the unscaled rows saturate and lose their gradient, while the scaled "
-            "rows keep theirs.")
+            "scores hardly moves the weights, so training gets almost no signal to learn from. The third chart "
+            "measures that signal: from d_k ≈ 16 on the unscaled rows lose it, while the scaled rows keep theirs. "
+            "At small d_k the unscaled line is a little higher, because the signal is not largest for a perfectly "
+            "even row: it peaks at a moderate spread and only falls to 0 as one weight goes to 1.")
 st.latex(r"J_{ij} = \frac{\partial a_i}{\partial s_j} = a_i(\delta_{ij} - a_j), \qquad "
          r"\lVert J \rVert_F \to 0 \text{ as one } a_i \to 1")
+st.caption("In symbols: the signal is the size ‖J‖_F of the softmax's derivative J (how much the weights move when "
+           "a score moves; δ_ij is 1 when i = j, else 0), the square root of the sum of its squared entries.")
 panel = {"x": "d_k", "series": "scores", "log_x": True, "marker": (d_k, f"{d_k}"), "font_size": font,
          "width": 290 if wide else 215, "height": 300 if wide else 220, "x_values": SCALING_D_KS,
          "side_by_side": True}

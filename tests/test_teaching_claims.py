@@ -9,6 +9,8 @@ from apptest_support import chart_data, open_page
 from attention_core import LessonConfig, run_lesson
 from attention_ui.checks.layer import multi_head_questions
 from attention_ui.checks.real import real_model_questions
+from attention_ui.controls import PATH_NEXT_UP_KEY
+from attention_ui.text import STAGES
 
 
 def words(at) -> str:
@@ -25,7 +27,7 @@ def test_why_scaling_does_not_say_the_gradient_only_falls_when_its_chart_shows_i
     scaled = by_scaling[[c for c in by_scaling.columns if "unscaled" not in c][0]]
     assert unscaled[4] > scaled[4] and unscaled[64] < scaled[64]  # what the chart shows
     text = words(at)
-    assert "It is not largest for an even row" in text and "peaks at a moderate spread" in text
+    assert "not largest for a perfectly even row" in text and "peaks at a moderate spread" in text
 
 
 def test_a_fully_blocked_row_is_called_this_pages_rule_not_what_softmax_does():
@@ -112,6 +114,32 @@ def test_start_here_links_to_the_first_page_not_done():
     assert next_up(at) == "Carry on with 2. Step through"  # 2 of its 9 stages looked at
 
 
+def test_start_heres_foot_leads_where_its_top_does():
+    """A student with progress read "Carry on with 2. Step through" at the top and "Start the path: Overview" at the
+    foot (``path_footer``, drawn under the page by app.py)."""
+    from streamlit.testing.v1 import AppTest
+
+    def top(at) -> tuple[str, str]:
+        return next((link.proto.label, link.proto.page) for link in at.get("page_link")
+                    if link.proto.icon == ":material/play_circle:")
+
+    def foot(at) -> list[tuple[str, str]]:
+        script = AppTest.from_string("import streamlit as st\nfrom attention_ui.controls import path_footer\n"
+                                     "path_footer('start-here')\n", default_timeout=60)
+        script.session_state[PATH_NEXT_UP_KEY] = at.session_state[PATH_NEXT_UP_KEY]
+        return [(link.proto.label, link.proto.page) for link in script.run().get("page_link")]
+
+    at = open_page("pages/start_here.py")
+    assert top(at) == ("Start with 1. Overview", "overview") and foot(at) == [("Start the path: Overview", "overview")]
+    at.session_state["pages_visited"] = {"start-here", "home"}
+    at.session_state["stages_seen"] = {"embed", "qkv"}
+    at.run()
+    assert [top(at)] == foot(at) == [("Carry on with 2. Step through", "step-through")]
+    at.session_state["stages_seen"] = {s.key for s in STAGES}
+    at.run()
+    assert [top(at)] == foot(at) and top(at)[0].startswith("Next on the path: 3."), (top(at), foot(at))
+
+
 def test_the_mask_editor_fits_an_eleven_token_sentence():
     """With the tokens' words as its column headers the editor of an 11-token sentence was wider than the page, its
     last keys behind a scroll bar; the columns are headed by the key's number now, and every row is shown."""
@@ -164,3 +192,24 @@ def test_work_it_by_hands_answer_grids_say_what_their_rows_and_columns_are():
     for tab, columns in zip(at.tabs, ("the key tokens", "the key tokens", "the key tokens", "the context's numbers")):
         captions = [c.value for c in tab.caption]
         assert any(c.startswith("Rows: the query tokens. Columns: " + columns) for c in captions), captions
+
+
+@pytest.mark.parametrize(("heads", "said"), [("2", "with d_model = 8 and 2 heads that would be d_k = 4"),
+                                             ("3", "d_model = 8 does not split into 3 equal heads")])
+def test_multi_head_says_its_heads_are_not_slices_of_a_fixed_width(heads, said):
+    """The page said the projections "are cut into h slices"; a student raised h from 2 to 4, saw W_Q grow from 8 to 16
+    columns and heads 1–2 stay as they were, and expected the heads to get narrower."""
+    at = open_page("pages/multi_head.py", {"heads": heads})
+    assert "cut into" not in words(at) and "each with its own block of columns" in words(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "another head adds d_k columns" in captions and said in captions, captions
+
+
+def test_cross_attention_says_when_the_source_is_not_a_translation_of_the_students_sentence():
+    """A student typed "I love my dog" and it attended to the example's French cat sentence without a word on it."""
+    said = "not of your sentence"
+    assert not [c for c in open_page("pages/cross_attention.py").caption if said in c.value]
+    at = open_page("pages/cross_attention.py", {"sentence": "I love my dog"})
+    assert [c for c in at.caption if said in c.value]
+    at.text_input(key="cross_source").input("J'aime mon chien").run()
+    assert not at.exception and not [c for c in at.caption if said in c.value], "a source of its own: nothing to say"

@@ -709,3 +709,13 @@ def test_why_scalings_saturation_charts_come_before_their_words_on_a_slide(prese
     }.items()}
     order = sorted(where, key=where.get)
     assert order == (["heading", "charts", "words"] if presenter else ["heading", "words", "charts"]), where
+
+
+def test_the_experiments_d_k_is_told_apart_from_the_lessons():
+    """The page's d_k slider (64) beside the sidebar's d_k (4): a student took the page's for the lesson's."""
+    at = open_page("pages/why_scaling.py", {"d_k": "8"})
+    said = [c.value for c in at.caption if "Sections 1 and 2 use random vectors" in c.value]
+    assert said and "the lesson’s own d_k = 8 (set in the sidebar): section 3 uses it" in said[0], said
+    assert at.slider(key="why_dk").value == 64
+    slide = open_page("pages/why_scaling.py", {"presenter": "true"})
+    assert not [c for c in slide.caption if "Sections 1 and 2 use random vectors" in c.value], "a slide keeps room"
