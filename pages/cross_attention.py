@@ -91,8 +91,8 @@ with right:
 if source.strip() == DEFAULT_SOURCE and config.sentence.strip() != DEFAULTS.sentence:
     # a student's own sentence attended to the example's translation of another one, without a word on it
     right.caption("This source is the example's, a translation of “The cat sat on the mat.”, not of your sentence. "
-                  "A translator's decoder attends to the sentence it translates: type a translation of yours here "
-                  "to see which source words each of your words picks.")
+                  "In a translator the source is the sentence being translated: type a translation of yours here to "
+                  "keep the picture true (this layer is untrained, so its weights do not pick matching words yet).")
 pad = st.toggle("Pad the source, as in a batch of sentences of different lengths", key="cross_pad", **BOUND)
 pad_to = page_slider("Pad the source to … tokens", 1, MAX_TOKENS, 12, "cross_pad_to") if pad else 0
 
