@@ -19,11 +19,10 @@ GRID_FRAME_PX = 115  # what the heads grid draws beside its panels at the page's
 SLIDE_ABOVE_GRID_PX = 190  # a slide's top bar and title above the heads grid, and a margin below it
 
 settings = sentence_settings("A real model's attention")
-INTRO = ("The same attention you stepped through runs inside every layer of a real transformer. Here a small "
-         "pretrained model reads your sentence; each small square of the heads grid is one head's attention "
-         "weights (rows: the token looking, columns: the token looked at). A model may add **special tokens** of "
-         "its own, markers rather than words (MiniLM adds [CLS] at the start and [SEP] at the end; section 2 shows "
-         "them): many heads put much of their weight on them.")
+INTRO = ("The same attention you stepped through runs inside every layer of a real transformer: here a small "
+         "pretrained model reads your sentence. Each small square of the heads grid is one head's weights (rows: the "
+         "token looking, columns: the token looked at); tokens such as [CLS] and [SEP] are markers the model adds "
+         "(section 2).")
 PICKERS = "Model, layer, head and the token to follow"
 if settings.presenter:  # the heads grid first, on the first screen; the pickers under it (a click picks a head)
     slide = st.container()
