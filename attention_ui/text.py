@@ -86,13 +86,13 @@ STAGES = (
     Stage("output", "9 · Output projection W_O",
           r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O",
           "A last weight matrix mixes the heads' results back into d_model numbers per token. That is where this "
-          "lesson ends. In a real transformer layer this output is then added to X (the residual connection: "
-          "attention adds a change to each token's vector instead of replacing it) and passed through a "
-          "feed-forward network (a small two-layer network applied to each token on its own, usually about four "
-          "times wider than d_model) before the next layer.",
-          "Both steps also rescale each token's vector to mean 0 and variance 1 (layer normalisation), in one of "
-          "two places: the original Transformer and BERT normalise after each addition, GPT-2 and most newer "
-          "models normalise each block's input instead."),
+          "lesson ends: a real transformer layer then adds this output to X (the residual connection) and passes it "
+          "through a feed-forward network before the next layer.",
+          "The residual connection means attention adds a change to each token's vector instead of replacing it; "
+          "the feed-forward network is a small two-layer network applied to each token on its own, usually about "
+          "four times wider than d_model. Both steps also rescale each token's vector to mean 0 and variance 1 "
+          "(layer normalisation), in one of two places: the original Transformer and BERT normalise after each "
+          "addition, GPT-2 and most newer models normalise each block's input instead."),
 )
 
 STAGE_KEYS = tuple(s.key for s in STAGES)
