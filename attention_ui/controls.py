@@ -1129,10 +1129,10 @@ def path_footer(url_path: str) -> None:
     if file is not None and linked_flag("presenter"):
         path_back_link(file)
     if url_path == START_HERE_PATH and st.session_state.get(PATH_NEXT_UP_KEY):  # as the page's own "Carry on"
-        file, path, label = st.session_state[PATH_NEXT_UP_KEY]
+        next_file, next_path, label = st.session_state[PATH_NEXT_UP_KEY]
         st.divider()
-        with st.container(key=PATH_LINK_KEY):
-            st.page_link(path_page(file, path), label=label, icon=":material/arrow_forward:",
+        with st.container(key=PATH_LINK_KEY):  # no stage given: a page of stages carries on where it was left
+            st.page_link(path_page(next_file, next_path), label=label, icon=":material/arrow_forward:",
                          query_params=carried_link_values())
         return
     if url_path == START_HERE_PATH:  # the path's start (a clicker at its foot had nowhere to go)
