@@ -186,9 +186,10 @@ def _worked_first_control() -> None:
     going on (a clicker sends only Page Down and Page Up, and they went from slide to slide, never to the numbers
     under each one)."""
     st.toggle("Page Down: worked numbers, then the next stage", key=WORKED_FIRST_KEY,
-              help="For a clicker, which sends only Page Down and Page Up. On: Page Down first brings the stage's "
-                   "worked numbers up (a screen at a time while they go on), then goes to the next stage; Page Up "
-                   "goes back to the top of the slide, then to the stage before. → and ← always go stage by stage.",
+              help="For a clicker, which sends only Page Down and Page Up. On: Page Down first brings up what is "
+                   "under the stage's charts (its worked numbers, and on stage 6 the weights as lines and bars), a "
+                   "screen at a time, then goes to the next stage; Page Up goes back to the top of the slide, then "
+                   "to the stage before. → and ← always go stage by stage.",
               **BOUND)
 
 
@@ -626,11 +627,12 @@ if (!window.clickerKeysAfterUse) {
     const passed = active?.closest(".st-key-presenter, .st-key-slide_settings");
     if (active && active !== document.body && !passed && (active.matches(
         "input, textarea, select, [contenteditable='true'], [role='slider'], [role='radio'], [role='tab']")
-        || active.closest("[data-testid='stPopoverBody'], [data-baseweb='popover'], [data-testid='stDataFrame']")))
-      return;  // (a grid's cell keeps the arrows that move between cells)
+        || active.closest("[data-testid='stPopoverBody'], [data-baseweb='popover']")
+        || (!event.key.startsWith("Page") && active.closest("[data-testid='stDataFrame']"))))
+      return;  // (a grid's cell keeps the arrows that move between cells; a clicker's Page keys leave it)
     event.preventDefault();
     event.stopPropagation();
-    if (passed) active.blur();
+    if (passed || active?.closest("[data-testid='stDataFrame']")) active.blur();
     focusSlide();
     // not while the page runs: a page just opened from the last one's link is still growing, and keys pressed while
     // it came (nothing seemed to happen) had taken the new page most of the way down before its title was seen

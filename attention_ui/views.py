@@ -211,10 +211,12 @@ def show_slide(view: StageView, key: str, *, worked_view: StageView | None = Non
             st.caption(COLOURS_ONLY_NOTE)
         if key in LONE_KEY_STAGES:
             note_lone_key(view, key, on_slide=True)
-    if rec.extra is not None:
-        rec.extra(view)
+    # what a clicker's Page Down brings up before the next stage, with the worked-numbers switch on: the extras too
+    # (stage 6's lines and bars, under the charts, were skipped on the way to its numbers)
     numbers = st.container(key=WORKED_FIRST_KEY + "_numbers") if linked_flag(WORKED_FIRST_KEY) else nullcontext()
     with numbers:
+        if rec.extra is not None:
+            rec.extra(view)
         show_worked(worked_view or view, rec, lone_key_note=False)
 
 
