@@ -278,6 +278,7 @@ PRESENTER_STYLE = """<style>
 .stMarkdown p, .stMarkdown li {font-size: 1.35rem; line-height: 1.45;}
 [data-testid='stTable'] :is(th, td, p), [data-testid='stMain'] [data-testid='stMarkdownContainer'] table :is(th, td) {
   font-size: clamp(1.15rem, 1.625vw, 1.6rem) !important; line-height: 1.4;}
+[data-testid='stTable'] th {color: rgb(49, 51, 63) !important;}
 h1 {font-size: clamp(2.4rem, 3vw, 3.2rem) !important;} h2, h3 {font-size: clamp(1.9rem, 2.375vw, 2.6rem) !important;}
 h4 {font-size: clamp(1.5rem, 1.875vw, 2.1rem) !important;}
 .katex {font-size: 1.45em !important;}

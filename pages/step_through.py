@@ -45,8 +45,9 @@ def stage(settings: Settings) -> None:
         show_slide(view, key)
     else:
         show_stage(view, key)
-    seen = st.session_state["stages_seen"]
-    st.caption(f"You have looked at {len(seen)} of {len(STAGES)} stages (kept in this browser).")
+    if not settings.presenter:  # a student's own progress (a lecturer's rehearsal showed it to the hall)
+        seen = st.session_state["stages_seen"]
+        st.caption(f"You have looked at {len(seen)} of {len(STAGES)} stages (kept in this browser).")
     questions.show_check_yourself(settings, key)
     export.show_downloads(settings, key)
     if not settings.presenter:

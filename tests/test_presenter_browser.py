@@ -299,17 +299,21 @@ def test_the_weights_and_the_context_keep_their_rows_level(server, browser, toke
 
 @pytest.mark.parametrize("presenter, smallest_px", [(True, 18), (False, 13)], ids=["presenter", "lesson"])
 def test_worked_numbers_are_large_enough_to_read_from_the_back(server, browser, presenter, smallest_px):
-    """Presenter mode enlarges the worked-numbers table with the rest of the text (Streamlit draws it at 14 px)."""
+    """Presenter mode enlarges the worked-numbers table with the rest of the text (Streamlit draws it at 14 px), and
+    darkens its column headings (Streamlit's grey was pale from the back of a hall)."""
     context, page = _new_page(browser)
     try:
         _open(page, bs.with_query(server + "/step-through", f"step=scores&presenter={str(presenter).lower()}"),
               FIRST_LOAD_MS)
         sizes = page.evaluate("() => Array.from(document.querySelectorAll('[data-testid=stTable] td p'), "
                               "p => parseFloat(getComputedStyle(p).fontSize))")
+        headings = page.evaluate("() => Array.from(document.querySelectorAll('[data-testid=stTable] th'), "
+                                 "th => getComputedStyle(th).color)")
     finally:
         context.close()
     assert sizes, "no worked-numbers table"
     assert min(sizes) >= smallest_px, sizes
+    assert headings and all((h == "rgb(49, 51, 63)") == presenter for h in headings), headings
 
 
 @pytest.mark.parametrize("presenter", [True, False], ids=["presenter", "lesson"])

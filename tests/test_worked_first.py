@@ -72,3 +72,10 @@ def test_the_switch_stays_on_across_the_other_pages_of_a_lecture():
     assert _switch(at) is None
     switch_to(at, STEP_THROUGH)
     assert _switch(at).value is True and _numbers_box(at) is not None
+
+
+def test_a_slide_does_not_show_the_lecturers_own_progress():
+    """A lecturer's rehearsal had looked at every stage: the slide told the hall "You have looked at 9 of 9 stages"."""
+    said = "You have looked at"
+    assert not [c for c in open_page("pages/step_through.py", {"presenter": "true"}).caption if said in c.value]
+    assert [c for c in open_page("pages/step_through.py").caption if said in c.value], "a student's page keeps it"
