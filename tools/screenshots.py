@@ -185,7 +185,7 @@ README_SHOTS = (
     ("real-model-summaries", "real-model", "5 · Every head in numbers", None),
     ("modern-attention", "modern-attention", "1 · Multi-head, grouped-query", None),
     ("sliding-window", "modern-attention", "3 · Sliding-window", None),
-    ("generation", "generation?generation_step=4", "1 · The cache after step 4", None),
+    ("generation", "generation?generation_step=4", "1 · After step 4 the cache holds", None),
     ("why-scaling", "why-scaling", "2 · Unscaled scores", None),
     ("positions", "order-and-position", "1 · Without positions", None),
     ("cross-attention", "cross-attention", "3 · Cross-attention weights", None),
