@@ -1047,6 +1047,10 @@ def stage_picker(presenter: bool = False, next_page: tuple[st.Page, str] | None 
     move = _move
     titles = {s.key: s.title for s in STAGES}
     index = STAGE_KEYS.index(st.session_state["step"])
+    here, left_on = st.session_state.get(CURRENT_PAGE), st.session_state.get(STAGE_PAGE_KEY)
+    st.session_state[STAGE_PAGE_KEY] = here
+    carried = next((title for _, paths, title, _ in LEARNING_PATH if left_on in paths and left_on != here), None) \
+        if index and here is not None else None
     last = index == len(STAGE_KEYS) - 1
     onward = next_page if presenter and last else None
     widths = [1, 4, 1] if not presenter else [1, 5, 1] if onward is None else [1, 4, 2]  # room for the page's title
@@ -1074,8 +1078,16 @@ def stage_picker(presenter: bool = False, next_page: tuple[st.Page, str] | None 
                          label_visibility="collapsed")
     index = STAGE_KEYS.index(key)
     keep_in_link("step", key)  # stage 1 too: see url_state.ALWAYS_IN_LINK
-    st.progress((index + 1) / len(STAGE_KEYS), text=None if presenter else f"Stage {index + 1} of {len(STAGE_KEYS)}")
+    where = f", where you left {carried}: the two pages share their stage" if carried else ""
+    st.progress((index + 1) / len(STAGE_KEYS),
+                text=None if presenter else f"Stage {index + 1} of {len(STAGE_KEYS)}{where}")
     return index
+
+
+STAGE_PAGE_KEY = "_stage_page"
+"""Session key: the url path of the page that last drew the stage picker. A page of stages opened from the other
+says that its stage is the one left there (a student who came to Inside a real head from Step through's stage 6
+took its stage 6 for a first stage gone missing)."""
 
 
 def path_page(file: str, url_path: str) -> st.Page:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from apptest_support import open_page  # noqa: E402
@@ -79,3 +81,25 @@ def test_a_slide_does_not_show_the_lecturers_own_progress():
     said = "You have looked at"
     assert not [c for c in open_page("pages/step_through.py", {"presenter": "true"}).caption if said in c.value]
     assert [c for c in open_page("pages/step_through.py").caption if said in c.value], "a student's page keeps it"
+
+
+def test_a_page_of_stages_says_its_stage_was_left_on_the_other_page():
+    """A student came to Inside a real head from Step through's stage 6 and read its stage 6 as a first stage gone
+    missing: the two pages share one stage."""
+    at = open_page("pages/step_through.py", {"step": "softmax"})
+    assert at.session_state["step"] == "softmax"
+    at.session_state["current_page"] = "step-through"  # what app.py sets for the page it draws
+    at.run()
+    assert "Stage 6 of 9" == progress_text(at), progress_text(at)
+    at.switch_page("pages/masking.py").run()  # a page without stages in between does not count
+    at.session_state["current_page"] = "inside-real-head"
+    at.switch_page("pages/inside_real_head.py").run()
+    if at.exception or not at.get("progress"):
+        pytest.skip("no real model on this machine")
+    assert progress_text(at) == "Stage 6 of 9, where you left Step through: the two pages share their stage"
+    at.run()  # the next run on the same page: said once
+    assert progress_text(at) == "Stage 6 of 9"
+
+
+def progress_text(at) -> str:
+    return at.get("progress")[0].proto.text
