@@ -1143,14 +1143,11 @@ def path_footer(url_path: str) -> None:
     file = path_file(url_path)
     if file is not None and linked_flag("presenter"):
         path_back_link(file)
+    first_stage = {"step": STAGE_KEYS[0]}  # a page of stages reached by the path's link opens at its first stage
     if url_path == START_HERE_PATH and st.session_state.get(PATH_NEXT_UP_KEY):  # as the page's own "Carry on"
         next_file, next_path, label = st.session_state[PATH_NEXT_UP_KEY]
-        st.divider()
-        with st.container(key=PATH_LINK_KEY):  # no stage given: a page of stages carries on where it was left
-            st.page_link(path_page(next_file, next_path), label=label, icon=":material/arrow_forward:",
-                         query_params=carried_link_values())
-        return
-    if url_path == START_HERE_PATH:  # the path's start (a clicker at its foot had nowhere to go)
+        following, first_stage = (next_file, next_path), None  # a page of stages carries on where it was left
+    elif url_path == START_HERE_PATH:  # the path's start (a clicker at its foot had nowhere to go)
         first_file, first_paths, first_title, _ = LEARNING_PATH[0]
         following, label = (first_file, first_paths[0], first_title), f"Start the path: {first_title}"
     elif file is None or file == "pages/step_through.py":
@@ -1166,8 +1163,7 @@ def path_footer(url_path: str) -> None:
         return
     with st.container(key=PATH_LINK_KEY):
         st.page_link(path_page(following[0], following[1]), label=label, icon=":material/arrow_forward:",
-                     query_params=carried_link_values({"step": STAGE_KEYS[0]} if following[0] in STAGE_PAGES
-                                                      else None))
+                     query_params=carried_link_values(first_stage if following[0] in STAGE_PAGES else None))
 
 
 def path_back_link(file: str) -> None:
