@@ -26,7 +26,7 @@ from .frames import token_labels
 from .pickling import TensorsAsArrays
 from .progress import keep_progress
 from .text import (EXAMPLE_SENTENCES, LEARNING_PATH, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, counted,
-                   next_on_path, path_file, plain, previous_on_path, quoted)
+                   next_on_path, path_file, path_title, plain, previous_on_path, quoted)
 from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_bound_values_in_link, keep_in_link,
                         linked_flag, linked_stage, linked_token, note_ignored, set_link_value, show_link_notes,
                         write_opened_link)
@@ -1049,8 +1049,7 @@ def stage_picker(presenter: bool = False, next_page: tuple[st.Page, str] | None 
     index = STAGE_KEYS.index(st.session_state["step"])
     here, left_on = st.session_state.get(CURRENT_PAGE), st.session_state.get(STAGE_PAGE_KEY)
     st.session_state[STAGE_PAGE_KEY] = here
-    carried = next((title for _, paths, title, _ in LEARNING_PATH if left_on in paths and left_on != here), None) \
-        if index and here is not None else None
+    carried = path_title(left_on) if index and here is not None and left_on != here else None  # (another page's)
     last = index == len(STAGE_KEYS) - 1
     onward = next_page if presenter and last else None
     widths = [1, 4, 1] if not presenter else [1, 5, 1] if onward is None else [1, 4, 2]  # room for the page's title

@@ -155,6 +155,11 @@ def path_file(url_path: str) -> str | None:
     return next((file for file, paths, *_ in LEARNING_PATH if url_path in paths), None)
 
 
+def path_title(url_path: str) -> str | None:
+    """The title on ``LEARNING_PATH`` of the page served at ``url_path``, as ``path_file``; or None."""
+    return next((title for _, paths, title, _ in LEARNING_PATH if url_path in paths), None)
+
+
 QKV_WITH_BIASES = r"Q = X W_Q + b_Q,\quad K = X W_K + b_K,\quad V = X W_V + b_V"
 QKV_BIASES_WORDS = " A real model also adds a learned bias vector (b_Q, b_K, b_V) to every row."
 OUTPUT_WITH_BIAS = r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O + b_O"
