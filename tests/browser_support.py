@@ -277,7 +277,8 @@ def wait_for_app_idle(page, timeout: float = 60_000, settle_ms: int = 300) -> No
     *after* the run has finished), no element is marked stale, and the progress store, where the page has one,
     has read the browser's record (a stored record is reported once a page load, and that report reruns the
     page: a key pressed during that run was seen lost on a busy machine). The condition must hold again after
-    ``settle_ms``, so a rerun requested just before (e.g. by a key press) is not mistaken for a finished one. ``timeout`` is in milliseconds; raises
+    ``settle_ms``, so a rerun requested just before (e.g. by a key press) is not mistaken for a finished one.
+    ``timeout`` is in milliseconds; raises
     ``TimeoutError`` describing what was still pending.
     """
     deadline = time.monotonic() + timeout / 1000
@@ -508,6 +509,26 @@ def press_key(page, key: str, timeout: float = 30_000) -> str:
     page.keyboard.press(key)
     _wait_for_stage_change(page, before, timeout)
     return stage_title(page)
+
+
+_VIEW_JS = f"""() => [location.href, document.querySelector({MAIN!r})?.scrollTop ?? null,
+                       document.querySelector({STAGE_SELECT!r})?.value ?? null].join(" | ")"""
+
+
+def press_and_wait_for_a_change(page, key: str, timeout: float = 15_000) -> bool:
+    """Press ``key`` as the page has it (a clicker's key: the focus is left where it is); wait until the address, the
+    main column's scroll or the stage shown changes, then until the app is idle. False when nothing changed within
+    ``timeout`` ms (a key that did nothing: the caller's assertions say what was expected)."""
+    before = page.evaluate(_VIEW_JS)
+    page.keyboard.press(key)
+    try:
+        page.wait_for_function(f"(before) => ({_VIEW_JS})() !== before", arg=before, timeout=timeout)
+    except Exception as exc:  # playwright's TimeoutError; not imported here on purpose
+        if "timeout" not in str(exc).lower() and type(exc).__name__ != "TimeoutError":
+            raise
+        return False
+    wait_for_app_idle(page)
+    return True
 
 
 def click_stage_button(page, which: str, timeout: float = 30_000) -> str:

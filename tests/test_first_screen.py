@@ -244,6 +244,15 @@ def _type_in_grid(page, index: int, row: int, column: int, columns: int, text: s
     bs.wait_for_app_idle(page)
 
 
+def _gone(locator, timeout: float = 10_000) -> bool:
+    """Whether what ``locator`` finds is gone from the page within ``timeout`` ms."""
+    try:
+        locator.first.wait_for(state="detached", timeout=timeout)
+    except Exception:  # playwright's TimeoutError
+        return False
+    return True
+
+
 def _grid_cells(page, index: int) -> list[str]:
     """The grid's cells as its table for screen readers gives them (once it has drawn them)."""
     grid = page.locator("[data-testid='stDataFrame']").nth(index)
@@ -263,5 +272,7 @@ def test_answers_typed_by_hand_come_back_after_an_x_cell_is_fixed(opened):
     _type_in_grid(page, 0, 0, 0, 2, "abc")
     assert page.get_by_text("Some cells cannot be used yet").count() == 1
     _type_in_grid(page, 0, 0, 0, 2, "1")
+    if not _gone(page.get_by_text("Some cells cannot be used yet")):  # a busy machine's grid can drop the typing
+        _type_in_grid(page, 0, 0, 0, 2, "1")
     assert page.get_by_text("Some cells cannot be used yet").count() == 0
     assert _grid_cells(page, answer)[4:8] == ["2·like", "", "3", ""], "the typed answer is shown again"

@@ -377,9 +377,7 @@ def test_page_down_can_show_a_stages_worked_numbers_before_the_next_stage(server
         while bs.stage_title(page) == STAGES[5].title and len(scrolled) < 6:
             scrolled.append(page.evaluate(SCROLL_TOP_JS))
             numbers_seen = numbers_seen or 0 < page.evaluate(f"() => {heading_top}") < 700
-            page.keyboard.press("PageDown")
-            page.wait_for_timeout(1200)
-            bs.wait_for_app_idle(page)
+            bs.press_and_wait_for_a_change(page, "PageDown")
         assert numbers_seen, f"the worked numbers' heading never came up (scrolled to {scrolled})"
         assert bs.stage_title(page) == STAGES[6].title, f"Page Down never went on (scrolled to {scrolled})"
         page.wait_for_function(f"() => ({SCROLL_TOP_JS[6:]}) === 0", timeout=5_000)
@@ -407,10 +405,7 @@ def test_with_the_worked_numbers_switch_page_down_goes_through_every_stage(serve
         _open(page, server + "/step-through?presenter=true&worked_first=true", FIRST_LOAD_MS)
         presses = {STAGES[0].title: 0}
         for _ in range(4 * len(STAGES)):
-            page.keyboard.press("PageDown")
-            page.wait_for_timeout(1000)
-            bs.wait_for_app_idle(page)
-            if "/by-hand" in page.url:
+            if not bs.press_and_wait_for_a_change(page, "PageDown") or "/by-hand" in page.url:
                 break
             title = bs.stage_title(page)
             presses[title] = presses.get(title, 0) + 1
@@ -958,10 +953,8 @@ def test_every_page_down_on_a_slide_shows_something_new_until_the_next_page(serv
         bs.wait_for_all_charts(page)
         for _ in range(20):
             before = page.evaluate(scroll)
-            page.keyboard.press("PageDown")
-            page.wait_for_timeout(700)
-            bs.wait_for_app_idle(page)
-            if urlsplit(page.url).path != f"/{path}":
+            moved = bs.press_and_wait_for_a_change(page, "PageDown")
+            if not moved or urlsplit(page.url).path != f"/{path}":
                 break
             moves.append(page.evaluate(scroll) - before)
         assert urlsplit(page.url).path == following, (page.url, moves)
