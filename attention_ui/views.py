@@ -150,9 +150,10 @@ class StageRecord:
         return self.stage.key
 
 
-def stage_header(stage: Stage, heading: str | None = None) -> None:
+def stage_header(stage: Stage, heading: str | None = None, *, on_slide: bool = False) -> None:
+    """The stage's title, words and formula; ``on_slide``: without the words a slide leaves to the lecturer."""
     st.subheader(heading or stage.title)
-    st.markdown(f"{stage.words} {stage.more}" if stage.more else stage.words)
+    st.markdown(f"{stage.words} {stage.more}" if stage.more and not on_slide else stage.words)
     st.latex(stage.latex)
 
 
@@ -173,12 +174,14 @@ def _stage_of(view: StageView, key: str) -> Stage:
     return stage
 
 
-def show_stage(view: StageView, key: str, heading: str | None = None, *, worked_view: StageView | None = None) -> None:
+def show_stage(view: StageView, key: str, heading: str | None = None, *, worked_view: StageView | None = None,
+               on_slide: bool = False) -> None:
     """Draw one stage: words, formula, charts, extras and the followed token's worked numbers.
     ``heading`` replaces the stage's numbered title (for pages with their own numbering); ``worked_view`` (default
-    ``view``) is the view the worked numbers come from, e.g. every token where the charts leave some out."""
+    ``view``) is the view the worked numbers come from, e.g. every token where the charts leave some out;
+    ``on_slide``: a section of a slide, with a slide's short words (``Stage.more`` is the lecturer's to say)."""
     rec = record(key)
-    stage_header(_stage_of(view, key), heading)
+    stage_header(_stage_of(view, key), heading, on_slide=on_slide)
     if key in LONE_KEY_STAGES:  # before the charts: under them it was the third screen down
         note_lone_key(worked_view or view, key)
     if _draw_charts(view, rec):

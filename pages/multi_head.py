@@ -144,6 +144,6 @@ def rows_by_head():
 show_chart(cached_chart(("rows by head", trace.weights[:, settings.follow], tuple(labels), bars_cell,
                          settings.font_size), rows_by_head))
 
-show_stage(view, "concat", heading="4 · Concatenate the heads")
-show_stage(view, "output", heading="5 · Mix them with W_O")
+show_stage(view, "concat", heading="4 · Concatenate the heads", on_slide=settings.presenter)
+show_stage(view, "output", heading="5 · Mix them with W_O", on_slide=settings.presenter)
 show_page_questions("multi-head", multi_head_questions(trace, head=settings.head))

@@ -1024,6 +1024,18 @@ def test_eight_heads_on_a_slide_have_cells_a_hall_can_see():
     assert grid["spec"]["width"] / 7 >= 20, grid["spec"]["width"]
 
 
+@pytest.mark.parametrize("presenter", ["true", "false"])
+def test_multi_heads_last_section_keeps_a_slides_words_short(presenter):
+    """Multi-head's section 5 on a slide read six lines on the residual connection, the feed-forward network and
+    layer normalisation, a screen of prose the step-through's slide of the same stage leaves to the lecturer."""
+    from attention_ui.text import STAGES
+
+    output = next(stage for stage in STAGES if stage.key == "output")
+    words = [m.value for m in open_page("pages/multi_head.py", {"presenter": presenter}).markdown]
+    assert any(w.startswith(output.words) for w in words), words
+    assert any(output.more in w for w in words) == (presenter == "false"), words
+
+
 def test_overview_draws_a_long_sentence_across_the_width():
     """A 27-token sentence's chart was squeezed into half the column: rows 8 px tall, labels running together."""
     words = ("the old lighthouse keeper watched the grey storm roll over the quiet harbour while small boats pulled "
