@@ -14,71 +14,104 @@ DONE, STARTED, NOT_YET = ("### :green[:material/check_circle:]", "### :orange[:m
                           "### :gray[:material/radio_button_unchecked:]")
 VISITED_KEY = "pages_visited"  # session key: the url paths of the pages opened in this session
 
+NEXT_UP_STYLE = ("<style>.st-key-path_next_up [data-testid='stPageLink'] a {border: 2px solid #3b5bdb; "
+                 "border-radius: 0.5rem; background: #edf2ff; padding: 0.5rem 1rem;} .st-key-path_next_up "
+                 "[data-testid='stPageLink'] p {font-size: 1.15rem; font-weight: 600;}</style>")
+SLIDE_PATH_COLUMNS = 2  # a slide lists the path's titles in two columns: thirteen pages on one 1280×800 screen
+
+
+def show_agenda(carried: dict) -> None:
+    """Presenter mode: the path as a lecture's plan, on one screen. The marks, counts and score are a student's (on a
+    projector they were the lecturer's own, from preparing the lecture), and so is the advice to go at one's pace."""
+    st.markdown("The lesson's path through the app, in order. At each page's foot a clicker's Page Down opens the "
+                "next.")
+    first_page, first_paths, first_title, _ = LEARNING_PATH[0]
+    with st.container(key="path_next_up"):
+        st.page_link(path_page(first_page, first_paths[0]), label=f"Start with 1. {first_title}",
+                     icon=":material/play_circle:", query_params=carried)
+    st.html(NEXT_UP_STYLE)
+    per_column = -(-len(LEARNING_PATH) // SLIDE_PATH_COLUMNS)
+    for at, column in enumerate(st.columns(SLIDE_PATH_COLUMNS)):
+        for number, (page, paths, title, teaches) in enumerate(
+                LEARNING_PATH[at * per_column:(at + 1) * per_column], start=at * per_column + 1):
+            with column.container(key=f"{PATH_CARD_KEY}_{number}"):  # what it teaches: the lecturer's, on hover
+                st.page_link(path_page(page, paths[0]), label=f"{number}. {title}", icon=":material/arrow_forward:",
+                             query_params=carried, help=teaches)
+    st.session_state[PATH_NEXT_UP_KEY] = None  # the page's foot starts the path too
+
+
+def show_checklist(carried: dict, visited: set) -> None:
+    """The path for a student on their own: each page's card with its mark and progress (``visited``: the url paths
+    of the pages opened in this session), what to do next, the score."""
+    st.markdown("A path through the app for learning on your own. Go in order, at your own pace: each page says what "
+                "it teaches, and a check mark shows what you have already done (a part-filled circle: "
+                "started; a page is done when you have answered its check-yourself questions, looked at every stage, "
+                "or checked every one by hand).")
+
+    stages_seen = st.session_state.get("stages_seen", set())
+    answered = answered_stages()
+    checked = st.session_state.get(EVER_CHECKED_KEY, set())
+    solved = st.session_state.get(SOLVED_KEY, set())
+    progress = {
+        "pages/step_through.py": f"{len(stages_seen & {s.key for s in STAGES})} of {len(STAGES)} stages looked at, "
+                                 f"questions answered on {len(answered & {s.key for s in STAGES})} of them",
+        "pages/by_hand.py": f"{len(checked)} of {len(HAND_STAGES)} stages checked, {len(solved)} all right",
+    }
+    # Pages with stages are done when every stage was looked at (or checked), pages with questions when they are
+    # answered; opened, they are only started.
+    # (A string here would be drawn on the page: Streamlit shows a bare expression of a page script.)
+    finished = {"pages/step_through.py": stages_seen >= {s.key for s in STAGES},
+                "pages/by_hand.py": len(checked) >= len(HAND_STAGES)}
+    next_up = st.container(key="path_next_up")  # filled once the cards below know what is done
+    st.html(NEXT_UP_STYLE)
+    done_count, first_not_done = 0, None
+    for number, (page, paths, title, teaches) in enumerate(LEARNING_PATH, start=1):
+        opened = bool(visited & set(paths)) or (page == "pages/step_through.py" and bool(stages_seen))
+        asked = page_progress(paths[0])  # None on a page not opened yet, or without questions
+        if asked is not None:
+            progress[page] = f"{asked[0]} of {asked[1]} check-yourself questions answered"
+            finished[page] = asked[0] >= asked[1]
+        done = finished.get(page, opened)
+        done_count += done
+        if not done and first_not_done is None:
+            first_not_done = (number, page, paths[0], title, opened)
+        with st.container(border=True, key=f"{PATH_CARD_KEY}_{number}"):  # PAGE_STYLE sets its title above its text
+            mark, body = st.columns([1, 12], vertical_alignment="center")
+            mark.markdown(DONE if done else STARTED if opened else NOT_YET)
+            body.page_link(path_page(page, paths[0]), label=f"{number}. {title}", icon=":material/arrow_forward:",
+                           query_params=carried)
+            body.markdown(teaches)
+            if page in progress:
+                body.caption(progress[page])
+
+    with next_up:
+        if first_not_done is None:
+            st.success("You have done every page on the path. Go back to any of them, or try other sentences and "
+                       "sizes.", icon=":material/celebration:")
+        else:
+            number, page, path, title, opened = first_not_done
+            verb = "Carry on with" if opened else ("Start with" if done_count == 0 else "Next on the path:")
+            st.page_link(path_page(page, path), label=f"{verb} {number}. {title}", icon=":material/play_circle:",
+                         query_params=carried)
+    # the page's foot repeats where to go next (path_footer); before any progress it starts the path
+    st.session_state[PATH_NEXT_UP_KEY] = (None if first_not_done is None or not (done_count or first_not_done[4])
+                                          else (page, path, f"{verb} {number}. {title}"))
+    st.progress(done_count / len(LEARNING_PATH), text=f"{done_count} of {len(LEARNING_PATH)} pages done")
+    score, forget_column = st.columns([4, 1], vertical_alignment="center")
+    score.caption(f"Check-yourself score: {session_score().in_words()}. The marks and the score are kept in this "
+                  "browser, not on the server: they are here again after a reload or on your next visit (a private "
+                  "window forgets them when it closes).")
+    forget_column.button("Start again", icon=":material/restart_alt:", key="forget_progress", on_click=forget,
+                         help="Clear the marks and the score, here and in this browser (on a shared computer, say).")
+    st.markdown("**Takeaway:** read each page top to bottom (words, formula, chart, numbers), then answer its "
+                "questions before moving on.")
+
+
 visited = st.session_state.setdefault(VISITED_KEY, set())
 visited.add("start-here")
-page_start("Start here")
-st.markdown("A path through the app for learning on your own. Go in order, at your own pace: each page says what "
-            "it teaches, and a check mark shows what you have already done (a part-filled circle: "
-            "started; a page is done when you have answered its check-yourself questions, looked at every stage, or "
-            "checked every one by hand).")
-
-stages_seen = st.session_state.get("stages_seen", set())
-answered = answered_stages()
-checked = st.session_state.get(EVER_CHECKED_KEY, set())
-solved = st.session_state.get(SOLVED_KEY, set())
-progress = {
-    "pages/step_through.py": f"{len(stages_seen & {s.key for s in STAGES})} of {len(STAGES)} stages looked at, "
-                             f"questions answered on {len(answered & {s.key for s in STAGES})} of them",
-    "pages/by_hand.py": f"{len(checked)} of {len(HAND_STAGES)} stages checked, {len(solved)} all right",
-}
-# Pages with stages are done when every stage was looked at (or checked), pages with questions when they are
-# answered; opened, they are only started.
-# (A string here would be drawn on the page: Streamlit shows a bare expression of a page script.)
-finished = {"pages/step_through.py": stages_seen >= {s.key for s in STAGES},
-            "pages/by_hand.py": len(checked) >= len(HAND_STAGES)}
-next_up = st.container(key="path_next_up")  # filled once the cards below know what is done
-st.html("<style>.st-key-path_next_up [data-testid='stPageLink'] a {border: 2px solid #3b5bdb; border-radius: 0.5rem; "
-        "background: #edf2ff; padding: 0.5rem 1rem;} .st-key-path_next_up [data-testid='stPageLink'] p "
-        "{font-size: 1.15rem; font-weight: 600;}</style>")
-done_count, first_not_done = 0, None
+presenter = page_start("Start here")
 carried = carried_link_values()  # a lecture's settings, when this page was opened from its link
-for number, (page, paths, title, teaches) in enumerate(LEARNING_PATH, start=1):
-    opened = bool(visited & set(paths)) or (page == "pages/step_through.py" and bool(stages_seen))
-    asked = page_progress(paths[0])  # None on a page not opened yet, or without questions
-    if asked is not None:
-        progress[page] = f"{asked[0]} of {asked[1]} check-yourself questions answered"
-        finished[page] = asked[0] >= asked[1]
-    done = finished.get(page, opened)
-    done_count += done
-    if not done and first_not_done is None:
-        first_not_done = (number, page, paths[0], title, opened)
-    with st.container(border=True, key=f"{PATH_CARD_KEY}_{number}"):  # PAGE_STYLE sets its title above its text
-        mark, body = st.columns([1, 12], vertical_alignment="center")
-        mark.markdown(DONE if done else STARTED if opened else NOT_YET)
-        body.page_link(path_page(page, paths[0]), label=f"{number}. {title}", icon=":material/arrow_forward:",
-                       query_params=carried)
-        body.markdown(teaches)
-        if page in progress:
-            body.caption(progress[page])
-
-with next_up:
-    if first_not_done is None:
-        st.success("You have done every page on the path. Go back to any of them, or try other sentences and sizes.",
-                   icon=":material/celebration:")
-    else:
-        number, page, path, title, opened = first_not_done
-        verb = "Carry on with" if opened else ("Start with" if done_count == 0 else "Next on the path:")
-        st.page_link(path_page(page, path), label=f"{verb} {number}. {title}", icon=":material/play_circle:",
-                     query_params=carried)
-# the page's foot repeats where to go next (path_footer); before any progress it starts the path
-st.session_state[PATH_NEXT_UP_KEY] = (None if first_not_done is None or not (done_count or first_not_done[4])
-                                      else (page, path, f"{verb} {number}. {title}"))
-st.progress(done_count / len(LEARNING_PATH), text=f"{done_count} of {len(LEARNING_PATH)} pages done")
-score, forget_column = st.columns([4, 1], vertical_alignment="center")
-score.caption(f"Check-yourself score: {session_score().in_words()}. The marks and the score are kept in this "
-              "browser, not on the server: they are here again after a reload or on your next visit (a private "
-              "window forgets them when it closes).")
-forget_column.button("Start again", icon=":material/restart_alt:", key="forget_progress", on_click=forget,
-                     help="Clear the marks and the score, here and in this browser (on a shared computer, say).")
-st.markdown("**Takeaway:** read each page top to bottom (words, formula, chart, numbers), then answer its "
-            "questions before moving on.")
+if presenter:
+    show_agenda(carried)
+else:
+    show_checklist(carried, visited)

@@ -236,6 +236,27 @@ def test_the_last_stage_leads_to_the_next_page_on_the_path():
     assert path.index("pages/by_hand.py") == path.index("pages/step_through.py") + 1
 
 
+def test_start_here_on_a_slide_is_the_lectures_plan_on_one_screen():
+    """On a projector Start here was a student's checklist two screens long: circles and counts of the lecturer's own
+    visits while preparing ("Carry on with 5. Masking"), the score and "Start again". A slide lists the path's pages
+    (what each teaches on hover) and starts at the first, whatever was opened before."""
+    at = open_page("pages/start_here.py", {"presenter": "true"})
+    at.session_state["pages_visited"] = {"start-here", "overview", "step-through", "by-hand", "multi-head"}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    links = at.get("page_link")
+    assert [link.proto.label for link in links[:2]] == ["Start with 1. Overview", "1. Overview"], links
+    listed = links[1:1 + len(LEARNING_PATH)]
+    assert [link.proto.label for link in listed] == [f"{n}. {title}" for n, (_, _, title, _) in
+                                                     enumerate(LEARNING_PATH, start=1)]
+    assert [link.proto.help for link in listed] == [teaches for *_, teaches in LEARNING_PATH]
+    assert [link.proto.page for link in listed] == [paths[0] for _, paths, *_ in LEARNING_PATH]
+    assert not [m.value for m in at.markdown if m.value.startswith("### ")], "no marks of done pages"
+    assert not at.progress and not at.get("button"), "no progress bar, no Start again"
+    assert not [c.value for c in at.caption if "score" in c.value or "looked at" in c.value], "no counts or score"
+    assert len(open_page("pages/start_here.py").get("page_link")) > len(LEARNING_PATH), "the page's own list stays"
+
+
 def test_start_here_lists_the_path_and_ticks_what_was_done():
     at = open_page("pages/start_here.py")
     assert [t.value for t in at.title] == ["Start here"]
