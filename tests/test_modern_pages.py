@@ -330,7 +330,23 @@ def test_real_model_page_ends_with_the_summaries(tiny_gpt2_as_distilgpt2):
     assert table[["layer", "head"]].values.tolist()[:2] == [[1, 1], [1, 2]]
     assert ((table["to previous token"] >= 0) & (table["to previous token"] <= 1)).all()
     assert any("rollout after each layer" in (t or "") for t in chart_titles(at))
-    assert re.search(r"strongest previous-token heads are L\dH\d \(\d\.\d\d\)", texts(at))
+    assert re.search(r"(strongest previous-token heads are|no head gives 50% of its weight to the previous token "
+                     r"\(the largest shares:) L\dH\d \(\d\.\d\d\)", texts(at))
+
+
+@pytest.mark.parametrize("shares, said", [
+    ([1.0, 0.62, 0.51], "the strongest previous-token heads are L1H1 (1.00), L1H2 (0.62), L1H3 (0.51)"),
+    ([1.0, 0.41, 0.34], "the strongest previous-token heads are L1H1 (1.00), then under 50%: L1H2 (0.41), L1H3 (0.34)"),
+    ([0.41, 0.34, 0.2], "no head gives 50% of its weight to the previous token (the largest shares: L1H1 (0.41), "
+                        "L1H2 (0.34), L1H3 (0.20))"),
+])
+def test_the_line_under_the_head_table_calls_heads_previous_token_heads_only_when_the_table_does(shares, said):
+    """Heads giving 0.41 and 0.34 of their weight to the previous token were "the strongest previous-token heads",
+    while the table beside the line named them sinks (its roles start at 50%)."""
+    from attention_ui.summaries import strongest_in_words
+
+    table = pd.DataFrame({"layer": [1] * 4, "head": [1, 2, 3, 4], "to previous token": shares + [0.1]})
+    assert strongest_in_words(table, "to previous token", "previous-token heads", "to the previous token") == said
 
 
 def test_head_table_names_previous_token_and_sink_heads():

@@ -467,7 +467,7 @@ def test_a_slides_per_head_table_starts_with_the_heads_it_names():
 
     at = open_page("real_model", presenter=True, sentence="The animal did not cross the street because it was tired")
     table = next(t.value for t in at.table if "looks like" in t.value.columns)
-    named = re.findall(r"L(\d+)H(\d+) \(", next(s.value for s in at.success if "strongest previous-token" in s.value))
+    named = re.findall(r"L(\d+)H(\d+) \(", next(s.value for s in at.success if "previous" in s.value))
     assert len(named) == 6, named
     assert [(str(layer), str(head)) for layer, head in zip(table["layer"][:6], table["head"][:6])] == named
     assert len(table) == 72, "every head is still in the table"
