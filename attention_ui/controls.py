@@ -581,6 +581,29 @@ if (!window.clickerKeysAfterUse) {
     focusSlide();
     main.scrollBy({top: step});
   }, true);
+  // whether the focused element keeps ``key`` for itself (a text box, a slider, a radio, a tab, a menu; a grid's cell
+  // keeps the arrows that move between cells, a clicker's Page keys leave it)
+  const keepsKey = (active, key) => !!active && active !== document.body
+    && !active.closest(".st-key-presenter, .st-key-slide_settings") && (active.matches(
+      "input, textarea, select, [contenteditable='true'], [role='slider'], [role='radio'], [role='tab']")
+    || !!active.closest("[data-testid='stPopoverBody'], [data-baseweb='popover']")
+    || (!key.startsWith("Page") && !!active.closest("[data-testid='stDataFrame']")));
+  // On a slide scrolled down from its top (a lecturer gone on through the last stage's numbers, or back at
+  // Generation's foot from the page after it), ← and Page Up go back up it, a section or a screen at a time, before
+  // they take a step back: a step taken there was off the screen (six Page Ups took Generation's cache from 7 tokens
+  // back to 1 while the screen stayed the same, and Inside a real head's last stage was left for stage 8 from the
+  // foot of its numbers). (After the worked-numbers switch's keys, which go back to the top of the slide at once.)
+  document.addEventListener("keydown", (event) => {
+    const main = document.querySelector("[data-testid='stMain']");
+    if (ways[event.key] !== -1 || event.defaultPrevented || !main || !presenting() || !stepButton(-1)
+        || main.scrollTop <= 2 || keepsKey(document.activeElement, event.key)) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    const active = document.activeElement;
+    if (active && active !== document.body && active !== main) active.blur();
+    focusSlide();
+    if (scriptState() !== "running") moveSection(-1);
+  }, true);
   document.addEventListener("keydown", (event) => {
     const active = document.activeElement;
     const slide = document.querySelector(".st-key-slide_settings");
@@ -625,15 +648,10 @@ if (!window.clickerKeysAfterUse) {
     if (!way || event.defaultPrevented || !document.querySelector("[data-testid='stMain']") || !presenting()
         || stepButton(way)) return;
     const active = document.activeElement;
-    const passed = active?.closest(".st-key-presenter, .st-key-slide_settings");
-    if (active && active !== document.body && !passed && (active.matches(
-        "input, textarea, select, [contenteditable='true'], [role='slider'], [role='radio'], [role='tab']")
-        || active.closest("[data-testid='stPopoverBody'], [data-baseweb='popover']")
-        || (!event.key.startsWith("Page") && active.closest("[data-testid='stDataFrame']"))))
-      return;  // (a grid's cell keeps the arrows that move between cells; a clicker's Page keys leave it)
+    if (keepsKey(active, event.key)) return;
     event.preventDefault();
     event.stopPropagation();
-    if (passed || active?.closest("[data-testid='stDataFrame']")) active.blur();
+    if (active?.closest(".st-key-presenter, .st-key-slide_settings, [data-testid='stDataFrame']")) active.blur();
     focusSlide();
     // not while the page runs: a page just opened from the last one's link is still growing, and keys pressed while
     // it came (nothing seemed to happen) had taken the new page most of the way down before its title was seen

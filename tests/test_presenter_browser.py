@@ -897,7 +897,13 @@ def test_on_a_slide_without_stages_the_clicker_keys_go_from_section_to_section(s
             if page.evaluate(at_top)["heading"] == "2":
                 break
         assert page.evaluate(at_top)["heading"] == "2", "past the last step, → brings section 2 up"
-        page.keyboard.press("ArrowLeft")  # a step back is still the key's
+        for _ in range(4):  # back up the slide first (a step back would be off the screen)
+            bs.press_and_wait_for_a_change(page, "ArrowLeft")
+            assert "generation_step=7" in page.url, page.url
+            if page.evaluate(at_top)["scroll"] == 0:
+                break
+        assert page.evaluate(at_top)["scroll"] == 0, "← went back up the slide"
+        page.keyboard.press("ArrowLeft")  # then a step back
         page.wait_for_function("() => location.search.includes('generation_step=6')", timeout=LOAD_MS)
         _open(page, server + "/why-scaling?presenter=true")
         thumb = page.locator('.st-key-why_keys input[type="range"]').first
@@ -1124,6 +1130,32 @@ def test_at_the_top_of_a_slide_the_clicker_goes_back_to_the_page_before_on_the_p
         assert not _exceptions(page), _exceptions(page)
         _open(page, server + "/masks")
         assert page.locator(".st-key-path_back_link").count() == 0, "a page (not a slide) has no hidden link"
+    finally:
+        context.close()
+
+
+def test_page_up_on_a_scrolled_slide_goes_back_up_it_before_a_step_back(server, browser):
+    """Back at Generation's foot from the page after it, six Page Ups took its cache from 7 tokens back to 1 with
+    nothing on the screen changing, and from the foot of Inside a real head's last stage Page Up left it for stage 8
+    at once. A slide scrolled down from its top now goes back up first, then steps back; one at its top steps back
+    at once."""
+    scroll = f"() => document.querySelector({bs.MAIN!r}).scrollTop"
+    to_foot = f"() => {{ const m = document.querySelector({bs.MAIN!r}); m.scrollTo(0, m.scrollHeight); }}"
+    context, page = _new_page(browser)
+    try:
+        for url, where in [("/generation?presenter=true&generation_step=7", lambda: _query(page)["generation_step"]),
+                           ("/step-through?presenter=true&step=softmax", lambda: bs.stage_title(page))]:
+            _open(page, server + url, FIRST_LOAD_MS)
+            start = where()
+            page.evaluate(to_foot)
+            scrolls = [page.evaluate(scroll)]
+            while scrolls[-1] > 0 and len(scrolls) < 12:
+                assert bs.press_and_wait_for_a_change(page, "PageUp"), f"{url}: a Page Up did nothing at {scrolls}"
+                assert where() == start, f"{url}: a step back at {scrolls} ({where()})"
+                scrolls.append(page.evaluate(scroll))
+            assert len(scrolls) > 1 and scrolls[-1] == 0 and scrolls == sorted(scrolls, reverse=True), (url, scrolls)
+            assert bs.press_and_wait_for_a_change(page, "PageUp") and where() != start, f"{url}: no step back at top"
+            assert not _exceptions(page), _exceptions(page)
     finally:
         context.close()
 
