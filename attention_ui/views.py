@@ -1362,23 +1362,46 @@ def _context_extra(view: StageView) -> None:
     numbers_table(t.context[view.head], view.labels, frames.feature_labels(t.d_v, "c"), key="context")
 
 
+def concat_shown(num_heads: int, d_v: int) -> int:
+    """How many of each head's d_v columns the concat's chart shows: all of them when the concat has at most
+    MAX_FEATURES_SHOWN, else the first few of every head (at least one), so that every head's block is in it (the
+    first 32 of a real model's 12 × 32 columns were head 1's alone: no concatenation to be seen)."""
+    if num_heads * d_v <= MAX_FEATURES_SHOWN:
+        return d_v
+    return max(1, min(d_v, MAX_FEATURES_SHOWN // num_heads))
+
+
 def _concat_charts(view: StageView) -> list:
-    chart, _ = feature_heatmap(view, view.trace.concat, view.labels, "Concat(head_1 … head_h)",
-                               col_labels=frames.head_column_labels(view.trace.num_heads, view.trace.d_v))
+    t = view.trace
+    h, d_v = t.num_heads, t.d_v
+    each = concat_shown(h, d_v)
+    labels = frames.head_column_labels(h, d_v)
+    if each == d_v:
+        chart, _ = feature_heatmap(view, t.concat, view.labels, "Concat(head_1 … head_h)", col_labels=labels)
+        return [chart]
+    columns = [head * d_v + j for head in range(h) for j in range(each)][:MAX_FEATURES_SHOWN]  # head by head
+    chart, _ = feature_heatmap(view, t.concat[:, columns], view.labels,
+                               f"Concat(head_1 … head_h) (the first {each} of each head's {d_v} columns)",
+                               col_labels=[labels[i] for i in columns])
     return [chart]
 
 
 def _concat_extra(view: StageView) -> None:
     t = view.trace
     h, d_v = t.num_heads, t.d_v
+    each = concat_shown(h, d_v)
     if h == 1:
         st.info("With one head there is nothing to concatenate: the concat equals the head's context.")
     else:
-        feature = min(3, d_v)  # a column the chart has ("h2·c3" with d_v = 1 named none)
+        feature = min(3, each)  # a column the chart has ("h2·c3" with d_v = 1 named none)
         st.markdown(f"{h} heads × d_v = {d_v} → {h * d_v} columns. Head i fills columns "
                     f"(i−1)·{d_v} + 1 to i·{d_v}; the column “h2·c{feature}” is feature {feature} of head 2's "
                     f"context (column {d_v + feature}).")
-    _caption_cut(("the concat", h * d_v))
+    if each < d_v and h > 1:
+        st.caption(f"The chart shows the first {each} of each head's {d_v} columns ({min(h * each, MAX_FEATURES_SHOWN)}"
+                   f" of {h * d_v}), head by head; “All the numbers” below has every column.")
+    else:
+        _caption_cut(("the concat", h * d_v))
     numbers_table(t.concat, view.labels, frames.head_column_labels(t.num_heads, t.d_v), key="concat")
 
 

@@ -320,7 +320,7 @@ def test_stage_5_draws_the_scores_on_stage_4s_colour_scale(mask):
     ("qkv", "the first 32 of 64 features of Q and K and the first 32 of 40 features of V"),
     ("context", "the first 32 of 40 features of the context"),
     ("output", "the first 32 of 64 features of the output"),
-    ("concat", "the first 32 of 80 features of the concat"),
+    ("concat", "the first 16 of each head's 40 columns (32 of 80), head by head"),
 ])
 def test_every_stage_says_when_its_charts_leave_features_out(stage, expected):
     """Q/K/V, the context and the output stopped at 32 features while the words said d_k = 64, with no note;
@@ -1034,6 +1034,25 @@ def test_multi_heads_last_section_keeps_a_slides_words_short(presenter):
     words = [m.value for m in open_page("pages/multi_head.py", {"presenter": presenter}).markdown]
     assert any(w.startswith(output.words) for w in words), words
     assert any(output.more in w for w in words) == (presenter == "false"), words
+
+
+def test_a_wide_concat_shows_the_first_columns_of_every_head():
+    """A concat wider than the charts show (a real model's 12 heads × 32 columns) showed its first 32 columns, all of
+    head 1's: no concatenation to be seen. It shows the first few of every head's columns, head by head, with their
+    true names and numbers."""
+    from attention_core import LessonConfig, run_lesson
+
+    at = open_page("pages/step_through.py", {"step": "concat", "heads": "8", "d_k": "8", "d_v": "8"})
+    drawn = chart(at, "Concat")
+    assert "the first 4 of each head's 8 columns" in drawn.title, drawn.title
+    first_row = drawn.data[drawn.data["row_index"] == 0].sort_values("col_index")
+    assert list(first_row["feature"]) == [f"h{h}·c{c}" for h in range(1, 9) for c in range(1, 5)]
+    concat = run_lesson(LessonConfig(num_heads=8, d_k=8, d_v=8)).trace.concat[0]  # (h·d_v,)
+    expected = [float(concat[h * 8 + c]) for h in range(8) for c in range(4)]  # h2·c1 is column 9
+    assert list(first_row["value"]) == pytest.approx(expected, abs=1e-6)
+    assert any("the first 4 of each head's 8 columns (32 of 64), head by head" in c for c in texts(at, "caption"))
+    small = chart(open_page("pages/step_through.py", {"step": "concat"}), "Concat")
+    assert small.title == "Concat(head_1 … head_h)", "a concat that fits is drawn whole"
 
 
 def test_overview_draws_a_long_sentence_across_the_width():
