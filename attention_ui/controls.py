@@ -272,6 +272,9 @@ def _fit_custom_grid(config: LessonConfig) -> LessonConfig:
     return replace(config, custom_mask=None)
 
 
+REAL_HEAD_LINE_KEY = "real_head_line"
+"""The container of Inside a real head's line over its slide (which page, whose head, how well it matches): the
+slide's charts leave it its height, so that the stage's words still fit under them (they ran past the window's foot)."""
 PRESENTER_STYLE = """<style>
 [data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'] {display: none;}
 .stMainBlockContainer {max-width: 100%; padding: 4.1rem 1.5rem 2rem 1.5rem;}
@@ -301,6 +304,9 @@ h4 {font-size: clamp(1.5rem, 1.875vw, 2.1rem) !important;}
     height: auto !important;}}
 @media (min-width: 1800px) {[data-testid='stMain'] [data-testid='stDataFrame'] {zoom: 1.8;}}
 .st-key-slide [data-testid='stVegaLiteChart'] {height: calc(100vh - 395px) !important; min-height: 260px;}
+[data-testid='stMain']:has(.st-key-REAL_HEAD_LINE_KEY) .st-key-slide [data-testid='stVegaLiteChart'] {
+  height: calc(100vh - 430px) !important;}
+.st-key-REAL_HEAD_LINE_KEY {margin-bottom: -1rem;}
 [data-testid='stMain']:has(.st-key-link_notes) .st-key-slide [data-testid='stVegaLiteChart'] {
   height: calc(100vh - 477px) !important;}
 [data-testid='stMain']:has(.st-key-lone_key_note) .st-key-slide [data-testid='stVegaLiteChart'] {
@@ -327,7 +333,7 @@ h4 {font-size: clamp(1.5rem, 1.875vw, 2.1rem) !important;}
 .st-key-slide [data-testid='stElementToolbar'] {display: none;}
 [data-testid='stMain'] [data-testid='stElementContainer']:has([data-testid='stVegaLiteChart']) {margin-top: 0;}
 #vg-tooltip-element.vg-tooltip {font-size: 1.15rem; padding: 6px 10px;}
-</style>"""
+</style>""".replace("REAL_HEAD_LINE_KEY", REAL_HEAD_LINE_KEY)
 """Presenter mode: no sidebar, large text (also in expander and tab labels, slider values, inputs, select options and
 message boxes; captions darker, as their 60 % grey, 3.9 : 1 on white, is what a projector washes out first, and on a
 slide a caption is often the key to the chart beside it) and tables, and the slide's charts as tall as the window

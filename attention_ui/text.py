@@ -48,9 +48,8 @@ STAGES = (
           r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V",
           "Three weight matrices turn each token's vector into a query (what this token is looking for), "
           "a key (what it offers to others) and a value (what it passes on if chosen). "
-          "Each head (an attention of its own, run side by side with the others) gets its own block of d_k "
-          "columns, so W_Q and W_K have h·d_k columns.",
-          "Real models usually pick d_k = d_model / h, so that all the heads together are as wide as X; here d_k "
+          "Each head gets its own block of d_k columns, so W_Q and W_K have h·d_k columns.",
+          "A head is an attention of its own, run side by side with the others. Real models usually pick d_k = d_model / h, so that all the heads together are as wide as X; here d_k "
           "is set on its own, so you can try other widths."),
     Stage("scores", "3 · Raw scores QKᵀ",
           r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{i,d}\, k_{j,d}",
@@ -161,7 +160,7 @@ def path_title(url_path: str) -> str | None:
 
 
 QKV_WITH_BIASES = r"Q = X W_Q + b_Q,\quad K = X W_K + b_K,\quad V = X W_V + b_V"
-QKV_BIASES_WORDS = " A real model also adds a learned bias vector (b_Q, b_K, b_V) to every row."
+QKV_BIASES_WORDS = "A real model also adds a learned bias vector (b_Q, b_K, b_V) to every row."
 OUTPUT_WITH_BIAS = r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O + b_O"
 """Stages 2 and 9 of a real model's layer, which has biases (the toy layer has none)."""
 
@@ -175,19 +174,21 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def layer_input_words(layer: int) -> str:
-    """What X is at a real model's layer ``layer`` (0-based): the words of the step-through's first stage."""
+def layer_input_words(layer: int) -> tuple[str, str]:
+    """What X is at a real model's layer ``layer`` (0-based), as the step-through's first stage's words and the more
+    a page adds (``Stage.more``; a slide has room for the words only)."""
     if layer == 0:
-        return ("Here X is what enters the first layer's attention: the model's embedding of each token, its word "
-                "vector plus a learned vector for its position, normalised by a LayerNorm (a BERT-style model such "
-                "as MiniLM also adds a segment vector before it; a GPT-style model normalises at the start of the "
-                "attention block instead). Unlike the toy lesson's vectors, these already carry position, but no "
-                "context yet: no attention layer has run.")
+        return ("Here X is what enters the first layer's attention: each token's embedding, its word vector plus a "
+                "learned vector for its position, normalised by a LayerNorm. Unlike the toy lesson's vectors, these "
+                "already carry position, but no context yet: no attention layer has run.",
+                "A BERT-style model such as MiniLM also adds a segment vector before the LayerNorm; a GPT-style model "
+                "normalises at the start of the attention block instead.")
     below = "the layer below" if layer == 1 else f"the {layer} layers below"
-    return (f"Here X is what enters this layer's attention: the model's hidden state for each token after {below}, "
-            "normalised by a LayerNorm (at the end of the layer below in a BERT-style model such as MiniLM, at the "
-            "start of the attention block in a GPT-style one). Unlike the toy lesson's vectors, these already "
-            f"carry position and context: every token has mixed in the others {counted(layer, 'time')}.")
+    return (f"Here X is what enters this layer's attention: each token's hidden state after {below}, normalised by "
+            "a LayerNorm. Unlike the toy lesson's vectors, these already carry position and context: every token has "
+            f"mixed in the others {counted(layer, 'time')}.",
+            "The LayerNorm is at the end of the layer below in a BERT-style model such as MiniLM, at the start of the "
+            "attention block in a GPT-style one.")
 
 
 TOY_NOTE = ("**This is a toy layer.** Its W_Q, W_K and W_V are random numbers (from the seed), not trained, so "

@@ -90,7 +90,8 @@ class StageView:
     main charts to the screen (presenter mode); ``pick`` lets a click on a row follow that token;
     ``unscaled`` (h, T, S): softmax weights without ÷√d_k, shown beside the scaled ones at stage 4;
     ``mask_choice`` the lesson's mask ("none", "causal", "padding", "custom"), None for a model's own mask;
-    ``stacked``: a stage's main charts are drawn one under another, so each may take the whole width."""
+    ``stacked``: a stage's main charts are drawn one under another, so each may take the whole width;
+    ``embed_words`` and ``embed_more``: what X is, for a real model's layer (``Stage.words`` and ``Stage.more``)."""
 
     trace: AttentionTrace
     labels: list[str]
@@ -102,6 +103,7 @@ class StageView:
     projections: Projections | None = None
     key_labels: list[str] | None = None
     embed_words: str | None = None
+    embed_more: str = ""
     colour: str = "fixed"
     fit: bool = False
     pick: bool = False
@@ -166,9 +168,9 @@ def _stage_of(view: StageView, key: str) -> Stage:
     stage = record(key).stage
     projections = view.projections
     if key == "embed" and view.embed_words:
-        stage = replace(stage, words=view.embed_words)
-    elif key == "qkv" and projections is not None and projections.b_q is not None:
-        stage = replace(stage, latex=QKV_WITH_BIASES, words=stage.words + QKV_BIASES_WORDS)
+        stage = replace(stage, words=view.embed_words, more=view.embed_more)
+    elif key == "qkv" and projections is not None and projections.b_q is not None:  # (the formula shows them)
+        stage = replace(stage, latex=QKV_WITH_BIASES, more=f"{QKV_BIASES_WORDS} {stage.more}".strip())
     elif key == "output" and projections is not None and projections.b_o is not None:
         stage = replace(stage, latex=OUTPUT_WITH_BIAS)
     return stage

@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_ui import frames
 from attention_ui.checks.real import inside_head_questions
-from attention_ui.controls import sentence_settings, stage_footer, stage_picker
+from attention_ui.controls import REAL_HEAD_LINE_KEY, sentence_settings, stage_footer, stage_picker
 from attention_ui.models import cached_reproduction, note_follow_shown, real_model_or_stop
 from attention_ui.questions import show_page_questions
 from attention_ui.text import STAGES, agreement_in_words, layer_input_words, size_in_words
@@ -48,17 +48,20 @@ with details:
 
 
 with slide:
-    if settings.presenter:  # the slide has no title: say whose head this is and that it is the model's own
-        agreement = ("agrees with the model's own attention" if rep.max_abs_diff < 1e-4
-                     else "differs from the model's own attention")
-        st.caption(f"**{pick.name} · layer {pick.layer + 1} · head {pick.head + 1}**: this head, computed by the "
-                   f"lesson's code, {agreement} (largest difference {size_in_words(rep.max_abs_diff)}).")
+    if settings.presenter:  # the slide has no title: say which page, whose head this is and that it is the model's
+        # own, in one line (two pushed the words under a stage's chart past a 1280×800 window's foot)
+        agreement = "matches the model to" if rep.max_abs_diff < 1e-4 else "differs from the model by"
+        with st.container(key=REAL_HEAD_LINE_KEY):
+            st.caption(f"**Inside a real head · {pick.name} · layer {pick.layer + 1} · head {pick.head + 1}** · the "
+                       f"lesson's code {agreement} {size_in_words(rep.max_abs_diff)}")
     step = stage_picker(settings.presenter)
     run = pick.run
     labels = frames.token_labels(run.tokens)
     keep, follow = pick.shown, pick.shown_follow
+    embed_words, embed_more = layer_input_words(pick.layer)
     view = StageView(rep.trace, labels, follow, pick.head, settings.cell_size, settings.font_size, x=rep.x,
-                     projections=rep.projections, embed_words=layer_input_words(pick.layer), colour=settings.colour)
+                     projections=rep.projections, embed_words=embed_words, embed_more=embed_more,
+                     colour=settings.colour)
     if len(keep) == run.num_tokens:
         (show_slide if settings.presenter else show_stage)(view, STAGES[step].key)
     else:

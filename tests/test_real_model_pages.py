@@ -195,8 +195,9 @@ def test_inside_real_heads_slide_names_the_head_and_the_check():
     lesson's stage 1 with a [CLS] row."""
     at = open_page("inside_real_head", presenter=True)
     assert not at.exception
-    said = [c.value for c in at.caption if "all-MiniLM-L6-v2 · layer 1 · head 1" in c.value]
-    assert said and "agrees with the model's own attention" in said[0], [c.value for c in at.caption]
+    said = [c.value for c in at.caption if "Inside a real head · all-MiniLM-L6-v2 · layer 1 · head 1" in c.value]
+    assert said and "the lesson's code matches the model to" in said[0], [c.value for c in at.caption]
+    assert len(said[0]) <= 120, f"one line on a 1280-px slide (two pushed the stage's words off it): {said[0]}"
     assert not [c.value for c in open_page("inside_real_head").caption if "· layer 1 · head 1**" in c.value]
 
 
