@@ -227,8 +227,8 @@ with step_box:
     in_kv_head, in_kv_short = ((f", key/value head {step.kv_group(head) + 1}", f", kv head {step.kv_group(head) + 1}")
                                if g < h else (in_head, in_head))
     if settings.presenter:  # the step's line stands for section 1's heading (a slide has no room for both)
-        st.progress(t / T, text=f"1 · Step {t} of {T}: the cache holds {counted(t, 'row')} of K and V; the newest "
-                                f"token is {plain(labels[t - 1])}")
+        st.progress(t / T, text=f"1 · The cache at step {t} of {T}: {counted(t, 'row')} of K and V, the newest "
+                                f"token {plain(labels[t - 1])}")  # ("1 · Step 1 of 7" read as two counts)
     else:
         st.progress(t / T, text=f"Step {t} of {T}: the newest token is {plain(labels[t - 1])}")
         st.subheader(f"1 · After step {t} the cache holds {counted(t, 'row')} of K and V")

@@ -222,6 +222,13 @@ def _step_text(at) -> str:
     return next(p.proto.text for p in at.get("progress"))
 
 
+def test_a_generation_slides_line_names_its_section_and_the_step_once():
+    """A slide's step line stands for section 1's heading: it read "1 · Step 1 of 7: …", two counts in a row."""
+    at = open_page(GENERATION, {"presenter": "true", "generation_step": "4"})
+    assert _step_text(at) == "1 · The cache at step 4 of 7: 4 rows of K and V, the newest token 4·on", _step_text(at)
+    assert not [s.value for s in at.subheader if s.value.startswith("1 · ")], "the line is section 1's heading"
+
+
 def test_next_back_and_start_again_move_through_the_tokens():
     at = open_page(GENERATION)
     assert _step_text(at).startswith("Step 1 of 7")
