@@ -147,7 +147,8 @@ with weights_box:
                 "of weights that adds up to 1, now spread over the other sentence. The same weights W_Q, W_K, W_V "
                 "are used for both here; a real model learns separate ones for its cross-attention.")
     if config.mask != "causal":  # the diagram's decoder masks its self-attention: say why the chart does not
-        st.caption(f"A decoder's self-attention is causal (the diagram's “no peeking ahead”); the left chart uses "
+        diagram = "the diagram below" if presenter else "the diagram above"  # a slide shows the weights first
+        st.caption(f"A decoder's self-attention is causal ({diagram}: “no peeking ahead”); the left chart uses "
                    f"the {config.mask} mask picked {in_the_sidebar()}. Pick “causal” there to see the decoder's. "
                    "Cross-attention has no such mask: the whole source is written before the decoder starts.")
     if cross.mask is not None:

@@ -196,7 +196,7 @@ if d_k % 2:  # (the demo had stopped here: a lecturer's slider slipped to d_k = 
             "the last one is left as it is, as models that turn only part of q and k do: its part of a score "
             "depends on no position.", icon=":material/info:")
 st.caption(f"The grids show the scores divided by √d_k = {d_k ** 0.5:.3f}, as the lesson's stage 4 does: a token at "
-           "position 0 is not turned, so the first row's score with itself is the scaled score of Step through.")
+           "position 0 is not turned, so the first row's score with itself is the one Step through shows at stage 4.")
 shift = page_slider("Shift every position by", 0, 1000, 100, "pos_shift",
                     help=f"Positions up to {MAX_POSITION:,} are accepted by the core.")
 try:

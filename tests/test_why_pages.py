@@ -293,7 +293,10 @@ def test_the_self_attention_chart_names_its_mask_and_the_decoders_causal_one(pag
     attending to later ones as what a decoder does."""
     at = pages("pages/cross_attention.py")
     assert matrix(chart_data(at, "self-attention: 7 × 7, mask: none")).notna().all().all()
-    assert any("A decoder's self-attention is causal" in c and "none mask" in c for c in texts(at, "caption"))
+    assert any("A decoder's self-attention is causal (the diagram above" in c and "none mask" in c
+               for c in texts(at, "caption"))
+    slide = open_page("pages/cross_attention.py", {"presenter": "true"})  # its diagram follows the weights
+    assert any("causal (the diagram below" in c for c in texts(slide, "caption")), texts(slide, "caption")
     set_widget(at, "radio", "mask", "causal")
     weights = matrix(chart_data(at, "self-attention: 7 × 7, mask: causal")).fillna(0).to_numpy()
     assert (weights[np.triu_indices(7, 1)] == 0).all() and weights[np.tril_indices(7)].min() > 0
