@@ -5,7 +5,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from attention_core import AttentionInputError, MASK_KINDS, causal_mask, lesson_tokens
+from attention_core import AttentionInputError, MASK_KINDS, causal_mask, lesson_tokens, sliding_window_mask
 from attention_ui import charts, frames
 from attention_ui.checks.layer import ShownMask, masking_questions
 from attention_ui.controls import (DEFAULT_PAD_TO, PRESENTER_GAP_PX, cached_lesson, kept_grid, lesson_settings,
@@ -92,7 +92,11 @@ for kind in MASK_KINDS:
         st.info(f"Your sentence already has {counted(T, 'token')}, so padding it to {config.pad_to} pads nothing "
                 f"and the padding mask blocks nothing: pad to {T + 1} or more ({in_the_sidebar()}) to see [PAD] "
                 f"keys. The padding charts below pad it to {pad_to} to show them.", icon=":material/info:")
-    st.markdown(f"**{kind.capitalize()}**: {EXPLAIN[kind]}" + (f" {padding_note()}" if kind == "padding" else ""))
+    said = EXPLAIN[kind] + (f" {padding_note()}" if kind == "padding" else "")
+    if kind == "custom" and grid is None:  # (a slide's custom pair looked exactly like "none", with nothing said)
+        said += (" Until a cell is changed it allows everything, as “none” does; “Start from a window” below gives "
+                 "it a pattern of its own.")
+    st.markdown(f"**{kind.capitalize()}**: {said}")
     # the followed token (a row of the sentence; [PAD] rows come after it) is outlined as on the rest of the page
     follow = min(settings.follow, len(variant_labels) - 1)
     shown[kind] = ShownMask(variant_labels, mask, follow)
@@ -123,14 +127,21 @@ EDITOR_CHAR_PX, EDITOR_HEADER_PX = 8, 36  # a header's character, and its edit i
 current = grid or tuple(tuple(True for _ in range(T)) for _ in range(T))
 st.markdown("Tick a cell to let the row's token (query) attend to the column's token (key). "
             "Untick a whole row to see what a **fully blocked row** does.")
-start = st.columns(3)
+WINDOW = 3  # "Start from a window": each token sees itself and the two before it (the Shared keys and windows page)
+start = st.columns(4)
 if start[0].button("Start from causal", width="stretch"):
     set_custom_grid(causal_mask(T).tolist())
     st.rerun()
-if start[1].button("Allow everything", width="stretch"):
+if start[1].button("Start from a window", width="stretch",
+                   help=f"Each token may attend to itself and the {WINDOW - 1} tokens before it: the sliding window "
+                        "of Mistral-style models (the Shared keys and windows page)."):
+    set_custom_grid(sliding_window_mask(T, WINDOW).tolist())
+    st.rerun()
+if start[2].button("Allow everything", width="stretch"):
     set_custom_grid([[True] * T for _ in range(T)])
     st.rerun()
-if start[2].button("Block the followed token's row", width="stretch"):
+if start[3].button("Block the followed row", width="stretch",
+                   help="Untick every key of the followed token's row: a fully blocked row."):
     blocked = [list(row) for row in current]
     blocked[min(settings.follow, T - 1)] = [False] * T
     set_custom_grid(blocked)

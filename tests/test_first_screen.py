@@ -151,7 +151,7 @@ def test_the_mask_editors_toolbar_leaves_the_buttons_above_it_free(opened):
                            "[data-testid='stElementToolbar']").first
     toolbar.wait_for(state="visible", timeout=5_000)
     bar = toolbar.bounding_box()
-    for label in ("Start from causal", "Allow everything", "Block the followed token's row"):
+    for label in ("Start from causal", "Start from a window", "Allow everything", "Block the followed row"):
         button = page.get_by_role("button", name=label).bounding_box()
         assert bar["y"] >= button["y"] + button["height"], (label, button, bar)
 

@@ -453,6 +453,20 @@ def test_a_custom_mask_that_blocks_nothing_says_so_and_links_to_its_grid(stage):
     assert not any("allows every pair" in i for i in texts(at, "info")) and not at.get("page_link")
 
 
+def test_the_custom_mask_says_it_allows_everything_until_changed_and_can_start_from_a_window():
+    """On a slide the custom mask and its weights looked exactly like "none", with nothing said: its words say so
+    until a cell is changed, and "Start from a window" gives it a pattern of its own (itself and the two before)."""
+    at = open_page("pages/masking.py")
+    custom = next(m for m in texts(at, "markdown") if m.startswith("**Custom**"))
+    assert "Until a cell is changed it allows everything" in custom, custom
+    next(b for b in at.button if b.label == "Start from a window").click().run()
+    assert_ok(at)
+    assert at.session_state["custom_grid"][3] == (False, True, True, True, False, False, False)
+    weights = chart(at, "weights with custom mask").matrix().to_numpy()
+    assert (weights[3, [1, 2, 3]] > 0).all() and (weights[3, [0, 4, 5, 6]] == 0).all(), weights[3]
+    assert not any("Until a cell is changed" in m for m in texts(at, "markdown"))
+
+
 def test_masking_buttons_edit_the_kept_grid_while_the_sidebar_mask_is_none():
     at = open_page("pages/masking.py")
     assert at.radio(key="mask").value == "none"
