@@ -49,8 +49,9 @@ STAGES = (
           "Three weight matrices turn each token's vector into a query (what this token is looking for), "
           "a key (what it offers to others) and a value (what it passes on if chosen). "
           "Each head gets its own block of d_k columns, so W_Q and W_K have h·d_k columns.",
-          "A head is an attention of its own, run side by side with the others. Real models usually pick d_k = d_model / h, so that all the heads together are as wide as X; here d_k "
-          "is set on its own, so you can try other widths."),
+          "A head is an attention of its own, run side by side with the others. Real models usually pick "
+          "d_k = d_model / h, so that all the heads together are as wide as X; here d_k is set on its own, so you "
+          "can try other widths."),
     Stage("scores", "3 · Raw scores QKᵀ",
           r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{i,d}\, k_{j,d}",
           "Every query is compared with every key by a dot product. A large score means the key "
