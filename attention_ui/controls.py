@@ -545,6 +545,15 @@ if (!window.clickerKeysAfterUse) {
     if (document.activeElement && document.activeElement !== document.body) return;
     if (presenting()) document.querySelector("[data-testid='stMain']")?.focus({preventScroll: true});
   };
+  // (after a change of the page, once the browser's own focus moves are done: between a Tab's focusout and its
+  // focusin the body has the focus, and a change made then, a help icon's tooltip closing, took it to the slide,
+  // so Tab went round the presenter switch, its help and the slide, and never reached Settings or Next)
+  let focusDue = false;
+  const focusSlideSoon = () => {
+    if (focusDue) return;
+    focusDue = true;
+    requestAnimationFrame(() => { focusDue = false; focusSlide(); });
+  };
   // (a slider keeps ← →, however it was reached: they are how a value such as d_k = 32 is set exactly after a drag;
   // a tab chosen with the mouse keeps them too, to move between tabs, but Page Down had scrolled the page under it
   // and stopped at its foot)
@@ -758,7 +767,7 @@ if (!window.clickerKeysAfterUse) {
     document.addEventListener(type, () => { if (arriveAtEnd?.until) arriveAtEnd = null; }, true);
   let shownStage = null;
   new MutationObserver(() => {
-    focusSlide();
+    focusSlideSoon();
     keepAtEnd();
     const stage = document.querySelector(".st-key-step input")?.value;
     if (stage === undefined || stage === shownStage) return;

@@ -1166,6 +1166,29 @@ def test_page_up_on_a_scrolled_slide_goes_back_up_it_before_a_step_back(server, 
         context.close()
 
 
+_FOCUSED_KEY_JS = """() => { const active = document.activeElement, key = active?.closest("[class*='st-key-']");
+    return key ? [...key.classList].find((c) => c.startsWith('st-key-')) : active?.tagName; }"""
+
+
+def test_tab_reaches_every_control_of_a_slide(server, browser):
+    """With the keyboard alone, Tab went round the presenter switch, its help icon and the slide, and never reached
+    Settings, the stage menu or Next: the help's tooltip closing between a Tab's focusout and focusin gave the focus
+    to the slide (a change of the page while the body had it). Tab now goes on through the slide's controls."""
+    context, page = _new_page(browser)
+    reached = []
+    try:
+        _open(page, server + "/step-through?presenter=true&step=softmax", FIRST_LOAD_MS)
+        page.locator(".st-key-presenter input").focus()
+        for _ in range(8):
+            page.keyboard.press("Tab")
+            page.wait_for_timeout(250)
+            reached.append(page.evaluate(_FOCUSED_KEY_JS))
+        for key in ("st-key-slide_settings", "st-key-back", "st-key-step", "st-key-next"):
+            assert key in reached, f"Tab never reached {key}: {reached}"
+    finally:
+        context.close()
+
+
 def test_the_section_keys_wait_while_a_slide_runs(server, browser):
     """A page opened from the last one's link is still growing while it runs: a lecturer's → presses made while it
     came (nothing seemed to happen) took Why √d_k most of the way down before its title was seen. While the page
