@@ -128,24 +128,30 @@ current = grid or tuple(tuple(True for _ in range(T)) for _ in range(T))
 st.markdown("Tick a cell to let the row's token (query) attend to the column's token (key). "
             "Untick a whole row to see what a **fully blocked row** does.")
 WINDOW = 3  # "Start from a window": each token sees itself and the two before it (the Shared keys and windows page)
+EDITOR_VERSION = "mask_editor_version"  # session key: bumped when a button (not the editor) sets the grid
+
+
+def start_from(grid) -> None:
+    """A button's new grid: the editor is made again with it (its own edits, kept in its state, are dropped)."""
+    set_custom_grid(grid)
+    st.session_state[EDITOR_VERSION] = st.session_state.get(EDITOR_VERSION, 0) + 1
+    st.rerun()
+
+
 start = st.columns(4)
 if start[0].button("Start from causal", width="stretch"):
-    set_custom_grid(causal_mask(T).tolist())
-    st.rerun()
+    start_from(causal_mask(T).tolist())
 if start[1].button("Start from a window", width="stretch",
                    help=f"Each token may attend to itself and the {WINDOW - 1} tokens before it: the sliding window "
                         "of Mistral-style models (the Shared keys and windows page)."):
-    set_custom_grid(sliding_window_mask(T, WINDOW).tolist())
-    st.rerun()
+    start_from(sliding_window_mask(T, WINDOW).tolist())
 if start[2].button("Allow everything", width="stretch"):
-    set_custom_grid([[True] * T for _ in range(T)])
-    st.rerun()
+    start_from([[True] * T for _ in range(T)])
 if start[3].button("Block the followed row", width="stretch",
                    help="Untick every key of the followed token's row: a fully blocked row."):
     blocked = [list(row) for row in current]
     blocked[min(settings.follow, T - 1)] = [False] * T
-    set_custom_grid(blocked)
-    st.rerun()
+    start_from(blocked)
 
 table = pd.DataFrame([list(row) for row in current], index=labels, columns=labels)
 st.space(28)  # the editor's toolbar, shown on hover above its top right corner, stays off the buttons
@@ -156,7 +162,9 @@ st.space(28)  # the editor's toolbar, shown on hover above its top right corner,
 worded = [max(EDITOR_COLUMN_PX, EDITOR_CHAR_PX * len(label) + EDITOR_HEADER_PX) for label in labels]
 by_word = (EDITOR_CHAR_PX * max(map(len, labels)) + EDITOR_HEADER_PX + sum(worded)
            <= main_column_px(settings.presenter) / (PRESENTER_GRID_ZOOM if settings.presenter else 1))
-edited = st.data_editor(table, key=f"mask_editor_{T}_{hash(current)}", width="content",
+# (one key while the grid is changed in the editor itself: made again on each change, it lost the keyboard's focus
+# and selected cell, and a keyboard user took 5 Tabs and the arrows from the top-left cell for every next cell)
+edited = st.data_editor(table, key=f"mask_editor_{T}_{st.session_state.get(EDITOR_VERSION, 0)}", width="content",
                         height=EDITOR_ROW_PX * (T + 1) + 3,
                         column_config={c: st.column_config.CheckboxColumn(
                             c if by_word else str(j), default=False, width=px if by_word else EDITOR_COLUMN_PX,

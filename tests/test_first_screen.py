@@ -156,6 +156,27 @@ def test_the_mask_editors_toolbar_leaves_the_buttons_above_it_free(opened):
         assert bar["y"] >= button["y"] + button["height"], (label, button, bar)
 
 
+_FOCUS_IN_GRID_JS = "() => !!document.activeElement?.closest('[data-testid=stDataFrame]')"
+
+
+@pytest.mark.browser
+def test_the_mask_editor_keeps_the_keyboard_in_it_from_cell_to_cell(opened):
+    """Each change of a cell made the editor again: the keyboard's focus fell to the page, and a keyboard user took 5
+    Tabs and the arrows from the top-left cell for every next cell. Space, → and Space now tick off two cells."""
+    page = opened("/masks")
+    grid = page.locator("[data-testid='stDataFrame']").first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 20, box["y"] + 35 * 1.5)  # the first row's label: the grid has the keyboard
+    page.wait_for_timeout(800)
+    for key in ("ArrowRight", "Space", "ArrowRight", "Space"):
+        page.keyboard.press(key)
+        page.wait_for_timeout(400)
+        bs.wait_for_app_idle(page)
+        assert page.evaluate(_FOCUS_IN_GRID_JS), f"the focus left the grid after {key}"
+    assert "grid=0011111." in page.url, page.url
+
+
 @pytest.mark.browser
 def test_a_worked_sum_takes_its_cells_width(opened):
     """Streamlit stops a table cell's text at 400 px: each worked sum of 4 products broke into two lines beside
