@@ -385,16 +385,20 @@ def cache_size() -> tuple[int, int]:
         return len(_specs), _bytes
 
 
-def show_chart(chart, *, key: str | None = None, on_select=None, fit: bool = False):
+def show_chart(chart, *, key: str | None = None, on_select=None, fit: bool = False, description: str | None = None):
     """Draw an Altair chart or a prepared spec.
 
     Without ``fit`` it is drawn at its own size (``pad`` keeps the cell sizes; axes and legend are added
     around them) and shrinks with a narrow screen; with ``fit`` it fills its container's width and the
     height the page's style gives it. ``on_select`` (with ``key``) turns clicks on its selections into a
-    callback. Our own theme keeps the projector-sized fonts."""
+    callback. Our own theme keeps the projector-sized fonts. ``description`` (default: its title) is what a screen
+    reader names it by."""
     spec = chart if isinstance(chart, dict) else prepared_spec(chart)
     spec = {**spec, "datasets": dict(spec.get("datasets") or {}),
             "autosize": {"type": "fit", "contains": "padding"} if fit else {"type": "pad"}}
+    description = description or spec.get("description") or spec_title(spec)
+    if description:  # what a screen reader names the chart by (its aria-label)
+        spec["description"] = description if description.startswith("Chart: ") else f"Chart: {description}"
     if fit and ("layer" in spec or "mark" in spec):
         spec.update(width="container", height="container")
     selections = _selections(spec)
@@ -404,6 +408,20 @@ def show_chart(chart, *, key: str | None = None, on_select=None, fit: bool = Fal
     if on_select is not None and key is not None and selections:
         return st.vega_lite_chart(spec, key=key, on_select=on_select, selection_mode=selections, **options)
     return st.vega_lite_chart(spec, **options)
+
+
+def spec_title(spec: dict) -> str:
+    """A chart spec's title as one line of text (a concatenation's titles joined by " | "); "" without one. (A
+    screen reader read every chart as "Vega visualization", whatever it showed.)"""
+    title = spec.get("title")
+    if isinstance(title, dict):
+        title = title.get("text", "")
+    if isinstance(title, list):
+        title = " ".join(map(str, title))
+    if title:
+        return str(title)
+    parts = [spec_title(child) for key in ("hconcat", "vconcat", "concat") for child in spec.get(key, [])]
+    return " | ".join(p for p in parts if p)
 
 
 def _selections(spec: dict) -> list[str]:

@@ -79,7 +79,8 @@ grid_options = {"columns": panels_per_row, "domain": (0, 1), "cell_size": grid_c
 grid = cached_chart(("head grid", trace.weights, trace.mask, tuple(labels), sorted(grid_options.items())),
                     lambda: charts.head_grid(frames.heads_frame(trace.weights, labels, labels, blocked=~trace.mask),
                                              **grid_options))
-show_chart(grid, key="pick_head", on_select=on_pick("pick_head", "head_index", lambda i: {"head": i + 1}))
+show_chart(grid, key="pick_head", on_select=on_pick("pick_head", "head_index", lambda i: {"head": i + 1}),
+           description="each head's attention weights, one panel per head, one colour scale")
 st.caption("Same colour = same weight in every head, so the panels can be compared directly. "
            + ("Click a head to look at it closely (outlined: the head shown below). " if h > 1 else "")
            + ("" if grid_values else "The cells are too small for numbers that can be read: hover a cell for its "

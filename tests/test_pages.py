@@ -1069,6 +1069,17 @@ def test_a_wide_concat_shows_the_first_columns_of_every_head():
     assert small.title == "Concat(head_1 … head_h)", "a concat that fits is drawn whole"
 
 
+@pytest.mark.parametrize("page", ["pages/step_through.py", "pages/multi_head.py", "pages/masking.py"])
+def test_a_screen_reader_names_every_chart_by_its_title(page):
+    """Every chart was read as "Vega visualization" (Vega's name for a chart without a description), whatever it
+    showed: a chart's description, its SVG's aria-label, now says its title."""
+    drawn = charts(open_page(page))
+    assert drawn, page
+    for chart_ in drawn:
+        said = chart_.spec.get("description", "")
+        assert said == f"Chart: {chart_.title}" if chart_.title else said.startswith("Chart: each head's"), said
+
+
 def test_overview_draws_a_long_sentence_across_the_width():
     """A 27-token sentence's chart was squeezed into half the column: rows 8 px tall, labels running together."""
     words = ("the old lighthouse keeper watched the grey storm roll over the quiet harbour while small boats pulled "
