@@ -551,11 +551,24 @@ if (!window.clickerKeysAfterUse) {
   // (after a change of the page, once the browser's own focus moves are done: between a Tab's focusout and its
   // focusin the body has the focus, and a change made then, a help icon's tooltip closing, took it to the slide,
   // so Tab went round the presenter switch, its help and the slide, and never reached Settings or Next)
+  // A step button that had the keyboard's focus (Tab to Next, then Enter) and is gone or greyed out after its step
+  // (stage 9's Next becomes the next page's button, stage 1's Back is disabled) left the focus on the page, and Tab
+  // started again from the top: the focus goes on to the button that can still step.
+  let stepFocus = 0;  // 1 or -1: a forward or a back step button has the keyboard's focus
+  document.addEventListener("focusin", (event) => {
+    const key = event.target.closest?.("[class*='st-key-']");
+    const is = (way) => !!key && STEP_KEYS[way].some((k) => key.classList.contains(`st-key-${k}`));
+    stepFocus = performance.now() - pointerAt < 1000 ? 0 : is("forward") ? 1 : is("back") ? -1 : 0;
+  }, true);
+  const keepStepFocus = () => {
+    if (!stepFocus || (document.activeElement && document.activeElement !== document.body)) return;
+    (stepButton(stepFocus) || stepButton(-stepFocus))?.focus({preventScroll: true});
+  };
   let focusDue = false;
   const focusSlideSoon = () => {
     if (focusDue) return;
     focusDue = true;
-    requestAnimationFrame(() => { focusDue = false; focusSlide(); });
+    requestAnimationFrame(() => { focusDue = false; keepStepFocus(); focusSlide(); });
   };
   // (a slider keeps ← →, however it was reached: they are how a value such as d_k = 32 is set exactly after a drag;
   // a tab chosen with the mouse keeps them too, to move between tabs, but Page Down had scrolled the page under it

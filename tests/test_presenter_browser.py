@@ -1170,6 +1170,27 @@ _FOCUSED_KEY_JS = """() => { const active = document.activeElement, key = active
     return key ? [...key.classList].find((c) => c.startsWith('st-key-')) : active?.tagName; }"""
 
 
+@pytest.mark.parametrize("presenter", [False, True], ids=["lesson", "presenter"])
+def test_the_keyboard_stays_on_a_step_button_when_its_own_is_gone(server, browser, presenter):
+    """Tab to Next and Enter on stage 8: stage 9 has no Next (a slide has the next page's button in its place) and the
+    focus fell to the page, so Tab started again from the top; the same from Back to stage 1. The focus goes on to
+    the button that can still step."""
+    context, page = _new_page(browser)
+    try:
+        for start, button, focused in (("concat", bs.NEXT_BUTTON, "st-key-next_page" if presenter else "st-key-back"),
+                                       ("qkv", bs.BACK_BUTTON, "st-key-next")):
+            _open(page, server + f"/step-through?step={start}" + ("&presenter=true" if presenter else ""), LOAD_MS)
+            page.locator(button).filter(visible=True).first.focus()
+            before = bs.stage_title(page)
+            page.keyboard.press("Enter")
+            page.wait_for_function(f"() => document.querySelector({bs.STAGE_SELECT!r}).value !== {before!r}",
+                                   timeout=LOAD_MS)
+            bs.wait_for_app_idle(page)
+            assert page.evaluate(_FOCUSED_KEY_JS) == focused, (start, page.evaluate(_FOCUSED_KEY_JS))
+    finally:
+        context.close()
+
+
 def test_tab_reaches_every_control_of_a_slide(server, browser):
     """With the keyboard alone, Tab went round the presenter switch, its help icon and the slide, and never reached
     Settings, the stage menu or Next: the help's tooltip closing between a Tab's focusout and focusin gave the focus
