@@ -20,6 +20,17 @@ NEXT_UP_STYLE = ("<style>.st-key-path_next_up [data-testid='stPageLink'] a {bord
 SLIDE_PATH_COLUMNS = 2  # a slide lists the path's titles in two columns: thirteen pages on one 1280×800 screen
 
 
+def path_link(where, number: int, page: str, path: str, title: str, carried: dict, **options) -> None:
+    """Page ``number`` of the path, as the link titled "3. Work it by hand" in the container ``where``."""
+    where.page_link(path_page(page, path), label=f"{number}. {title}", icon=":material/arrow_forward:",
+                    query_params=carried, **options)
+
+
+def next_up_link(page: str, path: str, label: str, carried: dict) -> None:
+    """The link at the top of the page that says where to go on (``label``: "Start with 1. Overview")."""
+    st.page_link(path_page(page, path), label=label, icon=":material/play_circle:", query_params=carried)
+
+
 def show_agenda(carried: dict) -> None:
     """Presenter mode: the path as a lecture's plan, on one screen. The marks, counts and score are a student's (on a
     projector they were the lecturer's own, from preparing the lecture), and so is the advice to go at one's pace."""
@@ -27,16 +38,14 @@ def show_agenda(carried: dict) -> None:
                 "next.")
     first_page, first_paths, first_title, _ = LEARNING_PATH[0]
     with st.container(key="path_next_up"):
-        st.page_link(path_page(first_page, first_paths[0]), label=f"Start with 1. {first_title}",
-                     icon=":material/play_circle:", query_params=carried)
+        next_up_link(first_page, first_paths[0], f"Start with 1. {first_title}", carried)
     st.html(NEXT_UP_STYLE)
     per_column = -(-len(LEARNING_PATH) // SLIDE_PATH_COLUMNS)
     for at, column in enumerate(st.columns(SLIDE_PATH_COLUMNS)):
         for number, (page, paths, title, teaches) in enumerate(
                 LEARNING_PATH[at * per_column:(at + 1) * per_column], start=at * per_column + 1):
             with column.container(key=f"{PATH_CARD_KEY}_{number}"):  # what it teaches: the lecturer's, on hover
-                st.page_link(path_page(page, paths[0]), label=f"{number}. {title}", icon=":material/arrow_forward:",
-                             query_params=carried, help=teaches)
+                path_link(st, number, page, paths[0], title, carried, help=teaches)
     st.session_state[PATH_NEXT_UP_KEY] = None  # the page's foot starts the path too
 
 
@@ -78,8 +87,7 @@ def show_checklist(carried: dict, visited: set) -> None:
         with st.container(border=True, key=f"{PATH_CARD_KEY}_{number}"):  # PAGE_STYLE sets its title above its text
             mark, body = st.columns([1, 12], vertical_alignment="center")
             mark.markdown(DONE if done else STARTED if opened else NOT_YET)
-            body.page_link(path_page(page, paths[0]), label=f"{number}. {title}", icon=":material/arrow_forward:",
-                           query_params=carried)
+            path_link(body, number, page, paths[0], title, carried)
             body.markdown(teaches)
             if page in progress:
                 body.caption(progress[page])
@@ -91,8 +99,7 @@ def show_checklist(carried: dict, visited: set) -> None:
         else:
             number, page, path, title, opened = first_not_done
             verb = "Carry on with" if opened else ("Start with" if done_count == 0 else "Next on the path:")
-            st.page_link(path_page(page, path), label=f"{verb} {number}. {title}", icon=":material/play_circle:",
-                         query_params=carried)
+            next_up_link(page, path, f"{verb} {number}. {title}", carried)
     # the page's foot repeats where to go next (path_footer); before any progress it starts the path
     st.session_state[PATH_NEXT_UP_KEY] = (None if first_not_done is None or not (done_count or first_not_done[4])
                                           else (page, path, f"{verb} {number}. {title}"))
