@@ -1366,9 +1366,10 @@ def _context_extra(view: StageView) -> None:
 
 def concat_shown(num_heads: int, d_v: int) -> int:
     """How many of each head's d_v columns the concat's chart shows: all of them when the concat has at most
-    MAX_FEATURES_SHOWN, else the first few of every head (at least one), so that every head's block is in it (the
-    first 32 of a real model's 12 × 32 columns were head 1's alone: no concatenation to be seen)."""
-    if num_heads * d_v <= MAX_FEATURES_SHOWN:
+    MAX_FEATURES_SHOWN or one head (whose chart shows its first features, as any feature chart), else the first few of
+    every head (at least one), so that every head's block is in it (the first 32 of a real model's 12 × 32 columns
+    were head 1's alone: no concatenation to be seen)."""
+    if num_heads == 1 or num_heads * d_v <= MAX_FEATURES_SHOWN:
         return d_v
     return max(1, min(d_v, MAX_FEATURES_SHOWN // num_heads))
 
@@ -1399,7 +1400,7 @@ def _concat_extra(view: StageView) -> None:
         st.markdown(f"{h} heads × d_v = {d_v} → {h * d_v} columns. Head i fills columns "
                     f"(i−1)·{d_v} + 1 to i·{d_v}; the column “h2·c{feature}” is feature {feature} of head 2's "
                     f"context (column {d_v + feature}).")
-    if each < d_v and h > 1:
+    if each < d_v:
         st.caption(f"The chart shows the first {each} of each head's {d_v} columns ({min(h * each, MAX_FEATURES_SHOWN)}"
                    f" of {h * d_v}), head by head; “All the numbers” below has every column.")
     else:
