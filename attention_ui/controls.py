@@ -537,9 +537,17 @@ if (!window.clickerKeysAfterUse) {
   // clicker's keys, do nothing to a radio, a switch or a button: both close the menu and take the step.
   // (a key pressed makes the focused element :focus-visible before its keydown is seen: the pointer is tracked)
   let pointerAt = -Infinity, pointerFocused = null;
+  // A step button that had the keyboard's focus (Tab to Next, then Enter) and is gone or greyed out after its step
+  // (stage 9's Next becomes the next page's button, stage 1's Back is disabled) left the focus on the page, and Tab
+  // started again from the top: the focus goes on to the button that can still step (``keepStepFocus``).
+  let stepFocus = 0;  // 1 or -1: a forward or a back step button has the keyboard's focus
   document.addEventListener("pointerdown", () => { pointerAt = performance.now(); }, true);
   document.addEventListener("focusin", (event) => {
-    pointerFocused = performance.now() - pointerAt < 1000 ? event.target : null;
+    const byPointer = performance.now() - pointerAt < 1000;
+    pointerFocused = byPointer ? event.target : null;
+    const key = event.target.closest?.("[class*='st-key-']");
+    const is = (way) => !!key && STEP_KEYS[way].some((k) => key.classList.contains(`st-key-${k}`));
+    stepFocus = byPointer ? 0 : is("forward") ? 1 : is("back") ? -1 : 0;
   }, true);
   // On a slide the page's scrolling part holds the focus when nothing else does: ↓ ↑, Space, Home and End then
   // scroll it as on any web page (with the focus on the body they scrolled nothing, and every key that took a step
@@ -548,22 +556,13 @@ if (!window.clickerKeysAfterUse) {
     if (document.activeElement && document.activeElement !== document.body) return;
     if (presenting()) document.querySelector("[data-testid='stMain']")?.focus({preventScroll: true});
   };
-  // (after a change of the page, once the browser's own focus moves are done: between a Tab's focusout and its
-  // focusin the body has the focus, and a change made then, a help icon's tooltip closing, took it to the slide,
-  // so Tab went round the presenter switch, its help and the slide, and never reached Settings or Next)
-  // A step button that had the keyboard's focus (Tab to Next, then Enter) and is gone or greyed out after its step
-  // (stage 9's Next becomes the next page's button, stage 1's Back is disabled) left the focus on the page, and Tab
-  // started again from the top: the focus goes on to the button that can still step.
-  let stepFocus = 0;  // 1 or -1: a forward or a back step button has the keyboard's focus
-  document.addEventListener("focusin", (event) => {
-    const key = event.target.closest?.("[class*='st-key-']");
-    const is = (way) => !!key && STEP_KEYS[way].some((k) => key.classList.contains(`st-key-${k}`));
-    stepFocus = performance.now() - pointerAt < 1000 ? 0 : is("forward") ? 1 : is("back") ? -1 : 0;
-  }, true);
   const keepStepFocus = () => {
     if (!stepFocus || (document.activeElement && document.activeElement !== document.body)) return;
     (stepButton(stepFocus) || stepButton(-stepFocus))?.focus({preventScroll: true});
   };
+  // (after a change of the page, once the browser's own focus moves are done: between a Tab's focusout and its
+  // focusin the body has the focus, and a change made then, a help icon's tooltip closing, took it to the slide,
+  // so Tab went round the presenter switch, its help and the slide, and never reached Settings or Next)
   let focusDue = false;
   const focusSlideSoon = () => {
     if (focusDue) return;
