@@ -287,18 +287,31 @@ def color_domain(values: pd.Series, *, diverging: bool = False) -> tuple[float, 
     return (lo, hi)
 
 
+LIGHT_TEXT_ENDS = {"viridis": (0.47, 1.0), "blueorange": (0.122, 0.915)}
+"""Where on a scheme's ramp (0 at its low end, 1 at its high end) white printed numbers contrast more than
+``DARK_TEXT``: below the first number and above the second. Found from the colours Vega draws each scheme with,
+by WCAG contrast; at either end both texts are about 4.2 : 1 there, the best a cell of that colour allows."""
+
+
+def _light_text_test(position: str, scheme: str) -> str:
+    """A Vega expression, true where a cell at ``position`` (an expression from 0 to 1 along the scheme's ramp)
+    is dark enough that white text reads better than dark text."""
+    low, high = LIGHT_TEXT_ENDS.get(scheme, (0.5, 1.0) if scheme in DARK_LOW_SCHEMES else (0.0, 0.6))
+    ends = [f"{position} < {low!r}" if low > 0 else "", f"{position} > {high!r}" if high < 1 else ""]
+    return " || ".join(end for end in ends if end) or "false"
+
+
 def _text_color_test(domain: tuple[float, float], scheme: str, diverging: bool) -> str:
     """A Vega expression that is true where the cell colour is dark (text must be light)."""
     lo, hi = domain
-    if diverging:
-        neg = f"datum.value < 0 && datum.value / {lo!r} > 0.65" if lo < 0 else "false"
-        pos = f"datum.value > 0 && datum.value / {hi!r} > 0.65" if hi > 0 else "false"
+    if diverging:  # the scale's middle (0.5 on the ramp) is 0; lo and hi are its ends
+        neg = f"datum.value < 0 && ({_light_text_test(f'0.5 - 0.5 * datum.value / {lo!r}', scheme)})" \
+            if lo < 0 else "false"
+        pos = f"datum.value > 0 && ({_light_text_test(f'0.5 + 0.5 * datum.value / {hi!r}', scheme)})" \
+            if hi > 0 else "false"
         return f"{VALID} && (({neg}) || ({pos}))"
     span = (hi - lo) or 1.0
-    position = f"(datum.value - {lo!r}) / {span!r}"
-    if scheme in DARK_LOW_SCHEMES:
-        return f"{VALID} && {position} < 0.5"
-    return f"{VALID} && {position} > 0.6"
+    return f"{VALID} && ({_light_text_test(f'(datum.value - {lo!r}) / {span!r}', scheme)})"
 
 
 def _every_cell_shown(df: pd.DataFrame, color_field: str) -> bool:
@@ -443,8 +456,8 @@ def _heatmap_layers(
             ],
         )
     )
-    dark = (f"{shown} && datum.{color_field} > 0.5" if scheme not in DARK_LOW_SCHEMES else
-            f"{shown} && datum.{color_field} < 0.5") if by_row else f"!datum.masked && {_text_color_test(domain, scheme, diverging)}"
+    dark = (f"{shown} && ({_light_text_test(f'datum.{color_field}', scheme)})" if by_row
+            else f"!datum.masked && {_text_color_test(domain, scheme, diverging)}")
     value_font = value_font_px or min(cell_value_font(cell_size, font_size, diverging=diverging, fit=fit),
                                       int(cell_height / TEXT_LINE_EM))
     mark_font = min(_value_font_size(cell_size, font_size, chars=3),  # a blocked cell's "×" or "−∞": 1–2 characters
@@ -700,7 +713,7 @@ def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int
         align="right", dx=-3, color=LIGHT_TEXT, **upright
     )
     inside_down = labels.transform_filter(f"{long_enough} && datum.value < 0").mark_text(
-        align="left", dx=3, color=LIGHT_TEXT, **upright
+        align="left", dx=3, color=DARK_TEXT, **upright  # white on the orange bar is 2.6 : 1, dark text 6.8 : 1
     )
     return alt.layer(bars, blocked, outside_up, outside_down, inside_up, inside_down, data=df,
                      width=alt.Step(cell_size), height=height, title=title)
