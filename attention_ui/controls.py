@@ -427,6 +427,11 @@ PAGE_STYLE = """<style>
 [data-testid='stMain'] [data-testid='stElementContainer']:has([data-testid='stVegaLiteChart']) {margin-top: 1.25rem;}
 .st-key-sentence [data-testid='InputInstructions'] span:last-child {display: none;}
 [class*='st-key-progress_store'] {display: none;}
+:is([data-testid='stSidebarNavLink'], [data-testid='stPageLink-NavLink'],
+  [data-testid='stBaseButton-elementToolbar']):focus-visible,
+:is([data-testid='stCheckbox'], [data-testid='stRadio']) label:has(input:focus-visible) {
+  outline: 3px solid #3b5bdb; outline-offset: 2px; border-radius: 0.25rem;}
+[data-testid='stElementToolbar']:focus-within {opacity: 1 !important;}
 @media (min-width: 641px) and (max-width: 900px) {
   .st-key-hand_grids [data-testid='stHorizontalBlock'] {flex-wrap: wrap; row-gap: 1rem;}
   .st-key-hand_grids [data-testid='stColumn'] {flex: 1 1 40% !important; min-width: 40% !important;}
@@ -468,7 +473,9 @@ and the clicker keys' script (``#page-keys``) out of the page's flow (an element
 row and its gap); ``page_top``'s block lays its elements out as the page's own (as a row of its own, with nothing in
 the flow on a slide, its gap pushed the slide 16 px down); a Start here card's title (its page link) is larger than the
 text under it; captions are 80 % opaque (Streamlit's 60 % grey was 3.9 : 1 on white, under the 4.5 : 1 small text needs
-to be read, and a slide makes them darker still); the sidebar's list of pages is compact, so that with every page
+to be read, and a slide makes them darker still); the keyboard's focus is a 3-px ring in the theme's blue on a page
+link, a switch, a checkbox, a radio option or a toolbar button (Streamlit's was a faint grey background or none), and a chart's or
+table's toolbar shows while one of its buttons has the focus (it stayed invisible, the focus with it); the sidebar's list of pages is compact, so that with every page
 listed the sentence box still starts on an 800-px screen. A chart keeps 20 px more above it: the toolbar Streamlit
 shows over a chart's top right corner on hover (its ⋯ menu and full-screen button, 36 px tall) lay over the last line
 of the text above it ("(head 1):" of Cross-attention's "What 1·The reads from the source"); a slide keeps the room (see

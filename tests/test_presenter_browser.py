@@ -1210,6 +1210,39 @@ def test_tab_reaches_every_control_of_a_slide(server, browser):
         context.close()
 
 
+_FOCUS_RING_JS = """() => { const active = document.activeElement;
+    const ringed = active.matches('input') ? active.closest('label') : active;
+    const toolbar = active.closest("[data-testid='stElementToolbar']");
+    const style = getComputedStyle(ringed);
+    return {ring: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2 ? style.outlineColor : null,
+            toolbar: toolbar ? getComputedStyle(toolbar).opacity : null}; }"""
+
+
+@pytest.mark.parametrize("target", ["[data-testid='stSidebarNavLink']", "[role='switch']", "[type='radio']",
+                                    "[data-testid='stBaseButton-elementToolbar']"],
+                         ids=["page_link", "switch", "radio", "chart_toolbar"])
+def test_the_keyboard_s_focus_is_seen_on_links_switches_radios_and_chart_toolbars(server, browser, target):
+    """Tabbing through a page, the focus on a sidebar page link was a faint grey like the page's own, on a switch
+    or a radio option nothing at all, and on a chart's toolbar buttons it was invisible with the toolbar itself
+    (shown only on hover). Each now has a ring, and the toolbar shows while the focus is in it."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/overview", FIRST_LOAD_MS)
+        page.mouse.click(5, page.viewport_size["height"] - 5)
+        for _ in range(80):
+            page.keyboard.press("Tab")
+            if page.evaluate(f"() => document.activeElement.matches({target!r})"):
+                break
+        else:
+            pytest.fail(f"Tab never reached {target}")
+        page.wait_for_timeout(300)  # the toolbar's fade-in
+        shown = page.evaluate(_FOCUS_RING_JS)
+        assert shown["ring"], f"no focus ring on {target}"
+        assert shown["toolbar"] in (None, "1"), f"the focused toolbar is {shown['toolbar']} opaque"
+    finally:
+        context.close()
+
+
 def test_the_section_keys_wait_while_a_slide_runs(server, browser):
     """A page opened from the last one's link is still growing while it runs: a lecturer's → presses made while it
     came (nothing seemed to happen) took Why √d_k most of the way down before its title was seen. While the page
