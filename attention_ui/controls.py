@@ -32,7 +32,7 @@ from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_bound
                         write_opened_link)
 from .questions import OPEN_CHECK_PREFIX
 from .render import show_chart
-from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, WORKED_FIRST_KEY, StageView,
+from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, WORKED_FIRST_KEY, StageView, richest_word,
                     presenter_charts_zoom_style, side_by_side)
 
 APP_ROOT = Path(__file__).resolve().parent.parent
@@ -144,7 +144,7 @@ def lesson_settings(title: str, *, slides: bool = False, uses_lesson: bool = Tru
         return Settings(config, None, [], 0, 0, presenter)
     labels = token_labels(lesson.tokens)
     with places.follow:
-        follow, head = _follow_controls(labels, config.num_heads)
+        follow, head = _follow_controls(labels, config.num_heads, config.mask, lesson.trace.mask[0].sum(dim=-1))
         colour = _colour_control()
         if presenter and slides:
             _worked_first_control()
@@ -474,9 +474,10 @@ row and its gap); ``page_top``'s block lays its elements out as the page's own (
 the flow on a slide, its gap pushed the slide 16 px down); a Start here card's title (its page link) is larger than the
 text under it; captions are 80 % opaque (Streamlit's 60 % grey was 3.9 : 1 on white, under the 4.5 : 1 small text needs
 to be read, and a slide makes them darker still); the keyboard's focus is a 3-px ring in the theme's blue on a page
-link, a switch, a checkbox, a radio option or a toolbar button (Streamlit's was a faint grey background or none), and a chart's or
-table's toolbar shows while one of its buttons has the focus (it stayed invisible, the focus with it); the sidebar's list of pages is compact, so that with every page
-listed the sentence box still starts on an 800-px screen. A chart keeps 20 px more above it: the toolbar Streamlit
+link, a switch, a checkbox, a radio option or a toolbar button (Streamlit's was a faint grey background or none),
+and a chart's or table's toolbar shows while one of its buttons has the focus (it stayed invisible, the focus with
+it); the sidebar's list of pages is compact, so that with every page listed the sentence box still starts on an
+800-px screen. A chart keeps 20 px more above it: the toolbar Streamlit
 shows over a chart's top right corner on hover (its ⋯ menu and full-screen button, 36 px tall) lay over the last line
 of the text above it ("(head 1):" of Cross-attention's "What 1·The reads from the source"); a slide keeps the room (see
 PRESENTER_STYLE).
@@ -787,6 +788,22 @@ if (!window.clickerKeysAfterUse) {
   };
   for (const type of ["keydown", "wheel", "pointerdown"])
     document.addEventListener(type, () => { if (arriveAtEnd?.until) arriveAtEnd = null; }, true);
+  // Vega writes a colour bar's gradient and a chart's clip as a reference with the whole address
+  // (url(http://…/by-hand?…#gradient_3)). Once the address changes (a setting bound to it, a page's own key), that
+  // is another document's: every chart not drawn again since lost its colour bar. Each change of the address makes
+  // the references point into this page whatever its address.
+  const ownReferences = () => {
+    for (const element of document.querySelectorAll(URL_REFERENCES))
+      for (const name of ["fill", "stroke", "clip-path"]) {
+        const value = element.getAttribute(name);
+        if (value?.startsWith("url(http")) element.setAttribute(name, "url(" + value.slice(value.indexOf("#")));
+      }
+  };
+  for (const name of ["pushState", "replaceState"]) {
+    const change = history[name];
+    history[name] = function (...args) { const done = change.apply(this, args); ownReferences(); return done; };
+  }
+  window.addEventListener("popstate", ownReferences);
   let shownStage = null;
   new MutationObserver(() => {
     focusSlideSoon();
@@ -806,7 +823,8 @@ if (!window.clickerKeysAfterUse) {
     "PATH_LINK_KEY", PATH_LINK_KEY).replace(
     "PATH_BACK_LINK_KEY", PATH_BACK_LINK_KEY).replace(
     "STEP_KEYS", json.dumps(STEP_KEYS)).replace("NEXT_KEY", json.dumps(NEXT_KEY)).replace(
-    "BACK_KEY", json.dumps(BACK_KEY))
+    "BACK_KEY", json.dumps(BACK_KEY)).replace(
+    "URL_REFERENCES", json.dumps(", ".join(f'[{name}^="url(http"]' for name in ("fill", "stroke", "clip-path"))))
 """The page's keys (← →, and on a slide Page Up / Page Down) move the stage only while no input has the focus; on a
 slide of a page without stages (or past its last step, or before its first) they move on to the next numbered
 section's heading (SECTION_TOP_PX under the window's top), or a screen on where that is further, and back the same
@@ -837,7 +855,9 @@ nothing until the page was clicked, so the worked numbers under a stage's charts
 On a slide, a new stage starts at the top of the page: a lecturer who had scrolled down to the worked numbers got the
 next slide scrolled down as far. On a page, a stage reached from the Back/Next under it starts at the stage menu. A
 click or tap on a control's help icon (its "?") shows the help and does nothing else: the icon lies inside the
-control's label, so it switched presenter mode (or any toggle or checkbox) on or off, and focused a text box."""
+control's label, so it switched presenter mode (or any toggle or checkbox) on or off, and focused a text box. A
+chart's colour bar stays when the address changes (Vega refers to its gradient by the whole address, and a chart not
+drawn again since lost it: Work it by hand's tabs, after any setting)."""
 
 
 def _presenter_toggle() -> bool:
@@ -983,19 +1003,40 @@ def _embeddings_control() -> tuple[str, int | None]:
     return choice, cached_model(choice).hidden_size
 
 
-def _follow_controls(labels: list[str], num_heads: int) -> tuple[int, int]:
+FOLLOW_MASK_KEY = "follow_mask"
+"""The mask the followed token was last shown under: a change of mask that leaves it one key follows another."""
+
+
+def default_follow(labels: list[str], keys_per_query: torch.Tensor) -> int:
+    """The token followed when none is chosen: the first, unless the mask leaves it one key (itself, under the
+    causal mask), whose worked numbers mix nothing; then the word that attends to the most keys.
+    ``keys_per_query``: (T,) how many keys each query may attend to."""
+    if int(keys_per_query[0]) != 1 or int(keys_per_query.max()) < 2:
+        return 0
+    return richest_word(labels, keys_per_query)
+
+
+def _follow_controls(labels: list[str], num_heads: int, mask: str, keys_per_query: torch.Tensor) -> tuple[int, int]:
     st.header("Follow")
+    default = default_follow(labels, keys_per_query)
     if "token" not in st.session_state:
         linked = linked_token()
         if linked is not None and linked >= len(labels):
             note_ignored("token", str(linked + 1), f"the sentence has {len(labels)} tokens")
-        st.session_state["token"] = linked if linked is not None and linked < len(labels) else 0
+        st.session_state["token"] = linked if linked is not None and linked < len(labels) else default
     moved = []  # a followed token or a head that a shorter sentence or fewer heads took away: the nearest one left
     if whole_number_in(st.session_state.get("token", 0), len(labels), MAX_TOKENS):
         st.session_state["token"] = len(labels) - 1
         moved.append(f"The sentence has {len(labels)} tokens now: the last one is followed.")
     elif not whole_number_in(st.session_state.get("token", 0), 0, len(labels) - 1):
         st.session_state["token"] = 0
+    elif (st.session_state.get(FOLLOW_MASK_KEY, mask) != mask and int(keys_per_query[st.session_state["token"]]) == 1
+          and int(keys_per_query[default]) > 1):
+        lone = labels[st.session_state["token"]]
+        st.session_state["token"] = default
+        moved.append(f"This mask leaves {plain(lone)} one key, so its numbers would mix nothing: "
+                     f"{plain(labels[default])} is followed instead ({int(keys_per_query[default])} keys).")
+    st.session_state[FOLLOW_MASK_KEY] = mask
     linked_head = st.query_params.get("head")
     if linked_head and "head" not in st.session_state and int(linked_head.split()[-1]) > num_heads:
         note_ignored("head", linked_head, f"there are {num_heads} heads")
@@ -1009,7 +1050,7 @@ def _follow_controls(labels: list[str], num_heads: int) -> tuple[int, int]:
                           key="token", persist_state="session",  # kept through a page without it (Work it by hand)
                           help="Its row of numbers is worked out step by step. Clicking a row of a chart follows that "
                           "token too.")
-    keep_in_link("token", str(follow + 1), "1")
+    keep_in_link("token", str(follow + 1), str(default + 1))
     head = 1
     if num_heads > 1:
         head = st.selectbox("Head to show", range(1, num_heads + 1), key="head", **BOUND)  # a link says head=3

@@ -19,6 +19,8 @@ import streamlit as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the app's packages
 
+import torch  # noqa: E402
+
 from attention_core import tokenize  # noqa: E402
 from attention_ui.controls import (  # noqa: E402
     _colour_control, _config_controls, _control_places, _follow_controls, _limits_note, page_start, stage_footer,
@@ -33,7 +35,7 @@ def step_through() -> None:
     config = _config_controls(places)
     labels = tokenize(config.sentence) or ["(empty)"]
     with places.follow:
-        _follow_controls(labels, config.num_heads)
+        _follow_controls(labels, config.num_heads, config.mask, torch.full((len(labels),), len(labels)))
         _colour_control()
     with places.sizes:
         _limits_note()

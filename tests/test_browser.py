@@ -342,6 +342,24 @@ def test_every_start_here_card_title_is_larger_and_bolder_than_its_text(page, se
         assert card["titlePx"] > card["textPx"] and card["weight"] >= 600, card
 
 
+_FOREIGN_REFERENCES_JS = """() => [...document.querySelectorAll("[data-testid='stVegaLiteChart'] [fill^='url(']")]
+    .map((element) => element.getAttribute('fill'))
+    .filter((fill) => !fill.startsWith('url(#') && !fill.startsWith(`url(${location.href.split('#')[0]}#`))"""
+"""Fills of chart marks that refer to a gradient in another document than the page's current address."""
+
+
+def test_colour_bars_stay_when_the_address_changes(page, server):
+    """Vega writes a colour bar's gradient as url(<the page's address>#gradient_3). Streamlit changes the address's
+    query whenever a setting bound to it changes; every chart not drawn again since (Work it by hand's tabs 2-4, any
+    chart whose numbers stayed) then showed "4" and "−4" with no colour bar between them."""
+    _load(page, f"{server}/by-hand")
+    assert page.evaluate("() => document.querySelectorAll(`[fill^='url(']`).length") >= 4, "no colour bars drawn"
+    page.evaluate("() => history.replaceState(null, '', location.pathname + '?heads=2')")  # as Streamlit does
+    page.get_by_role("tab", name="2 · Scale by √d_k").click()
+    page.wait_for_timeout(500)
+    assert page.evaluate(_FOREIGN_REFERENCES_JS) == []
+
+
 def _step_through_caption(page) -> str:
     return next(text for text in page.locator("[data-testid=stCaptionContainer]").all_inner_texts()
                 if "stages looked at" in text)

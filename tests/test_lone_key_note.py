@@ -22,7 +22,7 @@ def lone_key_notes(at) -> list[str]:
 
 @pytest.mark.parametrize("step", ["masked", "softmax", "context"])
 def test_a_followed_token_with_one_key_is_named_and_a_richer_one_offered(step):
-    at = open_page("pages/step_through.py", {"mask": "causal", "step": step})
+    at = open_page("pages/step_through.py", {"mask": "causal", "step": step, "token": "1"})
     notes = lone_key_notes(at)
     assert len(notes) == 1 and "1·The one key, 1·The" in notes[0] and "6·mat may attend to 6 keys" in notes[0], notes
     shown = [n.type for n in _in_order(at.main)]
@@ -32,7 +32,7 @@ def test_a_followed_token_with_one_key_is_named_and_a_richer_one_offered(step):
     offer.click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.sidebar.selectbox(key="token").value == 5, "the sidebar follows 6·mat"
-    assert at.query_params["token"] == "6"
+    assert "token" not in at.query_params, "6·mat is whom the causal mask's link follows when it names no token"
     assert "Worked numbers for 6·mat" in " ".join(m.value for m in at.markdown)
     assert not lone_key_notes(at), "6·mat mixes six keys: nothing to say"
 
@@ -58,8 +58,35 @@ def slide_notes(at) -> list[str]:
 
 def test_the_note_is_on_the_slide_too():
     """On a slide it is one line under the stage's words (the worked numbers are screens down), and only there."""
-    slide = open_page("pages/step_through.py", {"mask": "causal", "step": "softmax", "presenter": "true"})
+    slide = open_page("pages/step_through.py", {"mask": "causal", "step": "softmax", "presenter": "true", "token": "1"})
     assert len(slide_notes(slide)) == 1 and "1·The may attend to 1·The only" in slide_notes(slide)[0]
     assert not lone_key_notes(slide), "not a second time with the worked numbers"
     slide.button(key="follow_richest_softmax").click().run()
-    assert slide.query_params["token"] == "6" and not slide_notes(slide)
+    assert slide.session_state["token"] == 5 and "token" not in slide.query_params and not slide_notes(slide)
+
+
+def test_under_the_causal_mask_a_link_that_names_no_token_follows_the_word_with_most_keys():
+    """Token 1 may attend to itself only under the causal mask, so its worked numbers are "−∞ … weight 1": a
+    lecturer opening a causal link with a clicker could not press "Follow 6·mat". With no token in the link the
+    lesson follows the word that attends to the most keys; a link that names token 1 still follows it."""
+    at = open_page("pages/step_through.py", {"mask": "causal", "step": "softmax"})
+    assert at.session_state["token"] == 5 and not lone_key_notes(at)
+    assert "Worked numbers for 6·mat" in " ".join(m.value for m in at.markdown)
+    at.sidebar.selectbox(key="token").set_value(0).run()
+    assert at.query_params["token"] == "1", "following 1·The under this mask is no longer the link's default"
+    assert open_page("pages/step_through.py", {"mask": "causal", "token": "1"}).session_state["token"] == 0
+    assert open_page("pages/step_through.py", {"step": "softmax"}).session_state["token"] == 0  # no mask: token 1
+
+
+def test_a_change_to_the_causal_mask_moves_a_lone_follow_to_the_word_with_most_keys_and_says_so():
+    at = open_page("pages/step_through.py", {"step": "softmax"})
+    assert at.session_state["token"] == 0
+    at.sidebar.radio(key="mask").set_value("causal").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["token"] == 5 and not lone_key_notes(at)
+    said = " ".join(c.value for c in at.sidebar.caption)
+    assert "leaves 1·The one key" in said and "6·mat is followed instead (6 keys)" in said, said
+    at.sidebar.selectbox(key="token").set_value(2).run()
+    at.sidebar.radio(key="mask").set_value("none").run()
+    at.sidebar.radio(key="mask").set_value("causal").run()
+    assert at.session_state["token"] == 2, "3·sat has three keys under the causal mask: a chosen token stays"
