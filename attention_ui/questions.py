@@ -484,6 +484,11 @@ def show_page_questions(page: str, found: list[Question]) -> None:
             _show_questions(found)
 
 
+QUESTIONS_DONE = "check-yourself questions done (answered right, or the answer shown)"
+"""Start here's words for ``page_progress``'s count, after "2 of 3": "answered" alone read as "tried" to a student
+whose wrong first try (a hint, not yet its answer) was not counted."""
+
+
 def page_progress(page: str) -> tuple[int, int] | None:
     """(questions answered, questions asked) on the page with url path ``page`` in this session, or None if it
     has not asked any yet. Answered: right, or wrong until the answer was shown, on any settings; a question asked

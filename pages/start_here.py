@@ -6,7 +6,7 @@ from attention_core import HAND_STAGES
 from attention_ui.controls import PATH_CARD_KEY, PATH_NEXT_UP_KEY, carried_link_values, page_start, path_page
 from attention_ui.hand import EVER_CHECKED_KEY, SOLVED_KEY
 from attention_ui.progress import forget
-from attention_ui.questions import answered_stages, page_progress, session_score
+from attention_ui.questions import QUESTIONS_DONE, answered_stages, page_progress, session_score
 from attention_ui.text import LEARNING_PATH, STAGES
 
 
@@ -54,8 +54,8 @@ def show_checklist(carried: dict, visited: set) -> None:
     of the pages opened in this session), what to do next, the score."""
     st.markdown("A path through the app for learning on your own. Go in order, at your own pace: each page says what "
                 "it teaches, and a check mark shows what you have already done (a part-filled circle: "
-                "started; a page is done when you have answered its check-yourself questions, looked at every stage, "
-                "or checked every one by hand).")
+                "started; a page is done when each of its check-yourself questions is answered right or its answer "
+                "was shown, when every stage was looked at, or when every one was checked by hand).")
 
     stages_seen = st.session_state.get("stages_seen", set())
     answered = answered_stages()
@@ -78,7 +78,7 @@ def show_checklist(carried: dict, visited: set) -> None:
         opened = bool(visited & set(paths)) or (page == "pages/step_through.py" and bool(stages_seen))
         asked = page_progress(paths[0])  # None on a page not opened yet, or without questions
         if asked is not None:
-            progress[page] = f"{asked[0]} of {asked[1]} check-yourself questions answered"
+            progress[page] = f"{asked[0]} of {asked[1]} {QUESTIONS_DONE}"
             finished[page] = asked[0] >= asked[1]
         done = finished.get(page, opened)
         done_count += done

@@ -18,7 +18,7 @@ from attention_ui.checks.layer import ShownMask, masking_questions, multi_head_q
 from attention_ui.checks.why import cross_questions, position_questions, scaling_questions
 from attention_ui.controls import DEFAULT_PAD_TO
 from attention_ui.frames import token_labels
-from attention_ui.questions import NUMBER_TOLERANCE, PAGE_CHECK_LABEL, grade
+from attention_ui.questions import NUMBER_TOLERANCE, PAGE_CHECK_LABEL, QUESTIONS_DONE, grade
 from attention_ui.text import LEARNING_PATH, plain
 
 DONE = "### :green[:material/check_circle:]"
@@ -285,7 +285,7 @@ def test_each_page_asks_its_questions_grades_them_and_is_done_on_start_here(page
     at = switch_to(at, "pages/start_here.py")
     marks = [m.value for m in at.markdown if m.value.startswith("### ")]
     assert marks[_path_index(page)] != DONE, "a question tried but not answered: not done"
-    assert any(c.value == f"0 of {len(found)} check-yourself questions answered" for c in at.caption)
+    assert any(c.value == f"0 of {len(found)} {QUESTIONS_DONE}" for c in at.caption)
     at = switch_to(at, PAGES[page])
     at.session_state[f"open_check_{page}"] = True
     at.run()
@@ -296,7 +296,7 @@ def test_each_page_asks_its_questions_grades_them_and_is_done_on_start_here(page
     at = switch_to(at, "pages/start_here.py")
     marks = [m.value for m in at.markdown if m.value.startswith("### ")]
     assert marks[_path_index(page)] == DONE
-    assert any(c.value == f"{len(found)} of {len(found)} check-yourself questions answered" for c in at.caption)
+    assert any(c.value == f"{len(found)} of {len(found)} {QUESTIONS_DONE}" for c in at.caption)
 
 
 def test_the_default_settings_ask_the_default_questions():
@@ -334,7 +334,7 @@ def test_with_an_odd_d_k_order_and_position_keeps_rope_and_its_questions():
         _check(at, q, q.right_answer)
     at = switch_to(at, "pages/start_here.py")
     assert [m.value for m in at.markdown if m.value.startswith("### ")][_path_index("order-and-position")] == DONE
-    assert any(c.value == "3 of 3 check-yourself questions answered" for c in at.caption)
+    assert any(c.value == f"3 of 3 {QUESTIONS_DONE}" for c in at.caption)
 
 
 def test_the_largest_cross_weight_names_every_key_that_ties_for_it():

@@ -19,7 +19,7 @@ from attention_core.real_models import ModelLoadError
 from attention_ui.checks.modern import cost_questions, generation_questions, modern_questions
 from attention_ui import frames, models
 from attention_ui.checks.real import inside_head_questions, real_model_questions
-from attention_ui.questions import ANSWERS_KEY, NUMBER_TOLERANCE, PAGE_CHECK_LABEL, grade
+from attention_ui.questions import ANSWERS_KEY, NUMBER_TOLERANCE, PAGE_CHECK_LABEL, QUESTIONS_DONE, grade
 from attention_ui.text import LEARNING_PATH
 
 DONE = "### :green[:material/check_circle:]"
@@ -188,7 +188,7 @@ def check_done_on_start_here(at, page_file: str, count: int) -> None:
     marks = [m.value for m in at.markdown if m.value.startswith("### ")]
     index = [file for file, *_ in LEARNING_PATH].index(page_file)
     assert marks[index] == DONE, marks
-    assert any(c.value == f"{count} of {count} check-yourself questions answered" for c in at.caption)
+    assert any(c.value == f"{count} of {count} {QUESTIONS_DONE}" for c in at.caption)
 
 
 def test_what_it_costs_asks_its_questions_before_and_after_measuring():
