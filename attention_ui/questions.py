@@ -348,7 +348,7 @@ def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = 
         if not right and decimals is not None and decimals < ANSWER_DECIMALS and question.tolerance < 10 ** -decimals \
                 and abs(value - round(question.answer, decimals)) < 1e-9:  # rounded too far: not a wrong try
             return Feedback(None, f"Close: that is the answer rounded to {decimals} decimal"
-                                  f"{'s' * (decimals != 1)}. Give {ANSWER_DECIMALS} decimals, as the charts show.")
+                                  f"{'s' * (decimals != 1)}. Give {ANSWER_DECIMALS} decimals, as the answer box asks.")
         slip = _slip(question, value)
     if right:
         late = " The answer had been shown, so this one does not add to your score." if shown else ""
