@@ -351,11 +351,18 @@ MIN_FITTED_VALUE_PX = 12
 a hall. Narrower cells (a 1024-px projector with 9–12 tokens) show their colours only; the value is in the tooltip."""
 
 
-def cell_value_font(cell_size: int, font_size: int, *, diverging: bool, fit: bool) -> int:
+def cell_value_font(cell_size: int, font_size: int, *, diverging: bool, fit: bool, chars: int = 0) -> int:
     """Font size of a heatmap's printed values: weights (not ``diverging``) are never negative, so a cell holds a
     larger "0.390" than "−0.390"; a slide's cells (``fit``) may be drawn narrower than their nominal ``cell_size``,
-    so they keep the signed number's room."""
-    return _value_font_size(cell_size, font_size, 6 if diverging or fit else 5)
+    so they keep the signed number's room. ``chars``: the longest value printed, when longer than that ("−15.518"
+    at d_k = 64 ran into the next cell)."""
+    return _value_font_size(cell_size, font_size, max(6 if diverging or fit else 5, chars))
+
+
+def printed_chars(df: pd.DataFrame) -> int:
+    """How many characters the longest value a matrix frame prints has (its blocked cells' marks left aside)."""
+    shown = df["label"][~df["masked"].to_numpy(dtype=bool)] if "masked" in df.columns else df["label"]
+    return max((len(str(label)) for label in shown), default=0)
 
 
 def _click_selection(fields, *, name: str = PICK) -> alt.SelectionParameter:
@@ -458,7 +465,8 @@ def _heatmap_layers(
     )
     dark = (f"{shown} && ({_light_text_test(f'datum.{color_field}', scheme)})" if by_row
             else f"!datum.masked && {_text_color_test(domain, scheme, diverging)}")
-    value_font = value_font_px or min(cell_value_font(cell_size, font_size, diverging=diverging, fit=fit),
+    value_font = value_font_px or min(cell_value_font(cell_size, font_size, diverging=diverging, fit=fit,
+                                                      chars=printed_chars(df)),
                                       int(cell_height / TEXT_LINE_EM))
     mark_font = min(_value_font_size(cell_size, font_size, chars=3),  # a blocked cell's "×" or "−∞": 1–2 characters
                     int(cell_height / TEXT_LINE_EM))

@@ -24,7 +24,7 @@ from altair.utils import schemapi
 from streamlit import dataframe_util
 
 from . import charts
-from .frames import AxisLabels, heads_frame, matrix_frame
+from .frames import AxisLabels, format_value, heads_frame, matrix_frame
 
 MAX_SPECS = 512
 MAX_SPEC_BYTES = 48 * 2**20
@@ -306,7 +306,8 @@ def cached_head_grid(values, labels: list[str], head_labels: list[str], **option
     shape = ("head grid", array.shape[0], len(dict.fromkeys(head_labels)), bool(np.isfinite(array).all()),
              tuple(float(v) for v in domain), selected is None, type(side).__name__,
              charts.label_angle(order, font_size=font_size, step=cell) if given["axes"] else None,
-             charts.cell_value_font(cell, font_size, diverging=given["diverging"], fit=given["fit"]),
+             charts.cell_value_font(cell, font_size, diverging=given["diverging"], fit=given["fit"],
+                                    chars=_longest_label(array)),
              sorted((k, v) for k, v in options.items() if k not in ("selected", "cell_size")))
     names = {"row_name": given["row"], "col_name": given["col"], "head_name": given["head"]}
 
@@ -318,6 +319,12 @@ def cached_head_grid(values, labels: list[str], head_labels: list[str], **option
         return frame() if made is None else made
 
     return templated_chart(inputs, shape, tuple(slots), lambda: charts.head_grid(frame(), **options), columns)
+
+
+def _longest_label(array: np.ndarray) -> int:
+    """How many characters the longest printed value of ``array`` has: its largest or its smallest finite value's."""
+    finite = array[np.isfinite(array)]
+    return max((len(format_value(float(v))) for v in (finite.max(), finite.min())), default=0) if finite.size else 0
 
 
 def _grid_columns(array: np.ndarray, labels: list[str], head_labels: list[str], wanted: list[str], *, row_name: str,

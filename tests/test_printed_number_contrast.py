@@ -1,6 +1,7 @@
 """Numbers printed on coloured cells and bars are readable: each is drawn in whichever of the two text colours
 contrasts more with the colour Vega actually paints under it (WCAG contrast, from the rendered SVG)."""
 
+import json
 import re
 import xml.etree.ElementTree as ET
 
@@ -101,3 +102,33 @@ def test_numbers_printed_inside_bars_read_best_on_the_bar_under_them():
     inside = [entry for entry in printed_on(spec) if entry[1] in (charts.LIGHT_TEXT, charts.DARK_TEXT)]
     assert len(inside) == values.size, "every bar here is long enough to hold its number"
     assert assert_readable(inside) == values.size
+
+
+def _value_fonts(spec: dict) -> set[int]:
+    """The font sizes of a heatmap's printed values (its text layers that print the label)."""
+    layers = spec.get("spec", spec)["layer"]
+    return {layer["mark"]["fontSize"] for layer in layers if layer["mark"].get("type") == "text"
+            and isinstance(layer["mark"].get("fontSize"), int) and "label" in json.dumps(layer["encoding"])}
+
+
+@pytest.mark.parametrize("cell_size", [36, 44])
+def test_a_longer_printed_number_gets_a_font_that_keeps_it_in_its_cell(cell_size):
+    """At d_k = 64 a raw score of −15.518 (7 characters) was printed at the font sized for "−0.390" and ran into the
+    next cells; a matrix of such numbers prints them smaller, one of small numbers as before."""
+    small = charts.matrix_heatmap(matrix(np.array([[-0.39, 0.5], [1.25, -2.0]])), cell_size=cell_size, row="query",
+                                    col="key").to_dict()
+    large = charts.matrix_heatmap(matrix(np.array([[-15.518, 0.5], [22.421, -2.0]])), cell_size=cell_size, row="query",
+                                    col="key").to_dict()
+    (small_font,), (large_font,) = _value_fonts(small), _value_fonts(large)
+    assert large_font * charts.VALUE_CHAR_EM * len("−15.518") <= cell_size < small_font * 0.6 * len("−15.518")
+    assert small_font == charts.cell_value_font(cell_size, 14, diverging=True, fit=False)
+
+
+def test_a_head_grid_of_longer_numbers_is_not_filled_into_the_spec_of_shorter_ones():
+    from attention_ui import render
+
+    short = render.cached_head_grid(np.array([[[0.5, -0.25], [1.0, 2.0]]]), ["a", "b"], ["head 1"], diverging=True,
+                                    show_values=True, scheme="blueorange", domain=(-20, 20), cell_size=44)
+    long = render.cached_head_grid(np.array([[[-15.5, -0.25], [1.0, 2.0]]]), ["a", "b"], ["head 1"], diverging=True,
+                                   show_values=True, scheme="blueorange", domain=(-20, 20), cell_size=44)
+    assert max(_value_fonts(long)) < max(_value_fonts(short))
