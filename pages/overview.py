@@ -85,16 +85,19 @@ st.graphviz_chart(  # tight spacing, stretched: the nine boxes fill the width wi
     width="stretch",
 )
 
-st.subheader("How to use this app")
-st.markdown(
-    f"1. Type a sentence or pick an example {in_the_sidebar()}; set d_model, d_k, d_v, the number of heads and a "
-    "mask.\n"
-    "2. Walk through the stages with **Next ▶** and **◀ Back**; the followed token's numbers are worked out.\n"
-    "3. The address bar always holds the exact view: copy it to share a state with a class.\n"
-    "4. **Presenter mode** (top of every page) enlarges everything and moves the controls under **Settings**."
-)
-st.page_link("pages/start_here.py", label="New here? Start here: a path through the pages, in order",
-             icon=":material/flag:")
+# On a slide the hall needs the lesson, not how to drive the app or a student's path (the lecturer has both): both
+# are left out.
+if not settings.presenter:
+    st.subheader("How to use this app")
+    st.markdown(
+        f"1. Type a sentence or pick an example {in_the_sidebar()}; set d_model, d_k, d_v, the number of heads and "
+        "a mask.\n"
+        "2. Walk through the stages with **Next ▶** and **◀ Back**; the followed token's numbers are worked out.\n"
+        "3. The address bar always holds the exact view: copy it to share a state with a class.\n"
+        "4. **Presenter mode** (top of every page) enlarges everything and moves the controls under **Settings**."
+    )
+    st.page_link("pages/start_here.py", label="New here? Start here: a path through the pages, in order",
+                 icon=":material/flag:")
 cols = st.columns(3)
 cols[0].page_link("pages/step_through.py", label="Step through the stages", icon=":material/footprint:")
 cols[1].page_link("pages/multi_head.py", label="Compare the heads", icon=":material/view_module:")

@@ -109,3 +109,13 @@ def test_the_way_back_stays_on_other_pages_and_goes_once_heads_are_changed_elsew
     at.slider(key="heads").set_value(8).run()
     assert not at.exception
     assert "back_to_fewer_heads" not in _buttons(at) and "on every page" not in _infos(at)
+
+
+def test_the_overview_slide_leaves_out_how_to_drive_the_app():
+    """On a projector the Overview's second screen was half "Type a sentence…", "The address bar…", "Presenter
+    mode…" and "New here? Start here": words for a student at a laptop, not for a hall."""
+    page, slide = open_page("pages/overview.py"), open_page("pages/overview.py", {"presenter": "true"})
+    assert any(h.value == "How to use this app" for h in page.subheader)
+    assert not any(h.value == "How to use this app" for h in slide.subheader)
+    assert not any("address bar" in m.value for m in slide.markdown)
+    assert any(h.value == "The pipeline" for h in slide.subheader), "the lesson itself stays"
