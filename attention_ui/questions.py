@@ -511,12 +511,13 @@ SCORE_RULE = ("A question counts as right when you answer it right before its an
               "shows it), and stays right whatever you try after; a first wrong try gets a hint and costs nothing.")
 
 
-SAME_ANSWER = "The same answer as before: no try used."
-"""Put before a wrong answer's feedback when the same answer is checked again (it is not a new try). It says why,
-without blame: a student who pressed Enter and then Check had read "You checked this answer already: choose or type
-another one" as a second mistake, "That answer is checked already … Not quite." as Check doing nothing, and
-"Already checked, so not counted as a second try" as a try lost."""
-ENTER_CHECKS = " Enter in the box checks an answer too."
+SAME_ANSWER = "This same answer was checked already"
+"""Put after a wrong answer's feedback when the same answer is checked again (it is not a new try), in brackets: the
+verdict comes first. It says why, without blame: a student who pressed Enter and then Check had read "You checked
+this answer already: choose or type another one" as a second mistake, "That answer is checked already … Not quite."
+as Check doing nothing, "Already checked, so not counted as a second try" as a try lost, and "The same answer as
+before: no try used. … Its feedback: Not quite." as not knowing whether it was graded."""
+ENTER_CHECKS = " (Enter in the box checks an answer too)"
 """Added to SAME_ANSWER for a typed answer: a choice has no box (a student who clicked Check twice on one was told
 about Enter in a box there was not)."""
 
@@ -538,9 +539,9 @@ def _on_check(question: Question) -> None:
     if before and not before.get("shown") and before.get("response") == str(response):
         # the same answer checked again (Enter, then Check): not a new try; its feedback stays, with a word on it
         earlier = st.session_state.get(_feedback_key(question))
-        if earlier is not None and earlier.correct is False and not earlier.message.startswith(SAME_ANSWER):
+        if earlier is not None and earlier.correct is False and SAME_ANSWER not in earlier.message:
             said = SAME_ANSWER + ("" if question.is_choice else ENTER_CHECKS)
-            st.session_state[_feedback_key(question)] = Feedback(False, f"{said} Its feedback: {earlier.message}")
+            st.session_state[_feedback_key(question)] = Feedback(False, f"{earlier.message} ({said}: no try used.)")
         return
     if before.get("correct") and not before.get("shown"):  # right already: another answer is a try on the side
         feedback = grade(question, response)

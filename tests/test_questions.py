@@ -162,7 +162,7 @@ def test_a_page_asks_its_questions_and_start_here_counts_them():
         assert questions.page_progress("generation") is None
     _check(at, kind, "none")
     _check(at, kind, "none")
-    assert any(i.value.startswith(SAME_ANSWER) for i in at.info)
+    assert any(SAME_ANSWER in i.value for i in at.info)
     assert not any("Enter in the box" in i.value for i in at.info), "a choice has no box"
     _check(at, kind, "causal")
     with pytest.MonkeyPatch.context() as patch:
@@ -352,7 +352,8 @@ def test_the_same_answer_checked_twice_is_one_try():
     _check(at, q, "3")
     _check(at, q, "3")
     assert [i.value for i in at.info if q.hint in i.value], "still the hint of a first wrong try"
-    assert [i.value for i in at.info if i.value.startswith(SAME_ANSWER) and "Enter in the box" in i.value], \
+    assert [i.value for i in at.info if i.value.startswith("Not quite") and SAME_ANSWER in i.value
+            and "Enter in the box" in i.value], \
         "the second Check had said nothing new"
     assert not any("it is 2" in e.value for e in [*at.error, *at.info])
     assert attempt_of(at, q)["wrong"] == 1
