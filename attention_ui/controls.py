@@ -32,7 +32,8 @@ from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_bound
                         write_opened_link)
 from .questions import OPEN_CHECK_PREFIX
 from .render import show_chart
-from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, WORKED_FIRST_KEY, StageView, richest_word,
+from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, SLIDE_FRAME_PX, SLIDE_ROW_PX,  # noqa: F401
+                    WORKED_FIRST_KEY, StageView, richest_word,
                     presenter_charts_zoom_style, side_by_side)
 
 APP_ROOT = Path(__file__).resolve().parent.parent
@@ -377,11 +378,6 @@ context's cells of 62.)"""
 PRESENTER_GAP_PX = 16
 """The gap between two of ``st.columns`` (Streamlit's default "small" gap, 1rem)."""
 
-SLIDE_ROW_PX = 24
-"""Smallest row of a slide's chart, in pixels: a token label in the slide's font (PRESENTER_FONT) fits in it.
-A slide whose rows would be smaller on this window grows taller than the window and scrolls."""
-SLIDE_FRAME_PX = 170
-"""A slide chart's height besides its rows: title, the key axis' (rotated) labels and its title."""
 SLIDE_ROWS_STYLE = "<style>" + "".join(
     f".st-key-slide_rows_{rows} [data-testid='stVegaLiteChart'] "
     f"{{min-height: {rows * SLIDE_ROW_PX + SLIDE_FRAME_PX}px;}}"

@@ -176,6 +176,17 @@ def _stage_of(view: StageView, key: str) -> Stage:
     return stage
 
 
+SLIDE_ROW_PX = 24
+"""Smallest row of a slide's chart, in pixels: a token label in the slide's font (PRESENTER_FONT) fits in it.
+A slide whose rows would be smaller on this window grows taller than the window and scrolls."""
+SLIDE_FRAME_PX = 170
+"""A slide chart's height besides its rows: title, the key axis' (rotated) labels and its title."""
+SECTION_CHART_ROOM_PX = 330
+"""A stage shown as a section of a slide (``show_stage(on_slide=True)``): its charts take the window's height less
+this, which the menu bar, the section's heading, its short words and its formula take once a clicker's press has
+brought the heading up."""
+
+
 def show_stage(view: StageView, key: str, heading: str | None = None, *, worked_view: StageView | None = None,
                on_slide: bool = False) -> None:
     """Draw one stage: words, formula, charts, extras and the followed token's worked numbers.
@@ -186,7 +197,16 @@ def show_stage(view: StageView, key: str, heading: str | None = None, *, worked_
     stage_header(_stage_of(view, key), heading, on_slide=on_slide)
     if key in LONE_KEY_STAGES:  # before the charts: under them it was the third screen down
         note_lone_key(worked_view or view, key)
-    if _draw_charts(view, rec):
+    if on_slide:  # as wide as the slide and as tall as its window allows, as a stage's own slide draws them
+        section = f"section_{key}"
+        with st.container(key=section):
+            st.html(f"<style>.st-key-{section} [data-testid='stVegaLiteChart'] {{height: calc(100vh - "
+                    f"{SECTION_CHART_ROOM_PX}px) !important; min-height: "
+                    f"{len(view.labels) * SLIDE_ROW_PX + SLIDE_FRAME_PX}px;}}</style>")
+            colours_only = _draw_charts(replace(view, fit=True), rec, columns_key=f"{section}_columns")
+    else:
+        colours_only = _draw_charts(view, rec)
+    if colours_only:
         st.caption(COLOURS_ONLY_NOTE)
     if rec.extra is not None:
         rec.extra(view)
@@ -246,9 +266,9 @@ COLOURS_ONLY_NOTE = ("These cells are too narrow for their numbers: hover a cell
 every number, and a student who typed a longer sentence saw them go without a word."""
 
 
-def _draw_charts(view: StageView, rec: StageRecord) -> bool:
+def _draw_charts(view: StageView, rec: StageRecord, columns_key: str = "slide_columns") -> bool:
     """Draw the stage's charts (side by side, or one under another when their cells would be too narrow);
-    True when a heatmap among them shows colours only."""
+    True when a heatmap among them shows colours only. ``columns_key``: the container of a slide's columns."""
     drawn = rec.charts(view)
     if not drawn:
         return False
@@ -257,7 +277,7 @@ def _draw_charts(view: StageView, rec: StageRecord) -> bool:
         drawn = rec.charts(view)
         columns = [st.container() for _ in drawn]
     else:  # side by side, each chart's column as wide as the chart wants (a chart without colour bar is narrower)
-        columns = side_by_side(drawn, view) if len(drawn) > 1 else [st.container()]
+        columns = side_by_side(drawn, view, key=columns_key) if len(drawn) > 1 else [st.container()]
     for i, (column, chart) in enumerate(zip(columns, drawn)):
         with column:
             _show_main(view, chart, f"{rec.key}_{i}")

@@ -376,3 +376,27 @@ def test_a_first_screens_charts_fit_the_window_under_a_links_note(server, browse
                                "`.st-key-${key} [data-testid='stVegaLiteChart']`), c => "
                                "c.getBoundingClientRect().bottom))", key)
     assert bottom <= 800, f"the charts end at {bottom:.0f} px, below the window"
+
+
+_SECTION_CHARTS_JS = """() => Array.from(document.querySelectorAll("[class*='st-key-section_']"), (section) => {
+    const chart = section.querySelector("[data-testid='stVegaLiteChart']").getBoundingClientRect();
+    const heading = [...document.querySelectorAll("[data-testid='stMain'] h3")]
+        .filter((h) => h.getBoundingClientRect().top < chart.top).pop().getBoundingClientRect();
+    return {width: chart.width, tall: chart.bottom - heading.top}; })"""
+"""Each slide section's chart: its width, and how far its section's heading is from the chart's foot."""
+
+
+@pytest.mark.browser
+@needs_browser
+def test_multi_heads_concat_and_w_o_sections_fill_the_slide_under_their_heading(server, browser):
+    """Sections 4 and 5 drew Concat and the output at a page's size, 600 of a 1280-px slide's 1230 px with 17-px
+    numbers, where the step-through's slides of the same stages fill the width. Each now spans the slide and fits, with
+    its heading, words and formula, in the window under the menu bar."""
+    with _slide(browser, f"{server}/multi-head?presenter=true", 1280, 800) as page:
+        page.wait_for_timeout(300)
+        sections = page.evaluate(_SECTION_CHARTS_JS)
+        main = page.evaluate(f"() => document.querySelector({bs.MAIN!r}).clientWidth")
+    assert len(sections) == 2, sections
+    for section in sections:
+        assert section["width"] >= 0.85 * (main - 48), (section, main)
+        assert section["tall"] <= 800 - 60, section
