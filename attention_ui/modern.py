@@ -98,21 +98,31 @@ def cache_table_frame(rows: list[dict]) -> pd.DataFrame:
     return df
 
 
-def cache_bars(rows: list[dict], *, font_size: int = 13, width: int = 520):
-    """Horizontal bars: each model's KV-cache size (MiB), beside what multi-head attention would need."""
+WHAT_IF = " (what-if)"
+"""After a model's name in the cache bars when the context is longer than it can read: its bars are what its cache
+would need, drawn pale (they looked like the caches of models that do read that far)."""
+
+
+def cache_bars(rows: list[dict], *, context: int, font_size: int = 13, width: int = 520):
+    """Horizontal bars: each model's KV-cache size (MiB) for ``context`` tokens, beside what multi-head attention
+    would need; a model whose longest context is shorter is named a what-if and drawn pale."""
+    def name(r: dict) -> str:
+        return r["model"] + (WHAT_IF if r["longest context"] and context > r["longest context"] else "")
+
     long = pd.DataFrame(
-        [{"model": r["model"], "cache": "as published", "MiB": r["cache MiB"], "attention": r["attention"]}
-         for r in rows]
-        + [{"model": r["model"], "cache": "if every head had its own K/V", "MiB": r["cache MiB if multi-head"],
-            "attention": "multi-head"} for r in rows])
-    order = [r["model"] for r in rows]
+        [{"model": name(r), "cache": "as published", "MiB": r["cache MiB"], "attention": r["attention"],
+          "what_if": name(r) != r["model"]} for r in rows]
+        + [{"model": name(r), "cache": "if every head had its own K/V", "MiB": r["cache MiB if multi-head"],
+            "attention": "multi-head", "what_if": name(r) != r["model"]} for r in rows])
+    order = [name(r) for r in rows]
     return alt.Chart(long).mark_bar().encode(
-        y=alt.Y("model:N", sort=order, title=None, axis=alt.Axis(labelFontSize=font_size, labelLimit=220)),
+        y=alt.Y("model:N", sort=order, title=None, axis=alt.Axis(labelFontSize=font_size, labelLimit=260)),
         yOffset=alt.YOffset("cache:N", sort=["as published", "if every head had its own K/V"]),
         x=alt.X("MiB:Q", title="KV cache (MiB)", axis=alt.Axis(labelFontSize=font_size - 1, titleFontSize=font_size)),
         color=alt.Color("cache:N", scale=alt.Scale(domain=["as published", "if every head had its own K/V"],
                                                    range=[KV_COLOR, "#c7c7c7"]),
                         legend=alt.Legend(orient="bottom", title=None, labelFontSize=font_size - 1, labelLimit=400)),
+        opacity=alt.condition("datum.what_if", alt.value(0.4), alt.value(1.0)),
         tooltip=[alt.Tooltip("model:N"), alt.Tooltip("cache:N"), alt.Tooltip("attention:N"),
                  alt.Tooltip("MiB:Q", format=",.1f")],
     ).properties(width=width, height=alt.Step(13))

@@ -199,13 +199,15 @@ if rows is not None:
                                 "cache MiB if multi-head": number("MiB if g = h", format="%,.0f", width=96)})
     bars_width = 760 if settings.presenter else 560
     show_chart(cached_chart(("cache bars", int(context), BYTES[precision], settings.font_size, bars_width),
-                            lambda: cache_bars(rows, font_size=settings.font_size, width=bars_width)))
+                            lambda: cache_bars(rows, context=int(context), font_size=settings.font_size,
+                                               width=bars_width)))
     st.caption("Shapes from each model's published configuration. Mistral 7B keeps only its last 4,096 tokens "
                "(a rolling buffer), so its cache stops growing.")
     beyond = [r["model"] for r in rows if r["longest context"] and int(context) > r["longest context"]]
     if beyond:
         st.caption(f"{int(context):,} tokens is more than {', '.join(beyond)} can read (its longest context): "
-                   "for such a model the row shows what its cache would need, as a what-if.")
+                   "for such a model the row shows what its cache would need, and the chart names it a what-if and "
+                   "draws it pale.")
     st.success("Takeaway: sharing key/value heads (g < h) divides the cache by h / g; that is why long contexts "
                "fit in memory at all.")
 

@@ -194,8 +194,24 @@ def test_kv_cache_table_follows_context_length_and_precision():
     assert table.loc["GPT-2 small", "longest context"] == 1024
     what_if = [c.value for c in at.caption if "can read (its longest context)" in c.value]
     assert what_if and "GPT-2 small" in what_if[0] and "Mistral 7B v0.1" in what_if[0], what_if
+    pale = {name.removesuffix(" (what-if)") for name, what_if in cache_bar_names(at).items()
+            if what_if and name.endswith(" (what-if)")}
+    assert pale == {name for name in table.index if name in what_if[0]}, "the chart names the caption's what-ifs"
     at.select_slider(key="context_length").set_value(1024).run()
     assert not [c.value for c in at.caption if "can read (its longest context)" in c.value]
+    assert not any(cache_bar_names(at).values()) and not any("what-if" in name for name in cache_bar_names(at))
+
+
+def cache_bar_names(at) -> dict[str, bool]:
+    """The KV-cache chart's model names, each with whether its bars are drawn as a what-if."""
+    import json
+
+    import pyarrow as pa
+
+    chart = next(c for c in at.get("vega_lite_chart") if "KV cache (MiB)" in c.proto.spec)
+    rows = [row for d in chart.proto.datasets for row in pa.ipc.open_stream(d.data.data).read_pandas()
+            .to_dict("records")] or json.loads(chart.proto.spec)["datasets"]
+    return {row["model"]: bool(row["what_if"]) for row in rows}
 
 
 def test_sliding_window_controls_and_reach():
