@@ -308,8 +308,7 @@ def test_by_hand_slide_enlarges_tab_and_expander_labels(slide):
     ("pages/multi_head.py", {"heads": "1"}, "info"),
     ("pages/modern_attention.py", {"heads": "1"}, "info"),
     ("pages/why_scaling.py", {}, "caption"),
-    ("pages/overview.py", {}, "markdown"),
-])
+])  # (Overview's slide leaves out its "how to use this app", which said where the controls are)
 def test_a_slide_that_points_to_the_sidebar_says_where_its_controls_are(page, query, where):
     """Presenter mode hides the sidebar, but the slides said "Pick a mask in the sidebar" as if it were there.
     Its controls are under the slide's Settings menu."""
