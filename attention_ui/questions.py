@@ -597,10 +597,11 @@ def _show_questions(found: list) -> None:
         with st.form(f"cy-form-{question.id}", border=True):
             st.markdown(f"**{number}.** {question.prompt}")
             if question.is_choice:
-                st.radio("Your answer", question.choices, index=None, key=f"cy-{question.id}",
+                st.radio(f"Your answer to question {number}", question.choices, index=None, key=f"cy-{question.id}",
                          label_visibility="collapsed")
             else:
-                st.text_input("Your answer", key=f"cy-{question.id}", placeholder=_placeholder(question))
+                st.text_input(f"Your answer to question {number}", key=f"cy-{question.id}",  # a reader names each
+                              placeholder=_placeholder(question))
             with st.container(horizontal=True, vertical_alignment="center"):
                 st.form_submit_button("Check", on_click=_on_check, args=(question,))
                 done = attempt(question)

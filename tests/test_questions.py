@@ -562,10 +562,10 @@ def test_an_opened_check_yourself_is_open_again_after_another_page():
     at = open_page("pages/masking.py")
     at.session_state["open_check_masks"] = True
     at.run()
-    assert any(t.label == "Your answer" for t in at.text_input)
+    assert any(t.label == "Your answer to question 1" for t in at.text_input)
     at = switch_to(at, "pages/overview.py")
     at = switch_to(at, "pages/masking.py")
-    assert any(t.label == "Your answer" for t in at.text_input), "the questions are drawn: still open"
+    assert any(t.label == "Your answer to question 1" for t in at.text_input), "the questions are drawn: still open"
 
 
 def test_a_question_asked_again_on_other_numbers_counts_once_towards_a_page():
