@@ -904,9 +904,12 @@ def head_grid(
     return layers.facet(
         # Ordered by head_index (a sort list would compare every row's head name with each name in turn)
         facet=alt.Facet(f"{head}:N", sort=alt.EncodingSortField(field="head_index", op="min"),
-                        header=alt.Header(title=None, labelFontSize=font_size + 1)),
+                        header=alt.Header(title=None, labelFontSize=font_size + 1,
+                                          labelPadding=alt.Undefined if axes else 1)),
         columns=max(1, min(columns, len(heads))),
-        spacing=spacing,
+        # Without axes a panel's name is the only thing between two rows of panels: it sits on its own panel and the
+        # rows are further apart than that ("L4 H1" read as the name of the L3 panel above it)
+        spacing=spacing if axes else alt.RowColnumber(row=spacing + font_size, column=spacing),
         resolve=alt.Resolve(scale=alt.ScaleResolveMap(color="shared", x="shared", y="shared")),
         config=alt.Undefined if axes else alt.Config(axis=alt.AxisConfig(labels=False, ticks=False, title=None,
                                                                           domain=False)),

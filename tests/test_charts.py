@@ -886,3 +886,15 @@ def test_a_fitted_heatmap_says_over_its_cells_when_the_browser_draws_them_too_na
     for sized in (charts.heatmap(matrix_frame(np.zeros((14, 14)), tokens, tokens)),  # the server sizes its cells
                   charts.heatmap(matrix_frame(np.zeros((14, 14)), tokens, tokens), fit=True, show_values=False)):
         assert not any("hover" in str(layer.get("mark", "")) for layer in sized.to_dict()["layer"])
+
+
+def test_a_head_grid_without_axes_names_each_panel_nearer_its_panel_than_the_row_above():
+    """A real model's 72 heads: "L4 H1" sat as far from the L4 panel under it as from the L3 panel above it, and read
+    as the name of either. The name now sits on its panel and the rows are further apart than that."""
+    df = heads_frame(np.random.default_rng(0).random((4, 3, 3)), TOKENS[:3], TOKENS[:3],
+                     head_labels=[f"L{i // 2 + 1} H{i % 2 + 1}" for i in range(4)])
+    spec = charts.head_grid(df, columns=2, axes=False, spacing=6, font_size=11).to_dict()
+    assert spec["facet"]["header"]["labelPadding"] <= 2
+    assert spec["spacing"] == {"row": 6 + 11, "column": 6}
+    with_axes = charts.head_grid(df, columns=2, spacing=6).to_dict()
+    assert with_axes["spacing"] == 6 and "labelPadding" not in with_axes["facet"]["header"]
