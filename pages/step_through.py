@@ -49,8 +49,8 @@ def stage(settings: Settings) -> None:
         seen = st.session_state["stages_seen"]
         st.caption(f"You have looked at {len(seen)} of {len(STAGES)} stages (kept in this browser).")
     questions.show_check_yourself(settings, key)
-    export.show_downloads(settings, key)
-    if not settings.presenter:
+    if not settings.presenter:  # the downloads are a student's or a lecturer preparing; a slide's hall has no use
+        export.show_downloads(settings, key)
         stage_footer(step, (next_page[0], f"Next on the path: {title}"))
     keep_progress()  # the run's one store, here so that Back/Next, which rerun this alone, are kept too
 

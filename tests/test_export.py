@@ -208,3 +208,11 @@ def test_step_through_says_why_svg_and_png_are_missing_without_vl_convert(monkey
     labels = [e.proto.label for e in at.get("download_button")]
     assert labels == ["Trace (CSV)", "Trace (JSON)", "Handout (HTML)"]
     assert any("vl-convert-python" in i.value for i in at.info)
+
+
+def test_a_slide_leaves_the_downloads_to_the_page():
+    """A lecturer paging down a slide's worked numbers met "Take it with you: downloads" at their foot, a switch
+    the hall has no use for; the downloads stay on the page, where a student or a lecturer preparing finds them."""
+    assert open_page("pages/step_through.py").toggle(key="show_downloads")
+    with pytest.raises(KeyError):
+        open_page("pages/step_through.py", {"presenter": "true"}).toggle(key="show_downloads")
