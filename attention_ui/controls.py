@@ -32,7 +32,7 @@ from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_bound
                         write_opened_link)
 from .questions import OPEN_CHECK_PREFIX
 from .render import show_chart
-from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, SLIDE_FRAME_PX, SLIDE_ROW_PX,  # noqa: F401
+from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, SLIDE_FRAME_PX, SLIDE_ROW_PX,
                     WORKED_FIRST_KEY, StageView, richest_word,
                     presenter_charts_zoom_style, side_by_side)
 

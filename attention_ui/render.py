@@ -324,7 +324,7 @@ def cached_head_grid(values, labels: list[str], head_labels: list[str], **option
 def _longest_label(array: np.ndarray) -> int:
     """How many characters the longest printed value of ``array`` has: its largest or its smallest finite value's."""
     finite = array[np.isfinite(array)]
-    return max((len(format_value(float(v))) for v in (finite.max(), finite.min())), default=0) if finite.size else 0
+    return max(len(format_value(float(v))) for v in (finite.max(), finite.min())) if finite.size else 0
 
 
 def _grid_columns(array: np.ndarray, labels: list[str], head_labels: list[str], wanted: list[str], *, row_name: str,

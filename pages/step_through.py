@@ -49,7 +49,7 @@ def stage(settings: Settings) -> None:
         seen = st.session_state["stages_seen"]
         st.caption(f"You have looked at {len(seen)} of {len(STAGES)} stages (kept in this browser).")
     questions.show_check_yourself(settings, key)
-    if not settings.presenter:  # the downloads are a student's or a lecturer preparing; a slide's hall has no use
+    if not settings.presenter:  # downloads are for a student or a lecturer preparing: a hall has no use for them
         export.show_downloads(settings, key)
         stage_footer(step, (next_page[0], f"Next on the path: {title}"))
     keep_progress()  # the run's one store, here so that Back/Next, which rerun this alone, are kept too
