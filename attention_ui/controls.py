@@ -771,19 +771,24 @@ if (!window.clickerKeysAfterUse) {
     event.stopPropagation();
   }, true);
   // Back to the page before lands on its last screen, where a lecturer one press too far had been (the
-  // step-through's link opens its last stage instead): once that page has run, and for a second and a half while its
-  // charts are drawn, each change keeps it at its foot, unless a key, the wheel or the mouse is used first.
+  // step-through's link opens its last stage instead): once that page has run, while its charts are drawn and for a
+  // second and a half after, each change keeps it at its foot, unless a key, the wheel or the mouse is used first.
   let arriveAtEnd = null;
   const keepAtEnd = () => {  // (called on every change of the page: nothing is looked up unless a landing is due)
     if (!arriveAtEnd || location.pathname !== arriveAtEnd.path || scriptState() !== "notRunning") return;
     const main = document.querySelector("[data-testid='stMain']");
     if (!main) return;
-    arriveAtEnd.until ??= performance.now() + 1500;
-    if (performance.now() > arriveAtEnd.until) arriveAtEnd = null;
+    arriveAtEnd.ran = true;
+    // (the second and a half counts from the last chart drawn: on a busy machine Masking's charts came later and
+    // pushed its foot down, out of the window)
+    const drawing = [...main.querySelectorAll("[data-testid='stVegaLiteChart']")]
+      .some((chart) => !chart.querySelector("svg, canvas"));
+    if (!drawing) arriveAtEnd.until ??= performance.now() + 1500;
+    if (arriveAtEnd.until && performance.now() > arriveAtEnd.until) arriveAtEnd = null;
     else main.scrollTo(0, main.scrollHeight);
   };
   for (const type of ["keydown", "wheel", "pointerdown"])
-    document.addEventListener(type, () => { if (arriveAtEnd?.until) arriveAtEnd = null; }, true);
+    document.addEventListener(type, () => { if (arriveAtEnd?.ran) arriveAtEnd = null; }, true);
   // Vega writes a colour bar's gradient and a chart's clip as a reference with the whole address
   // (url(http://…/by-hand?…#gradient_3)). Once the address changes (a setting bound to it, a page's own key), that
   // is another document's: every chart not drawn again since lost its colour bar. Each change of the address makes
