@@ -535,6 +535,9 @@ if (!window.clickerKeysAfterUse) {
   const stepButton = (way) => document.querySelector(
     STEP_KEYS[way > 0 ? "forward" : "back"].map((key) => `.st-key-${key} button:not([disabled])`).join(", "));
   // a slide: presenter mode, also on a page without the lesson's Settings menu (Start here, Work it by hand)
+  // a chart of the page that is not drawn yet (its box holds no svg or canvas)
+  const chartsComing = (main) => [...main.querySelectorAll("[data-testid='stVegaLiteChart']")]
+    .some((chart) => !chart.querySelector("svg, canvas"));
   const presenting = () => !!document.querySelector(".st-key-slide_settings, .st-key-presenter input:checked");
   // A choice in the Settings menu made with the mouse (not a text box, and not reached with the keyboard, which
   // keeps the keys a radio or a slider moves by) leaves the slide's keys to the slide, and Page Up / Page Down, a
@@ -697,8 +700,7 @@ if (!window.clickerKeysAfterUse) {
     const link = document.querySelector(".st-key-PATH_LINK_KEY a");  // the page's last line: the next page
     // (not while a chart or an element is still coming: a page just opened looked short, and its first press
     // went on to the next page unseen)
-    const drawing = document.querySelector("[data-testid='stSkeleton']") || [...main.querySelectorAll(
-      "[data-testid='stVegaLiteChart']")].some((chart) => !chart.querySelector("svg, canvas"));
+    const drawing = document.querySelector("[data-testid='stSkeleton']") || chartsComing(main);
     // (at the foot, or once all above the link and its rule is in view: a press that only brought the link up,
     // 12 px on What it costs and 90 on Cross-attention, looked dead)
     const allAboveLinkSeen = () => Math.max(...[...main.querySelectorAll(
@@ -781,9 +783,7 @@ if (!window.clickerKeysAfterUse) {
     arriveAtEnd.ran = true;
     // (the second and a half counts from the last chart drawn: on a busy machine Masking's charts came later and
     // pushed its foot down, out of the window)
-    const drawing = [...main.querySelectorAll("[data-testid='stVegaLiteChart']")]
-      .some((chart) => !chart.querySelector("svg, canvas"));
-    if (!drawing) arriveAtEnd.until ??= performance.now() + 1500;
+    if (!chartsComing(main)) arriveAtEnd.until ??= performance.now() + 1500;
     if (arriveAtEnd.until && performance.now() > arriveAtEnd.until) arriveAtEnd = null;
     else main.scrollTo(0, main.scrollHeight);
   };
@@ -793,9 +793,10 @@ if (!window.clickerKeysAfterUse) {
   // (url(http://…/by-hand?…#gradient_3)). Once the address changes (a setting bound to it, a page's own key), that
   // is another document's: every chart not drawn again since lost its colour bar. Each change of the address makes
   // the references point into this page whatever its address.
+  const referring = ["fill", "stroke", "clip-path"];
   const ownReferences = () => {
-    for (const element of document.querySelectorAll(URL_REFERENCES))
-      for (const name of ["fill", "stroke", "clip-path"]) {
+    for (const element of document.querySelectorAll(referring.map((name) => `[${name}^="url(http"]`).join(", ")))
+      for (const name of referring) {
         const value = element.getAttribute(name);
         if (value?.startsWith("url(http")) element.setAttribute(name, "url(" + value.slice(value.indexOf("#")));
       }
@@ -824,8 +825,7 @@ if (!window.clickerKeysAfterUse) {
     "PATH_LINK_KEY", PATH_LINK_KEY).replace(
     "PATH_BACK_LINK_KEY", PATH_BACK_LINK_KEY).replace(
     "STEP_KEYS", json.dumps(STEP_KEYS)).replace("NEXT_KEY", json.dumps(NEXT_KEY)).replace(
-    "BACK_KEY", json.dumps(BACK_KEY)).replace(
-    "URL_REFERENCES", json.dumps(", ".join(f'[{name}^="url(http"]' for name in ("fill", "stroke", "clip-path"))))
+    "BACK_KEY", json.dumps(BACK_KEY))
 """The page's keys (← →, and on a slide Page Up / Page Down) move the stage only while no input has the focus; on a
 slide of a page without stages (or past its last step, or before its first) they move on to the next numbered
 section's heading (SECTION_TOP_PX under the window's top), or a screen on where that is further, and back the same
