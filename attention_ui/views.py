@@ -1251,15 +1251,20 @@ def _softmax_extra(view: StageView) -> None:
                 + _NOTHING_BLOCKED["custom"][1:])
         _custom_grid_link(view)
     _pad_rows_note(view)  # right under the weights, whose [PAD] rows it is about
-    show_lines(view)
+    # on a slide the lines and the followed row's bars share one screen (one under the other, each took half of
+    # the slide's width and a screen of its own)
+    lines, bars = st.columns(2) if _lines_beside_bars(view) else (st.container(), st.container())
+    with lines:
+        show_lines(view)
     blocked_row = not bool(t.mask[view.head, view.follow].any())
-    st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax (orange bars: negative scores). "
-                + ("Every key of this row is blocked (−∞), so there is no score to compare and no bar: softmax "
-                   "would divide 0 by 0, and this app gives the row zero weights instead."
-                   if blocked_row else
-                   "Softmax compares the scores of one row: the lower a score, the smaller its share of the "
-                   "weight, whatever its sign; a key alone in its row gets all of it."))
-    show_chart(softmax_row_spec(view))
+    with bars:
+        st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax (orange bars: negative "
+                    "scores). " + ("Every key of this row is blocked (−∞), so there is no score to compare and no "
+                                   "bar: softmax would divide 0 by 0, and this app gives the row zero weights instead."
+                                   if blocked_row else
+                                   "Softmax compares the scores of one row: the lower a score, the smaller its share "
+                                   "of the weight, whatever its sign; a key alone in its row gets all of it."))
+        show_chart(softmax_row_spec(view))
     numbers_table(t.weights[view.head], view.labels, view.keys, key="softmax")
 
 
@@ -1287,12 +1292,34 @@ BARS_FRAME_PX = 60
 """What a bar chart draws beside its bars: the value axis with its title and numbers, and the gap to the next."""
 
 
+SLIDE_HALF_PX = (PRESENTER_COLUMN_PX - SLIDE_COLUMN_GAP_PX) // 2
+"""One of two columns side by side on a slide."""
+SLIDE_ROW_BARS_PX = 150
+"""Height of each of the followed row's two bar charts on a slide, one above the other beside the lines chart."""
+MIN_SLIDE_BAR_PX = 48
+"""Narrowest bar of the followed row's bars beside the lines chart on a slide; a longer row is drawn under the lines
+as on a page (at 17 px, 31 bars' printed numbers ran into each other)."""
+
+
+def _lines_beside_bars(view: StageView) -> bool:
+    """Whether stage 6's lines chart and the followed row's bars share a row: on a slide (presenter mode's font),
+    when the row's bars fit in half of it."""
+    return (view.font_size >= PRESENTER_FONT
+            and len(view.keys) * MIN_SLIDE_BAR_PX + BARS_FRAME_PX <= SLIDE_HALF_PX)
+
+
 def softmax_row_spec(view: StageView) -> dict:
-    """The followed token's row before and after softmax, as bars."""
+    """The followed token's row before and after softmax, as bars; on a slide one above the other, in half its
+    width (beside the lines chart)."""
     t = view.trace
     before = frames.row_frame(t.masked[view.head, view.follow], frames.AxisLabels(view.keys))
     after = frames.row_frame(t.weights[view.head, view.follow], frames.AxisLabels(view.keys))
-    cell = max(min(view.cell_size, 600 // max(len(view.keys), 1)), 18)
+    keys = max(len(view.keys), 1)
+    if _lines_beside_bars(view):
+        cell = min(view.cell_size, (SLIDE_HALF_PX - BARS_FRAME_PX) // keys)
+        return cached_spec(charts.before_after_softmax, before, after, cell_size=cell, font_size=view.font_size,
+                           stacked=True, height=SLIDE_ROW_BARS_PX)
+    cell = max(min(view.cell_size, 600 // keys), 18)
     stacked = 2 * (len(view.keys) * cell + BARS_FRAME_PX) > view.width_budget  # side by side, shrunk to unreadable
     return cached_spec(charts.before_after_softmax, before, after, cell_size=cell, font_size=view.font_size,
                        stacked=stacked)
@@ -1322,10 +1349,11 @@ def lines_spec(view: StageView, head: int | None = None, title: str | None = Non
 
 
 def lines_width(view: StageView) -> int:
-    """The lines chart's width in px: LINES_WIDTH_PX at the page's font, wider for long words, within the page."""
+    """The lines chart's width in px: LINES_WIDTH_PX at the page's font, wider for long words, within the page (on
+    a slide within half of it, beside the followed row's bars)."""
     words = 2 * charts.lines_label_room_px(list(view.labels) + list(view.keys), view.font_size)
     grown = max(LINES_WIDTH_PX, words + LINES_SPAN_PX) * view.font_size // PAGE_FONT
-    return int(min(view.width_budget, grown))
+    return int(min(SLIDE_HALF_PX if _lines_beside_bars(view) else view.width_budget, grown))
 
 
 def show_lines(view: StageView, head: int | None = None, title: str | None = None) -> None:

@@ -1,0 +1,56 @@
+"""Charts that took half of a slide's width and a screen of their own (``?presenter=true``, through AppTest).
+
+- Step through, stage 6: the weights as lines and the followed row's bars before and after softmax were one under
+  the other, each about half the slide wide: a lecturer paged twice past white space to show one token's row. They
+  now share a row, the lines left and the two bar charts one above the other right, each within its half, when the
+  row's bars fit there (MIN_SLIDE_BAR_PX); a longer row keeps the page's order.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from apptest_support import open_page, spec_titles
+
+from attention_ui.views import BARS_FRAME_PX, MIN_SLIDE_BAR_PX, SLIDE_HALF_PX
+
+THIRTY_ONE_TOKENS = " ".join(f"word{i}" for i in range(31))
+MOST_BESIDE = (SLIDE_HALF_PX - BARS_FRAME_PX) // MIN_SLIDE_BAR_PX  # 18 keys
+
+
+def _column_charts(at) -> list[list[dict]]:
+    """The chart specs in each column of the page, column by column."""
+    return [[json.loads(chart.proto.spec) for chart in column.get("vega_lite_chart")] for column in at.columns]
+
+
+def _titled(specs: list[dict], part: str) -> list[dict]:
+    return [spec for spec in specs if any(part in title for title in spec_titles(spec))]
+
+
+@pytest.mark.parametrize("sentence", ["The cat sat on the mat .", " ".join(["cat"] * MOST_BESIDE)],
+                         ids=["7 tokens", "the most beside"])
+def test_stage_6_slide_puts_the_lines_beside_the_rows_bars(sentence):
+    at = open_page("pages/step_through.py", {"presenter": "true", "step": "softmax", "sentence": sentence})
+    assert not at.exception
+    columns = _column_charts(at)
+    pair = next((i for i, specs in enumerate(columns[:-1]) if _titled(specs, "weights as lines")), None)
+    assert pair is not None, "the lines chart sits in a column"
+    lines, bars = _titled(columns[pair], "weights as lines")[0], _titled(columns[pair + 1], "softmax weights")
+    assert len(bars) == 1 and len(bars[0]["vconcat"]) == 2, "the bars, one above the other, in the next column"
+    assert lines["width"] <= SLIDE_HALF_PX
+    keys = len(sentence.split())
+    for panel in bars[0]["vconcat"]:
+        assert panel["width"]["step"] * keys + BARS_FRAME_PX <= SLIDE_HALF_PX, "each bar chart within its half"
+
+
+@pytest.mark.parametrize("query", [{}, {"presenter": "true", "sentence": THIRTY_ONE_TOKENS}],
+                         ids=["page", "slide of 31 tokens"])
+def test_stage_6_keeps_lines_and_bars_one_under_the_other(query):
+    at = open_page("pages/step_through.py", {"step": "softmax", **query})
+    assert not at.exception
+    in_columns = [spec for specs in _column_charts(at) for spec in specs]
+    assert not _titled(in_columns, "weights as lines") and not _titled(in_columns, "softmax weights")
+    bars = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    assert len(_titled(bars, "softmax weights")) == 1 and _titled(bars, "weights as lines")
