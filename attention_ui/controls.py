@@ -32,8 +32,8 @@ from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_bound
                         write_opened_link)
 from .questions import OPEN_CHECK_PREFIX
 from .render import show_chart
-from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, SLIDE_FRAME_PX, SLIDE_ROW_PX,
-                    WORKED_FIRST_KEY, StageView, richest_word,
+from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, SLIDE_COLUMN_GAP_PX, SLIDE_FRAME_PX,
+                    SLIDE_ROW_PX, WORKED_FIRST_KEY, StageView, richest_word,
                     presenter_charts_zoom_style, side_by_side)
 
 APP_ROOT = Path(__file__).resolve().parent.parent
@@ -375,7 +375,7 @@ so that the three fit. (A slide's charts size the numbers in their cells to the 
 ``charts.MIN_FITTED_VALUE_PX``: a font set here for a window width printed them at 9 px in cells of 32 px and in the
 context's cells of 62.)"""
 
-PRESENTER_GAP_PX = 16
+PRESENTER_GAP_PX = SLIDE_COLUMN_GAP_PX
 """The gap between two of ``st.columns`` (Streamlit's default "small" gap, 1rem)."""
 
 SLIDE_ROWS_STYLE = "<style>" + "".join(

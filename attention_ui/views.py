@@ -76,8 +76,8 @@ __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "SlideColumn", "StageR
            "feature_heatmap", "follow_token", "in_the_sidebar", "lesson_view", "lines_spec", "main_column_px",
            "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages",
            "prints_values", "shared_domain", "shared_scale_cell", "show_chart", "show_lines", "show_slide",
-           "show_stage", "shown_features", "side_by_side", "softmax_row_spec", "stacked_slide_cell", "stage_header",
-           "token_heatmap", "panel_prints_values", "slide_panel_width", "weights_slide_column",
+           "slide_bar_px", "show_stage", "shown_features", "side_by_side", "softmax_row_spec", "stacked_slide_cell",
+           "stage_header", "token_heatmap", "panel_prints_values", "slide_panel_width", "weights_slide_column",
            "presenter_charts_zoom_style",
            "GENERATION_CACHES_KEY"]
 
@@ -1296,16 +1296,28 @@ SLIDE_HALF_PX = (PRESENTER_COLUMN_PX - SLIDE_COLUMN_GAP_PX) // 2
 """One of two columns side by side on a slide."""
 SLIDE_ROW_BARS_PX = 150
 """Height of each of the followed row's two bar charts on a slide, one above the other beside the lines chart."""
-MIN_SLIDE_BAR_PX = 48
+MIN_SLIDE_BAR_PX = 46
 """Narrowest bar of the followed row's bars beside the lines chart on a slide; a longer row is drawn under the lines
 as on a page (at 17 px, 31 bars' printed numbers ran into each other)."""
+WIDEST_SLIDE_CELL_PX = 2 * SLIDE_CELL
+"""Widest bar of a slide's bar chart, or cell of a heatmap drawn at its own size (three keys across a whole slide
+drew bars of 380 px)."""
+SLIDE_BARS_FRAME_PX = 90
+"""What a bar chart draws beside its bars at a slide's font: the value axis with its title and numbers."""
+SLIDE_LINES_FRAME_PX = 100
+"""What a line chart draws beside its plot at a slide's font: the value axis with its title and numbers."""
+
+
+def slide_bar_px(bars: int, column_px: int = PRESENTER_COLUMN_PX) -> int:
+    """A slide's bar width: ``bars`` bars across ``column_px`` (a row's bars span the slide as its heatmaps do; at a
+    page's size they took half of it), at most WIDEST_SLIDE_CELL_PX."""
+    return min(WIDEST_SLIDE_CELL_PX, (column_px - SLIDE_BARS_FRAME_PX) // max(bars, 1))
 
 
 def _lines_beside_bars(view: StageView) -> bool:
     """Whether stage 6's lines chart and the followed row's bars share a row: on a slide (presenter mode's font),
     when the row's bars fit in half of it."""
-    return (view.font_size >= PRESENTER_FONT
-            and len(view.keys) * MIN_SLIDE_BAR_PX + BARS_FRAME_PX <= SLIDE_HALF_PX)
+    return view.font_size >= PRESENTER_FONT and slide_bar_px(len(view.keys), SLIDE_HALF_PX) >= MIN_SLIDE_BAR_PX
 
 
 def softmax_row_spec(view: StageView) -> dict:
@@ -1316,7 +1328,7 @@ def softmax_row_spec(view: StageView) -> dict:
     after = frames.row_frame(t.weights[view.head, view.follow], frames.AxisLabels(view.keys))
     keys = max(len(view.keys), 1)
     if _lines_beside_bars(view):
-        cell = min(view.cell_size, (SLIDE_HALF_PX - BARS_FRAME_PX) // keys)
+        cell = min(view.cell_size, slide_bar_px(keys, SLIDE_HALF_PX))
         return cached_spec(charts.before_after_softmax, before, after, cell_size=cell, font_size=view.font_size,
                            stacked=True, height=SLIDE_ROW_BARS_PX)
     cell = max(min(view.cell_size, 600 // keys), 18)

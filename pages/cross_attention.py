@@ -13,7 +13,7 @@ from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.text import plain, size_in_words
 from attention_ui.views import (StageView, in_the_sidebar, numbers_table, prints_values, show_chart,
-                                slide_token_pair, token_heatmap)
+                                slide_bar_px, slide_token_pair, token_heatmap)
 from attention_ui.why import half_share, page_slider, source_word_vectors
 
 KEYS = ("cross_source", "cross_pad", "cross_pad_to")
@@ -162,7 +162,8 @@ with weights_box:
     # the followed token's row and the numbers belong to the weights (on a slide, before the next section)
     st.markdown(f"**What {plain(settings.labels[settings.follow])} reads from the source** (head {head + 1}):")
     show_chart(cached_spec(charts.row_bars, frames.row_frame(weights[settings.follow], source_labels),
-                           cell_size=max(min(settings.cell_size, 700 // S), 24), font_size=settings.font_size,
+                           cell_size=slide_bar_px(S) if presenter else max(min(settings.cell_size, 700 // S), 24),
+                           font_size=settings.font_size,
                            title=f"row of {settings.labels[settings.follow]}"))
     numbers_table(weights, settings.labels, source_labels, key="cross",
                   caption="The numbers: cross-attention weights")

@@ -19,8 +19,9 @@ from attention_ui.text import counted, plain, size_in_words
 from attention_ui.url_state import (SHOWN_NOTES_KEY, check_linked_choice, keep_in_link, note_ignored,
                                     set_link_value, show_link_notes)
 from attention_ui.views import (GENERATION_CACHES_KEY, MAX_FEATURES_SHOWN, MIN_SIDE_BY_SIDE_CELL, PRESENTER_COLUMN_PX,
-                                 SLIDE_CELL, StageView, feature_heatmap, in_the_sidebar, shared_domain,
-                                 shared_scale_cell, show_chart, shown_features, side_by_side, slide_cell_value_font)
+                                 SLIDE_CELL, SLIDE_HALF_PX, SLIDE_LINES_FRAME_PX, StageView, feature_heatmap,
+                                 in_the_sidebar, shared_domain, shared_scale_cell, show_chart, shown_features,
+                                 side_by_side, slide_cell_value_font)
 
 STEP_KEY = "generation_step"
 PICK_KEY = "generation_pick"
@@ -78,8 +79,8 @@ with step_box:  # a note on a link's step goes above the buttons
         st.session_state[STEP_KEY] = 1
 
 
-# Width of one of two columns in presenter mode: a chart wider than this is shrunk, and its text with it.
-HALF_SLIDE_PX = (PRESENTER_COLUMN_PX - PRESENTER_GAP_PX) // 2
+# The timing chart's width on a page; a slide's spans the slide less its value axis (SLIDE_LINES_FRAME_PX).
+TIMING_WIDTH_PX = 460
 
 
 def slide_room(rows: list[str], value_title: str) -> int:
@@ -89,7 +90,7 @@ def slide_room(rows: list[str], value_title: str) -> int:
     return 50 + int(0.55 * settings.font_size * (longest + len(value_title)))  # measured: 151 px for "1·The", "weight"
 
 
-def slide_cell(columns: int, rows: list[str], value_title: str, width: int = HALF_SLIDE_PX) -> int:
+def slide_cell(columns: int, rows: list[str], value_title: str, width: int = SLIDE_HALF_PX) -> int:
     """Presenter mode: the cell size at which a heatmap of ``columns`` cells beside its ``rows`` labels and its colour
     bar titled ``value_title`` (at the slide's font) fits ``width`` pixels, at most the slide's cell size."""
     return max(8, min(settings.cell_size, (width - slide_room(rows, value_title)) // max(columns, 1)))
@@ -324,7 +325,8 @@ right.success("The same numbers: a token's attention row only uses keys and valu
 st.subheader("3 · Time per step, with and without the cache")
 with st.spinner("Timing one generation step at several lengths…"):
     timings = measured_timings()
-show_chart(cached_spec(timing_chart, timing_frame(timings), font_size=settings.font_size))
+show_chart(cached_spec(timing_chart, timing_frame(timings), font_size=settings.font_size,
+                       width=PRESENTER_COLUMN_PX - SLIDE_LINES_FRAME_PX if settings.presenter else TIMING_WIDTH_PX))
 last = timings[-1]
 st.markdown(f"Measured on this server (d_model 64, 8 heads, the CPU time of one thread, the fastest of 9 runs): at "
             f"{last.length} tokens a step takes **{last.cached_ms:.2f} ms** with the cache and "

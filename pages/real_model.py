@@ -10,8 +10,8 @@ from attention_ui.models import note_follow_shown, real_model_or_stop
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
 from attention_ui.text import plain
-from attention_ui.views import (BARS_FRAME_PX, PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, SLIDE_CELL, main_column_px, on_pick,
-                                show_chart, slide_cell_value_font)
+from attention_ui.views import (BARS_FRAME_PX, PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, WIDEST_SLIDE_CELL_PX,
+                                main_column_px, on_pick, show_chart, slide_bar_px, slide_cell_value_font)
 
 GRID_SPACING_PX = 6  # the gap between two panels of the heads grid
 GRID_FRAME_PX = 115  # what the heads grid draws beside its panels at the page's font: "query" and the colour bar
@@ -98,11 +98,11 @@ close_cell = max(MIN_CLOSE_UP_CELL, min(settings.cell_size, int(
     (column - charts.heatmap_fit_room(labels, settings.font_size, "weight")) // max(len(keep), 1))))
 close_width, close_font = close_cell, None  # a page's cells are square, their numbers at the page's size
 if settings.presenter:
-    # On a slide the rows fit the window, and the cells are as wide as the column leaves them (up to the slide's
-    # usual cell), their numbers as large as the row and the width allow: square 32-px cells of a 14-token sentence
-    # printed 10-px numbers beside half a slide of empty width.
+    # On a slide the rows fit the window, and the cells are as wide as the column leaves them (up to a slide's
+    # widest cell), their numbers as large as the row and the width allow: square 32-px cells of a 14-token sentence
+    # printed 10-px numbers beside half a slide of empty width, and 60-px cells of 9 tokens left half of it empty.
     close_cell = max(MIN_CLOSE_UP_CELL, min(close_cell, SLIDE_CLOSE_UP_ROWS_PX // max(len(keep), 1)))
-    close_width = max(close_cell, min(SLIDE_CELL, int(
+    close_width = max(close_cell, min(WIDEST_SLIDE_CELL_PX, int(
         (column - charts.heatmap_fit_room(labels, settings.font_size, "weight")) // max(len(keep), 1))))
     close_font = slide_cell_value_font(close_width, settings.font_size, signed=False, row_px=close_cell)
 readable = close_font is not None or not settings.presenter
@@ -114,7 +114,8 @@ close_spec = cached_matrix_chart(charts.heatmap, weights, labels, labels,
 show_chart({**close_spec, "width": len(keep) * close_width} if close_width != close_cell else close_spec)
 if follow_row is not None:
     row = frames.row_frame(weights[follow_row], labels)
-    bar = max(MIN_CLOSE_UP_CELL, min(max(settings.cell_size, 26), (column - BARS_FRAME_PX) // max(len(keep), 1)))
+    bar = slide_bar_px(len(keep)) if settings.presenter else max(MIN_CLOSE_UP_CELL, min(
+        max(settings.cell_size, 26), (column - BARS_FRAME_PX) // max(len(keep), 1)))
     show_chart(cached_spec(charts.row_bars, row, title=f"what {run.tokens[pick.shown_follow]} attends to",
                            cell_size=bar, font_size=settings.font_size))
 else:
@@ -124,7 +125,8 @@ st.page_link("pages/inside_real_head.py", label="See this head computed stage by
 
 st.subheader("2 · The sentence as the model's tokenizer sees it")
 st.markdown("Real tokenizers split rare words into **sub-word pieces** (BERT marks a continuation with “##”, "
-            "GPT-2 marks a leading space with “Ġ”, shown here as “␣”) and add **special tokens** such as [CLS] and [SEP].")
+            "GPT-2 marks a leading space with “Ġ”, shown here as “␣”) and add **special tokens** such as [CLS] "
+            "and [SEP].")
 # One column per token (position 1, 2, …): the table is two rows tall.
 shown_pieces = [plain(p) for p in run.tokens] if settings.presenter else list(run.tokens)
 pieces = pd.DataFrame([shown_pieces, ["yes" if s else "" for s in run.is_special]], index=["piece", "special token"],

@@ -4,6 +4,9 @@
   the other, each about half the slide wide: a lecturer paged twice past white space to show one token's row. They
   now share a row, the lines left and the two bar charts one above the other right, each within its half, when the
   row's bars fit there (MIN_SLIDE_BAR_PX); a longer row keeps the page's order.
+- Cross-attention's and the real model's bars of the followed row, the real model's close-up and Generation's
+  timing lines were drawn at a page's size on a slide, about half its width: they now span it (a bar or a cell at
+  most WIDEST_SLIDE_CELL_PX wide).
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ import pytest
 
 from apptest_support import open_page, spec_titles
 
-from attention_ui.views import BARS_FRAME_PX, MIN_SLIDE_BAR_PX, SLIDE_HALF_PX
+from test_real_model_pages import needs_model
+
+from attention_ui.views import (BARS_FRAME_PX, MIN_SLIDE_BAR_PX, PRESENTER_COLUMN_PX, SLIDE_HALF_PX,
+                                SLIDE_LINES_FRAME_PX, WIDEST_SLIDE_CELL_PX, slide_bar_px)
 
 THIRTY_ONE_TOKENS = " ".join(f"word{i}" for i in range(31))
 MOST_BESIDE = (SLIDE_HALF_PX - BARS_FRAME_PX) // MIN_SLIDE_BAR_PX  # 18 keys
@@ -54,3 +60,49 @@ def test_stage_6_keeps_lines_and_bars_one_under_the_other(query):
     assert not _titled(in_columns, "weights as lines") and not _titled(in_columns, "softmax weights")
     bars = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
     assert len(_titled(bars, "softmax weights")) == 1 and _titled(bars, "weights as lines")
+
+
+def _chart_titled(at, part: str) -> dict:
+    specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    found = _titled(specs, part)
+    assert len(found) == 1, [spec_titles(spec) for spec in specs]
+    return found[0]
+
+
+def _bars(spec: dict) -> int:
+    """How many bars a bar chart draws: its x axis' categories."""
+    return len(spec["layer"][0]["encoding"]["x"]["scale"]["domain"])
+
+
+def _spans_the_slide(px: float) -> None:
+    assert SLIDE_HALF_PX < px <= PRESENTER_COLUMN_PX
+
+
+def test_cross_attention_slide_bars_span_the_slide():
+    at = open_page("pages/cross_attention.py", {"presenter": "true"})
+    bars = _chart_titled(at, "row of 1·The")
+    keys = _bars(bars)
+    assert bars["width"]["step"] == slide_bar_px(keys) <= WIDEST_SLIDE_CELL_PX
+    _spans_the_slide(bars["width"]["step"] * keys)
+    page = _chart_titled(open_page("pages/cross_attention.py"), "row of 1·The")
+    assert page["width"]["step"] * keys <= SLIDE_HALF_PX, "a page keeps its size"
+
+
+def test_generation_slide_timing_spans_the_slide():
+    at = open_page("pages/generation.py", {"presenter": "true"})
+    timing = next(json.loads(c.proto.spec) for c in at.get("vega_lite_chart") if "ms per step" in c.proto.spec)
+    assert timing["width"] == PRESENTER_COLUMN_PX - SLIDE_LINES_FRAME_PX
+    page = next(json.loads(c.proto.spec) for c in open_page("pages/generation.py").get("vega_lite_chart")
+                if "ms per step" in c.proto.spec)
+    assert page["width"] < SLIDE_HALF_PX
+
+
+@needs_model
+def test_real_model_slide_close_up_and_bars_span_the_slide():
+    at = open_page("pages/real_model.py", {"presenter": "true"})
+    close_up = _chart_titled(at, "layer 1, head 1")
+    bars = _chart_titled(at, "attends to")
+    tokens = _bars(bars)
+    _spans_the_slide(close_up["width"])
+    assert bars["width"]["step"] == slide_bar_px(tokens)
+    _spans_the_slide(bars["width"]["step"] * tokens)
