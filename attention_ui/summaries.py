@@ -154,8 +154,9 @@ def show_model_summaries(pick, settings, first_section: int) -> None:
 
     st.subheader(f"{n + 1} · Attention rollout: where each token's information came from")
     st.markdown("Attention of attention: layer 2 mixes vectors that layer 1 already mixed. **Rollout** (Abnar & "
-                "Zuidema, 2020) multiplies the layers' mean attention, adding the identity for the residual path, to "
-                "estimate how much of each input token ends up in each token.")
+                "Zuidema, 2020) multiplies the layers' mean attention, adding the identity for the residual path (a "
+                "layer adds attention's output to its input, so each token also keeps its own vector), to estimate "
+                "how much of each input token ends up in each token.")
     st.latex(r"\hat A^{(l)} = \tfrac12 \bar A^{(l)} + \tfrac12 I,\qquad "
              r"R^{(l)} = \hat A^{(l)} R^{(l-1)},\quad R^{(0)} = I")
     rollout = attention_rollout(attentions)[:, keep][:, :, keep]  # (L, T', T'), computed over every token

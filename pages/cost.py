@@ -97,7 +97,10 @@ questions = cost_questions(longest, width)
 st.subheader("2 · Measure it on this machine")
 clock = "the CPU time of one thread, which other programs cannot inflate" if device == "cpu" else "wall time"
 st.markdown(f"Times one forward pass at T = {', '.join(map(str, lengths))} on **{device}** ({clock}), for each "
-            f"layer, repeated for at least {MIN_RUN_TIME:g} s, in two passes (the faster counts). A length is timed "
+            "layer: attention as this app computes it (`attend`, which keeps the T × T weights), a recurrent layer "
+            "(`torch.nn.RNN`) and PyTorch's **fused kernel** (`scaled_dot_product_attention`: one routine that does "
+            "the scores, the softmax and the weighted sum together, without keeping the weights), each "
+            f"repeated for at least {MIN_RUN_TIME:g} s, in two passes (the faster counts). A length is timed "
             f"only if it is expected to fit in the {MAX_COST_SECONDS:.0f} s the whole run may take; results are kept "
             "for this device, so pressing again is instant.")
 key = (device, longest, width)

@@ -38,10 +38,12 @@ with details:
                        "What is left is the rounding of 32-bit floating-point numbers.")
         else:
             st.error("The reproduction differs from the model's attention more than rounding would explain.")
-        st.caption("BERT-style (post-LayerNorm): the input is the layer's hidden state as it is. "
+        st.caption("BERT-style (post-LayerNorm: each layer rescales its vectors with LayerNorm after attention): "
+                   "the input is the layer's hidden state as it is. "
                    if pick.model.family == "bert" else
-                   "GPT-2-style (pre-LayerNorm): the input is the hidden state after the block's first LayerNorm; "
-                   "W_Q, W_K, W_V are column blocks of the fused c_attn matrix. ")
+                   "GPT-2-style (pre-LayerNorm: each block rescales its vectors with LayerNorm before attention): the "
+                   "input is the hidden state after the block's first LayerNorm; W_Q, W_K, W_V are column blocks of "
+                   "GPT-2's one c_attn matrix, which holds the three side by side. ")
     with st.expander("Difference per head"):
         show_table(pd.DataFrame({"head": range(1, len(rep.per_head_max_abs_diff) + 1),
                                  "largest |difference|": [size_in_words(d) for d in rep.per_head_max_abs_diff]}))

@@ -178,7 +178,11 @@ show_link_notes(key="context_link_notes")
 left, right, _ = st.columns(3)
 context = left.select_slider("Context length (tokens)", CONTEXT_LENGTHS, value=8192, format_func="{:,}".format,
                             key="context_length", **BOUND)
-precision = right.selectbox("Numbers stored as", list(BYTES), key="cache_precision", **BOUND)
+precision = right.selectbox("Numbers stored as", list(BYTES), key="cache_precision",
+                            help="How many bytes each cached number takes. fp16 and bf16 are the two 16-bit "
+                                 "floating-point formats most models run in (bf16 keeps fp32's range with fewer "
+                                 "digits); fp32 is the 32-bit float this app computes in; 8-bit caches round each "
+                                 "number to one byte.", **BOUND)
 try:
     rows = kv_cache_table(int(context), BYTES[precision])
 except (AttentionInputError, OverflowError) as err:
@@ -193,10 +197,14 @@ if rows is not None:
                                 "kv heads": number("g", width=40), "head size": number("d_head", width=62),
                                 "window": st.column_config.TextColumn("window", width=62),
                                 "longest context": number("max context", format="%,d", width=94),
-                                "KiB per token": number("KiB / token", format="%.0f", width=86),
+                                "KiB per token": number("KiB / token", format="%.0f", width=86,
+                                                        help="1 KiB = 1,024 bytes"),
                                 "cached tokens": number("cached", format="%,d", width=64, help="tokens in the cache"),
-                                "cache MiB": number("cache MiB", format="%,.0f", width=84),
-                                "cache MiB if multi-head": number("MiB if g = h", format="%,.0f", width=96)})
+                                "cache MiB": number("cache MiB", format="%,.0f", width=84,
+                                                    help="1 MiB = 1,024 KiB, about a million bytes"),
+                                "cache MiB if multi-head": number("MiB if g = h", format="%,.0f", width=96,
+                                                                  help="the cache if every query head had its own "
+                                                                       "key and value head (g = h)")})
     bars_width = 760 if settings.presenter else 560
     show_chart(cached_chart(("cache bars", int(context), BYTES[precision], settings.font_size, bars_width),
                             lambda: cache_bars(rows, context=int(context), font_size=settings.font_size,

@@ -101,10 +101,10 @@ st.subheader("2 · Unscaled scores saturate the softmax")
 # window's foot and their key was a press away); the words follow them
 charts_first = st.container() if settings.presenter else None
 st.markdown(f"For each d_k: one random query against {num_keys} random keys, softmax over the row, averaged "
-            f"over {samples} rows. The **entropy** −Σ a log a says how spread a row's weights are (natural log, "
-            f"so it is in nats; the Real model page uses log₂, bits): a uniform row has largest weight "
-            f"1/{num_keys} = {1 / num_keys:.4g} and entropy log {num_keys} = {math.log(num_keys):.2f}; a saturated "
-            "row has largest weight 1 and entropy 0.")
+            f"over {samples} rows. The **entropy** −Σ a log a says how spread a row's weights are (with the natural "
+            "log it is counted in nats; the Real model page uses log₂, which counts bits): a uniform row has largest "
+            f"weight 1/{num_keys} = {1 / num_keys:.4g} and entropy log {num_keys} = {math.log(num_keys):.2f}; a "
+            "saturated row has largest weight 1 and entropy 0.")
 st.markdown("**Why it matters for training:** once one weight takes almost everything, a small change of the "
             "scores hardly moves the weights, so training gets almost no signal to learn from. The third chart "
             "measures that signal: from d_k ≈ 16 on the unscaled rows lose it, while the scaled rows keep theirs. "
