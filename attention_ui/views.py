@@ -1298,7 +1298,7 @@ SLIDE_ROW_BARS_PX = 150
 """Height of each of the followed row's two bar charts on a slide, one above the other beside the lines chart."""
 MIN_SLIDE_BAR_PX = 46
 """Narrowest bar of the followed row's bars beside the lines chart on a slide; a longer row is drawn under the lines
-as on a page (at 17 px, 31 bars' printed numbers ran into each other)."""
+as on a page (at 30 px, the printed numbers of 18 bars ran into their keys' names)."""
 WIDEST_SLIDE_CELL_PX = 2 * SLIDE_CELL
 """Widest bar of a slide's bar chart, or cell of a heatmap drawn at its own size (three keys across a whole slide
 drew bars of 380 px)."""
