@@ -182,69 +182,6 @@ def _cell(value):
     return value
 
 
-PRESS_SETTLE_MS = 150
-"""How long the pointer must have been over a grid before a press there is passed on to it (a press that comes
-sooner is held back until then). The grid takes the pointer to be elsewhere until it has drawn itself again after a
-pointer move over it (10 to 40 ms later here), and drops the cell a press selects meanwhile."""
-
-GRID_PRESS_HTML = """<span id="grid-press"></span>
-<style>[data-testid='stElementContainer']:has(> [data-testid='stHtml'] > #grid-press) {display: none;}</style>
-<script>
-if (!window.gridPressWaitsForPointer) {
-  window.gridPressWaitsForPointer = true;
-  // Streamlit's grid drops the cell a press selects while it takes the pointer to be outside it: from a pointer move
-  // outside it until it has drawn itself again after one inside. A press that came with the pointer (the page
-  // scrolled under a resting pointer, a pointer that jumps there) selected nothing, and the digit typed next went to
-  // the cell selected before, or nowhere. Such a press is held back: the grid is told the pointer is over it, and
-  // gets the press, its release and its click once it has drawn that.
-  const grid = (event) => event.target?.matches?.(".dvn-scroller, [data-testid='data-grid-canvas']")
-    ? event.target.closest("[data-testid='stDataFrame']") : null;
-  let over = null, overSince = 0, held = null;
-  const pointerOver = (under) => {
-    if (under === over) return;
-    over = under;
-    overSince = performance.now();
-  };
-  window.addEventListener("pointermove", (event) => { if (event.isTrusted) pointerOver(grid(event)); }, true);
-  const passOn = () => {
-    const events = held;
-    held = null;
-    for (const event of events)
-      if (event.target.isConnected) event.target.dispatchEvent(new PointerEvent(event.type, event));
-  };
-  window.addEventListener("pointerdown", (event) => {
-    const pressed = grid(event);
-    if (held || !event.isTrusted || !pressed || event.pointerType === "touch") return;
-    if (pressed !== over) {
-      pointerOver(pressed);
-      event.target.dispatchEvent(new PointerEvent("pointermove", {bubbles: true, composed: true,
-        clientX: event.clientX, clientY: event.clientY, screenX: event.screenX, screenY: event.screenY,
-        pointerId: event.pointerId, pointerType: event.pointerType, isPrimary: event.isPrimary}));
-    }
-    const wait = overSince + PRESS_SETTLE_MS - performance.now();
-    if (wait <= 0) return;
-    held = [];
-    setTimeout(passOn, wait);
-  }, true);
-  for (const type of ["pointerdown", "pointerup", "click"])  // (after the listener above: it starts the holding)
-    window.addEventListener(type, (event) => {
-      if (!held || !event.isTrusted) return;
-      event.preventDefault();
-      event.stopImmediatePropagation();
-      held.push(event);
-    }, true);
-}
-</script>""".replace("PRESS_SETTLE_MS", str(PRESS_SETTLE_MS))
-"""A press on a grid's cell selects that cell however the pointer came there (see PRESS_SETTLE_MS). Touch is left
-to the grid: Streamlit lets a touch screen's taps select whatever it takes the pointer to be."""
-
-
-def press_selects_its_cell() -> None:
-    """Draw ``GRID_PRESS_HTML``, the script that makes a press on a grid select the cell pressed, in an element that
-    takes no room on the page."""
-    st.html(GRID_PRESS_HTML, unsafe_allow_javascript=True)
-
-
 def marks_table(check: AnswerCheck, typed: list[list], row_labels: list[str], col_labels: list[str], *,
                 show_answer: bool):
     """A styled table: ✓ / ✗ per cell with the typed number, and the right value when asked for."""

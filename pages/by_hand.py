@@ -97,7 +97,6 @@ if not presenter:  # a slide opens on the grids and the Q, K and V they make; th
     st.subheader("Your matrices")
     st.caption(HOW_TO_TYPE)
 typed, readings = {}, {}
-hand.press_selects_its_cell()
 # Four in a row while each matrix has at most two columns; wider ones go two by two (four 4-column grids in one row
 # showed half their columns, the rest behind a hidden scroll). Two by two on a tablet as well.
 with st.container(key="hand_grids"):
