@@ -139,7 +139,9 @@ def timing_frame(timings) -> pd.DataFrame:
 def timing_chart(df: pd.DataFrame, *, font_size: int = 13, width: int = 460):
     """Milliseconds per generation step against length, one line per method."""
     return alt.Chart(df).mark_line(point=True).encode(
-        x=alt.X("tokens so far:Q", axis=alt.Axis(labelFontSize=font_size - 1, titleFontSize=font_size)),
+        # (about eight labels, centred on their ticks: across a slide the last two ran together as "250260")
+        x=alt.X("tokens so far:Q", axis=alt.Axis(labelFontSize=font_size - 1, titleFontSize=font_size, tickCount=8,
+                                                 labelFlush=False)),
         y=alt.Y("ms per step:Q", axis=alt.Axis(labelFontSize=font_size - 1, titleFontSize=font_size)),
         color=alt.Color("method:N", scale=alt.Scale(domain=["with the KV cache", "recompute everything"],
                                                     range=[KV_COLOR, QUERY_COLOR]),

@@ -14,7 +14,7 @@ from attention_core.summaries import ROLE_THRESHOLD
 from . import charts, frames
 from .text import plain
 from .render import cached_head_grid, cached_spec
-from .views import PRESENTER_COLUMN_PX, SLIDE_GRID_ROWS_PX, show_chart
+from .views import PRESENTER_COLUMN_PX, SLIDE_GRID_ROWS_PX, show_chart, slide_bar_px
 
 
 def head_table(stats, roles) -> pd.DataFrame:
@@ -166,7 +166,8 @@ def show_model_summaries(pick, settings, first_section: int) -> None:
         row = frames.row_frame(rollout[-1, keep.index(pick.shown_follow)], labels)
         show_chart(cached_spec(charts.row_bars, row, title=f"after the last layer, {run.tokens[pick.shown_follow]} is "
                                "made of…", value_title="share",
-                               cell_size=max(16, min(settings.cell_size, 700 // max(T, 1))),
+                               cell_size=slide_bar_px(T) if settings.presenter else max(16, min(
+                                   settings.cell_size, 700 // max(T, 1))),
                                font_size=settings.font_size))
 
     st.subheader(f"{n + 2} · Every head in numbers")

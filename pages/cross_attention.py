@@ -148,8 +148,9 @@ with weights_box:
                 "are used for both here; a real model learns separate ones for its cross-attention.")
     if config.mask != "causal":  # the diagram's decoder masks its self-attention: say why the chart does not
         diagram = "the diagram below" if presenter else "the diagram above"  # a slide shows the weights first
+        used = "no mask" if config.mask == "none" else f"the {config.mask} mask"  # ("the none mask" read oddly)
         st.caption(f"A decoder's self-attention is causal ({diagram}: “no peeking ahead”); the left chart uses "
-                   f"the {config.mask} mask picked {in_the_sidebar()}. Pick “causal” there to see the decoder's. "
+                   f"{used}, as picked {in_the_sidebar()}. Pick “causal” there to see the decoder's. "
                    "Cross-attention has no such mask: the whole source is written before the decoder starts.")
     if cross.mask is not None:
         real = is_padding.count(False)

@@ -338,9 +338,6 @@ st.markdown(f"Measured on this server (d_model 64, 8 heads, the CPU time of one 
 show_page_questions("generation", generation_questions(step=t, num_tokens=T, kv_heads=int(g), d_k=step.d_k,
                                                         d_v=step.d_v))
 
-st.subheader("4 · A real model generating")
-st.markdown("A GPT-style model continues your sentence, always taking its most likely next token, with its own KV "
-            "cache. For each new token we show where it looked, in every head of one layer.")
 from attention_ui.models import load_or_explain, model_names  # noqa: E402
 
 
@@ -362,12 +359,18 @@ def check_linked_pick(generated: list[str], first: int) -> None:
 
 def real_generation() -> None:
     """Section 4: a GPT-style model, if the server has one, writes new tokens; where each looked, in one layer.
-    Returns early (the page's path link still follows) without a model, with the toggle off or a bad prompt.
+    Returns early (the page's path link still follows) without a model, with the toggle off or a bad prompt; a slide
+    without a model leaves the section out.
 
     Every choice is kept in the page's address, so a class opening the lecturer's link sees the same tokens. A
     link may name only a model offered here (one some local source holds, or the hub where the host allows it): it
     never makes the server download one. A value the model or its text cannot have is dropped with a note."""
     offered = [name for name in DECODERS if name in model_names()]
+    if not offered and settings.presenter:  # its note is for whoever runs the server, not for a class
+        return
+    st.subheader("4 · A real model generating")
+    st.markdown("A GPT-style model continues your sentence, always taking its most likely next token, with its own "
+                "KV cache. For each new token we show where it looked, in every head of one layer.")
     if not offered:
         st.info("No GPT-style model is available on this server, so this part is left out; everything above works "
                 "without one. (A GPT-style model is one that writes text a token at a time, such as distilgpt2. "

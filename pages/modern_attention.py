@@ -191,24 +191,31 @@ except (AttentionInputError, OverflowError) as err:
 if rows is not None:
     table = cache_table_frame(rows)
     number = st.column_config.NumberColumn
-    show_table(table, width="stretch",
-                 column_config={"attention": None, "model": st.column_config.TextColumn("model", width=112),
-                                "layers": number("L", width=40), "heads": number("h", width=40),
-                                "kv heads": number("g", width=40), "head size": number("d_head", width=62),
-                                "window": st.column_config.TextColumn("window", width=62),
-                                "longest context": number("max context", format="%,d", width=94),
-                                "KiB per token": number("KiB / token", format="%.0f", width=86,
-                                                        help="1 KiB = 1,024 bytes"),
-                                "cached tokens": number("cached", format="%,d", width=64, help="tokens in the cache"),
-                                "cache MiB": number("cache MiB", format="%,.0f", width=84,
-                                                    help="1 MiB = 1,024 KiB, about a million bytes"),
-                                "cache MiB if multi-head": number("MiB if g = h", format="%,.0f", width=96,
-                                                                  help="the cache if every query head had its own "
-                                                                       "key and value head (g = h)")})
-    bars_width = 760 if settings.presenter else 560
-    show_chart(cached_chart(("cache bars", int(context), BYTES[precision], settings.font_size, bars_width),
-                            lambda: cache_bars(rows, context=int(context), font_size=settings.font_size,
-                                               width=bars_width)))
+    # on a slide the bars and their key come first, under the controls: after the table they were cut at the
+    # window's foot, their key out of sight
+    first, second = st.container(), st.container()
+    table_box, bars_box = (second, first) if settings.presenter else (first, second)
+    with table_box:
+        show_table(table, width="stretch",
+                   column_config={"attention": None, "model": st.column_config.TextColumn("model", width=112),
+                                  "layers": number("L", width=40), "heads": number("h", width=40),
+                                  "kv heads": number("g", width=40), "head size": number("d_head", width=62),
+                                  "window": st.column_config.TextColumn("window", width=62),
+                                  "longest context": number("max context", format="%,d", width=94),
+                                  "KiB per token": number("KiB / token", format="%.0f", width=86,
+                                                          help="1 KiB = 1,024 bytes"),
+                                  "cached tokens": number("cached", format="%,d", width=64,
+                                                          help="tokens in the cache"),
+                                  "cache MiB": number("cache MiB", format="%,.0f", width=84,
+                                                      help="1 MiB = 1,024 KiB, about a million bytes"),
+                                  "cache MiB if multi-head": number("MiB if g = h", format="%,.0f", width=96,
+                                                                    help="the cache if every query head had its own "
+                                                                         "key and value head (g = h)")})
+    with bars_box:
+        bars_width = 760 if settings.presenter else 560
+        show_chart(cached_chart(("cache bars", int(context), BYTES[precision], settings.font_size, bars_width),
+                                lambda: cache_bars(rows, context=int(context), font_size=settings.font_size,
+                                                   width=bars_width)))
     st.caption("Shapes from each model's published configuration. Mistral 7B keeps only its last 4,096 tokens "
                "(a rolling buffer), so its cache stops growing.")
     beyond = [r["model"] for r in rows if r["longest context"] and int(context) > r["longest context"]]

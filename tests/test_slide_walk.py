@@ -1,4 +1,6 @@
-"""Charts that took half of a slide's width and a screen of their own (``?presenter=true``, through AppTest).
+"""What a lecturer walking the slides at 1280 × 800 with a clicker found (``?presenter=true``, through AppTest).
+
+Charts that took half of a slide's width and a screen of their own:
 
 - Step through, stage 6: the weights as lines and the followed row's bars before and after softmax were one under
   the other, each about half the slide wide: a lecturer paged twice past white space to show one token's row. They
@@ -6,7 +8,15 @@
   row's bars fit there (MIN_SLIDE_BAR_PX); a longer row keeps the page's order.
 - Cross-attention's and the real model's bars of the followed row, the real model's close-up and Generation's
   timing lines were drawn at a page's size on a slide, about half its width: they now span it (a bar or a cell at
-  most WIDEST_SLIDE_CELL_PX wide).
+  most WIDEST_SLIDE_CELL_PX wide), and so do the real model's rollout bars ("[CLS] is made of…").
+
+And on the way:
+- Shared keys and windows: the KV-cache bars, after the table, were cut at the window's foot with their key out of
+  sight; a slide draws them before the table.
+- Generation without a GPT-style model: its slide showed the class a note for whoever runs the server; it leaves
+  section 4 out (the page keeps the note). The timing chart's last x labels, across a slide, ran together
+  ("250260").
+- Cross-attention said "the none mask".
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ import json
 import pytest
 
 from apptest_support import open_page, spec_titles
+from streamlit.testing.v1 import AppTest
 
 from test_real_model_pages import needs_model
 
@@ -106,3 +117,62 @@ def test_real_model_slide_close_up_and_bars_span_the_slide():
     _spans_the_slide(close_up["width"])
     assert bars["width"]["step"] == slide_bar_px(tokens)
     _spans_the_slide(bars["width"]["step"] * tokens)
+
+
+@needs_model
+def test_real_model_slide_rollout_bars_span_the_slide():
+    at = open_page("pages/real_model.py", {"presenter": "true"})
+    bars = _chart_titled(at, "is made of")
+    assert bars["width"]["step"] == slide_bar_px(_bars(bars))
+    _spans_the_slide(bars["width"]["step"] * _bars(bars))
+
+
+def _in_order(at: AppTest) -> list:
+    """The page's elements in the order shown (containers opened)."""
+    found = []
+
+    def walk(node) -> None:
+        children = getattr(node, "children", None)
+        if children:
+            for index in sorted(children):
+                walk(children[index])
+        else:
+            found.append(node)
+    walk(at.main)
+    return found
+
+
+@pytest.mark.parametrize("presenter, bars_first", [(True, True), (False, False)], ids=["slide", "page"])
+def test_kv_cache_bars_come_before_their_table_on_a_slide(presenter, bars_first):
+    at = open_page("pages/modern_attention.py", {"presenter": "true"} if presenter else {})
+    shown = _in_order(at)
+    section = next(i for i, e in enumerate(shown) if "How big the KV cache gets" in str(getattr(e, "value", "")))
+    rest = shown[section:]
+    table = next(i for i, e in enumerate(rest) if type(e).__name__ in ("Table", "Dataframe"))
+    bars = next(i for i, e in enumerate(rest) if "KV cache (MiB)" in str(getattr(e, "proto", "")))
+    assert (bars < table) == bars_first
+
+
+def test_generation_slide_without_a_model_leaves_section_4_out():
+    slide = open_page("pages/generation.py", {"presenter": "true"})
+    page = open_page("pages/generation.py")
+    heading = "4 · A real model generating"
+    if any("No GPT-style model" in i.value for i in page.info):
+        assert heading in [s.value for s in page.subheader]
+        assert heading not in [s.value for s in slide.subheader]
+        assert not any("No GPT-style model" in i.value for i in slide.info)
+    else:  # a server with a GPT-style model shows the section on both
+        assert heading in [s.value for s in slide.subheader]
+
+
+def test_generation_timing_labels_stay_apart():
+    at = open_page("pages/generation.py", {"presenter": "true"})
+    timing = next(json.loads(c.proto.spec) for c in at.get("vega_lite_chart") if "ms per step" in c.proto.spec)
+    axis = timing["encoding"]["x"]["axis"]
+    assert axis["tickCount"] <= 8 and axis["labelFlush"] is False
+
+
+def test_cross_attention_names_no_mask_in_words():
+    at = open_page("pages/cross_attention.py")
+    words = " ".join(c.value for c in at.caption)
+    assert "the left chart uses no mask, as picked" in words and "the none mask" not in words
