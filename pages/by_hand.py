@@ -6,6 +6,7 @@ import streamlit as st
 
 from attention_core import (ANSWER_TOLERANCE, HAND_STAGES, MAX_CELL_MAGNITUDE, MAX_HAND_TOKENS, MAX_HAND_WIDTH,
                             AnswerCheck, check_answer, diagnose, hand_trace, read_grid, stage_truth)
+from attention_core.by_hand import EMPTY
 from attention_ui import charts, frames, hand
 from attention_ui.controls import page_start, stop_page
 from attention_ui.render import cached_matrix_chart, show_chart
@@ -217,8 +218,15 @@ def context_inputs(start: hand.StartingPoint, shape: tuple[int, int], columns: l
 
 
 def problems_list(problems) -> str:
-    """Cells that are not usable numbers, as a markdown list (their messages escaped), at most eight."""
-    return "\n".join(f"- {plain(p.message)}" for p in problems[:8]) + ("\n- …" if len(problems) > 8 else "")
+    """Cells that are not usable numbers, as a markdown list (their messages escaped), at most eight; two or more
+    empty cells are one line (a student checking a grid as they filled it got a line for every cell not typed yet)."""
+    empty = [p for p in problems if p.kind == EMPTY]
+    if len(empty) > 1:
+        problems = [p for p in problems if p.kind != EMPTY]
+    lines = [f"- {plain(p.message)}" for p in problems[:8]] + (["- …"] if len(problems) > 8 else [])
+    if len(empty) > 1:
+        lines.insert(0, f"- {len(empty)} cells are still empty (marked “{hand.MARK_TEXT[EMPTY]}” below).")
+    return "\n".join(lines)
 
 
 # what a stage's answer is, in its check's message (step 3's sits beside the working's own message)

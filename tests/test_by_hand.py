@@ -827,3 +827,15 @@ def test_a_links_note_made_again_by_the_rerun_that_repeats_it_is_shown_once():
     at.run()
     notes = [i.value for i in at.info if "hand = “abc”" in i.value]
     assert len(notes) == 1 and notes[0].count("hand = “abc”") == 1, notes
+
+
+def test_a_grid_checked_as_it_is_filled_names_its_empty_cells_in_one_line():
+    """Checking a grid as they filled it, a student got a line for every cell not typed yet ("Your answer, row 1·I,
+    column 1·I is empty." seven times) under "1 of 9 cells right"; two or more empty cells are one line now, and a
+    cell that is not a number is still named."""
+    grids = typed_example() | {"answer_scaled": [["abc", "0", None], [None, None, None], [None, None, None]]}
+    at = check(run_page(grids), "scaled")
+    (warning,) = texts(at, "warning")
+    lines = warning.splitlines()
+    assert lines[0] == "- 7 cells are still empty (marked “… empty” below).", lines
+    assert len(lines) == 2 and "row 1·I, column 1·I" in lines[1] and "not a number" in lines[1], lines
