@@ -861,72 +861,16 @@ chart's colour bar stays when the address changes (Vega refers to its gradient b
 drawn again since lost it: Work it by hand's tabs, after any setting)."""
 
 
-PRESS_SETTLE_MS = 150
-"""How long the pointer must have been over a grid before a press there is passed on to it (a press that comes
-sooner is held back until then). The grid takes the pointer to be elsewhere until it has drawn itself again after a
-pointer move over it (10 to 40 ms later here), and drops the cell a press selects meanwhile."""
-
-GRID_PRESS_JS = """<script>
-if (!window.gridPressWaitsForPointer) {
-  window.gridPressWaitsForPointer = true;
-  // Streamlit's grid drops the cell a press selects while it takes the pointer to be outside it: from a pointer move
-  // outside it until it has drawn itself again after one inside. A press that came with the pointer (the page
-  // scrolled under a resting pointer, a pointer that jumps there) selected nothing, and the digit typed next went to
-  // the cell selected before, or nowhere. Such a press is held back: the grid is told the pointer is over it, and
-  // gets the press, its release and its click once it has drawn that.
-  const grid = (event) => event.target?.matches?.(".dvn-scroller, [data-testid='data-grid-canvas']")
-    ? event.target.closest("[data-testid='stDataFrame']") : null;
-  let over = null, overSince = 0, held = null;
-  const pointerOver = (under) => {
-    if (under === over) return;
-    over = under;
-    overSince = performance.now();
-  };
-  window.addEventListener("pointermove", (event) => { if (event.isTrusted) pointerOver(grid(event)); }, true);
-  const passOn = () => {
-    const events = held;
-    held = null;
-    for (const event of events)
-      if (event.target.isConnected) event.target.dispatchEvent(new PointerEvent(event.type, event));
-  };
-  window.addEventListener("pointerdown", (event) => {
-    const pressed = grid(event);
-    if (held || !event.isTrusted || !pressed || event.pointerType === "touch") return;
-    if (pressed !== over) {
-      pointerOver(pressed);
-      event.target.dispatchEvent(new PointerEvent("pointermove", {bubbles: true, composed: true,
-        clientX: event.clientX, clientY: event.clientY, screenX: event.screenX, screenY: event.screenY,
-        pointerId: event.pointerId, pointerType: event.pointerType, isPrimary: event.isPrimary}));
-    }
-    const wait = overSince + PRESS_SETTLE_MS - performance.now();
-    if (wait <= 0) return;
-    held = [];
-    setTimeout(passOn, wait);
-  }, true);
-  for (const type of ["pointerdown", "pointerup", "click"])  // (after the listener above: it starts the holding)
-    window.addEventListener(type, (event) => {
-      if (!held || !event.isTrusted) return;
-      event.preventDefault();
-      event.stopImmediatePropagation();
-      held.push(event);
-    }, true);
-}
-</script>""".replace("PRESS_SETTLE_MS", str(PRESS_SETTLE_MS))
-"""Every page: a press on a grid's cell (Work it by hand's answers, Masking's custom grid) selects that cell however
-the pointer came there (see PRESS_SETTLE_MS). Touch is left to the grid: Streamlit lets a touch screen's taps select
-whatever it takes the pointer to be."""
-
-
 def _presenter_toggle() -> bool:
     presenter = st.toggle("Presenter mode", key="presenter", help="One slide per stage: large charts and text, "
                           "the lesson's settings under Settings at the top, pages at the top; ←/→ or a clicker move "
                           "between stages (on other pages, between sections); ↓ and Space scroll to a stage's worked "
                           "numbers and questions under the slide (or, under Settings, let Page Down show the worked "
                           "numbers before the next stage).", **BOUND)
-    # One element with the page's style, the clicker keys' script and the grids' presses, drawn with the page (a
-    # Back/Next, a fragment's rerun, sends nothing more). Fixed code, no user text.
+    # One element with the page's style and the clicker keys' script, drawn with the page (a Back/Next, a
+    # fragment's rerun, sends nothing more). Fixed code, no user text.
     st.html(PAGE_STYLE + (PRESENTER_STYLE + SLIDE_ROWS_STYLE + presenter_charts_zoom_style() if presenter else "")
-            + CLICKER_KEYS_JS + GRID_PRESS_JS,
+            + CLICKER_KEYS_JS,
             unsafe_allow_javascript=True)
     if presenter and st.query_params.get("presenter") != "true":
         set_link_value("presenter", "true")  # after a page change from the top menus the address drops it

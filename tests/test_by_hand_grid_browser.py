@@ -1,17 +1,11 @@
-"""Work it by hand's answer grids in a real browser, at 1280×800: after Check, one press on another cell selects it and
-the digit typed next lands there.
-
-The grid took the pointer to be elsewhere until a pointer move over it had been drawn, and dropped the cell a press
-selected meanwhile: a press that came with the pointer (the page scrolled under a resting pointer, a pointer that
-jumps there) selected nothing, and the digit typed next went to the cell selected before Check ("8 of 9 cells
-right" became "7 of 9"), or nowhere.
+"""Work it by hand's answer grids in a real browser, at 1280×800: a spreadsheet's habit, double-click a cell, type,
+Enter, keeps the number typed (a student read that a number typed after a double-click was lost).
 
 Skips when Playwright or Chromium is missing (see tests/test_browser.py).
 """
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -71,57 +65,23 @@ def _type(page, text: str) -> None:
     bs.wait_for_app_idle(page)
 
 
-def _move_and_click(page, x: float, y: float) -> None:
-    """As a person with a mouse: move there, rest a moment, click."""
+def _double_click_after_rest(page, x: float, y: float) -> None:
+    """As a person with a mouse: move there, rest a moment, double-click."""
     page.mouse.move(x, y, steps=8)
     page.wait_for_timeout(300)
-    page.mouse.click(x, y)
+    page.mouse.dblclick(x, y)
 
 
-def _check_with_two_cells_typed(page) -> None:
-    """Type a wrong 9 in row 1, column 2 and a right 4 in the last cell (it stays selected after Enter), then press
-    Check."""
+def _double_click_as_pointer_arrives(page, x: float, y: float) -> None:
+    """Double-click at (x, y) with the pointer coming there in the same moment."""
+    page.mouse.dblclick(x, y)
+
+
+@pytest.mark.parametrize("double_click", [_double_click_after_rest, _double_click_as_pointer_arrives],
+                         ids=["after a rest", "as the pointer arrives"])
+def test_a_double_click_opens_the_cell_and_keeps_what_is_typed(page, double_click):
+    """A spreadsheet's habit: double-click a cell, type, Enter. The number typed is kept, wherever the pointer was."""
     page.locator("[data-testid='stDataFrame']").nth(ANSWER_GRID).scroll_into_view_if_needed()
-    for row, column, text in ((0, 1, "9"), (2, 2, "4")):
-        _move_and_click(page, *_cell_centre(page, row, column))
-        _type(page, text)
-    assert _answer_cells(page) == [["", "9", ""], ["", "", ""], ["", "", "4"]]
-    box = page.locator(".st-key-hand-check-scores button").bounding_box()
-    _move_and_click(page, box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    bs.wait_for_app_idle(page)
-    assert page.get_by_text(re.compile(r"Your raw scores: 1 of 9 cells right")).count() == 1
-
-
-def _press_scrolled_under_pointer(page, x: float, y: float) -> None:
-    """Rest the pointer under the grid, scroll the page until (x, y) is under it, and press there without a move."""
-    grid = page.locator("[data-testid='stDataFrame']").nth(ANSWER_GRID)
-    box = grid.bounding_box()
-    below = y - box["y"]  # how far the point is below the grid's top
-    rest_y = min(y + 200, WINDOW["height"] - 20)
-    assert rest_y > box["y"] + box["height"], "the pointer rests on the grid: it knows where the pointer is"
-    page.mouse.move(x, rest_y, steps=8)
-    page.wait_for_timeout(300)
-    page.mouse.wheel(0, y - rest_y)
-    grid.evaluate("(e, [below, y]) => new Promise(done => { const under = () => "
-                  "Math.abs(e.getBoundingClientRect().top + below - y) < 2 ? done() : requestAnimationFrame(under); "
-                  "under(); })", [below, rest_y])
-    page.wait_for_timeout(300)
-    page.mouse.down()
-    page.mouse.up()
-
-
-def _press_as_pointer_jumps(page, x: float, y: float) -> None:
-    """Press at (x, y) with the pointer coming there in the same moment (a pointer that jumps there)."""
-    page.mouse.click(x, y)
-
-
-@pytest.mark.parametrize("press", [_press_scrolled_under_pointer, _press_as_pointer_jumps],
-                         ids=["page scrolled under a resting pointer", "pointer jumps there"])
-def test_after_check_one_press_on_another_cell_selects_it_for_the_next_digit(page, press):
-    """The press on the wrong cell selects it, the right digit replaces the 9, and the 4 typed before stays."""
-    _check_with_two_cells_typed(page)
-    press(page, *_cell_centre(page, 0, 1))
-    _type(page, "0")
-    assert _answer_cells(page) == [["", "0", ""], ["", "", ""], ["", "", "4"]], \
-        "the digit went to the cell selected before Check, or nowhere"
-    assert page.get_by_text(re.compile(r"Your raw scores: 2 of 9 cells right")).count() == 1
+    double_click(page, *_cell_centre(page, 1, 1))
+    _type(page, "7")
+    assert _answer_cells(page) == [["", "", ""], ["", "7", ""], ["", "", ""]], "the typed 7 was lost"

@@ -293,7 +293,7 @@ def test_the_self_attention_chart_names_its_mask_and_the_decoders_causal_one(pag
     attending to later ones as what a decoder does."""
     at = pages("pages/cross_attention.py")
     assert matrix(chart_data(at, "self-attention: 7 × 7, mask: none")).notna().all().all()
-    assert any("A decoder's self-attention is causal (the diagram above" in c and "none mask" in c
+    assert any("A decoder's self-attention is causal (the diagram above" in c and "uses no mask" in c
                for c in texts(at, "caption"))
     slide = open_page("pages/cross_attention.py", {"presenter": "true"})  # its diagram follows the weights
     assert any("causal (the diagram below" in c for c in texts(slide, "caption")), texts(slide, "caption")
