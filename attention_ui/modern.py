@@ -136,7 +136,11 @@ def timing_frame(timings) -> pd.DataFrame:
            for t in timings])
 
 
-def timing_chart(df: pd.DataFrame, *, font_size: int = 13, width: int = 460):
+TIMING_WIDTH_PX = 460
+"""The timing chart's width on a page."""
+
+
+def timing_chart(df: pd.DataFrame, *, font_size: int = 13, width: int = TIMING_WIDTH_PX):
     """Milliseconds per generation step against length, one line per method."""
     return alt.Chart(df).mark_line(point=True).encode(
         # (about eight labels, centred on their ticks: across a slide the last two ran together as "250260")

@@ -220,12 +220,10 @@ def context_inputs(start: hand.StartingPoint, shape: tuple[int, int], columns: l
 def problems_list(problems) -> str:
     """Cells that are not usable numbers, as a markdown list (their messages escaped), at most eight; two or more
     empty cells are one line (a student checking a grid as they filled it got a line for every cell not typed yet)."""
-    empty = [p for p in problems if p.kind == EMPTY]
-    if len(empty) > 1:
-        problems = [p for p in problems if p.kind != EMPTY]
-    lines = [f"- {plain(p.message)}" for p in problems[:8]] + (["- …"] if len(problems) > 8 else [])
-    if len(empty) > 1:
-        lines.insert(0, f"- {len(empty)} cells are still empty (marked “{hand.MARK_TEXT[EMPTY]}” below).")
+    empty = sum(p.kind == EMPTY for p in problems)
+    lines = [f"- {empty} cells are still empty (marked “{hand.MARK_TEXT[EMPTY]}” below)."] if empty > 1 else []
+    named = [p for p in problems if empty < 2 or p.kind != EMPTY]
+    lines += [f"- {plain(p.message)}" for p in named[:8]] + (["- …"] if len(named) > 8 else [])
     return "\n".join(lines)
 
 

@@ -12,7 +12,7 @@ from attention_ui import charts, frames
 from attention_ui.checks.modern import generation_questions
 from attention_ui.controls import (BOUND, GENERATION_BACK_KEY, GENERATION_NEXT_KEY, PRESENTER_GAP_PX, SLIDE_ROW_PX,
                                    lesson_settings)
-from attention_ui.modern import timing_chart, timing_frame
+from attention_ui.modern import TIMING_WIDTH_PX, timing_chart, timing_frame
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import counted, plain, size_in_words
@@ -77,10 +77,6 @@ with step_box:  # a note on a link's step goes above the buttons
             step_note_shown = True
     if not isinstance(st.session_state.get(STEP_KEY), int) or not 1 <= st.session_state[STEP_KEY] <= T:
         st.session_state[STEP_KEY] = 1
-
-
-# The timing chart's width on a page; a slide's spans the slide less its value axis (SLIDE_LINES_FRAME_PX).
-TIMING_WIDTH_PX = 460
 
 
 def slide_room(rows: list[str], value_title: str) -> int:

@@ -173,6 +173,14 @@ def test_captions_are_dark_enough_to_read(opened):
     assert page.evaluate(_CAPTION_CONTRAST_JS) >= 4.5
 
 
+def _click_after_rest(page, x: float, y: float) -> None:
+    """As a person with a mouse: move there, rest a moment, click. Streamlit's grid ignores a press whose pointer it
+    has not yet seen over it (the page scrolled under a resting pointer) and keeps the cell selected before."""
+    page.mouse.move(x, y, steps=8)
+    page.wait_for_timeout(300)
+    page.mouse.click(x, y)
+
+
 _FOCUS_IN_GRID_JS = "() => !!document.activeElement?.closest('[data-testid=stDataFrame]')"
 
 
@@ -184,7 +192,7 @@ def test_the_mask_editor_keeps_the_keyboard_in_it_from_cell_to_cell(opened):
     grid = page.locator("[data-testid='stDataFrame']").first
     grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
-    page.mouse.click(box["x"] + 20, box["y"] + 35 * 1.5)  # the first row's label: the grid has the keyboard
+    _click_after_rest(page, box["x"] + 20, box["y"] + 35 * 1.5)  # the first row's label: the grid has the keyboard
     page.wait_for_timeout(800)
     for key in ("ArrowRight", "Space", "ArrowRight", "Space"):
         page.keyboard.press(key)
@@ -243,7 +251,7 @@ def test_a_slides_editable_grid_is_enlarged_and_a_click_still_edits_the_cell_und
     box = grid.bounding_box()
     assert box["width"] >= 1.3 * plain_width, (box, plain_width)
     # X is 3 rows × (index, x1, x2) under a header row: the cell of 2·like, x2
-    page.mouse.click(box["x"] + box["width"] * 0.85, box["y"] + box["height"] * 2.5 / 4)
+    _click_after_rest(page, box["x"] + box["width"] * 0.85, box["y"] + box["height"] * 2.5 / 4)
     page.wait_for_timeout(800)  # a person's pause: the grid drops a key typed at once after its first click
     page.keyboard.type("7")
     page.wait_for_timeout(500)
@@ -264,14 +272,19 @@ def test_on_a_1024_px_slide_the_by_hand_grids_show_every_column(opened):
     assert len(widths) == 4 and all(scroll <= client + 1 for scroll, client in widths), widths
 
 
-def _type_in_grid(page, index: int, row: int, column: int, columns: int, text: str) -> None:
-    """Type ``text`` in cell (row, column) of the page's ``index``-th grid (its data columns 75 px wide, rows 35 px
-    under a 35-px header) and press Enter."""
+def _cell_centre(page, index: int, row: int, column: int, columns: int) -> tuple[float, float]:
+    """Where cell (row, column) of the page's ``index``-th grid is in the window (its data columns 75 px wide, rows
+    35 px under a 35-px header, the last column at the grid's right edge), the grid scrolled into view."""
     grid = page.locator("[data-testid='stDataFrame']").nth(index)
     grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
-    x, y = box["x"] + box["width"] - (columns - column - 0.5) * 75, box["y"] + 35 * (row + 1.5)
-    page.mouse.click(x, y)
+    return box["x"] + box["width"] - (columns - column - 0.5) * 75, box["y"] + 35 * (row + 1.5)
+
+
+def _type_in_grid(page, index: int, row: int, column: int, columns: int, text: str) -> None:
+    """Type ``text`` in cell (row, column) of the page's ``index``-th grid and press Enter."""
+    x, y = _cell_centre(page, index, row, column, columns)
+    _click_after_rest(page, x, y)
     page.wait_for_timeout(800)  # a person's pause: the grid drops a key typed at once after its first click
     page.mouse.dblclick(x, y)  # the cell's editor, its text selected: the typing replaces it
     page.wait_for_timeout(600)
@@ -314,3 +327,33 @@ def test_answers_typed_by_hand_come_back_after_an_x_cell_is_fixed(opened):
         _type_in_grid(page, 0, 0, 0, 2, "1")
     assert page.get_by_text("Some cells cannot be used yet").count() == 0
     assert _grid_cells(page, answer)[4:8] == ["2·like", "", "3", ""], "the typed answer is shown again"
+
+
+def _double_click_after_rest(page, x: float, y: float) -> None:
+    """As a person with a mouse: move there, rest a moment, double-click."""
+    page.mouse.move(x, y, steps=8)
+    page.wait_for_timeout(300)
+    page.mouse.dblclick(x, y)
+
+
+def _double_click_as_pointer_arrives(page, x: float, y: float) -> None:
+    """Double-click at (x, y) with the pointer coming there in the same moment."""
+    page.mouse.dblclick(x, y)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("double_click", [_double_click_after_rest, _double_click_as_pointer_arrives],
+                         ids=["after a rest", "as the pointer arrives"])
+def test_a_double_click_opens_the_cell_and_keeps_what_is_typed(opened, double_click):
+    """A spreadsheet's habit: double-click a cell, type, Enter. The number typed is kept, wherever the pointer was
+    (a student read that a number typed after a double-click was lost)."""
+    page = opened("/by-hand")
+    answer = 4  # X, W_Q, W_K, W_V, then step 1's answer (3 × 3)
+    double_click(page, *_cell_centre(page, answer, 1, 1, 3))
+    page.wait_for_timeout(400)  # a person's pause before the first key
+    page.keyboard.type("7")
+    page.wait_for_timeout(200)
+    page.keyboard.press("Enter")
+    bs.wait_for_app_idle(page)
+    assert _grid_cells(page, answer) == ["1·I", "", "", "", "2·like", "", "7", "", "3·tea", "", "", ""], \
+        "the typed 7 was lost"
