@@ -26,7 +26,9 @@ MASKED_COLOR = "#a6a6a6"
 ALLOWED_COLOR = "#2c6fbb"
 BLOCKED_COLOR = "#e0e0e0"
 POSITIVE_BAR_COLOR = "#4c78a8"
-NEGATIVE_BAR_COLOR = "#f58518"
+NEGATIVE_BAR_COLOR = "#6f6f6f"
+"""A neutral grey: orange, which the bars had, is a high score in the heatmaps (the diverging scheme's positive end),
+and a student read the two charts' orange as opposites."""
 DARK_TEXT = "#1a1a1a"
 LIGHT_TEXT = "white"
 MAX_UPRIGHT_LABELS = 10
@@ -41,8 +43,7 @@ DARK_LOW_SCHEMES = frozenset(
 VALID = "isValid(datum.value) && isFinite(datum.value)"
 FOLLOW_COLOR = "#d6336c"
 """Outline of the followed query's row, in every chart of a stage: a magenta that no value is drawn in (orange is
-the positive end of the diverging scheme and the colour of negative bars; an orange outline vanished among a row's
-large scores)."""
+the positive end of the diverging scheme; an orange outline vanished among a row's large scores)."""
 PICK, PICK_BLOCKED = "pick", "pick_blocked"
 """Names of the click selections that follow the clicked row's token."""
 
@@ -721,7 +722,7 @@ def _bars(df: pd.DataFrame, *, name: str, domain, font_size: int, cell_size: int
         align="right", dx=-3, color=LIGHT_TEXT, **upright
     )
     inside_down = labels.transform_filter(f"{long_enough} && datum.value < 0").mark_text(
-        align="left", dx=3, color=DARK_TEXT, **upright  # white on the orange bar is 2.6 : 1, dark text 6.8 : 1
+        align="left", dx=3, color=LIGHT_TEXT, **upright  # white on the grey bar is 5 : 1
     )
     return alt.layer(bars, blocked, outside_up, outside_down, inside_up, inside_down, data=df,
                      width=alt.Step(cell_size), height=height, title=title)

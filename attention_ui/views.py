@@ -1258,7 +1258,7 @@ def _softmax_extra(view: StageView) -> None:
         show_lines(view)
     blocked_row = not bool(t.mask[view.head, view.follow].any())
     with bars:
-        st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax (orange bars: negative "
+        st.markdown(f"**Row of {plain(view.follow_label)}**: before and after softmax (grey bars: negative "
                     "scores). " + ("Every key of this row is blocked (−∞), so there is no score to compare and no "
                                    "bar: softmax would divide 0 by 0, and this app gives the row zero weights instead."
                                    if blocked_row else

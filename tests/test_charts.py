@@ -803,7 +803,7 @@ def test_the_followed_rows_outline_is_a_hue_no_value_is_drawn_in():
         return min(abs(a - b), 360 - abs(a - b))
 
     follow = hue(charts.FOLLOW_COLOR)
-    for used in (charts.NEGATIVE_BAR_COLOR, charts.POSITIVE_BAR_COLOR, "#e6550d", "#3182bd"):  # bars; blueorange ends
+    for used in (charts.POSITIVE_BAR_COLOR, "#e6550d", "#3182bd"):  # positive bars; blueorange's ends
         assert apart(follow, hue(used)) >= 40, used
     viridis = ("#440154", "#3b528b", "#21918c", "#5ec962", "#fde725")
     assert all(apart(follow, hue(colour)) >= 40 for colour in viridis)
@@ -898,3 +898,19 @@ def test_a_head_grid_without_axes_names_each_panel_nearer_its_panel_than_the_row
     assert spec["spacing"] == {"row": 6 + 11, "column": 6}
     with_axes = charts.head_grid(df, columns=2, spacing=6).to_dict()
     assert with_axes["spacing"] == 6 and "labelPadding" not in with_axes["facet"]["header"]
+
+
+def test_a_negative_scores_bar_is_not_drawn_in_a_heatmaps_colour_for_high_scores():
+    """Negative scores' bars were orange, the colour of high scores in the heatmaps beside them; a student read
+    the two oranges as opposites. They are a grey now (no hue), and the step-through's words say so."""
+    import colorsys
+
+    from apptest_support import open_page
+
+    frame = pd.DataFrame({"key": ["a", "b"], "value": [-1.0, 2.0], "label": ["-1", "2"], "index": [0, 1]})
+    colour = json.dumps(charts.row_bars(frame, domain=None, value_title="score").to_dict())
+    assert charts.NEGATIVE_BAR_COLOR in colour and "#f58518" not in colour
+    r, g, b = (int(charts.NEGATIVE_BAR_COLOR[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    assert colorsys.rgb_to_hsv(r, g, b)[1] < 0.05, "a colour with a hue"
+    shown = " ".join(m.value for m in open_page("pages/step_through.py", {"step": "softmax"}).markdown)
+    assert "grey bars: negative scores" in shown and "orange bars" not in shown
