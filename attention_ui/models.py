@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from attention_core import MAX_REAL_MODEL_TOKENS, AttentionInputError
+from attention_core import MAX_REAL_MODEL_TOKENS, AttentionInputError, head_stats
+from attention_core.summaries import ROLE_THRESHOLD
 from attention_core.real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoadError, ModelRun,
                                         Reproduction, load_model, reproduce_layer, run_model, where_available,
                                         word_embeddings)
@@ -220,6 +221,7 @@ def real_model_controls(sentence: str, *, status_place=None) -> RealSelection | 
         note = unavailable_note()
         if note:
             st.caption(plain(note))
+    open_on_a_clear_head(run)
     check_linked_choice("layer", range(1, loaded.num_layers + 1), f"{name} has layers 1 to {loaded.num_layers}")
     check_linked_choice("model_head", range(1, loaded.num_heads + 1), f"{name} has heads 1 to {loaded.num_heads}")
     show_link_notes(key="model_link_notes")
@@ -234,6 +236,36 @@ def real_model_controls(sentence: str, *, status_place=None) -> RealSelection | 
                                   help="Hide [CLS]/[SEP]-style tokens in the charts.",
                                   on_change=follow_a_shown_token, args=(run.is_special,), **BOUND)
     return RealSelection(name, loaded, run, int(layer) - 1, int(head) - 1, int(follow), bool(hide_special))
+
+
+OPENED_ON_KEY = "opened_on_head"
+"""Session key: (layer, head, share), 1-based, of the head a first visit opened on (``open_on_a_clear_head``)."""
+
+
+def open_on_a_clear_head(run: ModelRun) -> None:
+    """A first visit (no layer or head in the address or the session) opens on the head that gives the most weight
+    to the previous token, when it gives at least ROLE_THRESHOLD: the pages opened on layer 1, head 1, a diffuse
+    head of all-MiniLM-L6-v2, and a lecturer clicked about the grid for a pattern to show."""
+    if any(key in st.query_params or key in st.session_state for key in ("layer", "model_head")):
+        return
+    previous = head_stats(run.attentions, run.is_special).previous  # (L, h)  mean weight on the previous token
+    best = int(previous.argmax())
+    share = float(previous.reshape(-1)[best])
+    if share < ROLE_THRESHOLD:
+        return
+    layer, head = divmod(best, previous.shape[1])
+    st.session_state["layer"], st.session_state["model_head"] = layer + 1, head + 1
+    st.session_state[OPENED_ON_KEY] = (layer + 1, head + 1, share)
+
+
+def opening_head_note(pick: RealSelection) -> str | None:
+    """Why the page shows this head, while it is the one a first visit opened on; else None."""
+    opened = st.session_state.get(OPENED_ON_KEY)
+    if opened is None or opened[:2] != (pick.layer + 1, pick.head + 1):
+        return None
+    return (f"The page opened on layer {opened[0]}, head {opened[1]}: of all the model's heads, it gives the most "
+            f"weight to the previous token ({opened[2]:.0%} of a row's weight, on average), a pattern easy to see. "
+            "Layer and Head pick any other.")
 
 
 def follow_a_shown_token(is_special) -> None:

@@ -8,7 +8,7 @@ import streamlit as st
 from attention_ui import frames
 from attention_ui.checks.real import inside_head_questions
 from attention_ui.controls import REAL_HEAD_LINE_KEY, sentence_settings, stage_footer, stage_picker
-from attention_ui.models import cached_reproduction, note_follow_shown, real_model_or_stop
+from attention_ui.models import cached_reproduction, note_follow_shown, opening_head_note, real_model_or_stop
 from attention_ui.questions import show_page_questions
 from attention_ui.text import STAGES, agreement_in_words, layer_input_words, size_in_words
 from attention_ui.views import StageView, only_tokens, show_slide, show_stage, show_table
@@ -28,6 +28,8 @@ else:
 
 pick = real_model_or_stop(settings.sentence, details, slide=slide if settings.presenter else None, place_label=DETAILS)
 with details:
+    if opening_head_note(pick):
+        st.caption(opening_head_note(pick))
     rep = cached_reproduction(pick.name, pick.run.sentence, pick.layer)
     left, right = st.columns([1, 2])
     left.metric("Largest |our weights − model's|", size_in_words(rep.max_abs_diff),

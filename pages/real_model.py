@@ -6,7 +6,7 @@ import streamlit as st
 from attention_ui import charts, frames
 from attention_ui.checks.real import real_model_questions
 from attention_ui.controls import sentence_settings
-from attention_ui.models import note_follow_shown, real_model_or_stop
+from attention_ui.models import note_follow_shown, opening_head_note, real_model_or_stop
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
 from attention_ui.text import plain
@@ -90,6 +90,8 @@ SLIDE_CLOSE_UP_ROWS_PX = 460
 # The heads grid leads the page unnumbered (a slide shows it without its heading, right under the title), so the
 # sections count from 1 after it alike on a page and on a slide: a lecturer's "section 2" is the students' too
 st.subheader(f"1 · Layer {pick.layer + 1}, head {pick.head + 1} up close")
+if opening_head_note(pick):
+    st.caption(opening_head_note(pick))
 weights = attentions[pick.layer, pick.head]
 follow_row = keep.index(pick.shown_follow) if pick.shown_follow in keep else None  # its row among the shown tokens
 note_follow_shown(pick)

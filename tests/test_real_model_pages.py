@@ -156,10 +156,10 @@ def test_real_model_page_shows_pieces_grid_and_chosen_head():
 @needs_model
 def test_the_close_up_outlines_the_followed_token():
     at = open_page("real_model", sentence="The cat sat.", piece=2)  # 3·cat: [CLS] is row 0
-    close_up = json.dumps(next(s for s in chart_specs(at) if "layer 1, head 1" in json.dumps(s.get("title"))))
+    close_up = json.dumps(next(s for s in chart_specs(at) if ", head " in json.dumps(s.get("title"))))
     assert "datum.row_index == 2" in close_up
     at.toggle(key="hide_special").set_value(True).run()  # [CLS] hidden: cat is row 1 of what is shown
-    close_up = json.dumps(next(s for s in chart_specs(at) if "layer 1, head 1" in json.dumps(s.get("title"))))
+    close_up = json.dumps(next(s for s in chart_specs(at) if ", head " in json.dumps(s.get("title"))))
     assert "datum.row_index == 1" in close_up
 
 
@@ -169,7 +169,7 @@ def test_hiding_special_tokens_moves_a_followed_special_token_to_a_shown_one(fol
     at = open_page("real_model", sentence="The cat sat.", piece=followed)  # [CLS] The cat sat . [SEP]
     at.toggle(key="hide_special").set_value(True).run()
     assert at.session_state["piece"] == then
-    close_up = json.dumps(next(s for s in chart_specs(at) if "layer 1, head 1" in json.dumps(s.get("title"))))
+    close_up = json.dumps(next(s for s in chart_specs(at) if ", head " in json.dumps(s.get("title"))))
     assert f"datum.row_index == {then - 1}" in close_up  # [CLS] hidden: shown rows count from The
 
 
@@ -195,10 +195,10 @@ def test_inside_real_heads_slide_names_the_head_and_the_check():
     lesson's stage 1 with a [CLS] row."""
     at = open_page("inside_real_head", presenter=True)
     assert not at.exception
-    said = [c.value for c in at.caption if "Inside a real head · all-MiniLM-L6-v2 · layer 1 · head 1" in c.value]
+    said = [c.value for c in at.caption if "Inside a real head · all-MiniLM-L6-v2 · layer 1 · head 3" in c.value]
     assert said and "the lesson's code matches the model to" in said[0], [c.value for c in at.caption]
     assert len(said[0]) <= 120, f"one line on a 1280-px slide (two pushed the stage's words off it): {said[0]}"
-    assert not [c.value for c in open_page("inside_real_head").caption if "· layer 1 · head 1**" in c.value]
+    assert not [c.value for c in open_page("inside_real_head").caption if "· layer 1 · head 3**" in c.value]
 
 
 @needs_model
@@ -327,7 +327,7 @@ def test_a_long_sentences_head_up_close_fits_the_column_at_a_readable_size():
 
     at = open_page("real_model", sentence="The <b>x</b> is <i>bold</i> & <script>alert(1)</script>")
     specs = chart_specs(at)
-    close_up = next(s for s in specs if "layer 1, head 1" in json.dumps(s.get("title")))
+    close_up = next(s for s in specs if ", head " in json.dumps(s.get("title")))
     bars = next(s for s in specs if "attends to" in json.dumps(s.get("title")))
     pieces = 32
     assert 16 * pieces <= close_up["width"] <= PAGE_WIDTH_PX - charts.heatmap_fit_room(["32·[SEP]"], 13, "weight") + 1
@@ -357,7 +357,7 @@ def test_a_link_that_hides_special_tokens_follows_the_first_shown_token():
     assert at.toggle(key="hide_special").value
     assert at.selectbox(key="piece").value == 0  # [CLS], hidden
     specs = chart_specs(at)
-    close_up = json.dumps(next(s for s in specs if "layer 1, head 1" in json.dumps(s.get("title"))))
+    close_up = json.dumps(next(s for s in specs if ", head " in json.dumps(s.get("title"))))
     assert "datum.row_index == 0" in close_up, "the first shown token, the, is outlined"
     assert any("what the attends to" in json.dumps(s.get("title")) for s in specs)
     assert any("is a special token and hidden now: this page follows 2·the" in c.value for c in at.caption)
@@ -369,10 +369,10 @@ def test_the_close_up_on_a_slide_fits_the_window_under_its_heading():
     """Brought under the menu bar by the clicker, the close-up's 64-px rows ran past the bottom of the window at
     1280 × 800 and (drawn 1.5×) at 1920 × 1080: the key labels were on the next screen, the top rows gone by then."""
     at = apptest_support.open_page("pages/real_model.py", {"presenter": "true"})
-    close_up = next(s for s in chart_specs(at) if "layer 1, head 1" in json.dumps(s.get("title")))
+    close_up = next(s for s in chart_specs(at) if ", head " in json.dumps(s.get("title")))
     assert close_up["height"] <= 460, close_up["height"]
     plain_page = apptest_support.open_page("pages/real_model.py")
-    close_up = next(s for s in chart_specs(plain_page) if "layer 1, head 1" in json.dumps(s.get("title")))
+    close_up = next(s for s in chart_specs(plain_page) if ", head " in json.dumps(s.get("title")))
     assert close_up["height"] == 9 * views.PAGE_CELL, "the page keeps its usual cells (9 pieces)"
 
 
@@ -443,7 +443,7 @@ def test_a_slides_close_up_of_a_long_sentence_prints_numbers_a_hall_can_read():
     at.run()
     at.switch_page("pages/real_model.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    spec = next(s for s in chart_specs(at) if "layer 1, head 1" in json.dumps(s.get("title")))
+    spec = next(s for s in chart_specs(at) if ", head " in json.dumps(s.get("title")))
     fonts = [layer["mark"].get("fontSize") for layer in spec["layer"] if layer.get("mark", {}).get("type") == "text"]
     assert fonts and min(fonts) >= views.MIN_SLIDE_VALUE_PX + 2, fonts
     assert spec["width"] >= 14 * 2.75 * min(fonts), (spec["width"], fonts)  # "0.252" fits its cell
@@ -499,3 +499,31 @@ def test_a_real_heads_feature_charts_say_in_their_title_how_many_features_they_s
     at = open_page("inside_real_head", step="embed", **({"presenter": True} if presenter else {}))
     titles = [json.dumps(s.get("title"), ensure_ascii=False) for s in chart_specs(at)]
     assert any("X: one row per token (first 32 of 384 features)" in t for t in titles), titles
+
+
+@needs_model
+def test_a_first_visit_opens_on_the_clearest_previous_token_head_and_says_why():
+    """The close-up opened on layer 1, head 1, a diffuse head: a lecturer clicked about the grid for a pattern to
+    show. A first visit opens on the head that gives the most weight to the previous token and says so; a link's
+    head is kept, without the note."""
+    from attention_core import head_stats
+    from attention_core.real_models import run_model
+
+    at = open_page("real_model")
+    assert not at.exception
+    layer, head = int(at.selectbox(key="layer").value), int(at.selectbox(key="model_head").value)
+    sentence = at.text_input(key="sentence").value
+    run = run_model(models.cached_model(models.DEFAULT_MODEL), sentence)
+    previous = head_stats(run.attentions, run.is_special).previous
+    assert (layer - 1) * previous.shape[1] + head - 1 == int(previous.argmax()), (layer, head)
+    assert float(previous[layer - 1, head - 1]) >= 0.5 and (layer, head) != (1, 1)
+    subheads = [s.value for s in at.subheader]
+    assert f"1 · Layer {layer}, head {head} up close" in subheads, subheads
+    note = [c.value for c in at.caption if "The page opened on" in c.value]
+    assert note and f"layer {layer}, head {head}" in note[0] and "previous token" in note[0], note
+    at.selectbox(key="model_head").set_value(1).run()
+    assert not [c.value for c in at.caption if "The page opened on" in c.value], "the note outlives its head"
+
+    linked = apptest_support.open_page("pages/real_model.py", {"layer": "2", "model_head": "5"})
+    assert "1 · Layer 2, head 5 up close" in [s.value for s in linked.subheader]
+    assert not [c.value for c in linked.caption if "The page opened on" in c.value]

@@ -265,5 +265,5 @@ def test_real_model_numbers_its_sections_alike_on_a_page_and_a_slide():
     if not any("up close" in s.value for s in page.subheader):
         pytest.skip("no real model is available here")
     numbered = [[s.value for s in at.subheader if re.match(r"\d+ · ", s.value)] for at in (page, slide_)]
-    assert numbered[0] == numbered[1] and numbered[0][0].startswith("1 · Layer 1, head 1 up close"), numbered
+    assert numbered[0] == numbered[1] and numbered[0][0].startswith("1 · Layer 1, head 3 up close"), numbered
     assert any(re.fullmatch(r"All \d+ layers × \d+ heads", s.value) for s in page.subheader)

@@ -111,7 +111,7 @@ def test_generation_slide_timing_spans_the_slide():
 @needs_model
 def test_real_model_slide_close_up_and_bars_span_the_slide():
     at = open_page("pages/real_model.py", {"presenter": "true"})
-    close_up = _chart_titled(at, "layer 1, head 1")
+    close_up = _chart_titled(at, ", head ")
     bars = _chart_titled(at, "attends to")
     tokens = _bars(bars)
     _spans_the_slide(close_up["width"])
