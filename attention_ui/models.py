@@ -258,14 +258,16 @@ def open_on_a_clear_head(run: ModelRun) -> None:
     st.session_state[OPENED_ON_KEY] = (layer + 1, head + 1, share)
 
 
-def opening_head_note(pick: RealSelection) -> str | None:
-    """Why the page shows this head, while it is the one a first visit opened on; else None."""
+def opening_head_note(pick: RealSelection, *, slide: bool = False) -> str | None:
+    """Why the page shows this head, while it is the one a first visit opened on; else None. On a slide, one line
+    (its pickers are in a closed box there)."""
     opened = st.session_state.get(OPENED_ON_KEY)
     if opened is None or opened[:2] != (pick.layer + 1, pick.head + 1):
         return None
-    return (f"The page opened on layer {opened[0]}, head {opened[1]}: of all the model's heads, it gives the most "
-            f"weight to the previous token ({opened[2]:.0%} of a row's weight, on average), a pattern easy to see. "
-            "Layer and Head pick any other.")
+    heads = pick.model.num_layers * pick.model.num_heads
+    said = (f"Opened here: of all {heads} heads, this one looks most at the previous token ({opened[2]:.0%} of a "
+            "row's weight, on average).")
+    return said if slide else said + " Layer and Head pick any other."
 
 
 def follow_a_shown_token(is_special) -> None:

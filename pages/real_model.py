@@ -91,7 +91,7 @@ SLIDE_CLOSE_UP_ROWS_PX = 460
 # sections count from 1 after it alike on a page and on a slide: a lecturer's "section 2" is the students' too
 st.subheader(f"1 · Layer {pick.layer + 1}, head {pick.head + 1} up close")
 if opening_head_note(pick):
-    st.caption(opening_head_note(pick))
+    st.caption(opening_head_note(pick, slide=settings.presenter))
 weights = attentions[pick.layer, pick.head]
 follow_row = keep.index(pick.shown_follow) if pick.shown_follow in keep else None  # its row among the shown tokens
 note_follow_shown(pick)

@@ -519,11 +519,11 @@ def test_a_first_visit_opens_on_the_clearest_previous_token_head_and_says_why():
     assert float(previous[layer - 1, head - 1]) >= 0.5 and (layer, head) != (1, 1)
     subheads = [s.value for s in at.subheader]
     assert f"1 · Layer {layer}, head {head} up close" in subheads, subheads
-    note = [c.value for c in at.caption if "The page opened on" in c.value]
-    assert note and f"layer {layer}, head {head}" in note[0] and "previous token" in note[0], note
+    note = [c.value for c in at.caption if "Opened here" in c.value]
+    assert note and "looks most at the previous token" in note[0], note
     at.selectbox(key="model_head").set_value(1).run()
-    assert not [c.value for c in at.caption if "The page opened on" in c.value], "the note outlives its head"
+    assert not [c.value for c in at.caption if "Opened here" in c.value], "the note outlives its head"
 
     linked = apptest_support.open_page("pages/real_model.py", {"layer": "2", "model_head": "5"})
     assert "1 · Layer 2, head 5 up close" in [s.value for s in linked.subheader]
-    assert not [c.value for c in linked.caption if "The page opened on" in c.value]
+    assert not [c.value for c in linked.caption if "Opened here" in c.value]
