@@ -206,6 +206,7 @@ def show_stage(view: StageView, key: str, heading: str | None = None, *, worked_
             colours_only = _draw_charts(replace(view, fit=True), rec, columns_key=f"{section}_columns")
     else:
         colours_only = _draw_charts(view, rec)
+    st.caption(follow_note(view))
     if colours_only:
         st.caption(COLOURS_ONLY_NOTE)
     if rec.extra is not None:
@@ -232,6 +233,7 @@ def show_slide(view: StageView, key: str, *, worked_view: StageView | None = Non
         colours_only = _draw_charts(replace(view, fit=True), rec)
     with st.container(key="slide_words"):  # the slide's charts leave room for these on the screen
         st.markdown(stage.words)
+        st.caption(follow_note(view))
         if colours_only:
             st.caption(COLOURS_ONLY_NOTE)
         if key in LONE_KEY_STAGES:
@@ -258,6 +260,11 @@ def only_tokens(trace: AttentionTrace, keep: list[int]) -> AttentionTrace:
                    scaled=both(trace.scaled), masked=both(trace.masked), weights=both(trace.weights),
                    context=trace.context[:, index], concat=trace.concat[index], output=trace.output[index],
                    mask=both(trace.mask))
+
+
+def follow_note(view: StageView) -> str:
+    """What the outlined row of a stage's charts is (a class saw a magenta frame and no word about it)."""
+    return f"Outlined: the row of {plain(view.follow_label)}, the token followed; its worked numbers are below."
 
 
 COLOURS_ONLY_NOTE = ("These cells are too narrow for their numbers: hover a cell to read it, or open “All the "
