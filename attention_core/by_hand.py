@@ -256,8 +256,9 @@ def likely_slips(trace: AttentionTrace, stage: str) -> list[Slip]:
     d_k = q.shape[-1]
     root = math.sqrt(d_k)
     if stage == "scores":
-        slips = [Slip("transposed", "These cells hold k_i · q_j: row i is query i and column j is key j, so "
-                      "the cell in row i, column j is q_i · k_j.", scores.T if scores.shape[0] == scores.shape[1]
+        slips = [Slip("transposed", "These cells hold query j's score for key i in row i, column j (rows and "
+                      "columns swapped). Rows are queries and columns are keys: that cell is q_i · k_j, query i's "
+                      "row of Q times key j's row of K.", scores.T if scores.shape[0] == scores.shape[1]
                       else None),
                  Slip("scaled-early", f"These cells are already divided by √d_k = {root:.4g}. Step 1 is the raw "
                       "dot product q_i · k_j; the division is step 2.", scaled),

@@ -299,14 +299,16 @@ def test_every_slip_hint_can_be_said_of_one_cell():
 
 def test_the_example_scores_are_not_symmetric_so_a_transposed_answer_is_named():
     """Token i need not attend to j as j attends to i: the example shows it, and scores typed the wrong way round
-    (k_i · q_j) are marked wrong and named, as they could not be with a symmetric Q Kᵀ."""
+    are marked wrong and named, as they could not be with a symmetric Q Kᵀ. The hint said "k_i · q_j", which a
+    student could not tell from q_i · k_j: it says in words that rows and columns are swapped."""
     scores = torch.tensor(EXAMPLE_SCORES)
     assert not torch.equal(scores, scores.T)
     transposed = [[str(v) for v in row] for row in scores.T.tolist()]
     at = check(run_page(typed_example() | {"answer_scores": transposed}), "scores")
     assert texts(at, "info") == ["Your raw scores: 3 of 9 cells right (within ±0.01)."]  # the diagonal
     assert any(h.startswith("**A likely slip.** All 6 wrong cells look like a common mistake.")
-               and "k_i · q_j" in h for h in texts(at, "warning")), texts(at, "warning")
+               and "query j's score for key i" in h and "rows and columns swapped" in h and "k_i · q_j" not in h
+               for h in texts(at, "warning")), texts(at, "warning")
 
 def test_weights_are_checked_within_the_tolerance():
     truth = [[0.401, 0.198, 0.401], [0.284, 0.140, 0.576], [0.306, 0.074, 0.620]]
