@@ -50,7 +50,8 @@ background.markdown(
     "| Self-attention within a window r | O(r·T·d) | O(1) | O(T/r) |\n"
 )
 background.caption("From Vaswani et al. (2017), “Attention is all you need”, table 1. "
-                   "T: sequence length, d: width.")
+                   "T: sequence length, d: width. O(·) says how a cost grows and leaves out fixed factors: O(T²) "
+                   "is about T² times some constant, so twice the tokens cost four times as much.")
 
 try:
     device = resolve_device(settings.config.device).type
@@ -86,6 +87,9 @@ with charts:
     with right:
         show_chart(cached_spec(line_chart, memory, x="T", y="bytes", series="layer",
                                title="memory of the attention weights", y_format=".3~s", **size))
+st.markdown("Both charts have log axes: each step along an axis multiplies by the same factor, so a cost that "
+            "grows as T² is a straight line twice as steep as one that grows as T. The weights are float32 "
+            "numbers, 4 bytes each.")
 st.markdown(f"The self-attention and recurrent lines cross at T = d = {width} (the grey line marked T = d): for "
             f"sentences shorter than the width, attention does fewer operations than a recurrent layer; beyond it, "
             f"more (the convolution's kernel is k = "

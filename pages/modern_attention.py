@@ -217,12 +217,12 @@ if rows is not None:
                                 lambda: cache_bars(rows, context=int(context), font_size=settings.font_size,
                                                    width=bars_width)))
     st.caption("Shapes from each model's published configuration. Mistral 7B keeps only its last 4,096 tokens "
-               "(a rolling buffer), so its cache stops growing.")
+               "(a rolling buffer: each new token's keys and values overwrite the oldest), so its cache stops growing.")
     beyond = [r["model"] for r in rows if r["longest context"] and int(context) > r["longest context"]]
     if beyond:
         st.caption(f"{int(context):,} tokens is more than {', '.join(beyond)} can read (its longest context): "
-                   "for such a model the row shows what its cache would need, and the chart names it a what-if and "
-                   "draws it pale.")
+                   "for such a model the row shows what its cache would need, and the chart draws it pale and marks it "
+                   "“what-if”: a size it would need, not one it ever reaches.")
     st.success("Takeaway: sharing key/value heads (g < h) divides the cache by h / g; that is why long contexts "
                "fit in memory at all.")
 

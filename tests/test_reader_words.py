@@ -81,3 +81,18 @@ def test_real_model_says_what_unk_is():
     unk = [c.value for c in at.caption if "[UNK]" in c.value]
     assert unk and "no entry" in unk[0], [c.value for c in at.caption]
     assert not [c.value for c in open_page("pages/real_model.py").caption if "no entry" in c.value]
+
+
+def test_what_it_costs_says_what_big_o_log_axes_and_float32_mean():
+    """A student met O(T²·d), two log-log charts and "float32" with no word on any of them."""
+    at = open_page("pages/cost.py")
+    words = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    assert "O(·) says how a cost grows" in words and "twice the tokens cost four times as much" in words
+    assert "Both charts have log axes" in words and "float32 numbers, 4 bytes each" in words
+
+
+def test_shared_keys_says_what_a_rolling_buffer_and_a_what_if_are():
+    at = open_page("pages/modern_attention.py", {"context_length": "1048576"})
+    captions = " ".join(c.value for c in at.caption)
+    assert "rolling buffer: each new token's keys and values overwrite the oldest" in captions
+    assert "a size it would need, not one it ever reaches" in captions, captions
