@@ -349,6 +349,22 @@ def _worked_numbers(trace: AttentionTrace, stage: str, head: int, follow: int, a
     return words + _table(pd.DataFrame(table), index=False)
 
 
+
+def _prose_html(text: str) -> str:
+    """A stage's words (Markdown paragraphs, "- " lists and **bold**) as HTML, every character escaped first."""
+    def bold(line: str) -> str:
+        return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(line))
+
+    blocks = []
+    for block in filter(None, (b.strip() for b in text.split("\n\n"))):
+        lines = block.split("\n")
+        if all(line.startswith("- ") for line in lines):
+            blocks.append("<ul>" + "".join(f"<li>{bold(line[2:])}</li>" for line in lines) + "</ul>")
+        else:
+            blocks.append(f"<p>{bold(block)}</p>")
+    return "".join(blocks)
+
+
 def handout_html(trace: AttentionTrace, labels: list[str], *, x=None, head: int = 0, follow: int = 0,
                  settings: dict | None = None, title: str = "Attention, step by step",
                  key_labels: list[str] | None = None, with_charts: bool | None = None) -> str:
@@ -371,7 +387,8 @@ def handout_html(trace: AttentionTrace, labels: list[str], *, x=None, head: int 
     if not with_charts:
         parts.append(f"<p class='note'>Charts are not included: {e(MISSING_CONVERTER)}</p>")
     for stage in STAGES:
-        parts.append(f"<section id='{e(stage.key)}'><h2>{e(stage.title)}</h2><p>{e(stage.words)} {e(stage.more)}</p>")
+        parts.append(f"<section id='{e(stage.key)}'><h2>{e(stage.title)}</h2>{_prose_html(stage.words)}"
+                     f"{_prose_html(stage.more)}")
         parts.append(f"<p class='formula'>{e(HANDOUT_FORMULAS.get(stage.key, stage.latex))}</p>")
         if with_charts:
             for chart in stage_charts(trace, labels, stage.key, head=head, follow=follow, x=x,

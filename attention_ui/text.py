@@ -88,11 +88,11 @@ STAGES = (
           "A last weight matrix mixes the heads' results back into d_model numbers per token. That is where this "
           "lesson ends: a real transformer layer then adds this output to X (the residual connection) and passes it "
           "through a feed-forward network before the next layer.",
-          "The residual connection means attention adds a change to each token's vector instead of replacing it; "
-          "the feed-forward network is a small two-layer network applied to each token on its own, usually about "
-          "four times wider than d_model. Both steps also rescale each token's vector to mean 0 and variance 1 "
-          "(layer normalisation), in one of two places: the original Transformer and BERT normalise after each "
-          "addition, GPT-2 and most newer models normalise each block's input instead."),
+          "\n\n- **The residual connection**: attention adds a change to each token's vector instead of replacing "
+          "it.\n- **The feed-forward network**: a small two-layer network applied to each token on its own, usually "
+          "about four times wider than d_model.\n- **Layer normalisation**: around both steps, each token's vector "
+          "is rescaled to mean 0 and variance 1, in one of two places: after each addition (post-LayerNorm: the "
+          "original Transformer, BERT) or at each block's input (pre-LayerNorm: GPT-2 and most newer models)."),
 )
 
 STAGE_KEYS = tuple(s.key for s in STAGES)

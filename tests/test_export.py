@@ -216,3 +216,14 @@ def test_a_slide_leaves_the_downloads_to_the_page():
     assert open_page("pages/step_through.py").toggle(key="show_downloads")
     with pytest.raises(KeyError):
         open_page("pages/step_through.py", {"presenter": "true"}).toggle(key="show_downloads")
+
+
+def test_the_handout_writes_a_stages_list_as_a_list():
+    """Stage 9's page words list the residual connection, the feed-forward network and layer normalisation (they
+    were one dense paragraph); the handout shows that list as one, its Markdown not printed as asterisks."""
+    page = export.handout_html(LESSON.trace, LABELS, x=LESSON.x, with_charts=False)
+    output = page[page.index("<section id='output'>"):]
+    assert "<li><strong>The residual connection</strong>:" in output and "**" not in page
+    assert output.count("<li>") == 3
+    assert export._prose_html("a <b> **c**\n\n- x & y") == \
+        "<p>a &lt;b&gt; <strong>c</strong></p><ul><li>x &amp; y</li></ul>"

@@ -96,3 +96,13 @@ def test_shared_keys_says_what_a_rolling_buffer_and_a_what_if_are():
     captions = " ".join(c.value for c in at.caption)
     assert "rolling buffer: each new token's keys and values overwrite the oldest" in captions
     assert "a size it would need, not one it ever reaches" in captions, captions
+
+
+def test_stage_9_lists_what_a_real_layer_adds_one_item_at_a_time():
+    """Stage 9 packed the residual connection, the feed-forward network and post-/pre-LayerNorm into one paragraph;
+    a slide keeps its short words."""
+    words = [m.value for m in open_page("pages/step_through.py", {"step": "output"}).markdown]
+    listed = [w for w in words if "- **The residual connection**" in w]
+    assert listed and "\n- **The feed-forward network**" in listed[0] and "\n- **Layer normalisation**" in listed[0]
+    slide = [m.value for m in open_page("pages/step_through.py", {"step": "output", "presenter": "true"}).markdown]
+    assert not [w for w in slide if "The residual connection**" in w]
