@@ -206,7 +206,8 @@ def show_stage(view: StageView, key: str, heading: str | None = None, *, worked_
             colours_only = _draw_charts(replace(view, fit=True), rec, columns_key=f"{section}_columns")
     else:
         colours_only = _draw_charts(view, rec)
-    st.caption(follow_note(view))
+    if not on_slide:  # (a slide's charts fill the window down to its words: the lecturer says it)
+        st.caption(follow_note(view))
     if colours_only:
         st.caption(COLOURS_ONLY_NOTE)
     if rec.extra is not None:
@@ -233,7 +234,6 @@ def show_slide(view: StageView, key: str, *, worked_view: StageView | None = Non
         colours_only = _draw_charts(replace(view, fit=True), rec)
     with st.container(key="slide_words"):  # the slide's charts leave room for these on the screen
         st.markdown(stage.words)
-        st.caption(follow_note(view))
         if colours_only:
             st.caption(COLOURS_ONLY_NOTE)
         if key in LONE_KEY_STAGES:
@@ -263,7 +263,8 @@ def only_tokens(trace: AttentionTrace, keep: list[int]) -> AttentionTrace:
 
 
 def follow_note(view: StageView) -> str:
-    """What the outlined row of a stage's charts is (a class saw a magenta frame and no word about it)."""
+    """What the outlined row of a stage's charts is (a student saw a magenta frame and no word about it). Said on a
+    page; a slide's charts fill the window down to the stage's words, and one more line ran past its foot."""
     return f"Outlined: the row of {plain(view.follow_label)}, the token followed; its worked numbers are below."
 
 
