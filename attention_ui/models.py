@@ -239,7 +239,7 @@ def real_model_controls(sentence: str, *, status_place=None) -> RealSelection | 
 
 
 OPENED_ON_KEY = "opened_on_head"
-"""Session key: (layer, head, share), 1-based, of the head a first visit opened on (``open_on_a_clear_head``)."""
+"""Session key: (layer, head), 1-based, of the head a first visit opened on (``open_on_a_clear_head``)."""
 
 
 def open_on_a_clear_head(run: ModelRun) -> None:
@@ -255,18 +255,21 @@ def open_on_a_clear_head(run: ModelRun) -> None:
         return
     layer, head = divmod(best, previous.shape[1])
     st.session_state["layer"], st.session_state["model_head"] = layer + 1, head + 1
-    st.session_state[OPENED_ON_KEY] = (layer + 1, head + 1, share)
+    st.session_state[OPENED_ON_KEY] = (layer + 1, head + 1)
 
 
 def opening_head_note(pick: RealSelection, *, slide: bool = False) -> str | None:
-    """Why the page shows this head, while it is the one a first visit opened on; else None. On a slide, one line
-    (its pickers are in a closed box there)."""
+    """Why the page shows this head: while it is the head a first visit opened on and still, for this model and
+    sentence, the one that looks most at the previous token; else None. On a slide, one line (its pickers are in a
+    closed box there)."""
     opened = st.session_state.get(OPENED_ON_KEY)
     if opened is None or opened[:2] != (pick.layer + 1, pick.head + 1):
         return None
-    heads = pick.model.num_layers * pick.model.num_heads
-    said = (f"Opened here: of all {heads} heads, this one looks most at the previous token ({opened[2]:.0%} of a "
-            "row's weight, on average).")
+    previous = head_stats(pick.run.attentions, pick.run.is_special).previous  # (L, h)
+    if int(previous.argmax()) != pick.layer * previous.shape[1] + pick.head:  # another sentence or model since
+        return None
+    said = (f"Opened here: of all {previous.numel()} heads, this one looks most at the previous token "
+            f"({float(previous[pick.layer, pick.head]):.0%} of a row's weight, on average).")
     return said if slide else said + " Layer and Head pick any other."
 
 

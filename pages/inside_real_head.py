@@ -28,8 +28,8 @@ else:
 
 pick = real_model_or_stop(settings.sentence, details, slide=slide if settings.presenter else None, place_label=DETAILS)
 with details:
-    if opening_head_note(pick):
-        st.caption(opening_head_note(pick))
+    if opened_note := opening_head_note(pick):
+        st.caption(opened_note)
     rep = cached_reproduction(pick.name, pick.run.sentence, pick.layer)
     left, right = st.columns([1, 2])
     left.metric("Largest |our weights − model's|", size_in_words(rep.max_abs_diff),

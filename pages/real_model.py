@@ -90,8 +90,8 @@ SLIDE_CLOSE_UP_ROWS_PX = 460
 # The heads grid leads the page unnumbered (a slide shows it without its heading, right under the title), so the
 # sections count from 1 after it alike on a page and on a slide: a lecturer's "section 2" is the students' too
 st.subheader(f"1 · Layer {pick.layer + 1}, head {pick.head + 1} up close")
-if opening_head_note(pick):
-    st.caption(opening_head_note(pick, slide=settings.presenter))
+if opened_note := opening_head_note(pick, slide=settings.presenter):
+    st.caption(opened_note)
 weights = attentions[pick.layer, pick.head]
 follow_row = keep.index(pick.shown_follow) if pick.shown_follow in keep else None  # its row among the shown tokens
 note_follow_shown(pick)

@@ -527,3 +527,27 @@ def test_a_first_visit_opens_on_the_clearest_previous_token_head_and_says_why():
     linked = apptest_support.open_page("pages/real_model.py", {"layer": "2", "model_head": "5"})
     assert "1 · Layer 2, head 5 up close" in [s.value for s in linked.subheader]
     assert not [c.value for c in linked.caption if "Opened here" in c.value]
+
+
+@needs_model
+def test_the_opening_heads_note_goes_when_a_new_sentence_has_another_clearest_head(monkeypatch):
+    """The note's claim ("this one looks most at the previous token") is about the sentence on the page: when another
+    head is now the clearest (here made so), the note goes rather than say what is no longer true; the head stays."""
+    from dataclasses import replace
+
+    at = open_page("real_model")
+    assert [c.value for c in at.caption if "Opened here" in c.value]
+    shown = [s.value for s in at.subheader][:2]
+    real_stats = models.head_stats
+
+    def another_clearest(attentions, is_special=None, **kwargs):
+        stats = real_stats(attentions, is_special, **kwargs)
+        previous = stats.previous.clone()
+        previous[-1, -1] = 2.0  # the last layer's last head, more than any share
+        return replace(stats, previous=previous)
+
+    monkeypatch.setattr(models, "head_stats", another_clearest)
+    at.text_input(key="sentence").input("Time flies like an arrow.").run()
+    assert not at.exception
+    assert not [c.value for c in at.caption if "Opened here" in c.value]
+    assert [s.value for s in at.subheader][:2] == shown, "the head stays as it was"
