@@ -304,6 +304,15 @@ def _gone(locator, timeout: float = 10_000) -> bool:
     return True
 
 
+def _shown(locator, timeout: float = 10_000) -> bool:
+    """Whether what ``locator`` finds is on the page within ``timeout`` ms."""
+    try:
+        locator.first.wait_for(state="visible", timeout=timeout)
+    except Exception:  # playwright's TimeoutError
+        return False
+    return True
+
+
 def _grid_cells(page, index: int) -> list[str]:
     """The grid's cells as its table for screen readers gives them (once it has drawn them)."""
     grid = page.locator("[data-testid='stDataFrame']").nth(index)
@@ -320,12 +329,17 @@ def test_answers_typed_by_hand_come_back_after_an_x_cell_is_fixed(opened):
     answer = 4  # X, W_Q, W_K, W_V, then step 1's answer (3 × 3)
     _type_in_grid(page, answer, 1, 1, 3, "3")
     assert _grid_cells(page, answer)[4:8] == ["2·like", "", "3", ""], _grid_cells(page, answer)
-    _type_in_grid(page, 0, 0, 0, 2, "abc")
-    assert page.get_by_text("Some cells cannot be used yet").count() == 1
-    _type_in_grid(page, 0, 0, 0, 2, "1")
-    if not _gone(page.get_by_text("Some cells cannot be used yet")):  # a busy machine's grid can drop the typing
+    stopped = page.get_by_text("Some cells cannot be used yet")
+    for _ in range(3):  # a busy machine's grid can drop the typing; a person types it again
+        _type_in_grid(page, 0, 0, 0, 2, "abc")
+        if _shown(stopped):
+            break
+    assert stopped.count() == 1
+    for _ in range(3):
         _type_in_grid(page, 0, 0, 0, 2, "1")
-    assert page.get_by_text("Some cells cannot be used yet").count() == 0
+        if _gone(stopped):
+            break
+    assert stopped.count() == 0
     assert _grid_cells(page, answer)[4:8] == ["2·like", "", "3", ""], "the typed answer is shown again"
 
 

@@ -37,7 +37,8 @@ def test_a_fully_blocked_row_is_called_this_pages_rule_not_what_softmax_does():
 
 def test_the_output_stage_says_where_models_normalise():
     text = words(open_page("pages/step_through.py", {"step": "output"}))
-    assert "BERT normalise after each addition" in text and "GPT-2" in text
+    assert "after each addition (post-LayerNorm: the original Transformer, BERT)" in text
+    assert "at each block's input (pre-LayerNorm: GPT-2" in text
 
 
 def test_the_overview_averages_only_the_values_a_token_may_see():
