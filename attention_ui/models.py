@@ -258,6 +258,11 @@ def open_on_a_clear_head(run: ModelRun) -> None:
     st.session_state[OPENED_ON_KEY] = (layer + 1, head + 1)
 
 
+def share_words(share: float) -> str:
+    """A share of weight as a whole percentage, never "100%" for one that is not all of it (0.996 is "over 99%")."""
+    return "over 99%" if 0.995 <= share < 1 else f"{share:.0%}"
+
+
 def opening_head_note(pick: RealSelection, *, slide: bool = False) -> str | None:
     """Why the page shows this head: while it is the head a first visit opened on and still, for this model and
     sentence, the one that looks most at the previous token; else None. On a slide, one line (its pickers are in a
@@ -269,7 +274,7 @@ def opening_head_note(pick: RealSelection, *, slide: bool = False) -> str | None
     if int(previous.argmax()) != pick.layer * previous.shape[1] + pick.head:  # another sentence or model since
         return None
     said = (f"Opened here: of all {previous.numel()} heads, this one looks most at the previous token "
-            f"({float(previous[pick.layer, pick.head]):.0%} of a row's weight, on average).")
+            f"({share_words(float(previous[pick.layer, pick.head]))} of a row's weight, on average).")
     return said if slide else said + " Layer and Head pick any other."
 
 

@@ -521,6 +521,7 @@ def test_a_first_visit_opens_on_the_clearest_previous_token_head_and_says_why():
     assert f"1 · Layer {layer}, head {head} up close" in subheads, subheads
     note = [c.value for c in at.caption if "Opened here" in c.value]
     assert note and "looks most at the previous token" in note[0], note
+    assert "100%" not in note[0] or float(previous[layer - 1, head - 1]) == 1, note  # all of it, or said as less
     at.selectbox(key="model_head").set_value(1).run()
     assert not [c.value for c in at.caption if "Opened here" in c.value], "the note outlives its head"
 
@@ -551,3 +552,7 @@ def test_the_opening_heads_note_goes_when_a_new_sentence_has_another_clearest_he
     assert not at.exception
     assert not [c.value for c in at.caption if "Opened here" in c.value]
     assert [s.value for s in at.subheader][:2] == shown, "the head stays as it was"
+
+
+def test_a_share_of_weight_is_not_called_all_of_it_when_it_is_not():
+    assert [models.share_words(s) for s in (0.5, 0.994, 0.996, 1.0)] == ["50%", "99%", "over 99%", "100%"]
