@@ -415,6 +415,7 @@ PAGE_STYLE = """<style>
 [data-testid='stLayoutWrapper']:has(> .st-key-page_top), .st-key-page_top {display: contents;}
 [class*='st-key-path_card_'] [data-testid='stPageLink'] p {font-size: 1.2rem !important; font-weight: 600;}
 [data-testid='stCaptionContainer'] {opacity: 0.8;}
+[data-testid='stRadioCaption'] {cursor: pointer;}
 [data-testid='stSidebarHeader'] {height: 2.75rem; margin-bottom: 0.25rem;}
 [data-testid='stSidebarNavLink'] {min-height: 1.5rem; margin-top: 0; margin-bottom: 0;}
 [data-testid='stSidebarNavLink'] span {line-height: 1.5rem;}
@@ -772,6 +773,11 @@ if (!window.clickerKeysAfterUse) {
     event.preventDefault();
     event.stopPropagation();
   }, true);
+  // a radio option's grey words under it pick it too, as its name does ("no peeking ahead (GPT-style)" picked nothing)
+  document.addEventListener("click", (event) => {
+    const option = event.target.closest?.("[data-testid='stRadioCaption']")?.previousElementSibling;
+    if (option?.matches("[data-testid='stRadioOption']")) option.click();
+  });
   // Back to the page before lands on its last screen, where a lecturer one press too far had been (the
   // step-through's link opens its last stage instead): once that page has run, while its charts are drawn and for a
   // second and a half after, each change keeps it at its foot, unless a key, the wheel or the mouse is used first.
@@ -855,6 +861,7 @@ took a step or went to a section): ↓ ↑, Space, Home and End scroll the slide
 nothing until the page was clicked, so the worked numbers under a stage's charts were out of a keyboard's reach).
 On a slide, a new stage starts at the top of the page: a lecturer who had scrolled down to the worked numbers got the
 next slide scrolled down as far. On a page, a stage reached from the Back/Next under it starts at the stage menu. A
+click or tap on a radio option's grey words picks that option, as one on its name does. A
 click or tap on a control's help icon (its "?") shows the help and does nothing else: the icon lies inside the
 control's label, so it switched presenter mode (or any toggle or checkbox) on or off, and focused a text box. A
 chart's colour bar stays when the address changes (Vega refers to its gradient by the whole address, and a chart not

@@ -517,7 +517,7 @@ verdict comes first. It says why, without blame: a student who pressed Enter and
 this answer already: choose or type another one" as a second mistake, "That answer is checked already … Not quite."
 as Check doing nothing, "Already checked, so not counted as a second try" as a try lost, and "The same answer as
 before: no try used. … Its feedback: Not quite." as not knowing whether it was graded."""
-ENTER_CHECKS = " (Enter in the box checks an answer too)"
+ENTER_CHECKS = "; Enter in the box checks an answer too"
 """Added to SAME_ANSWER for a typed answer: a choice has no box (a student who clicked Check twice on one was told
 about Enter in a box there was not)."""
 
@@ -540,8 +540,8 @@ def _on_check(question: Question) -> None:
         # the same answer checked again (Enter, then Check): not a new try; its feedback stays, with a word on it
         earlier = st.session_state.get(_feedback_key(question))
         if earlier is not None and earlier.correct is False and SAME_ANSWER not in earlier.message:
-            said = SAME_ANSWER + ("" if question.is_choice else ENTER_CHECKS)
-            st.session_state[_feedback_key(question)] = Feedback(False, f"{earlier.message} ({said}: no try used.)")
+            said = f"{SAME_ANSWER}: no try used" + ("" if question.is_choice else ENTER_CHECKS)
+            st.session_state[_feedback_key(question)] = Feedback(False, f"{earlier.message} ({said}.)")
         return
     if before.get("correct") and not before.get("shown"):  # right already: another answer is a try on the side
         feedback = grade(question, response)

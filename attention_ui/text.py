@@ -85,9 +85,9 @@ STAGES = (
           "Their columns are placed side by side, head 1 first."),
     Stage("output", "9 · Output projection W_O",
           r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O",
-          "A last weight matrix mixes the heads' results back into d_model numbers per token. That is where this "
-          "lesson ends: a real transformer layer then adds this output to X (the residual connection) and passes it "
-          "through a feed-forward network before the next layer.",
+          "A last weight matrix mixes the heads' results back into d_model numbers per token. That is where the "
+          "attention itself ends: a real transformer layer then adds this output to X (the residual connection) and "
+          "passes it through a feed-forward network before the next layer.",
           "\n\n- **The residual connection**: attention adds a change to each token's vector instead of replacing "
           "it.\n- **The feed-forward network**: a small two-layer network applied to each token on its own, usually "
           "about four times wider than d_model.\n- **Layer normalisation**: around both steps, each token's vector "

@@ -101,7 +101,9 @@ try:
     vectors = source_word_vectors(config, [w for w, p in zip(words, is_padding) if not p])
     cross = cross_attention(lesson, source, pad_to=pad_to, source_vectors=vectors)
 except AttentionInputError as err:
-    st.error(f"**Please adjust the source sentence.** {err}", icon=":material/warning:")
+    # the core's own words for an empty text suggest the lesson's English example, not the source's
+    problem = "It is empty: type a few words in its box, or use the example below." if not source.strip() else err
+    st.error(f"**Please adjust the source sentence.** {problem}", icon=":material/warning:")
     offer_first_tokens(source, "cross_source", DEFAULT_SOURCE)
     stop_page()
 if presenter:

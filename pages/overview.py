@@ -65,6 +65,9 @@ words.caption(
     "Row = the token that is looking (query), column = the token it looks at (key). Each row adds up to 1. A layer "
     f"runs several such attentions side by side, its heads; this is head {settings.head + 1} of "
     f"{settings.config.num_heads} (Multi-head shows them all). The outlined row is the token the lessons follow.")
+if not settings.presenter:  # a student's way in, on the first screen (under the pipeline it was below a laptop's fold)
+    words.page_link("pages/start_here.py", label="New here? Start here: a path through the pages, in order",
+                    icon=":material/flag:")
 if settings.config.seeded_embeddings and settings.config.init == "random":
     st.info(TOY_NOTE, icon=":material/casino:")
 
@@ -92,12 +95,11 @@ if not settings.presenter:
     st.markdown(
         f"1. Type a sentence or pick an example {in_the_sidebar()}; set d_model, d_k, d_v, the number of heads and "
         "a mask.\n"
-        "2. Walk through the stages with **Next ▶** and **◀ Back**; the followed token's numbers are worked out.\n"
+        "2. Open **Step through** and walk through the stages with **Next ▶** and **◀ Back**; the followed token's "
+        "numbers are worked out.\n"
         "3. The address bar always holds the exact view: copy it to share a state with a class.\n"
         "4. **Presenter mode** (top of every page) enlarges everything and moves the controls under **Settings**."
     )
-    st.page_link("pages/start_here.py", label="New here? Start here: a path through the pages, in order",
-                 icon=":material/flag:")
 cols = st.columns(3)
 cols[0].page_link("pages/step_through.py", label="Step through the stages", icon=":material/footprint:")
 cols[1].page_link("pages/multi_head.py", label="Compare the heads", icon=":material/view_module:")

@@ -845,16 +845,20 @@ def test_a_sentence_over_the_token_limit_can_become_its_first_tokens_in_one_clic
     assert not cross.error and cross.text_input(key="cross_source").value == "<b>" + " ".join(words[:29])
 
 
-@pytest.mark.parametrize("page, key, example", [
-    ("pages/step_through.py", "sentence", "The cat sat on the mat."),
-    ("pages/real_model.py", "sentence", "The cat sat on the mat."),
-    ("pages/cross_attention.py", "cross_source", "Le chat s'est assis sur le tapis."),
+@pytest.mark.parametrize("page, key, example, message", [
+    ("pages/step_through.py", "sentence", "The cat sat on the mat.", "The sentence is empty"),
+    ("pages/real_model.py", "sentence", "The cat sat on the mat.", "The sentence is empty"),
+    ("pages/cross_attention.py", "cross_source", "Le chat s'est assis sur le tapis.", "source sentence.** It is empty"),
 ])
-def test_an_emptied_sentence_box_offers_the_example_back_in_one_click(page, key, example):
-    """A cleared box left the page with nothing but the message (and a lesson page with no chart at all)."""
+def test_an_emptied_sentence_box_offers_the_example_back_in_one_click(page, key, example, message):
+    """A cleared box left the page with nothing but the message (and a lesson page with no chart at all). The
+    message suggests no other example than the button's (an empty source was told "e.g. “The cat sat on the mat.”"
+    above a button offering the French one)."""
     at = open_page(page)
     set_widget(at, "text_input", key, "   ")
-    assert "The sentence is empty" in texts(at, "error")[0]
+    error = texts(at, "error")[0]
+    assert message in error
+    assert "e.g." not in error or example in error, error
     offer = at.button(key=f"example_for_{key}")
     assert example.rstrip(".") in offer.label.replace("\\", "")
     offer.click().run()

@@ -694,6 +694,23 @@ def test_the_presenter_switchs_help_icon_shows_help_and_leaves_the_switch_alone(
         context.close()
 
 
+def test_a_radio_options_grey_words_pick_it(server, browser):
+    """A student clicked "no peeking ahead (GPT-style)" under "causal" in the sidebar and read on, sure the mask
+    was causal: only the option's short name picked it."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + "/step-through", FIRST_LOAD_MS)
+        mask = page.locator(".st-key-mask")
+        causal = mask.locator("[data-testid='stRadioOption']").nth(1)
+        assert causal.inner_text().strip() == "causal" and not causal.locator("input").is_checked()
+        mask.get_by_text("no peeking ahead (GPT-style)").click()
+        page.wait_for_function("() => location.search.includes('mask=causal')", timeout=30_000)
+        bs.wait_for_app_idle(page)
+        assert causal.locator("input").is_checked()
+    finally:
+        context.close()
+
+
 def test_next_under_a_stage_moves_on_and_shows_the_new_stage_from_its_top(server, browser):
     """A reader who had scrolled through the worked numbers had to scroll back up to find Next."""
     context, page = _new_page(browser)

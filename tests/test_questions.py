@@ -355,6 +355,9 @@ def test_the_same_answer_checked_twice_is_one_try():
     assert [i.value for i in at.info if i.value.startswith("Not quite") and SAME_ANSWER in i.value
             and "Enter in the box" in i.value], \
         "the second Check had said nothing new"
+    assert [i.value for i in at.info if i.value.endswith(
+        "(This same answer was checked already: no try used; Enter in the box checks an answer too.)")], \
+        "one bracket, read in one go (brackets inside brackets were hard to follow)"
     assert not any("it is 2" in e.value for e in [*at.error, *at.info])
     assert attempt_of(at, q)["wrong"] == 1
     _check(at, q, "4")

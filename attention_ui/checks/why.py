@@ -61,8 +61,8 @@ def _unscaled_largest(trace: AttentionTrace, labels: list[str], unscaled: torch.
     me = quoted(labels[follow])
     largest, scaled = float(unscaled[follow].max()), float(trace.weights[head, follow].max())
     return numeric(WHY_SCALING, "unscaled-largest", f"In section 3, what is the largest weight in the row of {me}"
-                   f"{_in_head(trace.num_heads, head)} without the scaling, softmax(QKᵀ)? (The charts print no "
-                   "numbers: they are under them, in “The numbers, row by row”.)", largest,
+                   f"{_in_head(trace.num_heads, head)} without the scaling, softmax(QKᵀ)? (Read it on the left "
+                   "chart, or in “The numbers, row by row” under the two charts.)", largest,
                    f"Without dividing by √{trace.d_k} the row's largest weight is {largest:.3f}; with it, "
                    f"{scaled:.3f}. Dividing every score by √d_k shrinks the gaps between them, so the largest weight "
                    "can only fall (or stay the same).",
