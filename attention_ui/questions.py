@@ -238,8 +238,8 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
                     "Its weights are all zero and its context is zero",
                     "It becomes NaN and the rest of the page breaks"), 1,
                    "This app gives a fully blocked row zero weights, so the token takes in nothing. Softmax itself "
-                   "would divide 0 by 0 there: torch.softmax returns NaN for such a row, so real code must avoid "
-                   "it (or clean it up) by a rule of its own, as this app does.",
+                   "would divide 0 by 0 there: PyTorch's softmax returns NaN (“not a number”) for such a row, so "
+                   "real code must avoid it (or clean it up) by a rule of its own, as this app does.",
                    hint="A blocked score is −∞ and e^(−∞) is nothing at all. What is left in such a row to "
                         "share out, and what does this lesson do then?"),
         ]

@@ -183,9 +183,9 @@ def softmax(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> W
     })
     if r.total == 0:
         table["s − max"] = table["e^(s − max)"] = "undefined"  # −∞ − (−∞): the row has no largest score
-        return Worked("Every key is blocked for this token, so softmax would divide 0 by 0 (torch.softmax gives "
-                      "NaN here). This app's convention: such a row gets all-zero weights, so the token takes in "
-                      "nothing and its context vector is zero.", table)
+        return Worked("Every key is blocked for this token, so softmax would divide 0 by 0 (PyTorch's softmax gives "
+                      "NaN here, “not a number”). This app's convention: such a row gets all-zero weights, so the "
+                      "token takes in nothing and its context vector is zero.", table)
     intro = (f"The row's largest scaled score is {number(peak)}; subtracting it before e^(·) leaves the weights "
              "unchanged (it cancels in the fraction) and keeps e^(·) from overflowing.")
     return Worked(intro, table, rf"\Sigma e = {number(r.total)},\qquad a_j = e^{{s_j - \max}} \div {number(r.total)}"

@@ -36,8 +36,9 @@ background = st.expander(BACKGROUND) if wide else st.container()
 background.markdown(
     "Every query is compared with every key, so a sequence of T tokens makes T² scores per head, and the "
     "softmax weights form a T × T matrix. Double the sentence and attention does four times the work and "
-    "needs four times the memory for its weights. A recurrent layer grows only linearly in T, but it has "
-    "to walk through the tokens one after another, while attention does all of them at once."
+    "needs four times the memory for its weights. A recurrent layer (an RNN, the layer attention replaced: it "
+    "reads the tokens one at a time, carrying a vector of d numbers from each to the next) grows only linearly in T, "
+    "but it has to walk through the tokens one after another, while attention does all of them at once."
 )
 background.latex(r"\underbrace{Q K^\top}_{T \times T}:\ O(T^2 \cdot d)\ \text{operations},\quad "
          r"O(T^2)\ \text{memory per head} \qquad\text{vs.}\qquad \text{RNN: } O(T \cdot d^2)")
@@ -89,7 +90,7 @@ with charts:
                                title="memory of the attention weights", y_format=".3~s", **size))
 st.markdown("Both charts have log axes: each step along an axis multiplies by the same factor, so a cost that "
             "grows as T² is a straight line twice as steep as one that grows as T. The weights are float32 "
-            "numbers, 4 bytes each.")
+            "numbers (32-bit floating point), 4 bytes each; 1 MiB is 2²⁰ bytes, about a million.")
 st.markdown(f"The self-attention and recurrent lines cross at T = d = {width} (the grey line marked T = d): for "
             f"sentences shorter than the width, attention does fewer operations than a recurrent layer; beyond it, "
             f"more (the convolution's kernel is k = "

@@ -50,8 +50,8 @@ def padding_note() -> str:
     pads = (f"Here your {counted(T, 'token')} {'is' if T == 1 else 'are'} padded to {pad_to}: "
             f"{counted(pad_to - T, '[PAD] token')}.")
     if config.mask != "padding":
-        return (f"{pads} (The lesson's mask, set {in_the_sidebar()}, is “{config.mask}”, so this example picks its "
-                "own length; choose “padding” there to set it.)")
+        return (f"{pads} (This example picks that length itself. To choose it, pick the mask “padding” "
+                f"{in_the_sidebar()}: “Pad the sentence to … tokens” appears under it.)")
     return pads
 
 
@@ -197,7 +197,8 @@ else:
                    f"({', '.join(plain(label) for label in blocked_rows)}). "
                    f"{'Its' if one else 'Their'} weights are all zero and {'its' if one else 'their'} context "
                    f"{'vector is' if one else 'vectors are'} zero: the token{'' if one else 's'} "
-                   f"take{'s' if one else ''} in nothing from the others.")
+                   f"take{'s' if one else ''} in nothing from the others. In the chart below such a row is all "
+                   "grey “×” cells, as every blocked key is: each of its weights is exactly 0.")
     view = StageView(trace, labels, settings.follow, settings.head, settings.cell_size, settings.font_size)
     show_chart(token_heatmap(view, trace.weights[settings.head], "weights with your mask", weights=True))
 

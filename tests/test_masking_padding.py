@@ -75,8 +75,9 @@ def test_padding_that_adds_pad_tokens_keeps_the_lessons_length_and_no_note():
 
 def test_another_lessons_mask_says_the_padding_panel_picks_its_length():
     at = open_page(MASKING, {"mask": "causal"})
-    assert "Here your 7 tokens are padded to 10: 3 [PAD] tokens. (The lesson's mask, set in the sidebar, is " \
-           "“causal”, so this example picks its own length; choose “padding” there to set it.)" in _texts(at)
+    assert "Here your 7 tokens are padded to 10: 3 [PAD] tokens. (This example picks that length itself. To " \
+           "choose it, pick the mask “padding” in the sidebar: “Pad the sentence to … tokens” appears under it.)" \
+        in _texts(at)
 
 
 def test_one_token_is_padded():

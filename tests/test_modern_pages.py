@@ -317,7 +317,8 @@ def test_real_model_generation_without_a_model_says_so(monkeypatch, tmp_path):
     at = open_page(GENERATION)
     assert not at.exception
     assert not [t for t in at.toggle if t.key == "generation_real"], "no model to generate with: nothing offered"
-    assert any("No GPT-style model is available" in i.value for i in at.info)
+    note = next(i.value for i in at.info if "No GPT-style model is available" in i.value)
+    assert "`ATTENTION_MODEL_DIR`" in note and "README" not in note, "how to add one, said where it is read"
     models.cached_model.clear()
 
 

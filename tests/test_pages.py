@@ -436,6 +436,8 @@ def test_custom_grid_in_the_session_decides_the_weights():
 
     switch_to(at, "pages/masking.py")
     assert any("1 row is fully blocked (3·sat)" in w for w in texts(at, "warning")), texts(at, "warning")
+    assert any("such a row is all grey “×” cells" in w for w in texts(at, "warning")), \
+        "a student saw a row of blocked cells and could not tell that its weights are all 0"
     mine = chart(at, "weights with your mask").matrix().to_numpy()
     assert (mine == matrix).all()
 

@@ -84,11 +84,14 @@ def test_real_model_says_what_unk_is():
 
 
 def test_what_it_costs_says_what_big_o_log_axes_and_float32_mean():
-    """A student met O(T²·d), two log-log charts and "float32" with no word on any of them."""
+    """A student met O(T²·d), two log-log charts, "float32", "MiB" and "recurrent layer (RNN)" with no word on any
+    of them."""
     at = open_page("pages/cost.py")
     words = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
     assert "O(·) says how a cost grows" in words and "twice the tokens cost four times as much" in words
-    assert "Both charts have log axes" in words and "float32 numbers, 4 bytes each" in words
+    assert "Both charts have log axes" in words and "float32 numbers (32-bit floating point), 4 bytes each" in words
+    assert "1 MiB is 2²⁰ bytes" in words
+    assert "an RNN, the layer attention replaced: it reads the tokens one at a time" in words
 
 
 def test_shared_keys_says_what_a_rolling_buffer_and_a_what_if_are():
