@@ -711,6 +711,26 @@ def test_a_radio_options_grey_words_pick_it(server, browser):
         context.close()
 
 
+FOURTEEN_TOKENS = "The quick brown fox jumps over the lazy dog near the river bank today"
+_KEY_LABELS_JS = """() => [...document.querySelector("[data-testid='stVegaLiteChart'] svg")
+    .querySelectorAll("g.role-axis")].map((axis) => [...axis.querySelectorAll(".role-axis-label text")]
+    .filter((label) => getComputedStyle(label).opacity !== "0" && label.getAttribute("opacity") !== "0")
+    .map((label) => label.textContent))"""
+
+
+def test_every_key_of_a_narrow_panel_keeps_its_name(server, browser):
+    """Multi-head with 8 heads and a 14-token sentence draws 12-px columns with 13-px names: the browser left out
+    every other key (1·The, 3·brown, 5·jumps…), where the rows beside them were all named."""
+    context, page = _new_page(browser, {"width": 1366, "height": 768})
+    try:
+        _open(page, server + "/multi-head?heads=8&d_model=64&sentence=" + quote(FOURTEEN_TOKENS), FIRST_LOAD_MS)
+        named = [labels for labels in page.evaluate(_KEY_LABELS_JS) if len(labels) > 1]
+        words = [f"{i}·{w}" for i, w in enumerate(FOURTEEN_TOKENS.split(), 1)]
+        assert named and all(labels == words for labels in named), named
+    finally:
+        context.close()
+
+
 def test_next_under_a_stage_moves_on_and_shows_the_new_stage_from_its_top(server, browser):
     """A reader who had scrolled through the worked numbers had to scroll back up to find Next."""
     context, page = _new_page(browser)
