@@ -1062,8 +1062,9 @@ def _follow_controls(labels: list[str], num_heads: int, mask: str, keys_per_quer
     head = 1
     if num_heads > 1:
         head = st.selectbox("Head to show", range(1, num_heads + 1), key="head", **BOUND)  # a link says head=3
-    for note in moved:
+    for note in moved:  # under the token menu, and for a moment where the eyes are (a button in the page moved it)
         st.caption(note)
+        st.toast(note, icon=":material/swap_horiz:")
     return int(follow), int(head) - 1
 
 

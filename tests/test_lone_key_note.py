@@ -86,6 +86,8 @@ def test_a_change_to_the_causal_mask_moves_a_lone_follow_to_the_word_with_most_k
     assert at.session_state["token"] == 5 and not lone_key_notes(at)
     said = " ".join(c.value for c in at.sidebar.caption)
     assert "leaves 1·The one key" in said and "6·mat is followed instead (6 keys)" in said, said
+    assert [t.value for t in at.toast if "6·mat is followed instead" in t.value], \
+        "also said where a student looks: the sidebar's line went unseen after the page's causal-mask button"
     at.sidebar.selectbox(key="token").set_value(2).run()
     at.sidebar.radio(key="mask").set_value("none").run()
     at.sidebar.radio(key="mask").set_value("causal").run()
