@@ -26,7 +26,8 @@ keep_page_settings(KEYS)
 INTRO = ("A score is a dot product of d_k numbers. If the entries of q and k are random with variance 1, every "
          "product q_d·k_d has variance 1, and the sum of d_k of them has variance **d_k**: the longer the vectors, "
          "the more spread out the scores. Softmax turns a wide spread into one weight near 1 and the rest near 0, "
-         "and then it barely reacts to its input: the gradient that training needs vanishes.")
+         "and then it barely reacts to its input: the gradient (how much a small change of q or k would move the "
+         "weights, the signal training learns from) vanishes.")
 top = st.container()  # the words and the formula; on a slide the formula and section 1's chart, above the sliders
 if not settings.presenter:
     top.markdown(INTRO)
@@ -160,10 +161,10 @@ def sentence_section(settings):
                    "one allowed key has weight 1 on it and entropy 0.")
     if trace.d_k == 1:  # √1 = 1: the two charts are the same
         st.caption(f"With d_k = 1, √d_k = 1 and the two charts are the same; raise d_k {in_the_sidebar()} (up to "
-                   "64) and the unscaled rows turn into near one-hot rows.")
+                   "64) and the unscaled rows turn into near one-hot rows (one weight near 1, the rest near 0).")
     elif trace.d_k < 16:
         st.caption(f"With d_k = {trace.d_k} the difference is mild; raise d_k {in_the_sidebar()} (up to 64) and the "
-                   "unscaled rows turn into near one-hot rows.")
+                   "unscaled rows turn into near one-hot rows (one weight near 1, the rest near 0).")
     return trace, without
 
 

@@ -109,3 +109,12 @@ def test_stage_9_lists_what_a_real_layer_adds_one_item_at_a_time():
     assert listed and "\n- **The feed-forward network**" in listed[0] and "\n- **Layer normalisation**" in listed[0]
     slide = [m.value for m in open_page("pages/step_through.py", {"step": "output", "presenter": "true"}).markdown]
     assert not [w for w in slide if "The residual connection**" in w]
+
+
+def test_why_scaling_says_what_a_gradient_and_a_one_hot_row_are():
+    """A first-year student met "the gradient that training needs vanishes" and "near one-hot rows" with no word
+    on either."""
+    at = open_page("pages/why_scaling.py")
+    words = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    assert "the gradient (how much a small change of q or k would move the weights" in words
+    assert "near one-hot rows (one weight near 1, the rest near 0)" in words
