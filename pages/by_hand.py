@@ -76,6 +76,7 @@ if not presenter:
 
 # ------------------------------------------------------------------------------------------ sizes
 hand.begin_run()
+hand.keep_clicks_and_keys()  # a click selects the clicked cell, and the keys go into it
 hand.start_from_link()
 hand.keep_sizes_widgets()
 sizes = hand.sizes()
@@ -108,7 +109,8 @@ with st.container(key="hand_grids"):
 for col, name in zip(grid_columns, shapes):
     with col:
         st.markdown(f"**${name}$**  ({shapes[name][0]} × {shapes[name][1]})")
-        typed[name] = hand.grid_editor(name, shapes[name], row_labels[name], col_labels[name])
+        typed[name] = hand.grid_editor(name, shapes[name], row_labels[name], col_labels[name],
+                                       what=f"Your matrix {name}")
         readings[name] = read_grid(typed[name], shapes[name], name, row_labels[name], col_labels[name])
 
 problems = [p for reading in readings.values() for p in reading.problems]
@@ -156,9 +158,14 @@ st.markdown(f"Here d_k = {d_k}, so √d_k = {math.sqrt(d_k):.4f}. A cell is righ
 checked = st.session_state.setdefault(hand.CHECKED_KEY, set())
 
 
+# what a stage's answer grid holds, in its name for a screen reader
+READER_NAMES = {"scores": "raw scores QKᵀ", "scaled": "scaled scores QKᵀ / √d_k", "weights": "the weights (softmax)",
+                "context": "context vectors"}
+
+
 def answer_grid(stage: str, shape: tuple[int, int], columns: list[str]):
     """The editable grid for ``stage``'s answer, and what its rows and columns are (the grid has no axis titles)."""
-    typed = hand.grid_editor(f"answer_{stage}", shape, tokens, columns)
+    typed = hand.grid_editor(f"answer_{stage}", shape, tokens, columns, what=f"Your answer: {READER_NAMES[stage]}")
     st.caption("Rows: the query tokens. Columns: " + ("the context's numbers c1, c2, … (one per column of V)."
                                                       if stage == "context" else
                                                       "the key tokens, so row i, column j is token i's number for "
@@ -186,7 +193,8 @@ def working_grid(working: hand.SoftmaxWorking) -> list[list]:
     each row's sum; what to do with a blocked key, and with a row whose e^x cannot be typed."""
     st.markdown("**Your working** (optional): e^x of each scaled score, then each row's sum.")
     typed = hand.grid_editor(hand.WORKING_GRID, (len(tokens), len(tokens) + 1), tokens, [*tokens, hand.SUM_COLUMN],
-                             wider={hand.SUM_COLUMN: (hand.SUM_COLUMN_PX, "The sum of the row's e^x")})
+                             wider={hand.SUM_COLUMN: (hand.SUM_COLUMN_PX, "The sum of the row's e^x")},
+                             what="Your working: e^x of each scaled score, then each row's sum")
     blocked = ("A key the causal mask blocks has e^(−∞) = 0: type 0 or leave it empty. "
                if not bool(working.allowed.all()) else "")
     st.caption(f"{blocked}Type as much as you like: an empty cell is not checked. A number here is right within "

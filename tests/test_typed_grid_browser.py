@@ -1,0 +1,141 @@
+"""Work it by hand in a real browser: a click on an answer grid selects the clicked cell, and the keys typed go into it,
+first time, also right after Check.
+
+Streamlit's grid took a new cell (a click, Enter, Tab, an arrow) only once it had redrawn itself after a pointer move
+over it. A click whose pointer came with it (a quick hand, a page busy drawing after Check) left the cell selected
+before: after Check the next digit went into that cell ("8 of 9" became "7 of 9"), and the first click on a page
+selected nothing, so the digit typed next was lost. With the pointer resting beside the grid, Enter and Tab did not move
+on. The digits typed while a cell's editor was opening each opened it afresh ("34" came out "4").
+
+Skips when Playwright or Chromium is missing (see tests/browser_support.py).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    from tests import browser_support as bs
+except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import browser_support as bs
+
+pytestmark = pytest.mark.browser
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+if bs.find_chromium() is None:
+    pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium", allow_module_level=True)
+
+WINDOW = {"width": 1280, "height": 800}
+TIMEOUT_MS = 90_000
+ANSWER = 4  # the page's grids: X, W_Q, W_K, W_V, then step 1's answer (raw scores, 3 × 3)
+# The example's raw scores QKᵀ: [[1, 0, 1], [2, 1, 3], [3, 1, 4]]
+
+
+@pytest.fixture(scope="module")
+def opened():
+    """``opened(path)``: a new 1280×800 page of one app server at ``path``, its run finished."""
+    with bs.streamlit_server(timeout=90) as server, sync_api.sync_playwright() as p:
+        browser = bs.launch_chromium(p)
+
+        def open_at(path: str):
+            page = browser.new_page(viewport=WINDOW)
+            page.set_default_timeout(TIMEOUT_MS)
+            page.goto(server + path, wait_until="domcontentloaded")
+            bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
+            grid = page.locator("[data-testid='stDataFrame']").nth(ANSWER)
+            grid.scroll_into_view_if_needed()
+            grid.locator("canvas").first.wait_for()
+            page.wait_for_timeout(300)
+            return page
+
+        try:
+            yield open_at
+        finally:
+            browser.close()
+
+
+def _cell_centre(page, row: int, column: int, columns: int = 3) -> tuple[float, float]:
+    """Where cell (row, column) of the answer grid is in the window (its number columns 75 px wide, the last at the
+    grid's right edge; rows 35 px under a 35-px header)."""
+    box = page.locator("[data-testid='stDataFrame']").nth(ANSWER).bounding_box()
+    return box["x"] + box["width"] - (columns - column - 0.5) * 75, box["y"] + 35 * (row + 1.5)
+
+
+def _quick_click(page, row: int, column: int) -> None:
+    """A quick hand: the pointer comes to the cell with the click (on a busy page the move and the press are taken
+    together), then a short pause before the first key."""
+    page.mouse.click(*_cell_centre(page, row, column))
+    page.wait_for_timeout(150)
+
+
+def _type(page, text: str) -> None:
+    """Type as a quick typist does: 40 ms from key to key."""
+    page.keyboard.type(text, delay=40)
+
+
+def _press(page, key: str) -> None:
+    """Enter or Tab: the cell is kept (a rerun) and the next one selected."""
+    page.keyboard.press(key)
+    page.wait_for_timeout(300)
+    bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
+
+
+def _check(page) -> str:
+    """Press step 1's Check and return its message ("Your raw scores: n of 9 cells right …")."""
+    page.locator(".st-key-hand-check-scores button").click()
+    bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
+    message = page.locator("[data-testid='stAlert']").filter(has_text=re.compile("Your raw scores")).first
+    message.wait_for()
+    return " ".join(message.inner_text().split())
+
+
+def _marks(page) -> list[list[str]]:
+    """Step 1's marks table as its table for screen readers gives it: a row label and a mark per cell, row by row."""
+    table = page.locator("[data-testid='stTabPanel'] [data-testid='stElementContainer']:not([class*='st-key-hand-']) "
+                         "[data-testid='stDataFrame']").filter(visible=True).first
+    table.locator("td").first.wait_for(state="attached")
+    cells = table.evaluate("e => [...e.querySelectorAll('tbody td')].map(c => c.innerText.trim())")
+    return [cells[i:i + 4] for i in range(0, len(cells), 4)]
+
+
+def test_a_click_after_check_selects_the_clicked_cell_and_the_keys_go_into_it(opened):
+    page = opened("/by-hand")
+    _quick_click(page, 0, 0)  # the page's first click on a grid, and the first key right after it
+    _type(page, "1.0")
+    _press(page, "Enter")
+    assert "1 of 9 cells right" in _check(page)
+    _quick_click(page, 1, 1)  # right after Check: another cell than the one Enter moved to (row 2·like, column 1·I)
+    _type(page, "1")
+    _press(page, "Tab")
+    _type(page, "3.00")
+    _press(page, "Enter")
+    message = _check(page)
+    assert "3 of 9 cells right" in message, (message, _marks(page))
+    assert _marks(page) == [["1·I", "✓ 1.0", "… empty", "… empty"],
+                            ["2·like", "… empty", "✓ 1", "✓ 3.00"],
+                            ["3·tea", "… empty", "… empty", "… empty"]]
+
+
+def test_the_keyboard_goes_from_cell_to_cell_with_the_pointer_resting_beside_the_grid(opened):
+    """A person clicks the first cell, takes the hand off the mouse (the pointer rests beside the grid) and types the
+    answers, with Enter and Tab between them."""
+    page = opened("/by-hand")
+    x, y = _cell_centre(page, 0, 0)
+    page.mouse.move(x, y, steps=8)
+    page.wait_for_timeout(300)
+    page.mouse.click(x, y)
+    page.wait_for_timeout(300)
+    page.mouse.move(x + 500, y, steps=8)  # beside the grid, over the page's text
+    page.wait_for_timeout(300)
+    for text, key in (("1", "Enter"), ("2", "Tab"), ("1", "Tab"), ("3", "Enter"), ("4", "Enter")):
+        _type(page, text)
+        _press(page, key)
+    message = _check(page)
+    assert "5 of 9 cells right" in message, (message, _marks(page))
+    assert _marks(page) == [["1·I", "✓ 1", "… empty", "… empty"],
+                            ["2·like", "✓ 2", "✓ 1", "✓ 3"],
+                            ["3·tea", "… empty", "… empty", "✓ 4"]]
