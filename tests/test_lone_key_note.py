@@ -88,6 +88,9 @@ def test_a_change_to_the_causal_mask_moves_a_lone_follow_to_the_word_with_most_k
     assert "leaves 1·The one key" in said and "6·mat is followed instead (6 keys)" in said, said
     assert [t.value for t in at.toast if "6·mat is followed instead" in t.value], \
         "also said where a student looks: the sidebar's line went unseen after the page's causal-mask button"
+    slide = open_page("pages/step_through.py", {"step": "softmax", "presenter": "true"})
+    slide.radio(key="mask").set_value("causal").run()
+    assert slide.session_state["token"] == 5 and not slide.toast, "on a slide a note over the top right hid Next"
     at.sidebar.selectbox(key="token").set_value(2).run()
     at.sidebar.radio(key="mask").set_value("none").run()
     at.sidebar.radio(key="mask").set_value("causal").run()
