@@ -68,8 +68,9 @@ browser thins out (every other one left out) while they would still overlap."""
 STEEP_LABEL_GAP_PX = 0
 """Least gap the browser leaves between labels at −90° (a line of text each, its glyphs narrower than the line)."""
 SMALLEST_STEEP_LABEL_PX = 8
-"""Labels at −90° under columns narrower than the chart's font are set this much smaller, down to this size, so that
-each column keeps its name (at 13 px under 12-px columns the browser left out every other one: 1·The, 3·brown, …)."""
+"""The smallest font of labels at −90° under columns no wider than the chart's font: such labels are set 1 px under
+the column's width, so that each column keeps its name (at 13 px under 12-px columns the browser left out every other
+one: 1·The, 3·brown, …)."""
 
 
 def label_angle(labels: list[str], *, font_size: int = 14, step: float = 36) -> int:
