@@ -23,6 +23,7 @@ from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, 
 from attention_core.tokens import first_tokens, tokenize
 
 from .frames import token_labels
+from .grid_input import GRID_INPUT_JS
 from .pickling import TensorsAsArrays
 from .progress import keep_progress
 from .text import (EXAMPLE_SENTENCES, LEARNING_PATH, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, counted,
@@ -874,10 +875,10 @@ def _presenter_toggle() -> bool:
                           "between stages (on other pages, between sections); ↓ and Space scroll to a stage's worked "
                           "numbers and questions under the slide (or, under Settings, let Page Down show the worked "
                           "numbers before the next stage).", **BOUND)
-    # One element with the page's style and the clicker keys' script, drawn with the page (a Back/Next, a
-    # fragment's rerun, sends nothing more). Fixed code, no user text.
+    # One element with the page's style, the clicker keys' script and the editable grids' one, drawn with the page (a
+    # Back/Next, a fragment's rerun, sends nothing more). Fixed code, no user text.
     st.html(PAGE_STYLE + (PRESENTER_STYLE + SLIDE_ROWS_STYLE + presenter_charts_zoom_style() if presenter else "")
-            + CLICKER_KEYS_JS,
+            + CLICKER_KEYS_JS + GRID_INPUT_JS,
             unsafe_allow_javascript=True)
     if presenter and st.query_params.get("presenter") != "true":
         set_link_value("presenter", "true")  # after a page change from the top menus the address drops it

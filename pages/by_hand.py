@@ -76,7 +76,6 @@ if not presenter:
 
 # ------------------------------------------------------------------------------------------ sizes
 hand.begin_run()
-hand.keep_clicks_and_keys()  # a click selects the clicked cell, and the keys go into it
 hand.start_from_link()
 hand.keep_sizes_widgets()
 sizes = hand.sizes()

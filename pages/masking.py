@@ -11,6 +11,7 @@ from attention_ui.checks.layer import ShownMask, masking_questions
 from attention_ui.controls import (DEFAULT_PAD_TO, PRESENTER_GAP_PX, cached_lesson, kept_grid, lesson_settings,
                                    real_word_vectors, set_custom_grid, show_slide_row)
 from attention_ui.frames import ALLOWED, BLOCKED
+from attention_ui.grid_input import MASK_GRID_KEY
 from attention_ui.hand import PRESENTER_GRID_ZOOM
 from attention_ui.questions import show_page_questions
 from attention_ui.text import counted, plain
@@ -164,7 +165,7 @@ by_word = (EDITOR_CHAR_PX * max(map(len, labels)) + EDITOR_HEADER_PX + sum(worde
            <= main_column_px(settings.presenter) / (PRESENTER_GRID_ZOOM if settings.presenter else 1))
 # (one key while the grid is changed in the editor itself: made again on each change, it lost the keyboard's focus
 # and selected cell, and a keyboard user took 5 Tabs and the arrows from the top-left cell for every next cell)
-edited = st.data_editor(table, key=f"mask_editor_{T}_{st.session_state.get(EDITOR_VERSION, 0)}", width="content",
+edited = st.data_editor(table, key=f"{MASK_GRID_KEY}{T}_{st.session_state.get(EDITOR_VERSION, 0)}", width="content",
                         height=EDITOR_ROW_PX * (T + 1) + 3,
                         column_config={c: st.column_config.CheckboxColumn(
                             c if by_word else str(j), default=False, width=px if by_word else EDITOR_COLUMN_PX,

@@ -182,6 +182,8 @@ def _click_after_rest(page, x: float, y: float) -> None:
 
 
 _FOCUS_IN_GRID_JS = "() => !!document.activeElement?.closest('[data-testid=stDataFrame]')"
+_FOCUS_ON_A_CELL_JS = ("() => !!document.activeElement?.closest('[data-testid=stDataFrame]')"
+                       " && !document.activeElement.closest('[data-testid=stElementToolbar]')")  # (its toolbar is in it)
 
 
 @pytest.mark.browser
@@ -200,6 +202,28 @@ def test_the_mask_editor_keeps_the_keyboard_in_it_from_cell_to_cell(opened):
         bs.wait_for_app_idle(page)
         assert page.evaluate(_FOCUS_IN_GRID_JS), f"the focus left the grid after {key}"
     assert "grid=0011111." in page.url, page.url
+
+
+@pytest.mark.browser
+def test_a_keyboard_alone_ticks_the_mask_editors_cells(opened):
+    """Tabbed into from the buttons above it, with the pointer resting elsewhere, the mask editor ignored the arrows
+    and Space: Streamlit's grid takes a new cell only after it has seen the pointer move over it. The page's grid
+    script shows it such a move before each key (``attention_ui/grid_input.py``)."""
+    page = opened("/masks")
+    grid = page.locator("[data-testid='stDataFrame']").first
+    grid.scroll_into_view_if_needed()
+    page.mouse.move(5, 5)  # over the sidebar, away from the grid
+    page.get_by_role("button", name="Block the followed row").focus()
+    for _ in range(8):  # past the grid's toolbar (shown columns, download, search, full screen) to its first cell
+        page.keyboard.press("Tab")
+        if page.evaluate(_FOCUS_ON_A_CELL_JS):
+            break
+    assert page.evaluate(_FOCUS_ON_A_CELL_JS), "Tab did not reach the grid's cells"
+    for key in ("ArrowRight", "Space", "ArrowDown", "Space", "ArrowRight", "Space"):  # 1·The→1·The, 2·cat→1·The, →2·cat
+        page.keyboard.press(key)
+        page.wait_for_timeout(400)
+        bs.wait_for_app_idle(page)
+    assert "grid=0111111.0011111.1111111." in page.url, page.url
 
 
 @pytest.mark.browser

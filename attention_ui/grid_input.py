@@ -1,0 +1,145 @@
+"""The app's editable grids in the browser: a click selects the clicked cell, and the keys typed go into it.
+
+Streamlit's data editor takes a new cell (a click, Enter, Tab, an arrow, Space on a tick box) only once it has
+redrawn itself after a pointer move over it. A click that comes with its move, or a key while the pointer rests
+beside the grid (a keyboard user who tabbed into it), is ignored. ``GRID_INPUT_JS`` shows the grid such a move
+first. It is part of every page's script (``controls.PAGE_STYLE``'s element), and works on the grids whose keys
+start with ``HAND_GRID_KEY`` (Work it by hand's answers and inputs) or ``MASK_GRID_KEY`` (the Masking page's editor).
+"""
+
+from __future__ import annotations
+
+HAND_GRID_KEY = "hand-edit-"
+"""The start of Work it by hand's grids' widget keys (``hand.grid_editor``): grids of text cells."""
+MASK_GRID_KEY = "mask_editor_"
+"""The start of the Masking page's mask editor's widget key: a grid of tick boxes."""
+
+GRID_INPUT_JS = """<script>
+if (!window.gridInput) {
+  window.gridInput = true;
+  // The app's editable grids: Work it by hand's (``hand.grid_editor``, text cells) and the Masking page's mask editor
+  // (tick boxes). A text cell's editor opens outside its grid, in the page's portal.
+  const GRID = ["[class*='st-key-HAND_GRID_KEY'] [data-testid='stDataFrame']",
+                "[class*='st-key-MASK_GRID_KEY'] [data-testid='stDataFrame']"].join(", ");
+  const typed = (grid) => !!grid?.closest("[class*='st-key-HAND_GRID_KEY']");  // a grid of text cells
+  const gridOf = (element) => (element instanceof Element ? element.closest(GRID) : null);
+  const inEditor = (element) => element instanceof Element && !!element.closest(".gdg-clip-region");
+  const textField = (element) => element instanceof Element && element.matches("textarea, input, [contenteditable]");
+  let pointer = null, keyboardGrid = null;  // where the pointer is; the grid whose cell editor is open
+  let settling = null;  // a key just opened or closed a cell's editor: {since, done} (``settle``)
+  window.addEventListener("pointermove", (event) => {
+    if (event.isTrusted) pointer = [event.clientX, event.clientY];
+  }, {capture: true, passive: true});
+  document.addEventListener("focusin", (event) => {
+    const grid = gridOf(event.target);
+    if (grid || !inEditor(event.target)) keyboardGrid = grid;
+  }, true);
+  // the grid a key pressed now goes to (its own, or the one whose cell editor has it), or null
+  const keyGrid = () => {
+    const active = document.activeElement, grid = gridOf(active) || (inEditor(active) ? keyboardGrid : null);
+    return grid?.isConnected ? grid : null;
+  };
+
+  // Streamlit's grid takes a new cell (a click, Enter, Tab, an arrow) only while it holds that the pointer is over
+  // it, which it learns from a pointer move, a moment after the move (a redraw). A click that came with its move (a
+  // quick hand, or a busy page just after Check) kept the cell selected before, and the digits typed next went into
+  // that one; a keyboard with the pointer resting beside the grid could not move from cell to cell. So before a
+  // click on a grid, or a key in it, the grid is shown a move over it, and Streamlit takes it in before the click
+  // or key: a change made while a click or key is handled is drawn before the page goes on (window.event is what
+  // tells which event is being handled).
+  const overIt = (target, x, y, cause) => {
+    const own = Object.getOwnPropertyDescriptor(window, "event");
+    const move = new PointerEvent("pointermove", {bubbles: true, cancelable: true, composed: true, clientX: x,
+                                                  clientY: y, pointerId: 1, pointerType: "mouse", isPrimary: true});
+    if (!own || !own.configurable) { target.dispatchEvent(move); return; }
+    Object.defineProperty(window, "event", {get: () => cause, configurable: true});
+    try { target.dispatchEvent(move); } finally { Object.defineProperty(window, "event", own); }
+  };
+  window.addEventListener("pointerdown", (event) => {
+    if (!event.isTrusted) return;
+    settling = null;  // (the keys typed from now on are for what was clicked)
+    if (gridOf(event.target) && event.target.matches("canvas, .dvn-scroller"))
+      overIt(event.target, event.clientX, event.clientY, event);
+  }, true);
+  const beforeKey = (grid, event) => {
+    const target = grid.querySelector(".dvn-scroller");
+    if (!target) return;
+    const box = target.getBoundingClientRect();
+    const over = pointer && pointer[0] > box.left && pointer[0] < box.right && pointer[1] > box.top
+      && pointer[1] < box.bottom;
+    // (else the row labels' column, halfway down: no cell of a number is hovered)
+    const [x, y] = over ? pointer : [box.left + 4, box.top + box.height / 2];
+    overIt(target, x, y, event);
+  };
+
+  // A digit typed on a cell opens the cell's editor with it, and Enter or Tab closes it again; both take a moment
+  // (more the first time on a page). The keys typed meanwhile went to the grid, and each opened the editor afresh
+  // ("34" came out "4"; "1" and Enter left the cell empty), or to no cell at all. They wait, and go on in their order.
+  const waiting = [];
+  let delivering = false;
+  const printable = (key) => key.key.length === 1 && !key.ctrlKey && !key.metaKey && !key.altKey;
+  const settle = (key) => {  // what ``key``, about to be handled, does to a cell's editor
+    const since = performance.now();
+    if (inEditor(document.activeElement)) {
+      if (key.key === "Tab" || key.key === "Escape" || (key.key === "Enter" && !key.shiftKey))
+        settling = {since, done: () => !!gridOf(document.activeElement)};
+    } else if (typed(keyGrid()) && (printable(key) || key.key === "Enter")) {  // (a tick box opens no editor)
+      const mine = settling = {since, done: () => inEditor(document.activeElement)};
+      // (the grid cancels a key that opens the editor: a key on no cell, or on a row's label, is let go at once)
+      setTimeout(() => { if (!key.defaultPrevented && settling === mine) settling = null; }, 0);
+    }
+  };
+  const unsettled = () => !!settling && performance.now() - settling.since < 1500 && !settling.done();
+  const later = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
+  const typeIn = (field, text) => {
+    if (document.execCommand("insertText", false, text)) return;
+    const setter = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(field), "value")?.set;
+    if (!setter || field.selectionStart == null) return;
+    setter.call(field, field.value.slice(0, field.selectionStart) + text + field.value.slice(field.selectionEnd));
+    field.dispatchEvent(new Event("input", {bubbles: true}));
+  };
+  const deliver = async () => {
+    if (delivering) return;
+    delivering = true;
+    try {
+      while (waiting.length) {
+        while (unsettled()) await later(20);
+        settling = null;
+        const key = waiting.shift(), active = document.activeElement;
+        if (textField(active) && printable(key)) {
+          typeIn(active, key.key);
+        } else if (textField(active) && key.key === "Backspace") {
+          document.execCommand("delete");
+        } else {
+          const event = new KeyboardEvent("keydown", {...key, bubbles: true, cancelable: true, composed: true});
+          const grid = keyGrid();
+          if (grid) beforeKey(grid, event);
+          await later();  // (Streamlit has taken in the move, and the editor has drawn what was typed into it)
+          if (keyGrid()) settle(event);
+          (document.activeElement || document.body).dispatchEvent(event);
+        }
+        await later();
+      }
+    } finally {
+      delivering = false;
+    }
+  };
+  window.addEventListener("keydown", (event) => {
+    if (!event.isTrusted || event.isComposing) return;
+    if (waiting.length || delivering || unsettled()) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      const {key, code, shiftKey, ctrlKey, altKey, metaKey} = event;
+      waiting.push({key, code, shiftKey, ctrlKey, altKey, metaKey});
+      deliver();
+      return;
+    }
+    const grid = keyGrid();
+    if (!grid) return;
+    beforeKey(grid, event);
+    settle(event);
+  }, true);
+}
+</script>""".replace("HAND_GRID_KEY", HAND_GRID_KEY).replace("MASK_GRID_KEY", MASK_GRID_KEY)
+"""The page script that makes a click on an editable grid select the clicked cell and the keys typed go into it,
+first time (fixed code, no user text). Drawn out of the page's flow with the page's style."""
