@@ -8,6 +8,7 @@ API
 ---
 - ``REPO_ROOT``: the repository root (where ``app.py`` lives).
 - ``find_chromium()``: path of a Chromium/Chrome executable, or ``None``.
+- ``require_browser()``: Playwright's ``sync_api`` module, or a skip with the reason (module-level too).
 - ``CHROMIUM_ARGS``: launch arguments that work in containers and offline machines.
 - ``free_port()``: a free TCP port on 127.0.0.1.
 - ``streamlit_server(app="app.py", port=None, timeout=60, cwd=None)``: context manager
@@ -123,6 +124,19 @@ def browser_available() -> bool:
         return find_chromium() is not None and importlib.util.find_spec("playwright.sync_api") is not None
     except ImportError:  # no playwright package at all
         return False
+
+
+def require_browser():
+    """Playwright's sync API; else skip, with the reason, the test that asks (or, called at import, its module)."""
+    import pytest
+
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="playwright is not installed (pip install playwright; it drives the system "
+                                          "Chromium)")
+    if find_chromium() is None:
+        pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium / chromium-browser / google-chrome on "
+                    "PATH", allow_module_level=True)
+    return sync_api
 
 
 def launch_chromium(playwright, headless: bool = True):

@@ -12,9 +12,7 @@ Skips (with the reason) when Playwright is not importable or no Chromium is foun
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
@@ -23,23 +21,11 @@ from attention_ui.hand import DEFAULT_SIZES, hand_shapes
 from attention_ui.progress import STORAGE_KEY
 from attention_ui.url_state import encode_hand
 
-try:  # ``tests`` may or may not be a package, and pytest's import mode varies: support all.
-    from tests import browser_support as bs
-except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import browser_support as bs
+import browser_support as bs
 
 pytestmark = pytest.mark.browser
 
-sync_api = pytest.importorskip(
-    "playwright.sync_api",
-    reason="playwright is not installed (pip install playwright; it drives the system Chromium)",
-)
-if bs.find_chromium() is None:
-    pytest.skip(
-        "no Chromium found: set CHROMIUM_PATH or install chromium / chromium-browser / google-chrome on PATH",
-        allow_module_level=True,
-    )
+sync_api = bs.require_browser()
 
 FIRST_LOAD_TIMEOUT_MS = 90_000  # the first run imports torch and may load a model
 LOAD_TIMEOUT_MS = 60_000

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from apptest_support import APP, ROOT, TIMEOUT, open_page
-from attention_core import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, MAX_CELL_MAGNITUDE, AttentionInputError, check_answer,
+from attention_core import (ANSWER_TOLERANCE, EXAMPLE, HAND_STAGES, MAX_CELL_MAGNITUDE, AttentionInputError,
+                            check_answer,
                             diagnose, hand_trace, likely_slips, read_grid, read_number, resize_grid, stage_truth)
 from attention_core.by_hand import EMPTY, INVALID, RIGHT, WRONG
 
@@ -371,7 +372,8 @@ def test_size_change_keeps_the_overlapping_numbers_and_reset_restores_the_exampl
 
 
 def test_causal_mask_changes_the_weights_to_check():
-    grids = typed_example() | {"answer_weights": [["1", "0", "0"], ["0.670", "0.330", "0"], ["0.306", "0.074", "0.620"]]}
+    grids = typed_example() | {"answer_weights": [["1", "0", "0"], ["0.670", "0.330", "0"],
+                                                   ["0.306", "0.074", "0.620"]]}
     at = run_page(grids)
     at.checkbox(key="hand-size-causal").check().run()
     check(at, "weights")
@@ -584,7 +586,8 @@ def test_empty_working_is_neither_wrong_nor_in_the_way():
     partial[1:] = [[""] * 4, [None] * 4]
     at.session_state["hand_grids"][WORKING] = partial
     at.run()
-    assert texts(at, "success") == ["Your weights: all 9 cells right. Well done!", "Your working: all 4 numbers you typed are right."]
+    assert texts(at, "success") == ["Your weights: all 9 cells right. Well done!",
+                                    "Your working: all 4 numbers you typed are right."]
     assert not texts(at, "warning")
 
 

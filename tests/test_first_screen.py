@@ -8,16 +8,10 @@ a heatmap's cells were printed at 8–9 px.
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-try:
-    from tests import browser_support as bs
-except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import browser_support as bs
+import browser_support as bs
 
 from apptest_support import open_page
 
@@ -29,9 +23,7 @@ WINDOW = {"width": 1280, "height": 800}
 @pytest.fixture(scope="module")
 def opened():
     """``opened(path)``: a new 1280×800 page of one app server at ``path``, its run finished and charts drawn."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if bs.find_chromium() is None:
-        pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium")
+    sync_api = bs.require_browser()
     with bs.streamlit_server(timeout=60) as server, sync_api.sync_playwright() as p:
         browser = bs.launch_chromium(p)
 
@@ -183,7 +175,7 @@ def _click_after_rest(page, x: float, y: float) -> None:
 
 _FOCUS_IN_GRID_JS = "() => !!document.activeElement?.closest('[data-testid=stDataFrame]')"
 _FOCUS_ON_A_CELL_JS = ("() => !!document.activeElement?.closest('[data-testid=stDataFrame]')"
-                       " && !document.activeElement.closest('[data-testid=stElementToolbar]')")  # (its toolbar is in it)
+                       " && !document.activeElement.closest('[data-testid=stElementToolbar]')")  # (toolbar: in it)
 
 
 @pytest.mark.browser

@@ -478,7 +478,8 @@ def test_run_lesson_identity_and_unicode_sentences():
 
 def test_the_core_raises_its_own_error_for_bad_input():
     """Pages catch AttentionInputError (a ValueError) and only it: every bad input below must raise it."""
-    from attention_core import AttentionInputError, LessonConfig, attend, resolve_device, run_lesson, sliding_window_mask
+    from attention_core import (AttentionInputError, LessonConfig, attend, resolve_device, run_lesson,
+                                sliding_window_mask)
 
     bad_calls = [
         lambda: tokenize(""),

@@ -58,7 +58,8 @@ def is_worked(table) -> bool:
     """A worked-numbers table (not the full matrix in "All the numbers"): it has a result column, or is the
     followed token's row of X, or the concatenation by head."""
     columns = [str(c) for c in table.columns]
-    return any(c.startswith("= ") for c in columns) or columns in (["feature", "value"],) or "context of this head" in columns
+    return (any(c.startswith("= ") for c in columns) or columns in (["feature", "value"],)
+            or "context of this head" in columns)
 
 
 # ------------------------------------------------------------------------------------- worked numbers
@@ -99,7 +100,8 @@ def test_every_stage_shows_worked_numbers_that_add_up(stage):
 def test_worked_numbers_of_a_fully_blocked_row_are_zero_without_nan():
     lesson = run_lesson(LessonConfig(mask="custom", custom_mask=((False,) * 7,) + ((True,) * 7,) * 6))
     r = row_arithmetic(lesson.trace, 0, 0)
-    assert r.total == 0 and torch.equal(r.weights, torch.zeros(7)) and torch.equal(r.context, torch.zeros_like(r.context))
+    assert r.total == 0 and torch.equal(r.weights, torch.zeros(7))
+    assert torch.equal(r.context, torch.zeros_like(r.context))
     labels = [f"{i}·t" for i in range(1, 8)]
     numbers = worked.softmax(lesson.trace, labels, 0, 0)
     assert "blocked" in numbers.intro and set(numbers.table["= weight (e ÷ Σe)"]) == {"0.0000"}

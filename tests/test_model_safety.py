@@ -35,7 +35,8 @@ def _cached_functions():
 
 def test_every_ui_cache_is_bounded_in_entries_and_bytes():
     found = dict(_cached_functions())
-    assert {"attention_ui.controls._lesson_copy", "attention_ui.models._run_copy", "attention_ui.models.cached_model"} <= set(found)
+    assert {"attention_ui.controls._lesson_copy", "attention_ui.models._run_copy",
+            "attention_ui.models.cached_model"} <= set(found)
     for name, cached in found.items():
         info = cached._info
         assert info.max_entries is not None and info.max_entries <= 64, name
@@ -188,6 +189,7 @@ def test_the_shared_chart_spec_cache_is_bounded_in_entries_and_bytes():
     assert render.MAX_SPECS <= 1024 and render.MAX_SPEC_BYTES <= 64 * 2**20
     labels = frames.token_labels(["a", "b", "c"])
     for i in range(render.MAX_SPECS + 5):
-        render.cached_spec(charts.heatmap, frames.matrix_frame(pd.DataFrame([[i, 0, 0]] * 3).to_numpy(), labels, labels))
+        render.cached_spec(charts.heatmap,
+                           frames.matrix_frame(pd.DataFrame([[i, 0, 0]] * 3).to_numpy(), labels, labels))
     entries, size = render.cache_size()
     assert entries <= render.MAX_SPECS and 0 < size <= render.MAX_SPEC_BYTES

@@ -524,7 +524,8 @@ def test_masking_page_buttons_edit_the_grid():
     assert not at.warning
 
     set_widget(at, "radio", "mask", "causal")
-    assert any("the other pages do not use it yet" in i for i in texts(at, "info")), "the grid is kept while another mask is chosen"
+    assert any("the other pages do not use it yet" in i for i in texts(at, "info")), \
+        "the grid is kept while another mask is chosen"
     assert not any("no chart uses" in i for i in texts(at, "info")), "the page's custom chart does use it"
 
 
@@ -815,7 +816,8 @@ def test_markup_sentence_is_escaped_at_every_stage():
 
 
 def test_page_keeps_its_title_when_the_settings_are_invalid():
-    at = open_page("pages/multi_head.py", {"init": "identity", "d_model": "6", "heads": "4"})  # 6 features do not split into 4 heads
+    # 6 features do not split into 4 heads
+    at = open_page("pages/multi_head.py", {"init": "identity", "d_model": "6", "heads": "4"})
     assert at.error
     assert any("Multi-head" in t for t in texts(at, "title")), texts(at, "title")
 

@@ -15,31 +15,17 @@ Skips (with the reason) when Playwright is not importable or no Chromium is foun
 from __future__ import annotations
 
 import importlib.util
-import sys
-from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
-try:
-    from tests import browser_support as bs
-except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import browser_support as bs
+import browser_support as bs
 
 from attention_ui.text import STAGES
 
 pytestmark = pytest.mark.browser
 
-sync_api = pytest.importorskip(
-    "playwright.sync_api",
-    reason="playwright is not installed (pip install playwright; it drives the system Chromium)",
-)
-if bs.find_chromium() is None:
-    pytest.skip(
-        "no Chromium found: set CHROMIUM_PATH or install chromium / chromium-browser / google-chrome on PATH",
-        allow_module_level=True,
-    )
+sync_api = bs.require_browser()
 
 FIRST_LOAD_MS = 90_000  # a first run imports torch
 LOAD_MS = 60_000

@@ -103,13 +103,16 @@ _DATAFRAMES_JS = """() => Array.from(document.querySelectorAll(
     while (next && next.getBoundingClientRect().height === 0) next = next.nextElementSibling;
     const header = Array.from(d.querySelectorAll('th'), th => th.textContent.trim()).slice(0, 3).join(' | ');
     const cells = Array.from(d.querySelectorAll('td, th'), c => parseFloat(getComputedStyle(c).fontSize));
-    return {name: header, right, bottom, kind: d.dataset.testid, smallest_text: cells.length ? Math.min(...cells) : null,
+    return {name: header, right, bottom, kind: d.dataset.testid,
+            smallest_text: cells.length ? Math.min(...cells) : null,
             hidden_width: scroller ? scroller.scrollWidth - scroller.clientWidth : 0,
             next_top: next ? next.getBoundingClientRect().top : null};
 })"""
 
-_CHART_RIGHTS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'), c => {
-    const parts = [c, ...c.querySelectorAll('svg, canvas')].map(e => e.getBoundingClientRect()).filter(r => r.width > 0);
+_CHART_RIGHTS_JS = """() => Array.from(
+  document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'), c => {
+    const parts = [c, ...c.querySelectorAll('svg, canvas')].map(e => e.getBoundingClientRect())
+      .filter(r => r.width > 0);
     const t = c.querySelector('.role-title-text, text.role-title-text');
     return {title: t ? t.textContent : '', right: Math.max(...parts.map(r => r.right))};
 })"""
@@ -129,7 +132,8 @@ _NAMES_IN_CIRCLES_JS = """() => {
     return out;
 }"""
 
-_CHART_TEXT_JS = """(titles) => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'))
+_CHART_TEXT_JS = """(titles) => Array.from(
+  document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'))
     .map(c => {
         const svg = c.querySelector('svg.marks, .vega-embed > svg, svg');
         const title = Array.from(c.querySelectorAll('.role-title-text'), e => e.textContent).join(' ');
@@ -142,7 +146,8 @@ _CHART_TEXT_JS = """(titles) => Array.from(document.querySelectorAll('[data-test
         const container = c.closest('[data-testid=stElementContainer]');
         let next = container && container.nextElementSibling;
         while (next && next.getBoundingClientRect().height === 0) next = next.nextElementSibling;
-        return {title, scale, right: box.right, bottom: box.bottom, next_top: next ? next.getBoundingClientRect().top : null,
+        return {title, scale, right: box.right, bottom: box.bottom,
+                next_top: next ? next.getBoundingClientRect().top : null,
                 smallest_label: Math.min(...labels), smallest_value: values.length ? Math.min(...values) : null};
     }).filter(c => c)"""
 
@@ -363,7 +368,8 @@ def test_only_charts_side_by_side_keep_room_for_each_others_labels(step, levelle
 
 LONG_SENTENCE = "The quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat."
 
-_X_LABELS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart] svg.marks'))
+_X_LABELS_JS = """() => Array.from(
+  document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart] svg.marks'))
     .flatMap(svg => {
         const scale = svg.getBoundingClientRect().width / parseFloat(svg.getAttribute('width'));
         return Array.from(svg.querySelectorAll('g.role-axis'))
@@ -514,7 +520,8 @@ def test_a_charts_hover_box_on_a_slide_is_slide_sized(slide):
     tip = page.locator("#vg-tooltip-element.visible")
     tip.wait_for(timeout=10_000)
     assert "query" in tip.inner_text() and "score" in tip.inner_text()
-    size = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('#vg-tooltip-element td')).fontSize)")
+    size = page.evaluate("() => parseFloat(getComputedStyle("
+                         "document.querySelector('#vg-tooltip-element td')).fontSize)")
     assert size >= 18, size
 
 

@@ -548,7 +548,8 @@ st.markdown("not reached")
 
 
 @pytest.mark.parametrize(("current", "links"), [
-    ('st.session_state[CURRENT_PAGE] = "why-scaling"', [("Next on the path: Order and position", "order-and-position")]),
+    ('st.session_state[CURRENT_PAGE] = "why-scaling"',
+     [("Next on the path: Order and position", "order-and-position")]),
     ("", []),  # a page file run on its own (no navigation): no page to link from
 ])
 def test_stop_page_draws_the_path_link_then_stops(current, links):

@@ -50,9 +50,7 @@ def _layout(page) -> dict:
 def open_on():
     """``open_on(device, path)``: a new page (Playwright's) of one app server on ``device`` (PHONE or TABLET) at
     ``path``, its run finished and its charts drawn."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if bs.find_chromium() is None:
-        pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium")
+    sync_api = bs.require_browser()
     with bs.streamlit_server(timeout=60) as server, sync_api.sync_playwright() as p:
         browser = bs.launch_chromium(p)
         contexts = []
@@ -219,7 +217,8 @@ def test_a_finger_reaches_the_settings_the_pages_and_the_help(open_on):
     assert not page.locator("[data-testid=stMain] input[type=checkbox]").first.is_checked()
 
 
-_SIDEWAYS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'), c => {
+_SIDEWAYS_JS = """() => Array.from(
+  document.querySelectorAll('[data-testid=stMain] [data-testid=stVegaLiteChart]'), c => {
     const holder = c.closest('[data-testid=stElementContainer]');
     const cue = getComputedStyle(holder, '::after');
     const box = c.getBoundingClientRect(), drawn = c.querySelector('svg').getBoundingClientRect();

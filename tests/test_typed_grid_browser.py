@@ -13,21 +13,13 @@ Skips when Playwright or Chromium is missing (see tests/browser_support.py).
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-try:
-    from tests import browser_support as bs
-except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import browser_support as bs
+import browser_support as bs
 
 pytestmark = pytest.mark.browser
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-if bs.find_chromium() is None:
-    pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium", allow_module_level=True)
+sync_api = bs.require_browser()
 
 WINDOW = {"width": 1280, "height": 800}
 TIMEOUT_MS = 90_000

@@ -7,23 +7,16 @@ Skips when Playwright or Chromium is missing (see tests/test_browser.py).
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-try:
-    from tests import browser_support as bs
-except ImportError:  # pragma: no cover - depends on how pytest set up sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import browser_support as bs
+import browser_support as bs
 
 pytestmark = pytest.mark.browser
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-if bs.find_chromium() is None:
-    pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium", allow_module_level=True)
+sync_api = bs.require_browser()
 
-PAGES = {"why-scaling": 4, "order-and-position": 6, "cross-attention": 3, "what-it-costs": 2}  # url path -> charts on arrival
+# url path -> charts on arrival
+PAGES = {"why-scaling": 4, "order-and-position": 6, "cross-attention": 3, "what-it-costs": 2}
 TIMEOUT_MS = 90_000
 MEASURE_TIMEOUT_MS = 240_000
 
