@@ -528,7 +528,7 @@ def _heatmap_layers(
     if panel_outline is not None:  # one frame around the whole panel (a rect with no x/y spans the view)
         layers.append(alt.Chart().transform_filter(panel_outline)
                       .transform_aggregate(cells="count()", groupby=["head_index"])
-                      .mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=4))
+                      .mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=4, aria=False))  # (nothing to name)
     size = {"width": "container", "height": "container"} if fit else {
         "width": cell_size * len(cols), "height": cell_height * len(rows)}
     return alt.layer(*layers, data=df, title=title, **size)
@@ -971,7 +971,8 @@ def _fitted_head_grid(heads_df: pd.DataFrame, *, columns: int, domain, row: str,
     layers = [cells, names]
     if selected is not None:
         layers.append(first_cell.transform_filter(f"datum.head_index == {int(selected)}")
-                      .mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=4).encode(x=panel_x, y=panel_y))
+                      .mark_rect(fill=None, stroke=FOLLOW_COLOR, strokeWidth=4, aria=False)
+                      .encode(x=panel_x, y=panel_y))
     df = _columns_read(df, {row, col, head, "value", "row_index", "col_index", "head_index"})
     panels = [alt.CalculateTransform(calculate=f"floor(datum.head_index / {columns})", **{"as": "panel_row"}),
               alt.CalculateTransform(calculate=f"datum.head_index % {columns}", **{"as": "panel_column"})]

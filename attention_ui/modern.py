@@ -85,9 +85,13 @@ def sharing_diagram(num_heads: int, groups: list[int], *, title: str = "", width
                                                   range=[QUERY_COLOR, KV_COLOR]),
                         legend=alt.Legend(orient="bottom", title=None, labelFontSize=font_size - 1)),
         tooltip=[alt.Tooltip("name:N", title="head"), alt.Tooltip("kind:N", title="kind")])
-    names = alt.Chart(nodes).mark_text(fontSize=name_size, fontWeight="bold", color="white").encode(
-        x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden), text=alt.Text("name:N"))
-    return alt.layer(lines, dots, names, width=width, height=150, title=charts.chart_title(title, font_size - 1),
+    # white on the blue query heads, dark on the orange key/value heads (white on that orange was 2.6 : 1)
+    names = [alt.Chart(nodes).transform_filter(f"datum.kind == '{kind}'")
+             .mark_text(fontSize=name_size, fontWeight="bold", color=colour).encode(
+                 x=alt.X("x:Q", scale=x_scale, axis=hidden), y=alt.Y("y:Q", scale=y_scale, axis=hidden),
+                 text=alt.Text("name:N"))
+             for kind, colour in (("query head", "white"), ("key/value head", charts.DARK_TEXT))]
+    return alt.layer(lines, dots, *names, width=width, height=150, title=charts.chart_title(title, font_size - 1),
                      config=alt.Config(view=alt.ViewConfig(stroke=None)))
 
 

@@ -26,7 +26,8 @@ from .controls import BOUND
 from .views import show_table
 
 SERIES_COLORS = ["#3b5bdb", "#f08c00", "#2b8a3e", "#c2255c", "#5f3dc4"]
-GUIDE_COLOR = "#868e96"
+GUIDE_COLOR = "#6c757d"
+"""A marker line and its words ("d_k = 64", "T = d"): a grey dark enough for small text (4.7 : 1 on white)."""
 SCALING_D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 """The d_k values swept by the scaling experiments (the slider's value is added)."""
 

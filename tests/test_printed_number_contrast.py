@@ -132,3 +132,44 @@ def test_a_head_grid_of_longer_numbers_is_not_filled_into_the_spec_of_shorter_on
     long = render.cached_head_grid(np.array([[[-15.5, -0.25], [1.0, 2.0]]]), ["a", "b"], ["head 1"], diverging=True,
                                    show_values=True, scheme="blueorange", domain=(-20, 20), cell_size=44)
     assert max(_value_fonts(long)) < max(_value_fonts(short))
+
+
+def _unnamed_symbols(spec: dict) -> list[str]:
+    """The rendered SVG's elements a screen reader is told are graphics (role img, graphics-symbol or
+    graphics-document) that have no name: no aria-label and no <title> (axe's rule svg-img-alt)."""
+    root = ET.fromstring(vl_convert.vegalite_to_svg(spec))
+    return [ET.tostring(element, encoding="unicode")[:160] for element in root.iter()
+            if element.get("role") in ("img", "graphics-symbol", "graphics-document")
+            and not element.get("aria-label") and element.find(f"{SVG}title") is None]
+
+
+@pytest.mark.parametrize("fit", [False, True], ids=["panels", "fitted"])
+def test_a_head_grids_outline_of_the_chosen_head_is_not_an_unnamed_graphic(fit):
+    """Multi-head's frame around the chosen head (a rect with no fields to describe it) was told to a screen reader
+    as a graphic with no name."""
+    weights = np.full((4, 3, 3), 1 / 3)
+    labels = ["a", "b", "c"]
+    spec = charts.head_grid(frames.heads_frame(weights, labels, labels), columns=2, selected=1, fit=fit).to_dict()
+    if fit:
+        spec = {**spec, "width": 400}
+    assert _unnamed_symbols(spec) == []
+
+
+def test_the_sharing_diagrams_head_names_contrast_with_their_dots():
+    """"KV1" was white on the orange key/value dots, 2.6 : 1."""
+    from attention_ui.modern import sharing_diagram
+
+    root = ET.fromstring(vl_convert.vegalite_to_svg(sharing_diagram(4, [0, 0, 1, 1]).to_dict()))
+    dots = {path.get("aria-label").split("head: ")[-1]: path.get("fill") for path in root.iter(f"{SVG}path")
+            if path.get("aria-roledescription") == "circle"}
+    names = [(text.text, text.get("fill")) for text in root.iter(f"{SVG}text") if text.text in dots]
+    assert {name for name, _ in names} == {"Q1", "Q2", "Q3", "Q4", "KV1", "KV2"}, names
+    assert all(contrast(colour, dots[name]) >= 4.5 for name, colour in names), [
+        (name, colour, dots[name], round(contrast(colour, dots[name]), 2)) for name, colour in names]
+
+
+def test_the_why_pages_marker_words_are_dark_enough_for_small_text():
+    """"d_k = 64" (Why √d_k) and "T = d" (What it costs) were grey at 3.3 : 1 on white."""
+    from attention_ui.why import GUIDE_COLOR
+
+    assert contrast(GUIDE_COLOR, "white") >= 4.5
