@@ -91,7 +91,8 @@ def row_scaled(values: np.ndarray) -> np.ndarray:
         low = np.nanmin(np.where(empty, 0.0, finite), axis=-1, keepdims=True)
         high = np.nanmax(np.where(empty, 0.0, finite), axis=-1, keepdims=True)
         span = high - low
-        return np.where(span > 0, (finite - low) / np.where(span > 0, span, 1.0), np.where(np.isnan(finite), np.nan, 1.0))
+        return np.where(span > 0, (finite - low) / np.where(span > 0, span, 1.0),
+                        np.where(np.isnan(finite), np.nan, 1.0))
 
 
 def _display_labels(labels: Sequence[str] | None, n: int, what: str) -> list[str]:

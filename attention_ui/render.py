@@ -139,8 +139,9 @@ def cached_matrix_chart(builder: Callable[..., alt.TopLevelMixin], values, rows:
     matrix's values (and ``blocked``) rather than under its frame: on a hit no frame is made or hashed."""
     inputs = (builder.__module__, builder.__qualname__, values, blocked, list(rows), list(cols), row_name, col_name,
               sorted(options.items()))
-    return cached_chart(inputs, lambda: builder(matrix_frame(values, AxisLabels(rows), AxisLabels(cols), row_name=row_name,
-                                                             col_name=col_name, blocked=blocked), **options))
+    return cached_chart(inputs, lambda: builder(matrix_frame(values, AxisLabels(rows), AxisLabels(cols),
+                                                             row_name=row_name, col_name=col_name, blocked=blocked),
+                                                **options))
 
 
 MAX_TEMPLATES = 64

@@ -52,7 +52,8 @@ def real_model_questions(*, num_tokens: int, labels, weights, layer: int, head: 
             REAL_MODEL, "weight", f"In layer {layer + 1}, head {head + 1}, what weight does {me} give to {them}?",
             weight,
             f"It is the number in {me}'s row and {them}'s column of the close-up: {weight:.3f}. A row's weights "
-            f"are a softmax over {'the tokens it may see (itself and those before it)' if causal else 'all the tokens'} "
+            f"are a softmax over "
+            f"{'the tokens it may see (itself and those before it)' if causal else 'all the tokens'} "
             "(special ones included), so they add up to 1.",
             hint="In the close-up of this head, find the row of the token the question starts from and the column "
                  "of the token it goes to (the bar chart below it shows the same row)."))
