@@ -543,7 +543,7 @@ if (!window.clickerKeysAfterUse) {
   const presenting = () => !!document.querySelector(".st-key-slide_settings, .st-key-presenter input:checked");
   // A choice in the Settings menu made with the mouse (not a text box, and not reached with the keyboard, which
   // keeps the keys a radio or a slider moves by) leaves the slide's keys to the slide, and Page Up / Page Down, a
-  // clicker's keys, do nothing to a radio, a switch or a button: both close the menu and take the step.
+  // clicker's keys, do nothing to a radio, a switch, a button or a one-line box: both close the menu and take the step.
   // (a key pressed makes the focused element :focus-visible before its keydown is seen: the pointer is tracked)
   let pointerAt = -Infinity, pointerFocused = null;
   // A step button that had the keyboard's focus (Tab to Next, then Enter) and is gone or greyed out after its step
@@ -580,12 +580,14 @@ if (!window.clickerKeysAfterUse) {
   };
   // (a slider keeps ← →, however it was reached: they are how a value such as d_k = 32 is set exactly after a drag;
   // a tab chosen with the mouse keeps them too, to move between tabs, but Page Down had scrolled the page under it
-  // and stopped at its foot)
+  // and stopped at its foot. A one-line text or number box leaves a clicker's Page keys too, which do nothing in it:
+  // after a new sentence typed in Settings and Enter, the clicker did nothing and the menu stayed over the slide.)
   const clickerChoice = (active, key) => !!active && (
     (active === pointerFocused && active.matches(
       "input[type='radio'], input[type='checkbox'], button, [role='combobox'][aria-expanded='false']"))
     || (key.startsWith("Page") && active.matches(
-      "input[type='radio'], input[type='checkbox'], input[type='range'], [role='slider'], [role='tab'], button")));
+      "input[type='radio'], input[type='checkbox'], input[type='range'], [role='slider'], [role='tab'], button, "
+      + "input[type='text'], input[type='number'], input:not([type])")));
   // the app's run: "running" while the page's script runs, "notRunning" once it has finished
   const scriptState = () => document.querySelector("[data-testid='stApp']")?.getAttribute("data-test-script-state");
   const menuChoice = (active, key) => !!active?.closest("[data-testid='stPopoverBody']") && clickerChoice(active, key);
@@ -601,7 +603,7 @@ if (!window.clickerKeysAfterUse) {
     const inMenu = !!active?.closest("[data-testid='stPopoverBody']");
     if (!numbers || !main || !event.key.startsWith("Page") || event.repeat || !presenting()
         || scriptState() === "running" || (inMenu && !menuChoice(active, event.key))
-        || active?.matches("input[type='text'], input:not([type]), textarea, [contenteditable='true']")) return;
+        || active?.matches("textarea, [contenteditable='true']")) return;
     const top = main.getBoundingClientRect().top + SECTION_TOP_PX, bottom = main.getBoundingClientRect().bottom;
     const box = numbers.getBoundingClientRect();
     // (how far the page can still go down: on a short slide the numbers never reach the top line, and a press that
@@ -843,15 +845,16 @@ closed), these keys press Back or Next and give the focus back to the page. A te
 keeps its keys. Escape in a text box of the Settings menu applies what was typed before the menu closes (Streamlit
 takes a text box's value when it loses the focus; closing the menu first dropped it). In the Settings menu, a
 control chosen with the mouse (a radio, a switch, a closed menu; not a text box) leaves ← → to the slide, and
-Page Up / Page Down, which a radio, a switch or a slider has no use for on a slide, go to the slide however it was
-reached: the key closes the menu and takes the step (a lecturer who clicked "causal" and pressed → moved the mask on to
-"padding" instead of the slide, and a clicker's Page Down did nothing). A slider keeps ← → (a lecturer who dragged d_k
-to 33 corrected it with ←, and the menu closed and the slide went back instead), and so does a radio reached with the
-keyboard. Near a section's heading (within NEAR_HEADING_PX of where the keys bring it) the keys go on to the next
-one: a press that moved 11 px to it looked dead. Forward, a screen at a time brings the first part not yet seen to the
-top when nothing is cut at the window's foot, and once all but the path link is in view the keys follow it. At a
-page's foot they wait while a chart is still being drawn: a page just opened looked short, and its first press went
-on to the next page unseen. A slide is presenter mode, also on the pages
+Page Up / Page Down, which a radio, a switch, a slider or a one-line text or number box has no use for on a slide, go
+to the slide however it was reached: the key closes the menu and takes the step (a lecturer who typed a new sentence
+and pressed Enter found the clicker dead and the menu over the slide; one who clicked "causal" and pressed → moved the
+mask on to "padding" instead of the slide, and a clicker's Page Down did nothing). A slider keeps ← → (a lecturer who
+dragged d_k to 33 corrected it with ←, and the menu closed and the slide went back instead), and so does a radio
+reached with the keyboard. Near a section's heading (within NEAR_HEADING_PX of where the keys bring it) the keys go on
+to the next one: a press that moved 11 px to it looked dead. Forward, a screen at a time brings the first part not
+yet seen to the top when nothing is cut at the window's foot, and once all but the path link is in view the keys
+follow it. At a page's foot they wait while a chart is still being drawn: a page just opened looked short, and its
+first press went on to the next page unseen. A slide is presenter mode, also on the pages
 without the lesson's Settings menu (Start here, Work it by hand: the clicker moved nothing there), and a page without
 numbered sections moves a screen at a time. A screen at
 a time starts where an element starts and cuts none that fits a screen, where it can (the farthest such start within

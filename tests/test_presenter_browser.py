@@ -630,6 +630,27 @@ def test_a_new_slide_starts_at_the_top_and_escape_keeps_a_typed_sentence(server,
         context.close()
 
 
+def test_a_clickers_page_down_after_a_sentence_typed_in_the_settings_menu_takes_the_step(server, browser):
+    """A lecturer typed a new sentence in the slide's Settings menu and pressed Enter: the cursor stayed in the box,
+    the clicker's Page Down did nothing and the menu stayed over the slide until Escape or a click."""
+    context, page = _new_page(browser)
+    body = '[data-testid="stPopoverBody"]'
+    try:
+        _open(page, server + "/step-through?presenter=true&step=softmax", FIRST_LOAD_MS)
+        page.locator(".st-key-slide_settings button").first.click()
+        sentence = page.locator(f"{body} .st-key-sentence input").first
+        sentence.fill("Dogs chase the red ball")
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => location.search.includes('sentence=Dogs')", timeout=10_000)
+        bs.wait_for_app_idle(page)
+        assert _press_as_is(page, "PageDown") == STAGES[6].title, "Page Down after typing a sentence"
+        page.wait_for_selector(body, state="hidden", timeout=5_000)
+        assert "sentence=Dogs" in page.url, page.url
+        assert not _exceptions(page), _exceptions(page)
+    finally:
+        context.close()
+
+
 def test_the_lone_key_note_is_on_the_slides_first_screen(server, browser):
     """Under the causal mask token 1 sees only itself; the slide said so 2,000 px down, under the worked numbers."""
     viewport = PROJECTORS[0]
