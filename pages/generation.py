@@ -12,6 +12,7 @@ from attention_ui import charts, frames
 from attention_ui.checks.modern import generation_questions
 from attention_ui.controls import (BOUND, GENERATION_BACK_KEY, GENERATION_NEXT_KEY, PRESENTER_GAP_PX, SLIDE_ROW_PX,
                                    lesson_settings)
+from attention_ui.models import load_or_explain, model_names
 from attention_ui.modern import TIMING_WIDTH_PX, timing_chart, timing_frame
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_matrix_chart, cached_spec
@@ -49,13 +50,20 @@ T, h = len(labels), config.num_heads
 # words, the formula and the rarely changed number of key/value heads follow them
 first, second = st.container(), st.container()
 intro_box, step_box = (second, first) if settings.presenter else (first, second)
+offered = [name for name in DECODERS if name in model_names()]  # the GPT-style models this server has
+if offered:
+    real_one = "(it predicts no words; section 4 shows a real model that does)."
+elif settings.presenter:  # (a slide leaves section 4 out without a model)
+    real_one = "(it predicts no words)."
+else:
+    real_one = "(it predicts no words). A real model that does needs one installed on the server: section 4 says how."
 with intro_box:
     st.markdown(
         "A GPT-style model writes one token at a time. Each new token needs its own query, key and value; the "
         "keys and values of all earlier tokens never change (a causal mask means no token looks ahead), so they "
         "are kept in a **KV cache**. Each step adds one row of K and one row of V, and the new query attends to "
         "every cached row. Here the toy layer takes your sentence's own tokens one at a time, as if it had written "
-        "them (it predicts no words; section 4 shows a real model that does, on a server that has one installed)."
+        "them " + real_one
     )
     st.latex(r"K_{1:t} = \begin{bmatrix} K_{1:t-1} \\ x_t W_K \end{bmatrix},\quad "
              r"V_{1:t} = \begin{bmatrix} V_{1:t-1} \\ x_t W_V \end{bmatrix},\quad "
@@ -334,7 +342,6 @@ st.markdown(f"Measured on this server (d_model 64, 8 heads, the CPU time of one 
 show_page_questions("generation", generation_questions(step=t, num_tokens=T, kv_heads=int(g), d_k=step.d_k,
                                                         d_v=step.d_v))
 
-from attention_ui.models import load_or_explain, model_names  # noqa: E402
 
 
 def check_linked_pick(generated: list[str], first: int) -> None:
@@ -361,7 +368,6 @@ def real_generation() -> None:
     Every choice is kept in the page's address, so a class opening the lecturer's link sees the same tokens. A
     link may name only a model offered here (one some local source holds, or the hub where the host allows it): it
     never makes the server download one. A value the model or its text cannot have is dropped with a note."""
-    offered = [name for name in DECODERS if name in model_names()]
     if not offered and settings.presenter:  # its note is for whoever runs the server, not for a class
         return
     st.subheader("4 · A real model generating")

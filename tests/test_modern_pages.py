@@ -322,6 +322,28 @@ def test_real_model_generation_without_a_model_says_so(monkeypatch, tmp_path):
     models.cached_model.clear()
 
 
+@pytest.mark.parametrize("query", [{}, {"presenter": "true"}], ids=["page", "slide"])
+def test_generations_words_promise_section_4_only_where_it_is_shown(monkeypatch, tmp_path, query):
+    """The page's first words said "section 4 shows a real model that does" on a slide that leaves section 4 out
+    (no GPT-style model on the server): the class never saw it."""
+    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    models.cached_model.clear()
+    at = open_page(GENERATION, query)
+    intro = next(m.value for m in at.markdown if "KV cache" in m.value and "as if it had written" in m.value)
+    assert "section 4 shows" not in intro, intro
+    assert ("section 4 says how" in intro) == (not query), intro
+    assert ("4 · A real model generating" in [s.value for s in at.subheader]) == (not query)
+    models.cached_model.clear()
+
+
+def test_generations_words_point_to_section_4_where_a_model_writes(tiny_gpt2_as_distilgpt2):
+    at = open_page(GENERATION, {"presenter": "true"})
+    intro = next(m.value for m in at.markdown if "KV cache" in m.value and "as if it had written" in m.value)
+    assert "section 4 shows a real model that does" in intro, intro
+    assert "4 · A real model generating" in [s.value for s in at.subheader]
+
+
 def test_real_model_generates_and_shows_each_tokens_attention(tiny_gpt2_as_distilgpt2):
     at = open_page(GENERATION)
     at.toggle(key="generation_real").set_value(True).run()
