@@ -1356,8 +1356,9 @@ chart rather than squeeze its lines."""
 LINES_TITLE = "weights as lines, query (left) → key (right)"
 
 
-def lines_spec(view: StageView, head: int | None = None, title: str | None = None) -> dict:
-    """One head's weights as lines from each query (left) to each key (right); the followed token's in colour."""
+def lines_spec(view: StageView, head: int | None = None, title: str | None = None, half: bool = False) -> dict:
+    """One head's weights as lines from each query (left) to each key (right); the followed token's in colour.
+    ``half``: on a slide, in one of two columns (``lines_width``)."""
     head = view.head if head is None else head
     rows = max(len(view.labels), len(view.keys))
     return cached_matrix_chart(charts.lines_view, view.trace.weights[head], view.labels, view.keys,
@@ -1365,21 +1366,21 @@ def lines_spec(view: StageView, head: int | None = None, title: str | None = Non
                                row_height=max(18, min(view.cell_size, 520 // rows)),
                                title=title or LINES_TITLE,
                                pick=view.pick,
-                               width=lines_width(view))
+                               width=lines_width(view, half))
 
 
-def lines_width(view: StageView) -> int:
+def lines_width(view: StageView, half: bool = False) -> int:
     """The lines chart's width in px: LINES_WIDTH_PX at the page's font, wider for long words, within the page (on
-    a slide within half of it, beside the followed row's bars)."""
+    a slide within half of it, beside the followed row's bars or, ``half``, another head's lines)."""
     words = 2 * charts.lines_label_room_px(list(view.labels) + list(view.keys), view.font_size)
     grown = max(LINES_WIDTH_PX, words + LINES_SPAN_PX) * view.font_size // PAGE_FONT
-    return int(min(SLIDE_HALF_PX if _lines_beside_bars(view) else view.width_budget, grown))
+    return int(min(SLIDE_HALF_PX if half or _lines_beside_bars(view) else view.width_budget, grown))
 
 
-def show_lines(view: StageView, head: int | None = None, title: str | None = None) -> None:
+def show_lines(view: StageView, head: int | None = None, title: str | None = None, half: bool = False) -> None:
     """``lines_spec`` drawn; with ``view.pick`` a click on a query word follows it."""
     head = view.head if head is None else head
-    spec = lines_spec(view, head, title)
+    spec = lines_spec(view, head, title, half)
     key = f"lines_{head}"
     if view.pick:
         show_chart(spec, key=key, on_select=on_pick(key, "row_index", follow_token))

@@ -89,7 +89,14 @@ if settings.presenter:
     st.markdown(INTRO)
 view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,
                  x=settings.lesson.x, projections=settings.lesson.projections, colour=settings.colour, pick=True)
-show_lines(view, title=f"head {settings.head + 1} as lines, query (left) → key (right)")
+if settings.presenter and h > 1:
+    # On a slide the head shown and the next one side by side (one head's lines filled half the row): where two heads
+    # look differs at a glance
+    for column, shown in zip(st.columns(2), (settings.head, (settings.head + 1) % h)):
+        with column:
+            show_lines(view, head=shown, title=f"head {shown + 1} as lines, query (left) → key (right)", half=True)
+else:
+    show_lines(view, title=f"head {settings.head + 1} as lines, query (left) → key (right)")
 
 st.subheader("2 · Where the heads differ: each owns a block of columns")
 st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has h·d_v = {h * d_v}. "

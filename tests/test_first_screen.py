@@ -76,7 +76,7 @@ def test_the_lines_charts_title_is_one_line(page, query):
     at = open_page(page, query)
     titles = [json.loads(c.proto.spec).get("title", {}) for c in at.get("vega_lite_chart")]
     lines = [t["text"] for t in titles if isinstance(t, dict) and "as lines" in str(t.get("text"))]
-    assert len(lines) == 1 and isinstance(lines[0], str), lines
+    assert lines and all(isinstance(line, str) for line in lines), lines  # (a slide of Multi-head draws two heads)
 
 
 @pytest.mark.browser

@@ -74,6 +74,25 @@ def test_stage_6_keeps_lines_and_bars_one_under_the_other(query):
     assert len(_titled(bars, "softmax weights")) == 1 and _titled(bars, "weights as lines")
 
 
+@pytest.mark.parametrize("query, heads", [({"heads": "2"}, (1, 2)),
+                                          ({"heads": "8", "d_model": "32", "head": "8"}, (8, 1))],
+                         ids=["2 heads", "the last of 8"])
+def test_multi_heads_slide_draws_the_head_shown_and_the_next_as_lines_side_by_side(query, heads):
+    """One head's lines took the left half of the slide's row and left the right half empty."""
+    at = open_page("pages/multi_head.py", {"presenter": "true", **query})
+    assert not at.exception
+    pairs = [_titled(specs, "as lines") for specs in _column_charts(at)]
+    shown = [spec for specs in pairs if specs for spec in specs]
+    assert [spec_titles(spec)[0].split(" as lines")[0] for spec in shown] == [f"head {h}" for h in heads], shown
+    assert all(spec["width"] <= SLIDE_HALF_PX for spec in shown), [spec["width"] for spec in shown]
+
+
+def test_multi_heads_page_draws_one_heads_lines():
+    at = open_page("pages/multi_head.py", {"heads": "2"})
+    lines = _titled([json.loads(c.proto.spec) for c in at.get("vega_lite_chart")], "as lines")
+    assert [spec_titles(spec)[0] for spec in lines] == ["head 1 as lines, query (left) → key (right)"]
+
+
 def _chart_titled(at, part: str) -> dict:
     specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
     found = _titled(specs, part)
