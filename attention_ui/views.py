@@ -1001,10 +1001,33 @@ def _qkv_slide_charts(view: StageView, matrices: tuple, domain) -> list:
     return out
 
 
+PALE_SHARE = 1 / 3
+"""A matrix whose largest |value| is under this share of the shared colour scale's end is drawn pale beside the
+others (``pale_on_shared_scale``)."""
+
+
+def pale_on_shared_scale(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> str | None:
+    """Words for Q, K and V (each (T, d)) on one colour scale when one of them is so much smaller than the largest
+    that its cells are pale (a real head's V beside its Q and K); None when none is."""
+    largest = {name: float(m.abs().max()) for name, m in (("Q", q), ("K", k), ("V", v)) if m.numel()}
+    end = max(largest.values(), default=0.0)
+    pale = [name for name, m in largest.items() if m < PALE_SHARE * end]
+    if not pale or end == 0:
+        return None
+    others = " and ".join(name for name in largest if name not in pale)
+    return (f"On the one colour scale {' and '.join(pale)} {'is' if len(pale) == 1 else 'are'} pale: "
+            + ", ".join(f"largest |{name.lower()}| = {largest[name]:.2g}" for name in pale)
+            + f", against up to {end:.2g} in {others}. The same colour is the same number in all three; "
+            "“All the numbers” below has each value.")
+
+
 def _qkv_extra(view: StageView) -> None:
     t, h = view.trace, view.head
     st.markdown(f"Head {h + 1} uses columns {h * t.d_k + 1}–{(h + 1) * t.d_k} of W_Q and W_K and columns "
                 f"{h * t.d_v + 1}–{(h + 1) * t.d_v} of W_V: d_k = {t.d_k}, d_v = {t.d_v}.")
+    pale = pale_on_shared_scale(*(shown_features(m)[0] for m in (t.q[h], t.k[h], t.v[h])))
+    if pale:
+        st.caption(pale)
     _caption_cut(("Q and K", t.d_k), ("V", t.d_v), table="“All the numbers” of Q, K and V below have every feature")
     if view.projections is not None:
         with lazy_expander("The weight matrices W_Q, W_K, W_V (this head's columns)", "weights_qkv") as box:

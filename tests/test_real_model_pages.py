@@ -556,3 +556,28 @@ def test_the_opening_heads_note_goes_when_a_new_sentence_has_another_clearest_he
 
 def test_a_share_of_weight_is_not_called_all_of_it_when_it_is_not():
     assert [models.share_words(s) for s in (0.5, 0.994, 0.996, 1.0)] == ["50%", "99%", "over 99%", "100%"]
+
+
+@needs_model
+def test_inside_a_real_head_says_why_its_v_is_pale_beside_q_and_k():
+    """A real head's V (largest |v| about 1) beside its Q and K (up to about 6) on one colour scale was nearly white
+    on a slide, with nothing to say why."""
+    at = open_page("inside_real_head")
+    at.selectbox(key="step").set_value("qkv").run()
+    assert not at.exception
+    said = [c.value for c in at.caption if "is pale" in c.value]
+    assert len(said) == 1 and said[0].startswith("On the one colour scale V is pale: largest |v| = "), said
+
+
+def test_pale_on_shared_scale_names_only_a_matrix_far_smaller_than_the_largest():
+    import torch
+
+    from attention_ui.views import PALE_SHARE, pale_on_shared_scale
+
+    ones = torch.ones(3, 4)
+    assert pale_on_shared_scale(ones, -ones, 0.5 * ones) is None  # half as large: still coloured
+    note = pale_on_shared_scale(6 * ones, -4 * ones, 0.9 * PALE_SHARE * 6 * ones)
+    assert note.startswith("On the one colour scale V is pale: largest |v| = 1.8, against up to 6 in Q and K."), note
+    note = pale_on_shared_scale(6 * ones, 0.1 * ones, 0.1 * ones)
+    assert note.startswith("On the one colour scale K and V are pale:") and "in Q." in note, note
+    assert pale_on_shared_scale(0 * ones, 0 * ones, 0 * ones) is None
