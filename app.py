@@ -1,8 +1,8 @@
 """Entry point: page config and navigation over the lessons in pages/.
 
 `streamlit run app.py` reads this file twice over. Once, at server start, it imports it as a module
-to find ``app`` (an ``st.App``), warms up (imports, one lesson) and serves that; from then on every visit runs it as a script
-(``__name__ == "__main__"``), which draws the navigation.
+to find ``app`` (an ``st.App``), warms up (imports, one lesson) and serves that; from then on every visit runs it as a
+script (``__name__ == "__main__"``), which draws the navigation.
 """
 
 from pathlib import Path

@@ -242,7 +242,8 @@ def _check_qkv(q, k, v) -> None:
         if not isinstance(t, torch.Tensor):
             raise AttentionInputError(f"{name} must be a torch.Tensor, got {type(t).__name__}.")
         if t.dim() < 2:
-            raise AttentionInputError(f"{name} must have at least 2 dims (..., length, features); got shape {tuple(t.shape)}.")
+            raise AttentionInputError(f"{name} must have at least 2 dims (..., length, features); "
+                                      f"got shape {tuple(t.shape)}.")
     if q.shape[-1] == 0:
         raise AttentionInputError("d_k must be at least 1 (q and k have 0 features).")
     if q.shape[-1] != k.shape[-1]:
@@ -309,7 +310,8 @@ def _check_trace_inputs(x, x_kv, w_q, w_k, w_v, num_heads, w_o, b_q, b_k, b_v, b
         raise AttentionInputError(f"x has d_model={d_model} but x_kv has {x_kv.shape[1]} features.")
     for name in ("w_q", "w_k", "w_v"):
         if tensors[name].shape[0] != d_model:
-            raise AttentionInputError(f"{name} must have d_model={d_model} rows; got shape {tuple(tensors[name].shape)}.")
+            raise AttentionInputError(f"{name} must have d_model={d_model} rows; "
+                                      f"got shape {tuple(tensors[name].shape)}.")
     for name, heads in (("w_q", num_heads), ("w_v", g)):
         width = tensors[name].shape[1]
         if width == 0:

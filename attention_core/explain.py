@@ -55,7 +55,8 @@ def row_arithmetic(trace: AttentionTrace, head: int, query: int) -> RowArithmeti
     scaled = scores / sqrt_d_k  # (S,)        (q_i · k_j) / √d_k
     neg_inf = torch.full_like(scaled, float("-inf"))
     if allowed.any():
-        shifted = torch.where(allowed, scaled - scaled[allowed].max(), neg_inf)  # subtract the max: same softmax, no overflow
+        # subtract the max: the same softmax, and no overflow
+        shifted = torch.where(allowed, scaled - scaled[allowed].max(), neg_inf)
     else:
         shifted = neg_inf
     exps = torch.exp(shifted)  # (S,)        e^{shifted}, 0 where blocked
@@ -83,7 +84,8 @@ class LinearTerms:
 def linear_terms(x_row: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> LinearTerms:
     """The terms of ``x_row @ w + b`` for x_row (d_in,), w (d_in, d_out), b (d_out,) or None."""
     if x_row.ndim != 1 or w.ndim != 2 or x_row.shape[0] != w.shape[0]:
-        raise AttentionInputError(f"x_row (d_in,) and w (d_in, d_out) do not fit: {tuple(x_row.shape)} and {tuple(w.shape)}.")
+        raise AttentionInputError(f"x_row (d_in,) and w (d_in, d_out) do not fit: {tuple(x_row.shape)} and "
+                                  f"{tuple(w.shape)}.")
     products = (x_row[:, None] * w).T  # (d_out, d_in)   x[d]·w[d, c]
     result = products.sum(dim=-1)  # (d_out,)          Σ_d x[d]·w[d, c]
     if b is not None:

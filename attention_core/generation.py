@@ -56,8 +56,8 @@ def generate_with_attention(loaded: LoadedModel, prompt: str, num_new_tokens: in
     a long prompt keeps its last pieces so that prompt + new tokens fit MAX_REAL_MODEL_TOKENS.
     """
     if not loaded.causal:
-        raise AttentionInputError(f"{loaded.name} is an encoder: it reads the whole sentence at once and does not generate. "
-                         "Choose a GPT-style (decoder) model.")
+        raise AttentionInputError(f"{loaded.name} is an encoder: it reads the whole sentence at once and does not "
+                                  "generate. Choose a GPT-style (decoder) model.")
     whole = isinstance(num_new_tokens, int) and not isinstance(num_new_tokens, bool)
     if not whole or not 1 <= num_new_tokens <= MAX_NEW_TOKENS:
         raise AttentionInputError(f"The number of new tokens must be a whole number from 1 to {MAX_NEW_TOKENS}.")

@@ -127,7 +127,8 @@ def run_lesson(config: LessonConfig, x: torch.Tensor | None = None) -> Lesson:
             raise AttentionInputError(f"Embeddings from {config.embeddings!r} need the model's word vectors as x.")
         x = embed_tokens(tokens, config.d_model, config.seed, device=device)  # (T, d_model)
     elif tuple(x.shape) != (len(tokens), config.d_model):
-        raise AttentionInputError(f"Given embeddings have shape {tuple(x.shape)}; expected ({len(tokens)}, {config.d_model}).")
+        raise AttentionInputError(f"Given embeddings have shape {tuple(x.shape)}; "
+                                  f"expected ({len(tokens)}, {config.d_model}).")
     x = x.to(device)
     if config.init == "identity":
         projections = identity_projections(config.d_model, config.num_heads, dtype=x.dtype, device=device)

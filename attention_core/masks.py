@@ -34,7 +34,8 @@ def padding_mask(length: int, num_keys: int, num_queries: int | None = None, *, 
     num_queries = num_keys if num_queries is None else num_queries
     _check_positive(num_queries=num_queries, num_keys=num_keys)
     if not 0 <= length <= num_keys:
-        raise AttentionInputError(f"Padding length must be between 0 and {num_keys} (the number of keys), got {length}.")
+        raise AttentionInputError(f"Padding length must be between 0 and {num_keys} (the number of keys), "
+                                  f"got {length}.")
     allowed_keys = torch.arange(num_keys, device=device) < length  # (S,)
     return allowed_keys.expand(num_queries, num_keys).clone()  # (T, S)
 
@@ -60,7 +61,8 @@ def custom_mask(grid, num_queries: int | None = None, num_keys: int | None = Non
             raise AttentionInputError(f"Every mask row needs {width} cells; row {i + 1} has {len(row)}.")
         for j, cell in enumerate(row):
             if cell is None or (isinstance(cell, float) and cell != cell):
-                raise AttentionInputError(f"Mask cell (row {i + 1}, column {j + 1}) is empty: tick it or leave it unticked.")
+                raise AttentionInputError(f"Mask cell (row {i + 1}, column {j + 1}) is empty: "
+                                          "tick it or leave it unticked.")
     mask = torch.tensor([[bool(c) for c in row] for row in rows], dtype=torch.bool, device=device)
     expected = (num_queries or mask.shape[0], num_keys or mask.shape[1])
     if tuple(mask.shape) != expected:

@@ -40,7 +40,8 @@ def grouped_kwargs(projections: Projections, num_kv_heads: int) -> dict:
     """
     h = projections.num_heads
     if isinstance(num_kv_heads, bool) or not isinstance(num_kv_heads, int) or not 1 <= num_kv_heads <= h:
-        raise AttentionInputError(f"The number of key/value heads must be a whole number from 1 to {h}, got {num_kv_heads!r}.")
+        raise AttentionInputError(f"The number of key/value heads must be a whole number from 1 to {h}, "
+                                  f"got {num_kv_heads!r}.")
     if h % num_kv_heads:
         raise AttentionInputError(f"{num_kv_heads} key/value heads cannot be shared evenly by {h} query heads: "
                          f"choose a divisor of {h} ({', '.join(str(d) for d in divisors(h))}).")
@@ -263,7 +264,8 @@ def sliding_window_reach(num_tokens: int, window: int, num_layers: int) -> torch
     """Bool (L, T, T): reach[l, i, j] is True when token j can influence token i after l + 1 layers
     of sliding-window attention (information hops up to window - 1 tokens per layer)."""
     if isinstance(num_layers, bool) or not isinstance(num_layers, int) or not 1 <= num_layers <= MAX_LAYERS:
-        raise AttentionInputError(f"The number of layers must be a whole number from 1 to {MAX_LAYERS}, got {num_layers!r}.")
+        raise AttentionInputError(f"The number of layers must be a whole number from 1 to {MAX_LAYERS}, "
+                                  f"got {num_layers!r}.")
     one_layer = sliding_window_mask(num_tokens, window).double()  # (T, T)
     reach, layers = one_layer, []
     for _ in range(num_layers):

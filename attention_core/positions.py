@@ -70,7 +70,8 @@ def _positions(positions, T: int) -> torch.Tensor:
         return torch.arange(T, dtype=torch.float64)
     positions = torch.as_tensor(positions, dtype=torch.float64).cpu()
     if positions.shape != (T,):
-        raise AttentionInputError(f"positions must hold one number per row: expected {T}, got shape {tuple(positions.shape)}.")
+        raise AttentionInputError(f"positions must hold one number per row: expected {T}, "
+                                  f"got shape {tuple(positions.shape)}.")
     if not torch.isfinite(positions).all():
         raise AttentionInputError("positions must be finite numbers.")
     return positions

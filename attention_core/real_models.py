@@ -580,7 +580,8 @@ def _check_sentence(sentence) -> None:
     if not sentence.strip():
         raise AttentionInputError("The sentence is empty: type a few words, e.g. “The cat sat on the mat.”")
     if len(sentence) > MAX_SENTENCE_CHARS:
-        raise AttentionInputError(f"The sentence is {len(sentence):,} characters long; the limit is {MAX_SENTENCE_CHARS:,}.")
+        raise AttentionInputError(f"The sentence is {len(sentence):,} characters long; "
+                                  f"the limit is {MAX_SENTENCE_CHARS:,}.")
 
 
 def _token_limit(loaded: LoadedModel, max_tokens) -> int:

@@ -90,12 +90,14 @@ def projections_from_tensors(w_q, w_k, w_v, w_o=None, *, b_q=None, b_k=None, b_v
     """Wrap given weights (e.g. a real model's, already in the x @ W convention), checking shapes."""
     _check_sizes(num_heads=num_heads)
     if w_q.dim() != 2 or w_q.shape != w_k.shape:
-        raise AttentionInputError(f"w_q and w_k must be 2-D and equal in shape; got {tuple(w_q.shape)} and {tuple(w_k.shape)}.")
+        raise AttentionInputError(f"w_q and w_k must be 2-D and equal in shape; got {tuple(w_q.shape)} and "
+                                  f"{tuple(w_k.shape)}.")
     if w_v.dim() != 2 or w_v.shape[0] != w_q.shape[0]:
         raise AttentionInputError(f"w_v must be 2-D with {w_q.shape[0]} rows; got {tuple(w_v.shape)}.")
     for name, w in (("w_q", w_q), ("w_v", w_v)):
         if w.shape[1] % num_heads:
-            raise AttentionInputError(f"{name} has {w.shape[1]} columns, which do not split evenly into {num_heads} heads.")
+            raise AttentionInputError(f"{name} has {w.shape[1]} columns, which do not split evenly into "
+                                      f"{num_heads} heads.")
     return Projections(w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, num_heads=num_heads)
 
 

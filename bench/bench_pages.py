@@ -7,8 +7,8 @@ One fresh server (127.0.0.1). For each page a browserless session (``bench/strea
 link with the largest sizes the sidebar allows (32 tokens, d_model = d_k = d_v = 64, 8 heads, a causal
 mask), then times a rerun with nothing changed (caches warm: what a click elsewhere on the page costs)
 and a rerun after a new seed (a new lesson: every number and chart made again; pages without a seed
-rerun with a new sentence instead, pages with neither show "nan"). Time runs from sending the message to the run's script_finished.
-Prints the median of each and the page's elements; nothing passes or fails.
+rerun with a new sentence instead, pages with neither show "nan"). Time runs from sending the message to the run's
+script_finished. Prints the median of each and the page's elements; nothing passes or fails.
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ the shared spec cache, as every student after the first does in a lecture hall.
 Click → idle: headless Chromium presses the Next/Back buttons; timed from the click to the app's script
 state going back to "not running" and two animation frames later (the charts drawn). Two bare pages are
 measured the same way, each in its own tab on its own server, the clicks taking turns (app, controls, lean,
-app, …) so that a busy moment of the machine falls on every page alike: ``bench/controls_page.py`` (the app's navigation, sidebar and stage picker with one
-chart and no lesson) and the lecture hall's lean page ``bench/lean_page.py`` (Back/Next, a formula and two
-Vega-Lite heatmaps, no sidebar). Prints medians, p95 and the app/bare ratios; nothing passes or fails.
+app, …) so that a busy moment of the machine falls on every page alike: ``bench/controls_page.py`` (the app's
+navigation, sidebar and stage picker with one chart and no lesson) and the lecture hall's lean page
+``bench/lean_page.py`` (Back/Next, a formula and two Vega-Lite heatmaps, no sidebar). Prints medians, p95 and the
+app/bare ratios; nothing passes or fails.
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ def main() -> None:
         if not args.no_browser and Path(CHROMIUM).exists():
             for name, times in browser_times(ports, args.clicks).items():
                 results[name]["Chromium click → idle"] = times
-    print(f"{args.clicks} clicks (Next to the last stage, Back to the first, …) per row; app = the step-through page at its defaults")
+    print(f"{args.clicks} clicks (Next to the last stage, Back to the first, …) per row; "
+          "app = the step-through page at its defaults")
     for what in results["app"]:
         app = results["app"][what]
         print(f"{what:24s} app      {describe(app)}")

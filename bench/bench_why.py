@@ -16,7 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from attention_core import (LAYER_KINDS, MAX_SCALING_D_K, MAX_SCALING_KEYS,  # noqa: E402
-                            MAX_SCALING_SAMPLES, MAX_TOKENS, LessonConfig, cost_lengths, cross_attention, dot_product_variance, equivariance_check,
+                            MAX_SCALING_SAMPLES, MAX_TOKENS, LessonConfig, cost_lengths, cross_attention,
+                            dot_product_variance, equivariance_check,
                             rope_shift_check, run_lesson, shuffled_order, sinusoidal_positions, softmax_saturation,
                             time_layer)
 
