@@ -143,6 +143,12 @@ def retire_undrawn_editors() -> None:
         del shown[name]
 
 
+DARK_ROW_NAMES = {"_index": st.column_config.Column(pinned=False)}
+"""A grid's ``column_config`` entry that draws its row names (the index) in the text's colour: Streamlit draws a
+pinned column, as the index is by default, in a faded grey (about 2.6 : 1 on white), which a projector washes out.
+The grids here are a few columns wide, so the names never need to stay in view while the grid scrolls sideways."""
+
+
 def reader_name(what: str, shape: tuple[int, int]) -> str:
     """A grid's accessible name: what it holds and its size ("Your answer: raw scores QKᵀ, 3 rows × 3 columns")."""
     rows, columns = shape
@@ -172,7 +178,7 @@ def grid_editor(name: str, shape: tuple[int, int], row_labels: list[str], col_la
         widget_key = f"{HAND_GRID_KEY}{name}-{versions[name]}"
         st.session_state[f"hand-base-{name}"] = [list(row) for row in store[name]]
     base = pd.DataFrame(st.session_state[f"hand-base-{name}"], index=row_labels, columns=col_labels, dtype=object)
-    column_config = {col: st.column_config.TextColumn(col, width="small") for col in col_labels}
+    column_config = {col: st.column_config.TextColumn(col, width="small") for col in col_labels} | DARK_ROW_NAMES
     for col, (width, tooltip) in (wider or {}).items():
         column_config[col] = st.column_config.TextColumn(col, width=width, help=tooltip)
     edited = st.data_editor(base, key=widget_key, column_config=column_config, num_rows="fixed", height=height,

@@ -255,9 +255,9 @@ def show_check(stage: str, check: AnswerCheck, answer: list[list], answer_cols: 
 
 def show_marks(check: AnswerCheck, typed: list[list], columns: list[str], show_answer: bool) -> None:
     """The typed grid marked ✓ / ✗ cell by cell (with the right values when asked for)."""
-    wide = {col: st.column_config.TextColumn(width="medium") for col in columns} if show_answer else None
+    wide = {col: st.column_config.TextColumn(width="medium") for col in columns} if show_answer else {}
     st.dataframe(hand.marks_table(check, typed, tokens, columns, show_answer=show_answer),
-                 width="content", column_config=wide)  # "✗ 4 → 3.000" needs more than a number's width
+                 width="content", column_config=wide | hand.DARK_ROW_NAMES)  # "✗ 4 → 3.000": wider than a number
 
 
 def show_working_check(result: hand.WorkingCheck | None, typed: list[list], show_answer: bool) -> None:
@@ -329,7 +329,8 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
         if show_answer:
             if stage == "weights":
                 st.markdown("**The right working:** e^x of each scaled score, then each row's sum.")
-                st.dataframe(hand.working_table(working, tokens, tokens), width="content")
+                st.dataframe(hand.working_table(working, tokens, tokens), width="content",
+                             column_config=hand.DARK_ROW_NAMES)
                 if any(working.forced):
                     st.caption("Where a row's e^x cannot be typed, the row shows e^(x − its largest score), as the "
                                "note under your working says; its weights are the same.")

@@ -12,7 +12,7 @@ from attention_ui.controls import (DEFAULT_PAD_TO, PRESENTER_GAP_PX, cached_less
                                    real_word_vectors, set_custom_grid, show_slide_row)
 from attention_ui.frames import ALLOWED, BLOCKED
 from attention_ui.grid_input import MASK_GRID_KEY
-from attention_ui.hand import PRESENTER_GRID_ZOOM
+from attention_ui.hand import DARK_ROW_NAMES, PRESENTER_GRID_ZOOM
 from attention_ui.questions import show_page_questions
 from attention_ui.text import counted, plain
 from attention_ui.views import (COLOURS_ONLY_NOTE, WEIGHT_TITLE, StageView, column_cell, in_the_sidebar,
@@ -161,15 +161,20 @@ st.space(28)  # the editor's toolbar, shown on hover above its top right corner,
 # and its last keys hid behind a scroll bar; with numbers only a room could not tell which key was which.
 # Every row shown.
 worded = [max(EDITOR_COLUMN_PX, EDITOR_CHAR_PX * len(label) + EDITOR_HEADER_PX) for label in labels]
-by_word = (EDITOR_CHAR_PX * max(map(len, labels)) + EDITOR_HEADER_PX + sum(worded)
-           <= main_column_px(settings.presenter) / (PRESENTER_GRID_ZOOM if settings.presenter else 1))
+room = main_column_px(settings.presenter) / (PRESENTER_GRID_ZOOM if settings.presenter else 1)
+row_names_px = EDITOR_CHAR_PX * max(map(len, labels)) + EDITOR_HEADER_PX
+by_word = row_names_px + sum(worded) <= room
+# The row names in the text's colour where the grid fits the page; one that scrolls sideways keeps them pinned
+# (in Streamlit's faded grey) so that they stay in view
+dark_row_names = DARK_ROW_NAMES if by_word or row_names_px + EDITOR_COLUMN_PX * T <= room else {}
 # (one key while the grid is changed in the editor itself: made again on each change, it lost the keyboard's focus
 # and selected cell, and a keyboard user took 5 Tabs and the arrows from the top-left cell for every next cell)
 edited = st.data_editor(table, key=f"{MASK_GRID_KEY}{T}_{st.session_state.get(EDITOR_VERSION, 0)}", width="content",
                         height=EDITOR_ROW_PX * (T + 1) + 3,
                         column_config={c: st.column_config.CheckboxColumn(
                             c if by_word else str(j), default=False, width=px if by_word else EDITOR_COLUMN_PX,
-                            help=f"key {c}") for j, (c, px) in enumerate(zip(labels, worded), start=1)})
+                            help=f"key {c}") for j, (c, px) in enumerate(zip(labels, worded), start=1)}
+                        | dark_row_names)
 st.caption("Rows are the queries, columns the keys" + (
     "." if by_word else " (numbered as the rows; hover a column's number for its token)."))
 if edited.isna().to_numpy().any():

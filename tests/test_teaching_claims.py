@@ -168,6 +168,25 @@ def test_the_mask_editor_heads_its_columns_with_their_tokens_where_they_fit(pres
     assert not any("hover a column" in c.value for c in at.caption)
 
 
+@pytest.mark.parametrize("page, query, dark", [
+    ("pages/masking.py", {"mask": "custom"}, True),
+    ("pages/masking.py", {"mask": "custom", "presenter": "true"}, True),
+    ("pages/masking.py", {"mask": "custom", "sentence": " ".join(f"w{i}" for i in range(32))}, False),
+    ("pages/by_hand.py", {}, True),
+    ("pages/by_hand.py", {"presenter": "true"}, True)],
+    ids=["mask editor", "mask editor on a slide", "mask editor too wide for the page", "by hand", "by hand on a slide"])
+def test_the_editable_grids_draw_their_row_names_in_the_texts_colour(page, query, dark):
+    """Streamlit draws the index, a pinned column, in a faded grey (about 2.6 : 1): Work it by hand's token names and
+    the mask editor's rows washed out on a projector while the column names were dark. Unpinned, they are drawn as
+    the cells are; a mask editor wider than the page keeps them pinned, so that they stay in view."""
+    import json
+
+    at = open_page(page, query)
+    editors = [json.loads(d.proto.columns) for d in at.dataframe if d.proto.editing_mode]
+    assert editors
+    assert all((columns.get("_index", {}).get("pinned") is False) == dark for columns in editors), editors
+
+
 def test_a_slide_leaves_the_pages_further_words_to_the_lecturer():
     """The words added for a student alone made three stages' slides taller than a 1024 × 768 window."""
     at = open_page("pages/step_through.py", {"step": "qkv", "presenter": "true"})
