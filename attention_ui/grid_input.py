@@ -19,9 +19,9 @@ if (!window.gridInput) {
   window.gridInput = true;
   // The app's editable grids: Work it by hand's (``hand.grid_editor``, text cells) and the Masking page's mask editor
   // (tick boxes). A text cell's editor opens outside its grid, in the page's portal.
-  const GRID = ["[class*='st-key-HAND_GRID_KEY'] [data-testid='stDataFrame']",
-                "[class*='st-key-MASK_GRID_KEY'] [data-testid='stDataFrame']"].join(", ");
-  const typed = (grid) => !!grid?.closest("[class*='st-key-HAND_GRID_KEY']");  // a grid of text cells
+  const TYPED = "[class*='st-key-HAND_GRID_KEY']", TICKED = "[class*='st-key-MASK_GRID_KEY']";
+  const GRID = [TYPED, TICKED].map((key) => `${key} [data-testid='stDataFrame']`).join(", ");
+  const typed = (grid) => !!grid?.closest(TYPED);  // a grid of text cells
   const gridOf = (element) => (element instanceof Element ? element.closest(GRID) : null);
   const inEditor = (element) => element instanceof Element && !!element.closest(".gdg-clip-region");
   const textField = (element) => element instanceof Element && element.matches("textarea, input, [contenteditable]");
