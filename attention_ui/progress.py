@@ -7,7 +7,8 @@ it holds a record: a report reruns the page), when the page's controls are drawn
 session (``restore``). Every full run sends the session's record from the first run on, and the browser joins it to
 what it has stored by the rules ``restore`` uses, so a visit left before the stored record reached the server is kept,
 and an empty new session never wipes what is stored. Only "Start again" (``forget``) replaces the stored record.
-"""
+While the browser holds a record it also sets a cookie (``HELD_COOKIE``, no record in it), so that a new session knows
+the record is coming and its counts say so (``restoring``) rather than count without it."""
 
 from __future__ import annotations
 
@@ -36,10 +37,17 @@ MAX_NAME_CHARS = 200
 MAX_QUESTIONS = 100
 """The most check-yourself questions a page may be counted as asking."""
 _ANSWER_FIELDS = {"stage": str, "correct": bool, "wrong": int, "shown": bool}
+HELD_COOKIE = "attention_progress_held"
+"""A cookie the browser sets while it holds a record with anything in it. A new session reads it from its
+connection (``restoring``): the record is on its way, and a count made without it ("1 of 9 stages") would be wrong
+for the second or two until it comes. The record itself stays in local storage; a cookie holds 4 KB at most."""
+READING = "Reading what you have done from this browser…"
+"""What a count of the student's progress says while ``restoring``."""
 DRAWN_WAIT_MS = 15_000
 """The longest the browser holds its record back while the page's controls are still being drawn."""
 _RULES = {"chars": MAX_STORED_CHARS, "entries": MAX_ENTRIES, "name_chars": MAX_NAME_CHARS,
-          "max_count": MAX_QUESTIONS, "set_keys": SET_KEYS, "answers": ANSWERS_KEY, "counts": PAGE_QUESTIONS_KEY}
+          "max_count": MAX_QUESTIONS, "set_keys": SET_KEYS, "answers": ANSWERS_KEY, "counts": PAGE_QUESTIONS_KEY,
+          "cookie": HELD_COOKIE}
 
 _JS = """
 const RULES = %s;  // the limits and names restore() reads a record with (progress.py)
@@ -100,21 +108,31 @@ function whenDrawn(report, since = performance.now()) {
   else report();
 }
 
+const EMPTY = text(clean(""));
+const held = () => document.cookie.split("; ").includes(`${RULES.cookie}=1`);
+// The cookie tells the server's next session that a record is coming (progress.restoring): set while one is stored
+function hold(record) {
+  const want = record !== "" && record !== EMPTY;
+  if (want === held()) return;
+  document.cookie = `${RULES.cookie}=${want ? "1" : ""}; path=/; SameSite=Lax; max-age=${want ? 34560000 : 0}`;
+}
+
 export default function ({ data, setStateValue }) {
   let saved = "";
   try { saved = window.localStorage.getItem(data.storage_key) || ""; } catch (e) { /* storage off */ }
   if (!window.__attentionProgressStarted) {  // once per page load: a new session
     window.__attentionProgressStarted = true;
     // (a report reruns the page: with nothing stored, a first visit's page ran twice, and a key pressed during
-    // the second run was lost)
-    if (!saved) window.__attentionProgressRead = true;
+    // the second run was lost. Unless the cookie promised a record that is gone: the page waits for it)
+    if (!saved && !held()) window.__attentionProgressRead = true;
     else whenDrawn(() => { setStateValue("saved", saved); window.__attentionProgressRead = true; });
   }
   const session = clean(data.save);
   let record = text(data.replace ? session : join(session, clean(saved)));
   if (record.length > RULES.chars) record = text(session);  // too much stored (not this app's): the session's
-  if (record.length > RULES.chars || record === saved) return;
-  try { window.localStorage.setItem(data.storage_key, record); } catch (e) { /* storage off: nothing kept */ }
+  if (record.length > RULES.chars || record === saved) return hold(saved);
+  try { window.localStorage.setItem(data.storage_key, record); } catch (e) { return; /* storage off: nothing kept */ }
+  hold(record);
 }
 """.replace("DRAWN_WAIT_MS", str(DRAWN_WAIT_MS)) % json.dumps(_RULES)
 
@@ -145,6 +163,17 @@ def restore(saved: str) -> None:
     asked = state.setdefault(PAGE_QUESTIONS_KEY, {})
     for page, count in _counts(record.get(PAGE_QUESTIONS_KEY)).items():
         asked[page] = max(asked.get(page, 0), count)
+
+
+def restoring() -> bool:
+    """Whether the browser's stored record is still on its way to this session (its cookie says it holds one): a
+    count of what was done shows it is being read instead of a count without it."""
+    if st.session_state.get(RESTORED_KEY):
+        return False
+    try:
+        return st.context.cookies.get(HELD_COOKIE) == "1"
+    except Exception:  # no connection to read it from (a script run outside a browser's session)
+        return False
 
 
 def forget() -> None:

@@ -5,7 +5,7 @@ import streamlit as st
 from attention_core import HAND_STAGES
 from attention_ui.controls import PATH_CARD_KEY, PATH_NEXT_UP_KEY, carried_link_values, page_start, path_page
 from attention_ui.hand import EVER_CHECKED_KEY, SOLVED_KEY
-from attention_ui.progress import forget
+from attention_ui.progress import READING, forget, restoring
 from attention_ui.questions import QUESTIONS_DONE, answered_stages, page_progress, session_score
 from attention_ui.text import LEARNING_PATH, STAGES
 
@@ -57,6 +57,7 @@ def show_checklist(carried: dict, visited: set) -> None:
                 "started; a page is done when each of its check-yourself questions is answered right or its answer "
                 "was shown, when every stage was looked at, or when every one was checked by hand).")
 
+    reading = restoring()  # the browser's record is still coming: no count, mark or "next" made without it
     stages_seen = st.session_state.get("stages_seen", set())
     answered = answered_stages()
     checked = st.session_state.get(EVER_CHECKED_KEY, set())
@@ -86,14 +87,16 @@ def show_checklist(carried: dict, visited: set) -> None:
             first_not_done = (number, page, paths[0], title, opened)
         with st.container(border=True, key=f"{PATH_CARD_KEY}_{number}"):  # PAGE_STYLE sets its title above its text
             mark, body = st.columns([1, 12], vertical_alignment="center")
-            mark.markdown(DONE if done else STARTED if opened else NOT_YET)
+            mark.markdown(NOT_YET if reading else DONE if done else STARTED if opened else NOT_YET)
             path_link(body, number, page, paths[0], title, carried)
             body.markdown(teaches)
-            if page in progress:
+            if page in progress and not reading:
                 body.caption(progress[page])
 
     with next_up:
-        if first_not_done is None:
+        if reading:
+            st.caption(READING)
+        elif first_not_done is None:
             st.success("You have done every page on the path. Go back to any of them, or try other sentences and "
                        "sizes.", icon=":material/celebration:")
         else:
@@ -101,13 +104,15 @@ def show_checklist(carried: dict, visited: set) -> None:
             verb = "Carry on with" if opened else ("Start with" if done_count == 0 else "Next on the path:")
             next_up_link(page, path, f"{verb} {number}. {title}", carried)
     # the page's foot repeats where to go next (path_footer); before any progress it starts the path
-    st.session_state[PATH_NEXT_UP_KEY] = (None if first_not_done is None or not (done_count or first_not_done[4])
+    st.session_state[PATH_NEXT_UP_KEY] = (None if reading or first_not_done is None
+                                          or not (done_count or first_not_done[4])
                                           else (page, path, f"{verb} {number}. {title}"))
-    st.progress(done_count / len(LEARNING_PATH), text=f"{done_count} of {len(LEARNING_PATH)} pages done")
+    st.progress(0.0 if reading else done_count / len(LEARNING_PATH),
+                text=READING if reading else f"{done_count} of {len(LEARNING_PATH)} pages done")
     score, forget_column = st.columns([4, 1], vertical_alignment="center")
-    score.caption(f"Check-yourself score: {session_score().in_words()}. The marks and the score are kept in this "
-                  "browser, not on the server: they are here again after a reload or on your next visit (a private "
-                  "window forgets them when it closes).")
+    score.caption(f"Check-yourself score: {'…' if reading else session_score().in_words()}. The marks and the "
+                  "score are kept in this browser, not on the server: they are here again after a reload or on your "
+                  "next visit (a private window forgets them when it closes).")
     forget_column.button("Start again", icon=":material/restart_alt:", key="forget_progress", on_click=forget,
                          help="Clear the marks and the score, here and in this browser (on a shared computer, say).")
     st.markdown("**Takeaway:** read each page top to bottom (words, formula, chart, numbers), then answer its "

@@ -7,7 +7,7 @@ from attention_core import unscaled_weights
 from attention_ui import export, questions
 from attention_ui.controls import (Settings, keep_page_settings, lesson_settings, open_check_keys, page_top,
                                   path_page, real_vectors_caption, stage_footer, stage_picker, token_caption)
-from attention_ui.progress import keep_progress
+from attention_ui.progress import READING, keep_progress, restoring
 from attention_ui.text import STAGES, TOY_CAPTION, next_on_path
 from attention_ui.url_state import linked_flag
 from attention_ui.views import RERUN_PAGE, UNSCALED_KEY, lesson_view, show_slide, show_stage
@@ -47,7 +47,8 @@ def stage(settings: Settings) -> None:
         show_stage(view, key)
     if not settings.presenter:  # a student's own progress (a lecturer's rehearsal showed it to the hall)
         seen = st.session_state["stages_seen"]
-        st.caption(f"You have looked at {len(seen)} of {len(STAGES)} stages (kept in this browser).")
+        st.caption(READING if restoring() else
+                   f"You have looked at {len(seen)} of {len(STAGES)} stages (kept in this browser).")
     questions.show_check_yourself(settings, key)
     if not settings.presenter:  # downloads are for a student or a lecturer preparing: a hall has no use for them
         export.show_downloads(settings, key)

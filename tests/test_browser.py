@@ -395,6 +395,32 @@ def test_a_first_visit_runs_the_page_once_and_a_return_visit_brings_its_record(p
     # (its rerun may merge with the page's first run when it comes early, so the runs are not counted here)
 
 
+_STAGE_COUNTS_JS = """window.__counts = []; new MutationObserver(() => {
+  for (const c of document.querySelectorAll('[data-testid=stCaptionContainer]')) {
+    const text = c.innerText;
+    if (/You have looked at|Reading what you have done/.test(text) && window.__counts.at(-1) !== text)
+      window.__counts.push(text);
+  } }).observe(document, {subtree: true, childList: true, characterData: true});"""
+
+
+def test_a_reload_never_counts_the_stages_without_the_browser_s_record(page, server):
+    """A reload of Step through said "You have looked at 1 of 9 stages" for two or three seconds, until the
+    browser's record reached the new session, and then "3 of 9". The count now waits for the record (a cookie tells
+    the new session one is coming); with the record gone from the browser the page does not wait for ever."""
+    _load(page, f"{server}/step-through?step=3")
+    bs.click_stage_button(page, "Next")
+    page.add_init_script(_STAGE_COUNTS_JS)
+    _load(page, f"{server}/step-through?step=5")
+    page.wait_for_function("() => window.__counts.at(-1)?.startsWith('You have looked at')", timeout=LOAD_TIMEOUT_MS)
+    counts = page.evaluate("window.__counts")
+    assert [c for c in counts if c.startswith("You have looked at")] == [
+        "You have looked at 3 of 9 stages (kept in this browser)."], counts
+    page.evaluate(f"window.localStorage.removeItem({STORAGE_KEY!r})")  # the record gone, its cookie left
+    _load(page, f"{server}/step-through?step=5")
+    page.wait_for_function("() => window.__counts.at(-1)?.startsWith('You have looked at 1 of 9')",
+                           timeout=LOAD_TIMEOUT_MS)
+
+
 def _open_with_a_record_and_late_code(page, url: str, control: str) -> None:
     """Open ``url`` in a browser that holds a progress record (its report reruns the page), with the code of
     Streamlit's ``control`` (e.g. ``Selectbox``) held back until 2.5 s after the page's first run, as on a slow
