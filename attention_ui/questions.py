@@ -161,8 +161,8 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
                                  f"token: {T} × {d_model} = {T * d_model}.", tolerance=0,
                                  hint="X has one row per token and d_model numbers in each row: multiply the "
                                       "two sizes given in the question."))
-        found.append(choice(stage, "order", "The same word appears twice in a sentence. Before attention, how do "
-                            "its two rows of X compare?",
+        found.append(choice(stage, "order", "The same word appears twice in a sentence. In this lesson's X (word "
+                            "vectors only, no position encoding added), how do its two rows compare?",
                             ("They are identical: X does not yet say where a word stands",
                              "They differ, because the second one comes later",
                              "The second one is all zeros"), 0,

@@ -144,7 +144,8 @@ def show_model_summaries(pick, settings, first_section: int) -> None:
     n = first_section
 
     st.subheader(f"{n} · Mean over heads, layer by layer")
-    st.markdown("Averaging a layer's heads shows what the layer does as a whole (the rows still add up to 1"
+    st.markdown("Averaging a layer's heads gives a rough summary of where the layer looks (its output also "
+                "depends on each head's values and W_O; the rows still add up to 1"
                 + (" over all tokens; with the special tokens hidden, a row's shown cells add up to less)."
                    if len(keep) < run.num_tokens else ")."))
     st.latex(r"\bar A^{(l)} = \frac{1}{h} \sum_{i=1}^{h} A^{(l)}_i")

@@ -1142,7 +1142,8 @@ def _scaled_extra(view: StageView) -> None:
                     "the right). Unscaled scores spread out more the larger d_k is (their spread grows like "
                     "√d_k), so the softmax leans harder on the largest score. At a small d_k such as 4 the "
                     "difference is mild; at d_k = 64 many rows put almost all their weight on one key (the softmax "
-                    "saturates) and the softmax's gradient all but vanishes."
+                    "saturates) and the softmax's gradient is about half the scaled rows' "
+                    "(Why √d_k measures it), shrinking further as d_k grows."
                     + (f" Raise d_k {in_the_sidebar()} to see it." if t.d_k < MAX_D_K else ""))
         below = _scaled_charts if on_slide else _unscaled_charts  # the slide drew the other pair
         for column, chart in zip(st.columns(2), below(replace(view, fit=False, pick=False))):

@@ -47,7 +47,7 @@ background.markdown(
     "|---|---|---|---|\n"
     "| Self-attention | O(T²·d) | O(1) | O(1) |\n"
     "| Recurrent | O(T·d²) | O(T) | O(T) |\n"
-    "| Convolution (kernel k) | O(k·T·d²) | O(1) | O(log_k T) |\n"
+    "| Convolution (kernel k) | O(k·T·d²) | O(1) | O(log_k T) dilated, O(T/k) not |\n"
     "| Self-attention within a window r | O(r·T·d) | O(1) | O(T/r) |\n"
 )
 background.caption("From Vaswani et al. (2017), “Attention is all you need”, table 1. "
@@ -92,9 +92,10 @@ st.markdown("Both charts have log axes: each step along an axis multiplies by th
             "grows as T² is a straight line twice as steep as one that grows as T. The weights are float32 "
             "numbers (32-bit floating point), 4 bytes each; 1 MiB is 2²⁰ bytes, about a million.")
 st.markdown(f"The self-attention and recurrent lines cross at T = d = {width} (the grey line marked T = d): for "
-            f"sentences shorter than the width, attention does fewer operations than a recurrent layer; beyond it, "
-            f"more (the convolution's kernel is k = "
-            f"{CONVOLUTION_KERNEL} tokens wide). At T = {longest} one head's weights take "
+            f"sentences shorter than the width, attention's QKᵀ and AV do fewer operations than a recurrent layer; "
+            f"beyond it, more. (A whole attention layer also has its Q, K, V and output projections, about 4·T·d² at "
+            f"any T, which the table leaves out, as the paper's does.) The convolution's kernel is k = "
+            f"{CONVOLUTION_KERNEL} tokens wide. At T = {longest} one head's weights take "
             f"{bytes_text(weights_bytes(longest))}. More operations need not mean more time: section 2 measures "
             "it, and says why the two can disagree.")
 questions = cost_questions(longest, width)

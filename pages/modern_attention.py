@@ -22,9 +22,10 @@ from attention_ui.views import (StageView, in_the_sidebar, mask_chart, panel_pri
 BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
 CONTEXT_LENGTHS = [2**n for n in range(8, MAX_CONTEXT_LENGTH.bit_length())]  # 256 … 1,048,576 tokens
 
-INTRO = ("Today's language models keep the attention you stepped through but change three things: several query "
-         "heads **share one key/value head**, a token may look only a **window** back, and text is generated one "
-         "token at a time from a **cache** of keys and values (see the Generation page).")
+INTRO = ("Today's language models keep the attention you stepped through. Many let several query heads **share one "
+         "key/value head**; some (Mistral 7B, some of Gemma's layers) let a token look only a **window** back; all "
+         "generate text one token at a time from a **cache** of keys and values (see the Generation page), which "
+         "sharing and windows make smaller.")
 MORE_HEADS_KEY = "more_heads_undo"  # what "Use 4 heads on every page" changed, so that a click can undo it
 KV_HEADS_FOR_KEY = "kv_heads_for"  # the number of heads the chosen g was drawn for
 
@@ -135,8 +136,9 @@ else:
                 show_chart(cached_chart(("sharing", h, tuple(groups), options),
                                         lambda: sharing_diagram(h, groups, **options)))
         st.markdown(f"The grouped variants here are made from the multi-head weights by **averaging the W_K and W_V "
-                    f"columns of each group** (how Ainslie et al., 2023, convert a trained model). Their weights for "
-                    f"your sentence, head by head (g = {shared}: {chosen}):")
+                    "columns of each group**. Ainslie et al. (2023) start converting a trained model that way and "
+                    "then train it a little longer, which this page does not: its weights change more than a trained "
+                    f"model's would. Their weights for your sentence, head by head (g = {shared}: {chosen}):")
         grouped = traces["grouped-query"]
         per_row = min(h, 4)
         # On a slide as wide as the slide allows (900 px in all left 2 heads of 11 tokens 13-px numbers)
@@ -172,6 +174,8 @@ st.subheader("2 · How big the KV cache gets")
 st.markdown("While generating, every layer keeps the key and value of every earlier token. Per token that is")
 st.latex(r"\text{bytes per token} = 2_{(K,V)} \times \text{layers} \times g \times d_{head} \times "
          r"\text{bytes per number}")
+st.caption("d_head is each head's d_k, which equals its d_v in these models: 2 × d_head is the d_k + d_v of a key "
+           "and a value.")
 check_linked_choice("context_length", [f"{n:,}" for n in CONTEXT_LENGTHS],
                     f"a power of 2 from {CONTEXT_LENGTHS[0]:,} to {CONTEXT_LENGTHS[-1]:,}")
 show_link_notes(key="context_link_notes")
@@ -223,8 +227,8 @@ if rows is not None:
         st.caption(f"{int(context):,} tokens is more than {', '.join(beyond)} can read (its longest context): "
                    "for such a model the row shows what its cache would need, and the chart draws it pale and marks it "
                    "“what-if”: a size it would need, not one it ever reaches.")
-    st.success("Takeaway: sharing key/value heads (g < h) divides the cache by h / g; that is why long contexts "
-               "fit in memory at all.")
+    st.success("Takeaway: sharing key/value heads (g < h) divides the cache by h / g, one main reason long "
+               "contexts fit in memory.")
 
 # ---------------------------------------------------------------- 3. sliding windows
 # On a slide, what a window's height keeps besides the window's mask and weights: the menu bar, the section's heading,
@@ -283,5 +287,6 @@ st.markdown(f"After {counted(int(layers), 'layer')} the last token can draw on *
             f"({reach_words}).")
 show_page_questions("modern-attention", modern_questions(
     num_heads=h, kv_heads=shared, d_k=lesson.trace.d_k, d_v=lesson.trace.d_v, window=int(window), layers=int(layers)))
-st.success("Takeaway: a window keeps each layer's cost and cache fixed, and stacking layers still lets "
+st.success("Takeaway: a window keeps each token's cost and the cache's size fixed (a layer's cost grows as T·w, "
+           "not T²), and stacking layers still lets "
            "information travel far: Mistral 7B's 32 layers × 4,096 reach about 131,000 tokens.")

@@ -184,9 +184,9 @@ if positioned is not None:
 st.subheader("3 · Rotary embeddings (RoPE): scores that depend on distance")
 st.markdown(
     "Most recent models rotate the queries and keys instead of adding vectors to X. Each pair of features "
-    "of q (and of k) at position p is turned by the angle p·θᵢ. A rotation keeps lengths, and the angle "
-    "between a rotated query at m and a rotated key at n depends only on **m − n**: move every token by the "
-    "same amount and every score stays the same."
+    "of q (and of k) at position p is turned by the angle p·θᵢ. A rotation keeps lengths, and the score of a "
+    "rotated query at m with a rotated key at n depends on their positions only through **m − n**: move every "
+    "token by the same amount and every score stays the same."
 )
 st.latex(r"\theta_i = 10000^{-2i/d_k},\qquad q_m' = R(m\theta)\, q_m,\quad k_n' = R(n\theta)\, k_n,\qquad "
          r"q_m'^{\top} k_n' = q_m^\top R\big((n - m)\theta\big)\, k_n")

@@ -108,7 +108,8 @@ st.markdown(f"For each d_k: one random query against {num_keys} random keys, sof
             "saturated row has largest weight 1 and entropy 0.")
 st.markdown("**Why it matters for training:** once one weight takes almost everything, a small change of the "
             "scores hardly moves the weights, so training gets almost no signal to learn from. The third chart "
-            "measures that signal: from d_k ≈ 16 on the unscaled rows lose it, while the scaled rows keep theirs. "
+            "measures that signal: from d_k ≈ 16 on the unscaled rows fall behind and keep "
+            "losing it as d_k grows, while the scaled rows keep theirs. "
             "At small d_k the unscaled line is a little higher, because the signal is not largest for a perfectly "
             "even row: it peaks at a moderate spread and only falls to 0 as one weight goes to 1.")
 st.latex(r"J_{ij} = \frac{\partial a_i}{\partial s_j} = a_i(\delta_{ij} - a_j), \qquad "

@@ -20,5 +20,5 @@ def largest_weight(row, labels: list[str], me: str) -> tuple[float, str]:
         return largest, f"Every key of the row of {me} is blocked by the mask, so all its weights are 0."
     if len(tied) > 1:
         return largest, (f"The row of {me} gives its largest weight, {largest:.3f}, to each of {' and '.join(tied)} "
-                         "(often one word twice: it has one vector, so one key and one weight).")
+                         "(often one word twice: both have the same vector, so the same key and the same weight).")
     return largest, f"The row of {me} gives its largest weight, {largest:.3f}, to {tied[0]}."

@@ -19,8 +19,8 @@ def cost_questions(longest: int, width: int) -> list[Question]:
     ratio = longest / width
     doubled = 2 * longest
     return [
-        numeric(COST, "ops-ratio", f"By the formulas of section 1, how many times as many multiply-adds does one "
-                f"self-attention layer do as a recurrent layer at T = {longest} and d = {width}?", ratio,
+        numeric(COST, "ops-ratio", f"By the formulas of section 1, how many times as many multiply-adds does "
+                f"self-attention's QKᵀ and AV do as a recurrent layer at T = {longest} and d = {width}?", ratio,
                 f"Self-attention does T²·d and a recurrent layer T·d²: their ratio is T / d = "
                 f"{longest} / {width} = {ratio:g}.",
                 tolerance=0,
@@ -85,8 +85,10 @@ def modern_questions(*, num_heads: int, kv_heads: int | None, d_k: int, d_v: int
          "The KV cache gets h / g times smaller, so long contexts fit in memory; each query head still asks its "
          "own question"), 3,
         "Only keys and values are cached while generating, so g key/value heads instead of h divide the cache by "
-        "h / g. The weights change a little (see the table's last column): a trade of a little quality for much "
-        "less memory.",
+        "h / g. Each query head still has its own W_Q. Here the shared heads are the multi-head ones averaged, with "
+        "no training after it, so the weights can change a lot (the table's last column); Ainslie et al. train the "
+        "averaged model a little longer to win the quality back, and a model trained with g < h from the start "
+        "learns to share.",
         hint="What does a model keep in memory for every earlier token while it generates, and which heads does "
              "that depend on?"))
     return found

@@ -94,13 +94,13 @@ def position_questions(encodings: torch.Tensor, rope: RopeShiftCheck | None, lab
         found.append(numeric(
             POSITIONS, "rope-shift", f"In the RoPE grid with every position shifted by {rope.shift:g}, what is the "
             f"score ÷ √d_k from {me} to {quoted(labels[j])}?", shifted,
-            f"It is {shifted:.3f}, the same as without the shift ({before:.3f}): a RoPE score depends only on how "
-            "far apart the two tokens are, and a shift of every position does not change that.",
+            f"It is {shifted:.3f}, the same as without the shift ({before:.3f}): a RoPE score depends on the positions "
+            "only through how far apart the two tokens are, and a shift of every position does not change that.",
             hint="Find this cell in the right-hand grid; or think about what shifting every position does to the "
                  "distance between two tokens, and read the left-hand grid."))
     found.append(choice(
-        POSITIONS, "shuffle", "With no position information, you shuffle the words of a sentence. What happens to "
-        "attention's output?",
+        POSITIONS, "shuffle", "With no position information and no mask, you shuffle the words of a sentence. "
+        "What happens to attention's output?",
         ("Every row changes, because each word has new neighbours",
          "Only the rows of the words that moved change",
          "The same rows come out, only in the new order",
