@@ -89,6 +89,14 @@ if (!window.gridInput) {
       setTimeout(() => { if (!key.defaultPrevented && settling === mine) settling = null; }, 0);
     }
   };
+  // A double-click on a cell opens its editor, but after an earlier edit the focus stayed on the grid: the first key
+  // typed then opened a second editor over the first, and Enter closed it without keeping the number (two of four
+  // numbers typed that way came back empty). Such a key goes into the open editor instead.
+  const strayEditor = () => {
+    const editor = document.querySelector(".gdg-clip-region textarea, .gdg-clip-region input");
+    const active = document.activeElement;
+    return editor?.isConnected && !inEditor(active) && typed(gridOf(active)) ? editor : null;
+  };
   const unsettled = () => !!settling && performance.now() - settling.since < 1500 && !settling.done();
   const later = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
   const typeIn = (field, text) => {
@@ -105,7 +113,9 @@ if (!window.gridInput) {
       while (waiting.length) {
         while (unsettled()) await later(20);
         settling = null;
-        const key = waiting.shift(), active = document.activeElement;
+        const key = waiting.shift(), stray = strayEditor();
+        if (stray && (printable(key) || key.key === "Backspace")) stray.focus();
+        const active = document.activeElement;
         if (textField(active) && printable(key)) {
           typeIn(active, key.key);
         } else if (textField(active) && key.key === "Backspace") {
@@ -132,6 +142,15 @@ if (!window.gridInput) {
       const {key, code, shiftKey, ctrlKey, altKey, metaKey} = event;
       waiting.push({key, code, shiftKey, ctrlKey, altKey, metaKey});
       deliver();
+      return;
+    }
+    const stray = strayEditor();
+    if (stray && (printable(event) || event.key === "Backspace")) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      stray.focus();
+      if (printable(event)) typeIn(stray, event.key);
+      else document.execCommand("delete");
       return;
     }
     const grid = keyGrid();

@@ -372,6 +372,23 @@ def _double_click_as_pointer_arrives(page, x: float, y: float) -> None:
 
 
 @pytest.mark.browser
+def test_numbers_typed_cell_after_cell_by_double_click_are_all_kept(opened):
+    """After one number was typed, a double-click on the next cell opened its editor but left the focus on the grid:
+    the key typed opened a second editor over it, and Enter closed that without keeping the number (a student's
+    numbers came back empty and Check called the cells empty)."""
+    page = opened("/by-hand")
+    answer = 4  # X, W_Q, W_K, W_V, then step 1's answer (3 × 3)
+    for column, text in enumerate(("1", "2", "3")):
+        _double_click_after_rest(page, *_cell_centre(page, answer, 0, column, 3))
+        page.wait_for_timeout(300)
+        page.keyboard.type(text, delay=90)
+        page.keyboard.press("Enter")
+        page.wait_for_timeout(1500)  # a person reads the cell before going on
+        bs.wait_for_app_idle(page)
+    assert _grid_cells(page, answer)[:4] == ["1·I", "1", "2", "3"], _grid_cells(page, answer)
+
+
+@pytest.mark.browser
 @pytest.mark.parametrize("double_click", [_double_click_after_rest, _double_click_as_pointer_arrives],
                          ids=["after a rest", "as the pointer arrives"])
 def test_a_double_click_opens_the_cell_and_keeps_what_is_typed(opened, double_click):
