@@ -38,6 +38,15 @@ class Stage:
     """Words a page adds after ``words`` and a slide leaves to the lecturer (a slide has no room for them)."""
 
 
+QKV_MORE_START = "A head is an attention of its own, run side by side with the others. "
+
+
+def real_qkv_more(d_model: int, heads: int, d_k: int) -> str:
+    """Stage 2's last words for a real model's layer, whose d_k is the model's own."""
+    return (f"{QKV_MORE_START}This model has d_k = d_model / h = {d_model} / {heads} = {d_k}, so that all its heads "
+            "together are as wide as X.")
+
+
 STAGES = (
     Stage("embed", "1 · Tokens and embeddings X",
           r"X = (x_1, \dots, x_T)^\top \in \mathbb{R}^{T \times d_{model}},\quad \text{row } i = \text{token } i",
@@ -49,9 +58,8 @@ STAGES = (
           "Three weight matrices turn each token's vector into a query (what this token is looking for), "
           "a key (what it offers to others) and a value (what it passes on if chosen). "
           "Each head gets its own block of d_k columns, so W_Q and W_K have h·d_k columns.",
-          "A head is an attention of its own, run side by side with the others. Real models usually pick "
-          "d_k = d_model / h, so that all the heads together are as wide as X; here d_k is set on its own, so you "
-          "can try other widths."),
+          QKV_MORE_START + "Real models usually pick d_k = d_model / h, so that all the heads together are as wide "
+          "as X; here d_k is set on its own, so you can try other widths."),
     Stage("scores", "3 · Raw scores QKᵀ",
           r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{i,d}\, k_{j,d}",
           "Every query is compared with every key by a dot product. A large score means the key "

@@ -24,7 +24,8 @@ from attention_core import MAX_D_K, PAD_TOKEN, AttentionTrace, Projections
 
 from . import charts, frames, worked
 from .render import cached_chart, cached_matrix_chart, cached_spec, cached_value, show_chart
-from .text import EMBED_WORDS_REAL, OUTPUT_WITH_BIAS, QKV_BIASES_WORDS, QKV_WITH_BIASES, STAGES, Stage, plain
+from .text import (EMBED_WORDS_REAL, OUTPUT_WITH_BIAS, QKV_BIASES_WORDS, QKV_WITH_BIASES, STAGES, Stage, plain,
+                   real_qkv_more)
 from .url_state import BOUND, linked_flag
 
 PAGE_CELL, PAGE_FONT = 44, 13
@@ -169,7 +170,11 @@ def _stage_of(view: StageView, key: str) -> Stage:
     projections = view.projections
     if key == "embed" and view.embed_words:
         stage = replace(stage, words=view.embed_words, more=view.embed_more)
-    elif key == "qkv" and projections is not None and projections.b_q is not None:  # (the formula shows them)
+    if key == "qkv" and view.embed_words:  # a real model's layer: its d_k is the model's, not a setting
+        t = view.trace
+        d_model = view.x.shape[-1] if view.x is not None else t.num_heads * t.d_k
+        stage = replace(stage, more=real_qkv_more(d_model, t.num_heads, t.d_k))
+    if key == "qkv" and projections is not None and projections.b_q is not None:  # (the formula shows them)
         stage = replace(stage, latex=QKV_WITH_BIASES, more=f"{QKV_BIASES_WORDS} {stage.more}".strip())
     elif key == "output" and projections is not None and projections.b_o is not None:
         stage = replace(stage, latex=OUTPUT_WITH_BIAS)

@@ -230,6 +230,18 @@ def test_a_real_heads_formulas_have_the_biases_its_worked_numbers_add():
     assert not any("b_Q" in latex.value for latex in toy.latex)
 
 
+@needs_model
+def test_a_real_heads_stage_2_gives_the_models_own_d_k_not_a_setting_to_try():
+    """Stage 2 of a real head said "here d_k is set on its own, so you can try other widths": the page has no such
+    setting, and a real head's d_k is the model's (all-MiniLM-L6-v2: 384 / 12 = 32)."""
+    at = open_page("inside_real_head")
+    at.selectbox(key="step").set_value("qkv").run()
+    words = " ".join(m.value for m in at.markdown)
+    assert "d_k = d_model / h = 384 / 12 = 32" in words and "set on its own" not in words, words
+    toy = open_page("step_through", step="qkv")
+    assert "set on its own" in " ".join(m.value for m in toy.markdown)
+
+
 def _worked_tables(at) -> list[pd.DataFrame]:
     return [table.value for table in [*at.dataframe, *at.table]]
 
