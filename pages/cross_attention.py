@@ -11,7 +11,7 @@ from attention_ui.controls import (BOUND, DEFAULTS, keep_page_settings, lesson_s
                                    show_slide_row, stop_page)
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
-from attention_ui.text import plain, size_in_words
+from attention_ui.text import counted, plain, size_in_words
 from attention_ui.views import (StageView, in_the_sidebar, numbers_table, prints_values, show_chart,
                                 slide_bar_px, slide_token_pair, token_heatmap)
 from attention_ui.why import half_share, page_slider, source_word_vectors
@@ -94,7 +94,19 @@ if source.strip() == DEFAULT_SOURCE and config.sentence.strip() != DEFAULTS.sent
                   "In a translator the source is the sentence being translated: type a translation of yours here to "
                   "keep the picture true (this layer is untrained, so its weights do not pick matching words yet).")
 pad = st.toggle("Pad the source, as in a batch of sentences of different lengths", key="cross_pad", **BOUND)
-pad_to = page_slider("Pad the source to … tokens", 1, MAX_TOKENS, 12, "cross_pad_to") if pad else 0
+pad_to = 0
+if pad:
+    try:
+        source_length = len(source_tokens(source)[0])
+    except AttentionInputError:
+        source_length = 1  # (the source's own message comes below)
+    if source_length < MAX_TOKENS:  # a padded length shorter than the source is no choice: the slider starts there
+        pad_to = page_slider("Pad the source to … tokens", source_length, MAX_TOKENS, max(12, source_length),
+                             "cross_pad_to", help=f"From the source's own {counted(source_length, 'token')} "
+                             f"up to {MAX_TOKENS}.")
+    else:
+        st.caption(f"The source already has {MAX_TOKENS} tokens, the most a sentence may have: there is no room "
+                   "to pad it.")
 
 try:
     words, is_padding = source_tokens(source, pad_to)

@@ -356,10 +356,22 @@ def test_padding_the_source_blocks_the_pad_keys(pages):
     assert (weights.iloc[:, 8:] == 0).all().all()
     assert ((weights.sum(axis=1) - 1).abs() < 1e-6).all()
     assert any("padded from 8 to 11" in i for i in texts(at, "info"))
-    set_widget(at, "slider", "cross_pad_to", 3)
-    assert any("more than the padded length 3" in e for e in texts(at, "error"))
-    assert not at.get("vega_lite_chart") or "cross-attention" not in json.dumps(
-        [json.loads(e.proto.spec).get("title") for e in at.get("vega_lite_chart")])
+    set_widget(at, "toggle", "cross_pad", False)
+
+
+def test_the_padded_length_starts_at_the_sources_own_length(pages):
+    """The padded length went down to 1 for a source of 8 tokens; below 8 the page stopped with an error, its
+    weights gone and nothing to press. The slider now starts at the source's length, and follows a longer source."""
+    at = pages("pages/cross_attention.py")
+    set_widget(at, "toggle", "cross_pad", True)
+    assert at.slider(key="cross_pad_to").min == 8  # the default source has 8 tokens
+    set_widget(at, "text_input", "cross_source", " ".join("abcdefghijklmn"))  # 14 tokens
+    slider = at.slider(key="cross_pad_to")
+    assert slider.min == 14 and slider.value >= 14, (slider.min, slider.value)
+    assert not texts(at, "error")
+    titles = [t for chart in at.get("vega_lite_chart") for t in spec_titles(json.loads(chart.proto.spec))]
+    assert "cross-attention: 7 × 14" in titles, titles
+    set_widget(at, "text_input", "cross_source", "Le chat s'est assis sur le tapis.")
     set_widget(at, "toggle", "cross_pad", False)
 
 
