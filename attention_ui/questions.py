@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -25,6 +26,7 @@ import streamlit as st
 
 from attention_core import AttentionInputError, AttentionTrace, read_number
 
+from .frames import MINUS
 from .text import plain, quoted
 
 NUMBER_TOLERANCE = 0.002
@@ -357,8 +359,9 @@ def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = 
         return Feedback(False, f"Not quite{f': {slip}' if slip else ''}. **Hint:** "
                                f"{question.hint or 'look at the formula of this stage.'} Try again, or press "
                                "“Show the answer”.")
-    return Feedback(False, f"Not quite: it is {_answer_text(question)}. A second wrong try shows the answer, so this "
-                           "question counts as not right. " + question.why, shown=True)
+    return Feedback(False, f"Not quite{f' ({slip})' if slip else ''}: it is {_answer_text(question)}. A second "
+                           "wrong try shows the answer, so this question counts as not right. " + question.why,
+                    shown=True)
 
 
 def _slip(question: Question, value: float) -> str:
@@ -569,18 +572,23 @@ def _earlier_feedback(question: Question, done: dict) -> Feedback | None:
     return None
 
 
+_HYPHEN_MINUS = re.compile(r"(?<![\w.])-(?=\d)")
+"""A hyphen written as the sign of a number ("-0.113"; not the one in "1e-3")."""
+
+
 def _show_feedback(feedback: Feedback) -> None:
+    message = _HYPHEN_MINUS.sub(MINUS, feedback.message)  # the sign the charts and worked numbers print
     if feedback.correct is True:
-        st.success(feedback.message, icon=":material/check_circle:")
+        st.success(message, icon=":material/check_circle:")
     elif feedback.correct is False:
         if feedback.shown:
-            st.error(feedback.message, icon=":material/cancel:")
+            st.error(message, icon=":material/cancel:")
         else:
-            st.info(feedback.message, icon=":material/lightbulb:")
+            st.info(message, icon=":material/lightbulb:")
     elif feedback.shown:
-        st.info(feedback.message, icon=":material/visibility:")
+        st.info(message, icon=":material/visibility:")
     else:
-        st.warning(feedback.message)
+        st.warning(message)
 
 
 def _placeholder(question: Question) -> str:

@@ -9,6 +9,7 @@ import re
 from urllib.parse import parse_qs
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from apptest_support import open_page, switch_to
 from attention_core import LessonConfig, run_lesson
@@ -642,6 +643,20 @@ def test_a_common_slip_is_named_in_the_feedback():
     assert "not yet divided by √d_k" in grade(scaled, f"{float(trace.scores[0, row, key]):.3f}").message
     assert "divided by d_k, not by √d_k" in grade(scaled, f"{float(trace.scores[0, row, key]) / trace.d_k:.3f}").message
     assert "Not quite." in grade(q_value, "123").message  # any other wrong number: no slip named
+    # the second wrong try shows the answer: a slip is named there too (a student's raw score went unnamed)
+    raw = f"{float(trace.scores[0, row, key]):.3f}"
+    assert "(that is the raw score, not yet divided by √d_k): it is" in grade(scaled, raw, wrong_before=1).message
+
+
+def test_a_negative_number_in_the_feedback_has_a_true_minus_sign():
+    """The feedback wrote "-0.226 / 2.000 = -0.113" with a hyphen where the charts and worked numbers print −."""
+    def page():
+        from attention_ui.questions import Feedback, _show_feedback
+
+        _show_feedback(Feedback(False, "It is -0.113 = -0.226 / 2.000, not 1e-3 or x-1.", shown=True))
+
+    at = AppTest.from_function(page).run()
+    assert at.error[0].value == "It is −0.113 = −0.226 / 2.000, not 1e-3 or x-1."
 
 
 def test_a_numeric_question_asks_a_row_the_worked_numbers_do_not_write_out():
