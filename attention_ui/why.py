@@ -79,9 +79,36 @@ def saturation_table(d_ks: tuple[int, ...], num_keys: int, samples: int, seed: i
     """One row per (d_k, scaling): mean largest weight, entropy and softmax Jacobian norm."""
     rows = [stats for d_k in d_ks for stats in softmax_saturation(d_k, num_keys, samples, seed)]
     return pd.DataFrame({"d_k": [r.d_k for r in rows],
-                         "scores": ["q·k / √d_k (scaled)" if r.scaled else "q·k (unscaled)" for r in rows],
+                         "scores": [SCALED if r.scaled else UNSCALED for r in rows],
                          "largest weight": [r.max_weight for r in rows], "entropy": [r.entropy for r in rows],
                          "gradient size": [r.jacobian_norm for r in rows]})
+
+
+UNSCALED, SCALED = "q·k (unscaled)", "q·k / √d_k (scaled)"
+"""``saturation_table``'s two kinds of scores."""
+AHEAD_SHARE = 1.02
+"""The unscaled rows' gradient counts as higher than the scaled rows' when it is at least this many times theirs."""
+
+
+def gradient_words(saturation: pd.DataFrame) -> str:
+    """What the gradient panel of ``saturation_table`` shows, in words made from its numbers: from which d_k the
+    unscaled rows' gradient stays below the scaled rows', where it ends, and whether it is higher below that (it
+    is for many keys: the gradient peaks at a moderate spread)."""
+    by = {kind: rows.set_index("d_k")["gradient size"] for kind, rows in saturation.groupby("scores")}
+    unscaled, scaled = by[UNSCALED], by[SCALED]
+    d_ks = list(unscaled.index)
+    behind = [d for d in d_ks if all(unscaled[e] < scaled[e] for e in d_ks if e >= d)]
+    last = d_ks[-1]
+    if not behind:
+        return "here the unscaled rows keep as much of it as the scaled rows at every d_k shown."
+    first = behind[0]
+    words = (f"from d_k = {first} on the unscaled rows fall behind and keep losing it as d_k grows "
+             f"({unscaled[last]:.2f} at d_k = {last}, against {scaled[last]:.2f} scaled), while the scaled rows keep "
+             "theirs.")
+    if any(unscaled[d] >= AHEAD_SHARE * scaled[d] for d in d_ks if d < first):
+        words += (" Below that the unscaled line is higher, because the signal is not largest for a "
+                  "perfectly even row: it peaks at a moderate spread and only falls to 0 as one weight goes to 1.")
+    return words
 
 
 MEASURE_PASSES = 2

@@ -14,8 +14,8 @@ from attention_ui.controls import keep_page_settings, lesson_settings, show_slid
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart, cached_spec
 from attention_ui.views import StageView, in_the_sidebar, show_chart, show_table, slide_token_pair, token_heatmap
-from attention_ui.why import (SCALING_D_KS, half_share, line_chart, page_slider, row_stats_frame, saturation_table,
-                              show_row_stats, variance_table)
+from attention_ui.why import (SCALING_D_KS, gradient_words, half_share, line_chart, page_slider, row_stats_frame,
+                              saturation_table, show_row_stats, variance_table)
 
 KEYS = ("why_dk", "why_keys", "why_samples")
 TOLERANCE_SE = 4  # the sampled variance is "as expected" within this many standard errors of d_k
@@ -108,10 +108,7 @@ st.markdown(f"For each d_k: one random query against {num_keys} random keys, sof
             "saturated row has largest weight 1 and entropy 0.")
 st.markdown("**Why it matters for training:** once one weight takes almost everything, a small change of the "
             "scores hardly moves the weights, so training gets almost no signal to learn from. The third chart "
-            "measures that signal: from d_k ≈ 16 on the unscaled rows fall behind and keep "
-            "losing it as d_k grows, while the scaled rows keep theirs. "
-            "At small d_k the unscaled line is a little higher, because the signal is not largest for a perfectly "
-            "even row: it peaks at a moderate spread and only falls to 0 as one weight goes to 1.")
+            f"measures that signal: {gradient_words(saturation)}")
 st.latex(r"J_{ij} = \frac{\partial a_i}{\partial s_j} = a_i(\delta_{ij} - a_j), \qquad "
          r"\lVert J \rVert_F \to 0 \text{ as one } a_i \to 1")
 st.caption("In symbols: the signal is the size ‖J‖_F of the softmax's derivative J (how much the weights move when "

@@ -17,6 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from apptest_support import ROOT, chart_data, open_page, shown_number, spec_titles, switch_to
+from attention_ui.why import AHEAD_SHARE
 
 WHY_PAGES = {
     "pages/why_scaling.py": "Why divide by √d_k?",
@@ -134,6 +135,26 @@ def test_unscaled_softmax_saturates_as_d_k_grows(pages):
     assert raw_gradient[512] < raw_gradient[1] / 2
     table = at.dataframe[0].value
     assert table.loc["largest weight", "q·k (unscaled)"] > table.loc["largest weight", "q·k / √d_k (scaled)"]
+
+
+@pytest.mark.parametrize("keys", [2, 16, 64])
+def test_the_gradients_words_say_what_its_chart_shows(pages, keys):
+    """With 2 keys the page still said "from d_k ≈ 16 the unscaled rows fall behind … at small d_k the unscaled
+    line is a little higher", where its chart had the unscaled gradient below from d_k = 2 on. The words are made
+    from the chart's numbers."""
+    at = pages("pages/why_scaling.py")
+    set_widget(at, "slider", "why_keys", keys)
+    gradient = chart_data(at, "size of the softmax gradient").dropna(subset=["scores"])
+    unscaled = gradient[gradient["scores"].str.contains("unscaled")].set_index("d_k")["gradient size"]
+    scaled = gradient[~gradient["scores"].str.contains("unscaled")].set_index("d_k")["gradient size"]
+    behind = next(d for d in unscaled.index if all(unscaled[e] < scaled[e] for e in unscaled.index if e >= d))
+    words = next(t for t in texts(at, "markdown") if "measures that signal" in t)
+    assert f"from d_k = {behind} on the unscaled rows fall behind" in words, words
+    assert f"{unscaled[512]:.2f} at d_k = 512, against {scaled[512]:.2f} scaled" in words, words
+    higher = any(unscaled[d] >= AHEAD_SHARE * scaled[d] for d in unscaled.index if d < behind)
+    assert ("the unscaled line is higher" in words) == higher, words
+    assert higher == (keys > 2), "a softmax over 2 keys loses gradient at once; over many it peaks first"
+    set_widget(at, "slider", "why_keys", 16)
 
 
 def test_number_of_keys_sets_the_softmax_row(pages):
