@@ -940,7 +940,8 @@ def mask_chart(mask: torch.Tensor, rows: list[str], cols: list[str], **options) 
                                                                    frames.AxisLabels(cols)), **options))
 
 
-def _head_title(view: StageView) -> str:
+def head_title(view: StageView) -> str:
+    """" — head 2" after a chart's title when the lesson has more than one head (which one it shows), else ""."""
     return f" — head {view.head + 1}" if view.trace.num_heads > 1 else ""
 
 
@@ -982,7 +983,7 @@ def _qkv_charts(view: StageView) -> list:
     out = []
     for name, values in matrices:
         rows = view.labels if name == "Q" else view.keys
-        chart, _ = feature_heatmap(view, values, rows, f"{name}{_head_title(view)}", prefix=name.lower(),
+        chart, _ = feature_heatmap(view, values, rows, f"{name}{head_title(view)}", prefix=name.lower(),
                                    share=1 / 3, domain=domain, cell=cell, legend=not joint or name == "V")
         out.append(chart)
     return out
@@ -1000,7 +1001,7 @@ def _qkv_slide_charts(view: StageView, matrices: tuple, domain) -> list:
     out = []
     for (name, values), column in zip(matrices, row):
         chart, _ = feature_heatmap(view, values, view.labels if name == "Q" else view.keys,
-                                   f"{name}{_head_title(view)}", prefix=name.lower(), domain=domain,
+                                   f"{name}{head_title(view)}", prefix=name.lower(), domain=domain,
                                    legend=name == "V", row_labels=named[name], slide_row=row)
         out.append(in_slide_column(chart, column))
     return out
@@ -1061,7 +1062,7 @@ def _qkv_worked(view: StageView) -> worked.Worked:
 
 
 def _scores_charts(view: StageView) -> list:
-    return [token_heatmap(view, view.trace.scores[view.head], f"QKᵀ{_head_title(view)}")]
+    return [token_heatmap(view, view.trace.scores[view.head], f"QKᵀ{head_title(view)}")]
 
 
 def _scores_extra(view: StageView) -> None:
@@ -1109,10 +1110,10 @@ def _scaled_charts(view: StageView) -> list:
     raw, scaled = view.trace.scores[view.head], view.trace.scaled[view.head]
     domain = _raw_scores_domain(view)
     if view.fit:
-        return slide_token_pair(view, (raw, f"before: QKᵀ{_head_title(view)}"),
-                                (scaled, f"after: QKᵀ / √d_k{_head_title(view)}"), domain=domain)
-    return [token_heatmap(view, raw, f"before: QKᵀ{_head_title(view)}", domain=domain, share=0.5),
-            token_heatmap(view, scaled, f"after: QKᵀ / √d_k{_head_title(view)}", domain=domain, share=0.5)]
+        return slide_token_pair(view, (raw, f"before: QKᵀ{head_title(view)}"),
+                                (scaled, f"after: QKᵀ / √d_k{head_title(view)}"), domain=domain)
+    return [token_heatmap(view, raw, f"before: QKᵀ{head_title(view)}", domain=domain, share=0.5),
+            token_heatmap(view, scaled, f"after: QKᵀ / √d_k{head_title(view)}", domain=domain, share=0.5)]
 
 
 def _unscaled_charts(view: StageView) -> list:
@@ -1158,7 +1159,7 @@ def _scaled_extra(view: StageView) -> None:
 
 
 def _masked_charts(view: StageView) -> list:
-    head = _head_title(view)
+    head = head_title(view)
     if view.fit:
         return _masked_slide_charts(view, head)
     # The title says what ✓ means: without a legend beside it, the grid's cells are as wide as the scores' and its
@@ -1277,7 +1278,7 @@ def _custom_grid_link(view: StageView) -> None:
 
 def _softmax_charts(view: StageView) -> list:
     t = view.trace
-    return [token_heatmap(view, t.weights[view.head], f"attention weights{_head_title(view)}", weights=True,
+    return [token_heatmap(view, t.weights[view.head], f"attention weights{head_title(view)}", weights=True,
                           blocked=True)]
 
 
@@ -1426,9 +1427,9 @@ def _context_charts(view: StageView) -> list:
     if not view.stacked:  # one cell size for A and C, so C's numbers are as large as A's
         columns = len(view.keys) + shown_features(context)[0].shape[-1]
         cell = shared_scale_cell(view, view.labels, columns, 2, legends=2)
-    chart, _ = feature_heatmap(view, context, view.labels, f"context = A·V{_head_title(view)}",
+    chart, _ = feature_heatmap(view, context, view.labels, f"context = A·V{head_title(view)}",
                                prefix="c", share=1 / 3, cell=cell)
-    return [token_heatmap(view, t.weights[view.head], f"weights A{_head_title(view)}", weights=True, blocked=True,
+    return [token_heatmap(view, t.weights[view.head], f"weights A{head_title(view)}", weights=True, blocked=True,
                           share=2 / 3, cell=cell), chart]
 
 
@@ -1449,9 +1450,9 @@ def _context_slide_charts(view: StageView, context: torch.Tensor) -> list:
         context_column = SlideColumn(len(keys) * COLOURS_ONLY_SHARE, context_column.frame_px)
         row = (weights_column, context_column)
     keys_px_beside = slide_key_labels_px(view, width=slide_column_width(weights_column, context_column))
-    weights = token_heatmap(view, view.trace.weights[view.head], f"weights A{_head_title(view)}", weights=True,
+    weights = token_heatmap(view, view.trace.weights[view.head], f"weights A{head_title(view)}", weights=True,
                             blocked=True, slide_row=row, col_labels_px=slide_key_labels_px(view))
-    chart, _ = feature_heatmap(view, context, view.labels, f"context = A·V{_head_title(view)}", prefix="c",
+    chart, _ = feature_heatmap(view, context, view.labels, f"context = A·V{head_title(view)}", prefix="c",
                                row_labels=False, slide_row=row, col_labels_px=keys_px_beside)
     return [in_slide_column(weights, weights_column), in_slide_column(chart, context_column)]
 

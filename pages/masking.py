@@ -15,7 +15,7 @@ from attention_ui.grid_input import MASK_GRID_KEY
 from attention_ui.hand import DARK_ROW_NAMES, PRESENTER_GRID_ZOOM
 from attention_ui.questions import show_page_questions
 from attention_ui.text import counted, plain
-from attention_ui.views import (COLOURS_ONLY_NOTE, WEIGHT_TITLE, StageView, column_cell, in_the_sidebar,
+from attention_ui.views import (COLOURS_ONLY_NOTE, WEIGHT_TITLE, StageView, column_cell, head_title, in_the_sidebar,
                                 main_column_px, mask_chart, numbers_table, show_chart, slide_mask_pair,
                                 token_heatmap)
 
@@ -103,7 +103,7 @@ for kind in MASK_KINDS:
     shown[kind] = ShownMask(variant_labels, mask, follow)
     view = StageView(lesson.trace, variant_labels, follow, settings.head, settings.cell_size - 6, settings.font_size)
     if settings.presenter:
-        show_slide_pair(kind, view, f"mask: {kind}", f"weights with {kind} mask")
+        show_slide_pair(kind, view, f"mask: {kind}", f"weights with {kind} mask{head_title(view)}")
         continue
     # One cell size for the two, so their rows are level, each drawn at its own size in its half of the row (with a
     # long sentence they were drawn wider and shrunk, the ✓ marks to 8 px)
@@ -112,14 +112,14 @@ for kind in MASK_KINDS:
     with left:
         show_chart(mask_chart(mask, variant_labels, variant_labels, title=f"mask: {kind}", cell_size=cell,
                               font_size=settings.font_size))
-    weights_chart = token_heatmap(view, lesson.trace.weights[settings.head], f"weights with {kind} mask",
-                                  weights=True, cell=cell)
+    weights_chart = token_heatmap(view, lesson.trace.weights[settings.head],
+                                  f"weights with {kind} mask{head_title(view)}", weights=True, cell=cell)
     with right:
         show_chart(weights_chart)
     if charts.colours_only(weights_chart):  # (a padded or long sentence): the numbers a student checks, at hand
         st.caption(COLOURS_ONLY_NOTE)
         numbers_table(lesson.trace.weights[settings.head], variant_labels, variant_labels, key=f"numbers_{kind}",
-                      caption=f"All the numbers: weights with {kind} mask")
+                      caption=f"All the numbers: weights with {kind} mask{head_title(view)}")
 
 st.subheader("Edit your own mask")
 EDITOR_ROW_PX = 35  # a data editor's row (and header) height
@@ -206,6 +206,7 @@ else:
                    f"take{'s' if one else ''} in nothing from the others. In the chart below such a row is all "
                    "grey “×” cells, as every blocked key is: each of its weights is exactly 0.")
     view = StageView(trace, labels, settings.follow, settings.head, settings.cell_size, settings.font_size)
-    show_chart(token_heatmap(view, trace.weights[settings.head], "weights with your mask", weights=True))
+    show_chart(token_heatmap(view, trace.weights[settings.head], f"weights with your mask{head_title(view)}",
+                             weights=True))
 
 show_page_questions("masks", masking_questions(shown))

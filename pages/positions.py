@@ -13,7 +13,7 @@ from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import plain, size_in_words
 from attention_ui.views import (DRAWN_FRAME_SHARE, PRESENTER_COLUMN_PX, SIGNED_READABLE_CELL_PX, StageView,
-                                 column_cell, feature_heatmap, shared_domain, shared_scale_cell, show_chart,
+                                 column_cell, feature_heatmap, head_title, shared_domain, shared_scale_cell, show_chart,
                                  shown_features, side_by_side, slide_token_pair, slide_usual_value_font,
                                  stacked_slide_cell, token_heatmap)
 from attention_ui.why import encoding_lines, half_share, line_chart, page_slider
@@ -205,7 +205,8 @@ except AttentionInputError as err:
     st.error(f"**The shift cannot be applied.** {err}", icon=":material/warning:")
     stop_page()
 bound = float(rope.scores.abs().max()) or 1.0
-rope_titles = (f"RoPE scores ÷ √d_k, {positions_span(0, T, '…')}", positions_span(shift, T, "…"))
+rope_titles = (f"RoPE scores ÷ √d_k, {positions_span(0, T, '…')}{head_title(view)}",
+               f"{positions_span(shift, T, '…')}{head_title(view)}")
 if settings.presenter:  # one set of row labels and one colour bar, as wide as the window and as tall as it allows
     slide_view = replace(view, fit=True)
     show_slide_row("rope_scores", slide_view, slide_token_pair(

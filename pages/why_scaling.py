@@ -13,7 +13,8 @@ from attention_ui.checks.why import scaling_questions
 from attention_ui.controls import keep_page_settings, lesson_settings, show_slide_row, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart, cached_spec
-from attention_ui.views import StageView, in_the_sidebar, show_chart, show_table, slide_token_pair, token_heatmap
+from attention_ui.views import (StageView, head_title, in_the_sidebar, show_chart, show_table, slide_token_pair,
+                                token_heatmap)
 from attention_ui.why import (SCALING_D_KS, gradient_words, half_share, line_chart, page_slider, row_stats_frame,
                               saturation_table, show_row_stats, variance_table)
 
@@ -144,7 +145,8 @@ def sentence_section(settings):
     without = unscaled_weights(trace)[head]
     st.markdown(f"The same queries and keys (d_k = {trace.d_k}, set {in_the_sidebar()}), softmax with and without "
                 f"dividing by √{trace.d_k} = {math.sqrt(trace.d_k):.3f}.")
-    pair = ((without, "softmax(QKᵀ): no scaling"), (with_scaling, "softmax(QKᵀ / √d_k)"))
+    pair = ((without, f"softmax(QKᵀ): no scaling{head_title(view)}"),
+            (with_scaling, f"softmax(QKᵀ / √d_k){head_title(view)}"))
     if settings.presenter:  # one colour bar and one set of row labels: cells wide enough for slide-sized numbers
         slide_view = replace(view, fit=True)
         show_slide_row("why_pair", slide_view, slide_token_pair(slide_view, *pair, weights=True), SENTENCE_ROOM_PX)

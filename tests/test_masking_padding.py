@@ -120,7 +120,7 @@ def test_a_slide_keeps_each_mask_beside_its_weights(sentence):
     in_columns = [json.loads(c.proto.spec)["title"]["text"] for column in at.columns
                   for c in column.get("vega_lite_chart")]
     for kind in ("none", "causal", "padding"):
-        assert {f"mask: {kind}", f"weights with {kind} mask"} <= set(in_columns), (kind, in_columns)
+        assert {f"mask: {kind}", f"weights with {kind} mask — head 1"} <= set(in_columns), (kind, in_columns)
         spec = _spec(at, f"weights with {kind} mask")
         if _prints_numbers(spec):  # else colours only, the values in the tooltips
             assert _value_font(spec) >= MIN_SLIDE_VALUE_PX, kind
@@ -132,7 +132,7 @@ def test_the_page_keeps_the_padding_panel_beside_its_mask():
     at = open_page(MASKING)
     in_columns = [json.loads(c.proto.spec)["title"]["text"] for column in at.columns
                   for c in column.get("vega_lite_chart")]
-    assert {"mask: padding", "weights with padding mask"} <= set(in_columns), in_columns
+    assert {"mask: padding", "weights with padding mask — head 1"} <= set(in_columns), in_columns
 
 
 def test_a_weights_panel_too_narrow_for_its_numbers_says_so_and_has_them_all_at_hand():
@@ -144,7 +144,7 @@ def test_a_weights_panel_too_narrow_for_its_numbers_says_so_and_has_them_all_at_
     assert _prints_numbers(_spec(at, "weights with causal mask"))
     assert sum("too narrow for their numbers" in c.value for c in at.caption) == 1, [c.value for c in at.caption]
     labels = [e.label for e in at.expander if e.label.startswith("All the numbers")]
-    assert labels == ["All the numbers: weights with padding mask"], labels
+    assert labels == ["All the numbers: weights with padding mask — head 1"], labels
     at.session_state["open_numbers_padding"] = True
     at.run()
     (table,) = [frame.value for frame in at.dataframe if "10·[PAD]" in frame.value.columns]

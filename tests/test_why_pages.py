@@ -755,3 +755,17 @@ def test_the_experiments_d_k_is_told_apart_from_the_lessons():
     assert at.slider(key="why_dk").value == 64
     slide = open_page("pages/why_scaling.py", {"presenter": "true"})
     assert not [c for c in slide.caption if "Sections 1 and 2 use random vectors" in c.value], "a slide keeps room"
+
+
+@pytest.mark.parametrize("page, part", [("pages/masking.py", "weights with none mask"),
+                                        ("pages/why_scaling.py", "softmax(QKᵀ / √d_k)"),
+                                        ("pages/positions.py", "RoPE scores")])
+def test_a_chart_of_one_head_of_several_names_the_head(page, part):
+    """With head 2 picked, Masking, Why √d_k and Order and position drew head 2 under titles that named no head,
+    where Step through and Overview name it: the numbers seemed to disagree from page to page."""
+    at = open_page(page, {"heads": "4", "head": "2"})
+    titles = [t for chart in at.get("vega_lite_chart") for t in spec_titles(json.loads(chart.proto.spec))]
+    assert any(part in t and t.endswith(" — head 2") for t in titles), titles
+    one = open_page(page, {"heads": "1"})
+    titles = [t for chart in one.get("vega_lite_chart") for t in spec_titles(json.loads(chart.proto.spec))]
+    assert any(part in t for t in titles) and not any("— head" in t for t in titles), titles
