@@ -1046,8 +1046,9 @@ def _follow_controls(labels: list[str], num_heads: int, mask: str, keys_per_quer
           and int(keys_per_query[default]) > 1):
         lone = labels[st.session_state["token"]]
         st.session_state["token"] = default
-        moved.append(f"This mask leaves {plain(lone)} one key, so its numbers would mix nothing: "
-                     f"{plain(labels[default])} is followed instead ({int(keys_per_query[default])} keys).")
+        moved.append(f"With this mask {plain(lone)} may attend to only one key, so its weights would mix nothing: "
+                     f"{plain(labels[default])} is followed instead (it may attend to "
+                     f"{int(keys_per_query[default])} keys).")
     st.session_state[FOLLOW_MASK_KEY] = mask
     linked_head = st.query_params.get("head")
     if linked_head and "head" not in st.session_state and int(linked_head.split()[-1]) > num_heads:

@@ -452,8 +452,9 @@ def note_lone_key(view: StageView, key: str, *, on_slide: bool = False, in_fragm
             if view.pick:
                 press.button(f"Follow {other}", width="stretch", **button)
         return
-    st.info(f"The mask leaves {follow} one key, {key_label}: its weight is 1 and its context is that key's value "
-            f"vector, so nothing is mixed. {other} may attend to {int(counts[richest])} keys.", icon=":material/info:")
+    st.info(f"With this mask {follow} may attend to only one key, {key_label}: its weight is 1 and its context is "
+            f"that key's value vector, so nothing is mixed. {other} may attend to {int(counts[richest])} keys.",
+            icon=":material/info:")
     if view.pick:
         st.button(f"Follow {other} ({int(counts[richest])} keys)", **button)
 

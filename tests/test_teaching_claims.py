@@ -93,7 +93,7 @@ def test_multi_head_says_when_the_followed_token_has_one_key_and_offers_another(
     """Under the causal mask token 1 may attend to itself only: every head's bars read 1 on it, the one chart meant
     to show the heads differ showed identical bars without a word."""
     at = open_page("pages/multi_head.py", {"mask": "causal", "token": "1"})
-    assert any("leaves 1·The one key" in i.value for i in at.info)
+    assert any("1·The may attend to only one key" in i.value for i in at.info)
     at.button(key="follow_richest_multi_head").click().run()
     assert at.session_state["token"] == 5 and not at.exception, "the last word, 6·mat (the full stop is 7·.)"
     assert not any("one key" in i.value for i in at.info)
