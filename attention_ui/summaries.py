@@ -164,9 +164,10 @@ def show_model_summaries(pick, settings, first_section: int) -> None:
     show_chart(_layer_grid(rollout, labels, title="rollout after each layer (rows sum to 1 over all tokens)",
                            cell=cell, font_size=grid_font, axes=axes))
     if pick.shown_follow in keep:
-        row = frames.row_frame(rollout[-1, keep.index(pick.shown_follow)], labels)
-        show_chart(cached_spec(charts.row_bars, row, title=f"after the last layer, {run.tokens[pick.shown_follow]} is "
-                               "made of…", value_title="share",
+        shown = keep.index(pick.shown_follow)
+        row = frames.row_frame(rollout[-1, shown], labels)
+        show_chart(cached_spec(charts.row_bars, row, title=f"after the last layer, {labels[shown]} is made of…",
+                               value_title="share",
                                cell_size=slide_bar_px(T) if settings.presenter else max(16, min(
                                    settings.cell_size, 700 // max(T, 1))),
                                font_size=settings.font_size))

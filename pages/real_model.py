@@ -81,6 +81,9 @@ with slide:
 # colour bar, and no smaller than MIN_CLOSE_UP_CELL (a token label in the page's font still fits a row). A sentence
 # of 32 pieces drew 44-px cells, 1,400 px wide, and the page shrank the chart to its column, labels and all, to 5-6 px.
 MIN_CLOSE_UP_CELL = 16
+HIDDEN_SHARE_NOTED = 0.5
+"""With the special tokens hidden, a followed row that gives them this much of its weight or more says so under its
+bars (a previous-token head's second token gave [CLS] all of it: every bar read 0.000)."""
 # On a slide its rows take at most this many pixels (drawn 1.25× from 1600 px, 1.5× from 1920): brought under the menu
 # bar by the clicker, the close-up with its heading, labels and key axis fits 1280 × 800, 1600 × 900 and 1920 × 1080
 # (its 64-px rows ran 44 px past the bottom of a 1280 × 800 window, and 118 px past 1920 × 1080).
@@ -118,8 +121,12 @@ if follow_row is not None:
     row = frames.row_frame(weights[follow_row], labels)
     bar = slide_bar_px(len(keep)) if settings.presenter else max(MIN_CLOSE_UP_CELL, min(
         max(settings.cell_size, 26), (column - BARS_FRAME_PX) // max(len(keep), 1)))
-    show_chart(cached_spec(charts.row_bars, row, title=f"what {run.tokens[pick.shown_follow]} attends to",
+    show_chart(cached_spec(charts.row_bars, row, title=f"what {labels[follow_row]} attends to",
                            cell_size=bar, font_size=settings.font_size))
+    hidden = 1.0 - float(weights[follow_row].sum())
+    if hidden >= HIDDEN_SHARE_NOTED:  # bars near 0 with nothing to say where the weight went
+        st.caption(f"{labels[follow_row]} gives {hidden:.3f} of its weight in this head to the hidden special "
+                   "tokens, so its bars here are low: switch off “Hide special tokens” to see where it goes.")
 else:
     st.info("Every token of this sentence is a special token, and they are hidden now.")
 st.page_link("pages/inside_real_head.py", label="See this head computed stage by stage",

@@ -354,11 +354,26 @@ def test_hiding_the_followed_special_token_follows_the_first_shown_token_and_say
     assert at.selectbox(key="piece").value == 0  # [CLS]
     at.toggle(key="hide_special").set_value(True).run()
     assert at.selectbox(key="piece").value == 1, "the first shown token, the"
-    assert any("what the attends to" in json.dumps(s.get("title")) for s in chart_specs(at))
+    assert any("what 2·the attends to" in json.dumps(s.get("title"), ensure_ascii=False) for s in chart_specs(at))
     assert not any("hidden now" in i.value for i in at.info)
     assert any("a row's shown cells add up to less" in m.value for m in at.markdown)
     at.toggle(key="hide_special").set_value(False).run()
     assert not any("add up to less" in m.value for m in at.markdown)
+
+
+@needs_model
+def test_a_followed_row_that_gives_its_weight_to_hidden_tokens_says_so_under_its_bars():
+    """Layer 1's head 3 sends each token's weight to the token before: with the special tokens hidden, 2·the gives all
+    of it to the hidden [CLS], and its bars all read 0.000 with nothing to say why."""
+    at = apptest_support.open_page("pages/real_model.py", {"sentence": "The cat sat on the mat.", "layer": "1",
+                                                           "model_head": "3", "hide_special": "true"})
+    notes = [c.value for c in at.caption if "of its weight in this head to the hidden special tokens" in c.value]
+    assert len(notes) == 1 and notes[0].startswith("2·the gives "), notes
+    share = float(notes[0].split("gives ")[1].split(" ")[0])
+    bars = apptest_support.chart_data(at, "what 2·the attends to")
+    assert share >= 0.5 and bars["value"].sum() == pytest.approx(1 - share, abs=2e-3), bars
+    at.toggle(key="hide_special").set_value(False).run()
+    assert not any("hidden special tokens" in c.value for c in at.caption)
 
 
 @needs_model
@@ -371,7 +386,7 @@ def test_a_link_that_hides_special_tokens_follows_the_first_shown_token():
     specs = chart_specs(at)
     close_up = json.dumps(next(s for s in specs if ", head " in json.dumps(s.get("title"))))
     assert "datum.row_index == 0" in close_up, "the first shown token, the, is outlined"
-    assert any("what the attends to" in json.dumps(s.get("title")) for s in specs)
+    assert any("what 2·the attends to" in json.dumps(s.get("title"), ensure_ascii=False) for s in specs)
     assert any("is a special token and hidden now: this page follows 2·the" in c.value for c in at.caption)
     assert not any("hidden now" in i.value for i in at.info)
 
