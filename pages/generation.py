@@ -284,13 +284,15 @@ with step_box:
         for values, rows, titles, prefix in matrices:
             columns = shown_features(values)[0].shape[-1]
             title = fitting_title(titles, columns * (cell or view.fit_cell(columns + 3, 1 / 3)))
-            drawn.append(feature_heatmap(view, values, rows, title, prefix=prefix, share=1 / 3, domain=domain,
+            # the caches' bottom row, the one this step added, outlined as on a slide
+            own = view if prefix == "q" else replace(view, labels=rows, follow=len(rows) - 1)
+            drawn.append(feature_heatmap(own, values, rows, title, prefix=prefix, share=1 / 3, domain=domain,
                                          cell=cell, legend=view.stacked or prefix == "v")[0])
         cols = [st.container() for _ in drawn] if view.stacked else side_by_side(drawn, view)
         for col, chart in zip(cols, drawn):
             with col:
                 show_chart(chart)
-    st.caption(f"The bottom row of K and V is new: {plain(labels[t - 1])} was projected once and appended. "
+    st.caption(f"The bottom row of K and V (outlined) is new: {plain(labels[t - 1])} was projected once and appended. "
                + (f"The charts show head {head + 1} of {h} (the head is picked {in_the_sidebar()}). " if h > 1 else "")
                + (f"With g = {g}, head {head + 1} reads key/value head {step.kv_group(head) + 1}." if g < h else ""))
 

@@ -158,10 +158,12 @@ def test_clicker_keys_step_through_a_slide_and_each_step_is_on_the_first_screen(
                 f"step {step} ({key}): {want!r} is not on the first screen: {found[0]}")
 
 
-def test_a_slide_outlines_the_row_each_step_adds_to_the_caches():
-    """On a slide only step 1 outlined a K and V row (the only one); from step 2 no row said which one was new."""
+@pytest.mark.parametrize("presenter", [True, False], ids=["slide", "page"])
+def test_the_row_each_step_adds_to_the_caches_is_outlined(presenter):
+    """On a slide only step 1 outlined a K and V row (the only one); from step 2 no row said which one was new. The
+    page said "the bottom row of K and V is new" under caches with no row outlined."""
     for step in (1, 4):
-        at = open_page("pages/generation.py", {"presenter": "true", "generation_step": str(step)})
+        at = open_page("pages/generation.py", {"presenter": str(presenter).lower(), "generation_step": str(step)})
         specs = {json.dumps(json.loads(c.proto.spec).get("title", ""), ensure_ascii=False): c.proto.spec
                  for c in at.get("vega_lite_chart")}
         for name in ("K cache", "V cache"):
