@@ -80,6 +80,7 @@ def level_cell(view: StageView, width_px: float) -> int:
 
 st.subheader("The four masks and what they do to the weights")
 shown = {}  # mask kind -> ShownMask, for the questions
+custom_lesson = None  # the lesson with the grid below as its mask, whatever the sidebar's mask
 for kind in MASK_KINDS:
     variant = replace(config, mask=kind, pad_to=pad_to, custom_mask=grid if kind == "custom" else None)
     try:
@@ -88,6 +89,8 @@ for kind in MASK_KINDS:
         st.warning(f"{kind.capitalize()} mask: {err}")
         continue
     variant_labels = frames.token_labels(lesson.tokens)
+    if kind == "custom":
+        custom_lesson = lesson
     mask = lesson.trace.mask[settings.head]
     if kind == "padding" and pads_nothing:  # the lesson's padding mask blocks nothing: say so, and show one that does
         st.info(f"Your sentence already has {counted(T, 'token')}, so padding it to {config.pad_to} pads nothing "
@@ -189,10 +192,15 @@ def use_custom_mask() -> None:
 
 
 if config.mask != "custom":
+    if custom_lesson is not None:  # what a tick or a button above just did, under the grid (and as "custom" above)
+        view = StageView(custom_lesson.trace, labels, min(settings.follow, T - 1), settings.head, settings.cell_size,
+                         settings.font_size)
+        show_chart(token_heatmap(view, custom_lesson.trace.weights[settings.head],
+                                 f"weights with your grid{head_title(view)}", weights=True))
     if grid is not None:
-        st.info(f"Your grid is the “custom” chart above, but the lesson's mask is “{config.mask}”, so the other "
-                "pages do not use it yet. Use it as the mask (the lesson's mask becomes “custom”) to see its "
-                "fully blocked rows here and every page with it.")
+        st.info(f"These are your grid's weights (the “custom” pair above shows them too), but the lesson's mask is "
+                f"“{config.mask}”, so the other pages do not use it yet. Use it as the mask (the lesson's mask "
+                "becomes “custom”) to see its fully blocked rows here and every page with it.")
         st.button("Use my grid as the mask", on_click=use_custom_mask, icon=":material/grid_on:")
 else:
     trace = settings.lesson.trace

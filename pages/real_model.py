@@ -81,9 +81,9 @@ with slide:
 # colour bar, and no smaller than MIN_CLOSE_UP_CELL (a token label in the page's font still fits a row). A sentence
 # of 32 pieces drew 44-px cells, 1,400 px wide, and the page shrank the chart to its column, labels and all, to 5-6 px.
 MIN_CLOSE_UP_CELL = 16
+# With the special tokens hidden, a followed row that gives them this much of its weight or more says so under its
+# bars (a previous-token head's second token gave [CLS] all of it: every bar read 0.000)
 HIDDEN_SHARE_NOTED = 0.5
-"""With the special tokens hidden, a followed row that gives them this much of its weight or more says so under its
-bars (a previous-token head's second token gave [CLS] all of it: every bar read 0.000)."""
 # On a slide its rows take at most this many pixels (drawn 1.25× from 1600 px, 1.5× from 1920): brought under the menu
 # bar by the clicker, the close-up with its heading, labels and key axis fits 1280 × 800, 1600 × 900 and 1920 × 1080
 # (its 64-px rows ran 44 px past the bottom of a 1280 × 800 window, and 118 px past 1920 × 1080).

@@ -467,6 +467,10 @@ def test_the_custom_mask_says_it_allows_everything_until_changed_and_can_start_f
     weights = chart(at, "weights with custom mask").matrix().to_numpy()
     assert (weights[3, [1, 2, 3]] > 0).all() and (weights[3, [0, 4, 5, 6]] == 0).all(), weights[3]
     assert not any("Until a cell is changed" in m for m in texts(at, "markdown"))
+    # what the button did is drawn under the grid too (the "custom" pair is a screen above it)
+    assert (chart(at, "weights with your grid").matrix().to_numpy() == weights).all()
+    charts_in_order = [json.loads(c.proto.spec).get("title") for c in at.get("vega_lite_chart")]
+    assert "weights with your grid" in json.dumps(charts_in_order[-1]), charts_in_order
 
 
 def test_masking_buttons_edit_the_kept_grid_while_the_sidebar_mask_is_none():
