@@ -92,7 +92,8 @@ class StageView:
     ``unscaled`` (h, T, S): softmax weights without ÷√d_k, shown beside the scaled ones at stage 4;
     ``mask_choice`` the lesson's mask ("none", "causal", "padding", "custom"), None for a model's own mask;
     ``stacked``: a stage's main charts are drawn one under another, so each may take the whole width;
-    ``embed_words`` and ``embed_more``: what X is, for a real model's layer (``Stage.words`` and ``Stage.more``)."""
+    ``embed_words`` and ``embed_more``: what X is, for a real model's layer (``Stage.words`` and ``Stage.more``);
+    ``hidden_tokens``: how many of the sequence's tokens the trace leaves out (a real model's special tokens)."""
 
     trace: AttentionTrace
     labels: list[str]
@@ -112,6 +113,7 @@ class StageView:
     unscaled: torch.Tensor | None = None
     mask_choice: str | None = None
     stacked: bool = False
+    hidden_tokens: int = 0
 
     @property
     def width_budget(self) -> int:
@@ -1518,8 +1520,11 @@ def _output_extra(view: StageView) -> None:
     _caption_cut(("the output", t.output.shape[1]))
     if view.projections is not None and view.projections.w_o is None:
         st.info("No output projection W_O is set here, so the output equals the concat.")
-    st.markdown(f"The output's shape: {t.output.shape[0]} tokens × {t.output.shape[1]} features, the same width "
-                "as X, so attention layers can be stacked.")
+    rows = t.output.shape[0]
+    hidden = (f" (the {rows} shown; the model's output has a row for each of its {rows + view.hidden_tokens} "
+              "tokens, special ones included)") if view.hidden_tokens else ""
+    st.markdown(f"The output's shape: {rows} tokens × {t.output.shape[1]} features{hidden}, the same width as X, so "
+                "attention layers can be stacked.")
     if view.projections is not None and view.projections.w_o is not None:
         with lazy_expander("The weight matrix W_O", "weights_o") as box:
             if box.open:

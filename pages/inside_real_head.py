@@ -74,7 +74,7 @@ with slide:
                 "[SEP]). Everything is still computed over the whole sequence, as the model does.")
         note_follow_shown(pick)
         shown = replace(view, trace=only_tokens(rep.trace, keep), labels=frames.AxisLabels(labels[i] for i in keep),
-                        follow=keep.index(follow), x=rep.x[keep])
+                        follow=keep.index(follow), x=rep.x[keep], hidden_tokens=run.num_tokens - len(keep))
         (show_slide if settings.presenter else show_stage)(shown, STAGES[step].key, worked_view=view)
         st.caption("The worked numbers list every token, special ones included: the model's sums run over them all.")
 

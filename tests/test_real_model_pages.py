@@ -242,6 +242,18 @@ def test_a_real_heads_stage_2_gives_the_models_own_d_k_not_a_setting_to_try():
     assert "set on its own" in " ".join(m.value for m in toy.markdown)
 
 
+@needs_model
+def test_a_real_heads_output_shape_counts_the_hidden_special_tokens_too():
+    """With the special tokens hidden, stage 9 said "7 tokens × 384 features" of a sentence the model read as 9."""
+    at = apptest_support.open_page("pages/inside_real_head.py", {"sentence": "The cat sat on the mat.",
+                                                                 "hide_special": "true", "step": "output"})
+    words = " ".join(m.value for m in at.markdown)
+    assert "7 tokens × 384 features (the 7 shown; the model's output has a row for each of its 9 tokens" in words, words
+    at.toggle(key="hide_special").set_value(False).run()
+    words = " ".join(m.value for m in at.markdown)
+    assert "9 tokens × 384 features, the same width as X" in words, words
+
+
 def _worked_tables(at) -> list[pd.DataFrame]:
     return [table.value for table in [*at.dataframe, *at.table]]
 
