@@ -238,12 +238,15 @@ def diagnosis_text(diagnosis: Diagnosis, row_labels: list[str], col_labels: list
     if diagnosis.slip is not None:
         explained, wrong = len(diagnosis.cells), diagnosis.wrong
         if explained == wrong:
-            which = {1: "Your wrong cell looks", 2: "Both wrong cells look"}.get(wrong, f"All {wrong} wrong cells look")
+            which = "Both wrong cells look" if wrong == 2 else f"All {wrong} wrong cells look"
         else:
             named = ", ".join(f"{row_labels[i]} → {col_labels[j]}" for i, j in diagnosis.cells[:4])
             which = f"{explained} of your {wrong} wrong cells ({named}{', …' if explained > 4 else ''}) look"
         hint = diagnosis.slip.hint if explained > 1 else one_cell(diagnosis.slip.hint)
-        parts.append(f"**A likely slip.** {which} like a common mistake. {hint}")
+        if wrong == 1:  # one cell can match a slip by chance (a 5 typed for 4 is also q₃ · q₃ here): a typo, maybe
+            parts.append(f"**A slip, or a typo?** Your wrong cell matches a common mistake. {hint}")
+        else:
+            parts.append(f"**A likely slip.** {which} like a common mistake. {hint}")
     if diagnosis.row_notes:
         rows = " ".join(f"Row {row_labels[i]} {note}" for i, note in diagnosis.row_notes)
         parts.append(f"**Not weights yet.** {rows}")
