@@ -990,7 +990,8 @@ def _number_controls() -> tuple[int, str]:
     st.header("Numbers")
     seed = st.number_input("Seed", 0, MAX_SEED, DEFAULTS.seed, step=1, key="seed",
                            help="The starting number of the random numbers (word vectors and weights). Same seed, "
-                           "same numbers, on every machine; another seed, another example.", **BOUND)
+                           "same numbers, on every machine; another seed, another example. A whole number from 0 "
+                           f"to {MAX_SEED:,}: press Enter to use it.", **BOUND)
     devices = available_devices()
     device = st.selectbox("Device", devices, key="device", help="Where the numbers are computed: the CPU, or a "
                           "graphics card (cuda, mps) when this machine has one; the results are the same. Only devices "
@@ -1090,7 +1091,8 @@ def whole_number_in(value, low: int, high: int) -> bool:
 
 def _limits_note() -> None:
     st.caption(f"Limits: {MAX_TOKENS} tokens, d_model ≤ {MAX_D_MODEL} (seeded vectors), d_k ≤ {MAX_D_K}, "
-               f"d_v ≤ {MAX_D_V}, {MAX_HEADS} heads. The link in the address bar restores this exact view.")
+               f"d_v ≤ {MAX_D_V}, {MAX_HEADS} heads, seed 0 to {MAX_SEED:,}. The link in the address bar restores "
+               "this exact view.")
 
 
 def custom_grid() -> tuple[tuple[bool, ...], ...] | None:

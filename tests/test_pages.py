@@ -1134,3 +1134,15 @@ def test_modern_attentions_head_panels_print_their_weights_as_multi_heads_do(pre
     at = open_page("pages/modern_attention.py", {"presenter": presenter, "heads": heads})
     (grid,) = [c for c in charts(at) if {"head_index", "query", "key"} <= set(c.data.columns)]
     assert (_text_layers(grid.spec) > 0) == printed, grid.spec.get("spec", grid.spec)
+
+
+def test_the_sidebar_shows_every_limit_the_seed_too():
+    """A seed of −5 left a red box and the old charts, its range only in a tooltip on hover: the range is in the
+    seed's help and with the other limits under the sidebar."""
+    from attention_core import MAX_D_K, MAX_HEADS, MAX_SEED, MAX_TOKENS
+
+    at = open_page("pages/step_through.py")
+    limits = next(c.value for c in at.sidebar.caption if c.value.startswith("Limits:"))
+    for shown in (f"{MAX_TOKENS} tokens", f"d_k ≤ {MAX_D_K}", f"{MAX_HEADS} heads", f"seed 0 to {MAX_SEED:,}"):
+        assert shown in limits, (shown, limits)
+    assert f"0 to {MAX_SEED:,}" in at.number_input(key="seed").help
