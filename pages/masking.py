@@ -191,12 +191,15 @@ def use_custom_mask() -> None:
     st.session_state["mask"] = "custom"  # the sidebar's mask (read on the run this click starts)
 
 
+def show_grid_weights(trace, title: str) -> None:
+    """The weights of ``trace``, a lesson masked by the grid above, drawn under the editor (``title`` and its head)."""
+    view = StageView(trace, labels, min(settings.follow, T - 1), settings.head, settings.cell_size, settings.font_size)
+    show_chart(token_heatmap(view, trace.weights[settings.head], f"{title}{head_title(view)}", weights=True))
+
+
 if config.mask != "custom":
     if custom_lesson is not None:  # what a tick or a button above just did, under the grid (and as "custom" above)
-        view = StageView(custom_lesson.trace, labels, min(settings.follow, T - 1), settings.head, settings.cell_size,
-                         settings.font_size)
-        show_chart(token_heatmap(view, custom_lesson.trace.weights[settings.head],
-                                 f"weights with your grid{head_title(view)}", weights=True))
+        show_grid_weights(custom_lesson.trace, "weights with your grid")
     if grid is not None:
         st.info(f"These are your grid's weights (the “custom” pair above shows them too), but the lesson's mask is "
                 f"“{config.mask}”, so the other pages do not use it yet. Use it as the mask (the lesson's mask "
@@ -213,8 +216,6 @@ else:
                    f"{'vector is' if one else 'vectors are'} zero: the token{'' if one else 's'} "
                    f"take{'s' if one else ''} in nothing from the others. In the chart below such a row is all "
                    "grey “×” cells, as every blocked key is: each of its weights is exactly 0.")
-    view = StageView(trace, labels, settings.follow, settings.head, settings.cell_size, settings.font_size)
-    show_chart(token_heatmap(view, trace.weights[settings.head], f"weights with your mask{head_title(view)}",
-                             weights=True))
+    show_grid_weights(trace, "weights with your mask")
 
 show_page_questions("masks", masking_questions(shown))
