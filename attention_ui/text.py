@@ -218,6 +218,20 @@ REAL_VECTORS_CAPTION = (
 """The step-through's note when the lesson uses a real model's word vectors: why its weights look flat."""
 
 
+# With a real model's special tokens hidden, a followed row that gives them this much of its weight or more says so
+# under its bars (a previous-token head's second token gave [CLS] all of it: every bar read 0.000)
+HIDDEN_SHARE_NOTED = 0.5
+
+
+def hidden_share_note(label: str, hidden: float, where: str) -> str | None:
+    """What to say under a followed row's bars when the hidden special tokens take ``hidden`` of its weight
+    (``where``: "in this head"), or None when the bars show most of it."""
+    if hidden < HIDDEN_SHARE_NOTED:
+        return None
+    return (f"{label} gives {hidden:.3f} of its weight {where} to the hidden special tokens, so its bars here are "
+            "low: switch off “Hide special tokens” to see where it goes.")
+
+
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 

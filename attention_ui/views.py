@@ -24,8 +24,8 @@ from attention_core import MAX_D_K, PAD_TOKEN, AttentionTrace, Projections
 
 from . import charts, frames, worked
 from .render import cached_chart, cached_matrix_chart, cached_spec, cached_value, show_chart
-from .text import (EMBED_WORDS_REAL, OUTPUT_WITH_BIAS, QKV_BIASES_WORDS, QKV_WITH_BIASES, STAGES, Stage, plain,
-                   real_qkv_more)
+from .text import (EMBED_WORDS_REAL, OUTPUT_WITH_BIAS, QKV_BIASES_WORDS, QKV_WITH_BIASES, STAGES, Stage,
+                   hidden_share_note, plain, real_qkv_more)
 from .url_state import BOUND, linked_flag
 
 PAGE_CELL, PAGE_FONT = 44, 13
@@ -1306,6 +1306,9 @@ def _softmax_extra(view: StageView) -> None:
                                    "Softmax compares the scores of one row: the lower a score, the smaller its share "
                                    "of the weight, whatever its sign; a key alone in its row gets all of it."))
         show_chart(softmax_row_spec(view))
+        if view.hidden_tokens and not blocked_row and (note := hidden_share_note(
+                plain(view.follow_label), 1.0 - float(t.weights[view.head, view.follow].sum()), "in this head")):
+            st.caption(note)
     numbers_table(t.weights[view.head], view.labels, view.keys, key="softmax")
 
 

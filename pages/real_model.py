@@ -9,7 +9,7 @@ from attention_ui.controls import sentence_settings
 from attention_ui.models import note_follow_shown, opening_head_note, real_model_or_stop
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
-from attention_ui.text import plain
+from attention_ui.text import hidden_share_note, plain
 from attention_ui.views import (BARS_FRAME_PX, PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, WIDEST_SLIDE_CELL_PX,
                                 main_column_px, on_pick, show_chart, slide_bar_px, slide_cell_value_font)
 
@@ -81,9 +81,6 @@ with slide:
 # colour bar, and no smaller than MIN_CLOSE_UP_CELL (a token label in the page's font still fits a row). A sentence
 # of 32 pieces drew 44-px cells, 1,400 px wide, and the page shrank the chart to its column, labels and all, to 5-6 px.
 MIN_CLOSE_UP_CELL = 16
-# With the special tokens hidden, a followed row that gives them this much of its weight or more says so under its
-# bars (a previous-token head's second token gave [CLS] all of it: every bar read 0.000)
-HIDDEN_SHARE_NOTED = 0.5
 # On a slide its rows take at most this many pixels (drawn 1.25× from 1600 px, 1.5× from 1920): brought under the menu
 # bar by the clicker, the close-up with its heading, labels and key axis fits 1280 × 800, 1600 × 900 and 1920 × 1080
 # (its 64-px rows ran 44 px past the bottom of a 1280 × 800 window, and 118 px past 1920 × 1080).
@@ -123,10 +120,8 @@ if follow_row is not None:
         max(settings.cell_size, 26), (column - BARS_FRAME_PX) // max(len(keep), 1)))
     show_chart(cached_spec(charts.row_bars, row, title=f"what {labels[follow_row]} attends to",
                            cell_size=bar, font_size=settings.font_size))
-    hidden = 1.0 - float(weights[follow_row].sum())
-    if hidden >= HIDDEN_SHARE_NOTED:  # bars near 0 with nothing to say where the weight went
-        st.caption(f"{labels[follow_row]} gives {hidden:.3f} of its weight in this head to the hidden special "
-                   "tokens, so its bars here are low: switch off “Hide special tokens” to see where it goes.")
+    if note := hidden_share_note(plain(labels[follow_row]), 1.0 - float(weights[follow_row].sum()), "in this head"):
+        st.caption(note)  # bars near 0 with nothing to say where the weight went
 else:
     st.info("Every token of this sentence is a special token, and they are hidden now.")
 st.page_link("pages/inside_real_head.py", label="See this head computed stage by stage",

@@ -254,6 +254,23 @@ def test_a_real_heads_output_shape_counts_the_hidden_special_tokens_too():
     assert "9 tokens × 384 features, the same width as X" in words, words
 
 
+@needs_model
+def test_a_real_heads_softmax_stage_says_when_the_followed_row_gives_its_weight_to_hidden_tokens():
+    """Inside a real head's stage 6 bars of 2·the in L1 H3, with the special tokens hidden, all read 0.000 with
+    nothing to say where the weight went (the Real model page said so under its own bars)."""
+    query = {"sentence": "The cat sat on the mat.", "layer": "1", "model_head": "3", "step": "softmax"}
+    at = apptest_support.open_page("pages/inside_real_head.py", {**query, "hide_special": "true"})
+    notes = [c.value for c in at.caption if "of its weight in this head to the hidden special tokens" in c.value]
+    assert len(notes) == 1 and notes[0].startswith("2·the gives "), notes
+    share = float(notes[0].split("gives ")[1].split(" ")[0])
+    assert share >= 0.5
+    at.toggle(key="hide_special").set_value(False).run()
+    assert not any("hidden special tokens" in c.value for c in at.caption)
+    other_stage = apptest_support.open_page("pages/inside_real_head.py", {**query, "hide_special": "true",
+                                                                          "step": "context"})
+    assert not any("hidden special tokens" in c.value for c in other_stage.caption)
+
+
 def _worked_tables(at) -> list[pd.DataFrame]:
     return [table.value for table in [*at.dataframe, *at.table]]
 
