@@ -49,7 +49,8 @@ def introduce() -> None:
         "In self-attention a sentence looks at itself. In **cross-attention** the queries come from one "
         "sequence and the keys and values from another. A translation model's decoder, writing the English "
         "sentence, asks questions with its own tokens and reads the answers from the encoded source sentence. "
-        "T queries meet S keys, so the weights form a T × S grid that need not be square."
+        "T queries meet S keys, so the weights form a T × S grid that need not be square. (Here S counts the "
+        "source's tokens, as in PyTorch's shapes; it is not the score matrix S = QKᵀ of Step through.)"
     )
     st.latex(r"Q = X_{\text{target}} W_Q,\quad K = X_{\text{source}} W_K,\quad V = X_{\text{source}} W_V,\qquad "
              r"A = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) \in \mathbb{R}^{T \times S}")

@@ -1146,3 +1146,11 @@ def test_the_sidebar_shows_every_limit_the_seed_too():
     for shown in (f"{MAX_TOKENS} tokens", f"d_k ≤ {MAX_D_K}", f"{MAX_HEADS} heads", f"seed 0 to {MAX_SEED:,}"):
         assert shown in limits, (shown, limits)
     assert f"0 to {MAX_SEED:,}" in at.number_input(key="seed").help
+
+
+def test_cross_attention_says_its_s_is_the_number_of_keys_not_the_score_matrix():
+    """Step through names the score matrix S = QKᵀ; Cross-attention's T × S counts the source's tokens. A student met
+    both without a word on which is which."""
+    at = open_page("pages/cross_attention.py")
+    intro = " ".join(m.value for m in at.markdown)
+    assert "S counts the source's tokens" in intro and "not the score matrix S = QKᵀ" in intro, intro
