@@ -1081,7 +1081,7 @@ COLOUR_LABELS = {"fixed": "0 to 1 for every row", "row": "each row from its own 
 def _colour_control() -> str:
     return st.radio("Colour of the weights", list(COLOUR_LABELS), captions=list(COLOUR_LABELS.values()),
                     key="colour", help="Per-row colours show the pattern of a row even when all weights are "
-                    "small (long sentences).", **BOUND)
+                    "small (long sentences), and make a small difference look as large as 0 against 1.", **BOUND)
 
 
 def whole_number_in(value, low: int, high: int) -> bool:

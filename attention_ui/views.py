@@ -215,6 +215,8 @@ def show_stage(view: StageView, key: str, heading: str | None = None, *, worked_
         colours_only = _draw_charts(view, rec)
     if not on_slide:  # (a slide's charts fill the window down to its words: the lecturer says it)
         st.caption(follow_note(view))
+        if key in ROW_COLOUR_STAGES and (spread := row_colour_note(view)):
+            st.caption(spread)
     if colours_only:
         st.caption(COLOURS_ONLY_NOTE)
     if rec.extra is not None:
@@ -267,6 +269,33 @@ def only_tokens(trace: AttentionTrace, keep: list[int]) -> AttentionTrace:
                    scaled=both(trace.scaled), masked=both(trace.masked), weights=both(trace.weights),
                    context=trace.context[:, index], concat=trace.concat[index], output=trace.output[index],
                    mask=both(trace.mask))
+
+
+ROW_COLOUR_STAGES = ("softmax", "context")
+"""The stages whose charts colour the weights, each row on its own range under "Colour: each row"."""
+SMALL_ROW_SPREAD = 0.05
+"""A row's weights closer together than this look as far apart as 0 and 1 under per-row colours: said so."""
+
+
+def row_colour_note(view: StageView) -> str | None:
+    """Under per-row colours, how far apart the outlined row's open weights are, drawn as the whole colour scale (a
+    student read 0.080 against 0.104 as a strong preference); None with the fixed scale or a fully blocked row."""
+    if view.colour != "row":
+        return None
+    row = view.trace.weights[view.head, view.follow][view.trace.mask[view.head, view.follow]]
+    if row.numel() == 0:
+        return None
+    low, high = float(row.min()), float(row.max())
+    if f"{low:.3f}" == f"{high:.3f}":
+        words = (f"Colour per row: the outlined row's weights all print as {high:.3f}, and the colours stretch "
+                 "whatever difference is left over the whole scale.")
+    else:
+        words = (f"Colour per row: the outlined row's weights run from {low:.3f} (lightest) to {high:.3f} (darkest), "
+                 f"a spread of {high - low:.3f} drawn as the whole colour scale.")
+    if high - low < SMALL_ROW_SPREAD:
+        words += (" So small a difference looks large here: Colour of the weights “fixed” "
+                  f"{in_the_sidebar()} draws it at its size.")
+    return words
 
 
 def follow_note(view: StageView) -> str:

@@ -1154,3 +1154,17 @@ def test_cross_attention_says_its_s_is_the_number_of_keys_not_the_score_matrix()
     at = open_page("pages/cross_attention.py")
     intro = " ".join(m.value for m in at.markdown)
     assert "S counts the source's tokens" in intro and "not the score matrix S = QKᵀ" in intro, intro
+
+
+def test_per_row_colours_say_how_far_apart_the_outlined_rows_weights_are():
+    """Under "Colour: row" a row of 0.080 and 0.104 spans the whole colour scale, and a student read it as a strong
+    preference: the page says the outlined row's real spread, and when it is small, how to see it at its size."""
+    def notes(query: dict) -> list[str]:
+        at = open_page("pages/step_through.py", query)
+        return [c.value for c in at.caption if c.value.startswith("Colour per row")]
+
+    near_even = notes({"step": "softmax", "colour": "row", "sentence": "cat cat cat cat dog"})
+    assert len(near_even) == 1 and "a spread of 0.041" in near_even[0] and "“fixed”" in near_even[0], near_even
+    spread = notes({"step": "context", "colour": "row"})
+    assert len(spread) == 1 and "(lightest) to" in spread[0] and "“fixed”" not in spread[0], spread
+    assert not notes({"step": "softmax"}) and not notes({"step": "scores", "colour": "row"})
