@@ -319,6 +319,7 @@ def test_real_model_generation_without_a_model_says_so(monkeypatch, tmp_path):
     assert not [t for t in at.toggle if t.key == "generation_real"], "no model to generate with: nothing offered"
     note = next(i.value for i in at.info if "No GPT-style model is available" in i.value)
     assert "`ATTENTION_MODEL_DIR`" in note and "README" not in note, "how to add one, said where it is read"
+    assert "If you run the app yourself" in note, "a student on a laptop is the one who runs it"
     models.cached_model.clear()
 
 
