@@ -288,10 +288,10 @@ def row_colour_note(view: StageView) -> str | None:
     low, high = float(row.min()), float(row.max())
     if f"{low:.3f}" == f"{high:.3f}":
         words = (f"Colour per row: the outlined row's weights all print as {high:.3f}, and the colours stretch "
-                 "whatever difference is left over the whole scale.")
+                 "whatever difference is left over the whole colour bar, 0 to 1.")
     else:
-        words = (f"Colour per row: the outlined row's weights run from {low:.3f} (lightest) to {high:.3f} (darkest), "
-                 f"a spread of {high - low:.3f} drawn as the whole colour scale.")
+        words = (f"Colour per row: the outlined row's weights run from {low:.3f} (the colour bar's 0) to {high:.3f} "
+                 f"(its 1), a spread of {high - low:.3f} drawn as the whole colour scale.")
     if high - low < SMALL_ROW_SPREAD:
         words += (" So small a difference looks large here: Colour of the weights “fixed” "
                   f"{in_the_sidebar()} draws it at its size.")

@@ -1166,5 +1166,5 @@ def test_per_row_colours_say_how_far_apart_the_outlined_rows_weights_are():
     near_even = notes({"step": "softmax", "colour": "row", "sentence": "cat cat cat cat dog"})
     assert len(near_even) == 1 and "a spread of 0.041" in near_even[0] and "“fixed”" in near_even[0], near_even
     spread = notes({"step": "context", "colour": "row"})
-    assert len(spread) == 1 and "(lightest) to" in spread[0] and "“fixed”" not in spread[0], spread
+    assert len(spread) == 1 and "(the colour bar's 0) to" in spread[0] and "“fixed”" not in spread[0], spread
     assert not notes({"step": "softmax"}) and not notes({"step": "scores", "colour": "row"})
