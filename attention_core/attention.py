@@ -271,11 +271,13 @@ def _check_bool_mask(mask, scores_shape, device):
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
         raise AttentionInputError("mask must be a bool tensor (True = may attend) or None.")
     try:
-        torch.broadcast_shapes(mask.shape, scores_shape)
+        fits = torch.broadcast_shapes(mask.shape, scores_shape) == tuple(scores_shape)
     except RuntimeError:
+        fits = False
+    if not fits:  # (a mask with more batch dims than the scores would grow the output: SDPA refuses it too)
         raise AttentionInputError(
             f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape {tuple(scores_shape)}."
-        ) from None
+        )
     return mask.to(device)
 
 

@@ -73,8 +73,10 @@ def custom_mask(grid, num_queries: int | None = None, num_keys: int | None = Non
 def sliding_window_mask(num_queries: int, window: int, num_keys: int | None = None, *, device=None) -> torch.Tensor:
     """Causal sliding window (T, S): query i may attend to key j iff 0 <= i - j < window.
 
-    Each token sees itself and the ``window - 1`` tokens before it (as in Mistral / Longformer's
-    local attention); ``window >= T`` gives the causal mask.
+    Each token sees itself and the ``window - 1`` tokens before it (as in Mistral's sliding-window
+    attention; Longformer's local window looks both ways). With S = T, ``window >= T`` gives the
+    causal mask; with more keys than queries it counts positions from the first key, unlike
+    ``causal_mask``, which lines the last query up with the last key.
     """
     num_keys = num_queries if num_keys is None else num_keys
     _check_positive(num_queries=num_queries, num_keys=num_keys)

@@ -94,15 +94,20 @@ class KVCache:
 
 
 def decode_step(x_new: torch.Tensor, cache: KVCache, w_q, w_k, w_v, *, num_heads: int,
-                num_kv_heads: int | None = None, w_o=None, b_o=None) -> tuple[AttentionTrace, KVCache]:
+                num_kv_heads: int | None = None, w_o=None, b_o=None, b_q=None, b_k=None,
+                b_v=None) -> tuple[AttentionTrace, KVCache]:
     """One generation step: project only the newest token x_new (1, d_model), append its key and
     value to the cache, and attend with its query over every cached row (no mask: they are all
     in the past). Returns the step's trace (h, 1, t+1) and the grown cache."""
     g = num_heads if num_kv_heads is None else num_kv_heads
-    q = _split_heads(x_new @ w_q, num_heads)  # (h, 1, d_k)   the new query row
-    k = torch.cat([cache.k, _split_heads(x_new @ w_k, g)], dim=1)  # (g, t+1, d_k)  one new key row
-    v = torch.cat([cache.v, _split_heads(x_new @ w_v, g)], dim=1)  # (g, t+1, d_v)  one new value row
+    q = _split_heads(_project(x_new, w_q, b_q), num_heads)  # (h, 1, d_k)   the new query row
+    k = torch.cat([cache.k, _split_heads(_project(x_new, w_k, b_k), g)], dim=1)  # (g, t+1, d_k)  one new key row
+    v = torch.cat([cache.v, _split_heads(_project(x_new, w_v, b_v), g)], dim=1)  # (g, t+1, d_v)  one new value row
     return _trace_from_heads(q, k, v, None, w_o, b_o, num_kv_heads), KVCache(k, v)
+
+
+def _project(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
+    return x @ w if b is None else x @ w + b  # (1, d_model) @ (d_model, n) -> (1, n)
 
 
 def decode_with_kv_cache(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, w_v: torch.Tensor, *,
@@ -114,13 +119,18 @@ def decode_with_kv_cache(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, 
     t + 1 cached keys (q (h,1,d_k), k (h,t+1,d_k), weights (h,1,t+1)). Stacking their outputs
     equals ``trace_attention(x, ..., mask="causal").output``.
     """
-    d_k, d_v = _check_trace_inputs(x, x, w_q, w_k, w_v, num_heads, w_o, None, None, None, b_o, num_kv_heads)
+    return _decode(x, w_q, w_k, w_v, num_heads=num_heads, num_kv_heads=num_kv_heads, w_o=w_o, b_o=b_o)
+
+
+def _decode(x, w_q, w_k, w_v, *, num_heads, num_kv_heads=None, w_o=None, b_o=None, b_q=None, b_k=None, b_v=None):
+    """``decode_with_kv_cache`` with the projections' biases too (a real model's)."""
+    d_k, d_v = _check_trace_inputs(x, x, w_q, w_k, w_v, num_heads, w_o, b_q, b_k, b_v, b_o, num_kv_heads)
     g = num_heads if num_kv_heads is None else num_kv_heads
     cache = KVCache.empty(g, d_k, d_v, like=x)
     traces = []
     for t in range(x.shape[0]):
-        trace, cache = decode_step(x[t:t + 1], cache, w_q, w_k, w_v, num_heads=num_heads,
-                                   num_kv_heads=num_kv_heads, w_o=w_o, b_o=b_o)
+        trace, cache = decode_step(x[t:t + 1], cache, w_q, w_k, w_v, num_heads=num_heads, num_kv_heads=num_kv_heads,
+                                   w_o=w_o, b_o=b_o, b_q=b_q, b_k=b_k, b_v=b_v)
         traces.append(trace)
     return traces
 
@@ -142,8 +152,7 @@ class CacheCheck:
 def check_cache(x: torch.Tensor, projections: Projections, num_kv_heads: int | None = None) -> CacheCheck:
     """Decode x with a KV cache and compare with ``trace_attention(..., mask="causal")``."""
     kwargs = projections.as_kwargs() if num_kv_heads is None else grouped_kwargs(projections, num_kv_heads)
-    steps = decode_with_kv_cache(x, kwargs["w_q"], kwargs["w_k"], kwargs["w_v"], num_heads=kwargs["num_heads"],
-                                 num_kv_heads=kwargs.get("num_kv_heads"), w_o=kwargs["w_o"], b_o=kwargs["b_o"])
+    steps = _decode(x, **kwargs)
     full = trace_attention(x, **kwargs, mask="causal")
     outputs = torch.cat([step.output for step in steps])  # (T, d_out)
     return CacheCheck(steps, full, outputs, float((outputs - full.output).abs().max()))

@@ -74,7 +74,7 @@ def head_stats(attentions: torch.Tensor, is_special: list[bool] | None = None, *
     T = attentions.shape[-1]
     entropy = -torch.special.xlogy(attentions, attentions).sum(-1) / math.log(2)  # (L, h, T)  bits per row
     previous = attentions.diagonal(offset=-1, dim1=-2, dim2=-1)  # (L, h, T-1)  weight of i on i-1
-    previous = previous.mean(-1) if T > 1 else torch.zeros(attentions.shape[:2], dtype=attentions.dtype)
+    previous = previous.mean(-1) if T > 1 else attentions.new_zeros(attentions.shape[:2])
     special = torch.zeros(attentions.shape[:2], dtype=attentions.dtype, device=attentions.device)
     if is_special is not None:
         if len(is_special) != T:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 import torch
 
@@ -40,8 +40,9 @@ class Projections:
         return self.w_v.shape[1] // self.num_heads
 
     def as_kwargs(self) -> dict:
-        """Keyword arguments for ``trace_attention(x, **p.as_kwargs())``."""
-        return asdict(self) | {"num_heads": self.num_heads}
+        """Keyword arguments for ``trace_attention(x, **p.as_kwargs())``: the weights themselves, not copies (a
+        real model's are megabytes)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def random_projections(d_model: int, d_k: int, d_v: int, num_heads: int, seed: int, *,

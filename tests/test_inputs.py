@@ -40,6 +40,8 @@ def r(*shape, seed=0):
     (r(3, 4), r(5, 4).double(), r(5, 2), None, r"k is torch.float64 .* one device and dtype"),
     (r(3, 4), r(5, 4), r(5, 2), torch.ones(3, 4, dtype=torch.bool),
      r"mask of shape \(3, 4\) does not broadcast to the scores' shape \(3, 5\)"),
+    (r(3, 2), r(4, 2), r(4, 2), torch.ones(5, 3, 4, dtype=torch.bool),  # more batch dims than q, k, v: as SDPA
+     r"mask of shape \(5, 3, 4\) does not broadcast to the scores' shape \(3, 4\)"),
     (r(3, 4), r(5, 4), r(5, 2), torch.ones(3, 5), r"mask must be a bool tensor \(True = may attend\)"),
     (r(3, 4), r(5, 4), r(5, 2), [[True] * 5] * 3, r"mask must be a bool tensor"),
 ])
@@ -283,6 +285,7 @@ def test_projections_from_tensors():
     assert (p.d_k, p.d_v, p.num_heads) == (2, 3, 3)
     kwargs = p.as_kwargs()
     assert set(kwargs) == {"w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o", "num_heads"}
+    assert kwargs["w_q"] is p.w_q and kwargs["b_q"] is p.b_q, "the weights themselves: a real model's are megabytes"
     assert trace_attention(r(5, 4), **kwargs).output.shape == (5, 4)
     with pytest.raises(ValueError, match=r"w_q and w_k must be 2-D and equal in shape; got \(4, 6\) and \(4, 4\)"):
         projections_from_tensors(r(4, 6), r(4, 4), r(4, 9))

@@ -5,9 +5,9 @@ tiny GPT-2 generating with its own cache."""
 from __future__ import annotations
 
 import inspect
-
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,10 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run from anywhere without installing the package
     sys.path.insert(0, str(ROOT))
 
-from attention_core import (PUBLISHED_SHAPES, attention_rollout, causal_mask, check_cache,  # noqa: E402
-                            compare_kv_sharing, decode_with_kv_cache, grouped_kwargs, head_roles, head_stats,
-                            kv_cache_table, mean_over_heads, random_projections, reach_span, sliding_window_mask,
-                            sliding_window_reach, time_generation_step, trace_attention)
+from attention_core import (PUBLISHED_SHAPES, KVCache, attention_rollout, causal_mask, check_cache,  # noqa: E402
+                            compare_kv_sharing, decode_step, decode_with_kv_cache, grouped_kwargs, head_roles,
+                            head_stats, kv_cache_table, mean_over_heads, random_projections, reach_span,
+                            sliding_window_mask, sliding_window_reach, time_generation_step, trace_attention)
 
 FAST = settings(max_examples=25, deadline=None)
 
@@ -202,6 +202,22 @@ def test_float32_cache_agrees_with_full_causal_attention_to_1e_6(h, g):
     check = check_cache(x, p, num_kv_heads=g)
     assert check.max_abs_diff < 1e-6
     assert check.outputs.dtype == torch.float32
+
+
+@pytest.mark.parametrize("g", [None, 1, 2])
+def test_a_layer_with_biases_decoded_with_a_cache_equals_full_causal_attention(g):
+    """A real model's layer adds b_Q, b_K, b_V: the cache's steps left them out (the full pass did not), and the two
+    differed by up to 4 on this layer."""
+    gen = torch.Generator().manual_seed(1)
+    biases = {name: torch.randn(8, generator=gen, dtype=torch.float64) for name in ("b_q", "b_k", "b_v", "b_o")}
+    p = replace(random_projections(8, 4, 4, 2, seed=0, dtype=torch.float64), **biases)
+    x = torch.randn(5, 8, generator=gen, dtype=torch.float64)
+    check = check_cache(x, p, num_kv_heads=g)
+    assert check.max_abs_diff < 1e-12, check.max_abs_diff
+    _, cache = decode_step(x[:1], KVCache.empty(2, 4, 4, like=x), p.w_q, p.w_k, p.w_v, num_heads=2, b_k=p.b_k,
+                           b_v=p.b_v)
+    torch.testing.assert_close(cache.k[1, 0], (x[0] @ p.w_k + p.b_k)[4:])  # head 2's key: the second 4 columns
+    torch.testing.assert_close(cache.v[0, 0], (x[0] @ p.w_v + p.b_v)[:4])
 
 
 def test_cache_rows_are_the_full_keys_rows():
