@@ -50,7 +50,8 @@ def _cache_argument(model) -> str:
 
 
 def generate_with_attention(loaded: LoadedModel, prompt: str, num_new_tokens: int = 6) -> GenerationRun:
-    """Greedy generation with the model's KV cache (``past_key_values``), attention per step.
+    """Greedy generation with the model's KV cache (passed under the name its transformers uses, see
+    ``_cache_argument``), attention per step.
 
     Raises ValueError for an encoder model, an empty prompt, or a bad number of new tokens;
     a long prompt keeps its last pieces so that prompt + new tokens fit MAX_REAL_MODEL_TOKENS.

@@ -26,8 +26,8 @@ class LessonConfig:
 
     mask: "none" | "causal" | "padding" | "custom".  For "padding" the sentence is padded
     with ``[PAD]`` up to ``pad_to`` tokens and the pad keys are blocked. For "custom",
-    ``custom_mask`` is a T×S grid of bools (True = may attend); a missing or mis-sized grid
-    falls back to all-allowed with the right shape only if ``custom_mask`` is None.
+    ``custom_mask`` is a T×S grid of bools (True = may attend); None allows every pair, and a
+    grid of another size is refused (``AttentionInputError``).
     init: "random" (seeded) | "identity" (Q = K = V = X, so d_k = d_v = d_model / heads).
     embeddings: "seeded" (random vectors keyed by word) or the name of a real model whose word
     vectors are passed to ``run_lesson`` as ``x``; then d_model is that model's width.

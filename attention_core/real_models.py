@@ -432,8 +432,6 @@ def where_available(name: str, *, allow_hub: bool = False) -> str | None:
 
     A quick look (folder, package, hub cache, and the hub itself only when ``allow_hub``), so a page can
     offer only the models that can load; ``load_model`` still checks every file."""
-    import importlib.util
-
     spec = MODEL_ALLOWLIST.get(name)
     if spec is None:
         return None

@@ -212,9 +212,9 @@ TOY_CAPTION = ("A toy layer: W_Q, W_K and W_V are random (from the seed), not tr
 REAL_VECTORS_CAPTION = (
     "Real word vectors, untrained W_Q and W_K: {model}'s word vectors are about {length:.1f} long over {width} "
     "features (each feature near 0), so every score here is close to 0 and each token spreads its weight almost "
-    "evenly, about 1/T per key. With Projection weights “Q = K = V = X”, words with similar vectors get the most "
-    "weight, but only by a little. It is the model's trained W_Q and W_K that make attention sharp: see the Real "
-    "model and Inside a real head pages.")
+    "evenly over the keys it may attend to (about 1/T each without a mask). With Projection weights “Q = K = V = "
+    "X”, words with similar vectors get the most weight, but only by a little. It is the model's trained W_Q and "
+    "W_K that make attention sharp: see the Real model and Inside a real head pages.")
 """The step-through's note when the lesson uses a real model's word vectors: why its weights look flat."""
 
 

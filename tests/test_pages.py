@@ -682,7 +682,7 @@ def test_real_word_vectors_fix_d_model_or_explain_why_not():
     assert any(f"first 32 of {width} features" in c for c in captions), captions
     assert len(chart(at, "X:").labels("feature")) == 32
     note = next(c for c in captions if c.startswith("Real word vectors"))  # why the weights look even
-    assert f"over {width} features" in note and "1/T per key" in note and "Real model" in note, note
+    assert f"over {width} features" in note and "about 1/T each without a mask" in note and "Real model" in note, note
     assert not any(c.startswith("A toy layer") for c in captions), captions
 
 
