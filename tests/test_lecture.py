@@ -14,7 +14,8 @@ import pytest
 import torch
 
 from apptest_support import ROOT, chart_data, open_page, shown_number
-from attention_core import LessonConfig, MODEL_ALLOWLIST, Projections, row_arithmetic, run_lesson
+from attention_core import (MAX_SENTENCE_CHARS, MODEL_ALLOWLIST, LessonConfig, Projections, row_arithmetic,
+                            run_lesson)
 from attention_ui import url_state, views, worked
 from attention_ui.frames import token_labels
 from attention_ui.text import STAGE_KEYS
@@ -231,8 +232,16 @@ def test_every_link_parameter_with_odd_values_opens_the_page(page):
 
 @pytest.mark.parametrize("value", ODD_VALUES)
 def test_an_odd_sentence_in_a_link_never_breaks_a_page(value):
+    """A sentence the page can use is taken as it is (markup as plain text); one it cannot (empty, or longer than
+    the limit) is named in the link's note and the default sentence is shown; an odd step or token is named too."""
     at = open_page("pages/step_through.py", {"sentence": value, "step": value, "token": value})
     assert not at.exception and at.get("vega_lite_chart")
+    notes = " ".join(i.value for i in at.info)
+    assert "could not be used" in notes and "<script>" not in notes, notes[:300]
+    if value.strip() and len(value) <= MAX_SENTENCE_CHARS:
+        assert at.text_input(key="sentence").value == value and "sentence = " not in notes
+    else:
+        assert "sentence = " in notes and at.text_input(key="sentence").value == LessonConfig().sentence, notes[:300]
 
 
 def test_short_forms_are_rewritten_and_restore_the_view():

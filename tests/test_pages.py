@@ -777,7 +777,8 @@ def test_bad_sentence_gives_a_message_or_renders_never_a_traceback(sessions, pag
         captions = texts(at, "caption")
         refused = [c for c in captions if "carries on with what does not need one" in c]
         assert not errors and (refused or outcome == "either"), (errors, captions)
-        assert all(w in refused[0] for w in words) if refused else True, refused
+        if refused:  # ("either": a sentence some pages take, with no refusal to read)
+            assert all(w in refused[0] for w in words), refused
         assert at.get("vega_lite_chart"), "the page's own charts are drawn"
         return
     if page not in LESSON_PAGES:

@@ -158,6 +158,17 @@ def _tick_label_gaps(spec: dict) -> list[float]:
     return [b[0] - a[1] for a, b in zip(spans, spans[1:])]
 
 
+def _slanted_label_gaps(spec: dict) -> list[float]:
+    """The distances, in px, between neighbouring slanted labels of a log x axis (none when they are upright)."""
+    axis = spec["layer"][0]["encoding"]["x"]["axis"]
+    values, width, angle = axis["values"], spec["width"], axis.get("labelAngle", 0)
+    if angle == 0:
+        return []
+    low, high = math.log(values[0]), math.log(values[-1])
+    centres = [width * (math.log(value) - low) / (high - low) for value in values]
+    return [(b - a) * abs(math.sin(math.radians(angle))) for a, b in zip(centres, centres[1:])]
+
+
 @pytest.mark.parametrize("query", [{}, SLIDE], ids=["page", "slide"])
 def test_what_it_costs_t_labels_stay_apart(query):
     at = open_page("pages/cost.py", query)
@@ -168,6 +179,9 @@ def test_what_it_costs_t_labels_stay_apart(query):
         assert all(gap >= font / 2 for gap in gaps), (title, [round(g) for g in gaps])
         if query:
             assert gaps, "a slide's T labels are upright"
+        else:  # a page's are slanted: parallel labels a tick apart lie (tick gap) × sin(angle) apart, a line or more
+            assert not gaps and _slanted_label_gaps(spec), title
+            assert min(_slanted_label_gaps(spec)) >= font, (title, [round(g) for g in _slanted_label_gaps(spec)])
 
 
 # ------------------------------------------------------------------------------- a 1024-px projector

@@ -209,6 +209,7 @@ def test_multi_heads_panels_label_every_key_of_an_eleven_token_sentence():
 
 def test_work_it_by_hands_answer_grids_say_what_their_rows_and_columns_are():
     at = open_page("pages/by_hand.py")
+    assert len(at.tabs) == 4, [t.label for t in at.tabs]
     for tab, columns in zip(at.tabs, ("the key tokens", "the key tokens", "the key tokens", "the context's numbers")):
         captions = [c.value for c in tab.caption]
         assert any(c.startswith("Rows: the query tokens. Columns: " + columns) for c in captions), captions
