@@ -128,6 +128,7 @@ st.subheader("Edit your own mask")
 EDITOR_ROW_PX = 35  # a data editor's row (and header) height
 EDITOR_COLUMN_PX = 46  # a tick box and a two-digit number
 EDITOR_CHAR_PX, EDITOR_HEADER_PX = 8, 36  # a header's character, and its edit icon and padding
+EDITOR_BESIDE_SHARE = 0.55  # the most of a slide's width the zoomed grid takes with its weights beside it
 current = grid or tuple(tuple(True for _ in range(T)) for _ in range(T))
 st.markdown("Tick a cell to let the row's token (query) attend to the column's token (key). "
             "Untick a whole row to see what a **fully blocked row** does.")
@@ -166,25 +167,34 @@ st.space(28)  # the editor's toolbar, shown on hover above its top right corner,
 worded = [max(EDITOR_COLUMN_PX, EDITOR_CHAR_PX * len(label) + EDITOR_HEADER_PX) for label in labels]
 room = main_column_px(settings.presenter) / (PRESENTER_GRID_ZOOM if settings.presenter else 1)
 row_names_px = EDITOR_CHAR_PX * max(map(len, labels)) + EDITOR_HEADER_PX
-by_word = row_names_px + sum(worded) <= room
+# On a slide the weights stand beside the grid where its numbered columns leave them room, so that a tick's effect is
+# on the screen with it (under a zoomed grid of 7 tokens they were a screen below, and a tick showed nothing)
+numbered_share = (row_names_px + EDITOR_COLUMN_PX * T) / room
+beside = settings.presenter and numbered_share <= EDITOR_BESIDE_SHARE
+by_word = row_names_px + sum(worded) <= room and not beside
 # The row names in the text's colour where the grid fits the page; one that scrolls sideways keeps them pinned
 # (in Streamlit's faded grey) so that they stay in view
 dark_row_names = DARK_ROW_NAMES if by_word or row_names_px + EDITOR_COLUMN_PX * T <= room else {}
 # (one key while the grid is changed in the editor itself: made again on each change, it lost the keyboard's focus
 # and selected cell, and a keyboard user took 5 Tabs and the arrows from the top-left cell for every next cell)
-edited = st.data_editor(table, key=f"{MASK_GRID_KEY}{T}_{st.session_state.get(EDITOR_VERSION, 0)}", width="content",
-                        height=EDITOR_ROW_PX * (T + 1) + 3,
-                        column_config={c: st.column_config.CheckboxColumn(
-                            c if by_word else str(j), default=False, width=px if by_word else EDITOR_COLUMN_PX,
-                            help=f"key {c}") for j, (c, px) in enumerate(zip(labels, worded), start=1)}
-                        | dark_row_names)
-st.caption("Rows are the queries, columns the keys" + (
-    "." if by_word else " (numbered as the rows; hover a column's number for its token)."))
-if edited.isna().to_numpy().any():
-    st.error("A cell of the mask is empty: tick it or leave it unticked.")
-elif not edited.equals(table):
-    set_custom_grid(edited.astype(bool).to_numpy().tolist())
-    st.rerun()
+if beside:
+    grid_box, weights_box = st.columns([numbered_share, 1 - numbered_share], gap="medium")
+else:
+    grid_box = weights_box = st.container()
+with grid_box:
+    edited = st.data_editor(table, key=f"{MASK_GRID_KEY}{T}_{st.session_state.get(EDITOR_VERSION, 0)}",
+                            width="content", height=EDITOR_ROW_PX * (T + 1) + 3,
+                            column_config={c: st.column_config.CheckboxColumn(
+                                c if by_word else str(j), default=False, width=px if by_word else EDITOR_COLUMN_PX,
+                                help=f"key {c}") for j, (c, px) in enumerate(zip(labels, worded), start=1)}
+                            | dark_row_names)
+    st.caption("Rows are the queries, columns the keys" + (
+        "." if by_word else " (numbered as the rows; hover a column's number for its token)."))
+    if edited.isna().to_numpy().any():
+        st.error("A cell of the mask is empty: tick it or leave it unticked.")
+    elif not edited.equals(table):
+        set_custom_grid(edited.astype(bool).to_numpy().tolist())
+        st.rerun()
 
 
 def use_custom_mask() -> None:
@@ -194,28 +204,34 @@ def use_custom_mask() -> None:
 def show_grid_weights(trace, title: str) -> None:
     """The weights of ``trace``, a lesson masked by the grid above, drawn under the editor (``title`` and its head)."""
     view = StageView(trace, labels, min(settings.follow, T - 1), settings.head, settings.cell_size, settings.font_size)
-    show_chart(token_heatmap(view, trace.weights[settings.head], f"{title}{head_title(view)}", weights=True))
+    cell = None
+    if beside:  # rows as tall as the zoomed grid's, so that each row of weights stands beside its row of ticks
+        share = (1 - numbered_share) * main_column_px(True) / view.width_budget
+        cell = min(view.fit_cell(T + 3, share), int(EDITOR_ROW_PX * PRESENTER_GRID_ZOOM))
+    show_chart(token_heatmap(view, trace.weights[settings.head], f"{title}{head_title(view)}", weights=True,
+                             cell=cell))
 
 
-if config.mask != "custom":
-    if custom_lesson is not None:  # what a tick or a button above just did, under the grid (and as "custom" above)
-        show_grid_weights(custom_lesson.trace, "weights with your grid")
-    if grid is not None:
-        st.info(f"These are your grid's weights (the “custom” pair above shows them too), but the lesson's mask is "
-                f"“{config.mask}”, so the other pages do not use it yet. Use it as the mask (the lesson's mask "
-                "becomes “custom”) to see its fully blocked rows here and every page with it.")
-        st.button("Use my grid as the mask", on_click=use_custom_mask, icon=":material/grid_on:")
-else:
-    trace = settings.lesson.trace
-    blocked_rows = [labels[i] for i in range(T) if not bool(trace.mask[settings.head, i].any())]
-    if blocked_rows:
-        one = len(blocked_rows) == 1
-        st.warning(f"{counted(len(blocked_rows), 'row')} {'is' if one else 'are'} fully blocked "
-                   f"({', '.join(plain(label) for label in blocked_rows)}). "
-                   f"{'Its' if one else 'Their'} weights are all zero and {'its' if one else 'their'} context "
-                   f"{'vector is' if one else 'vectors are'} zero: the token{'' if one else 's'} "
-                   f"take{'s' if one else ''} in nothing from the others. In the chart below such a row is all "
-                   "grey “×” cells, as every blocked key is: each of its weights is exactly 0.")
-    show_grid_weights(trace, "weights with your mask")
+with weights_box:
+    if config.mask != "custom":
+        if custom_lesson is not None:  # what a tick or a button above just did, under the grid (and as "custom" above)
+            show_grid_weights(custom_lesson.trace, "weights with your grid")
+        if grid is not None:
+            st.info(f"These are your grid's weights (the “custom” pair above shows them too), but the lesson's mask is "
+                    f"“{config.mask}”, so the other pages do not use it yet. Use it as the mask (the lesson's mask "
+                    "becomes “custom”) to see its fully blocked rows here and every page with it.")
+            st.button("Use my grid as the mask", on_click=use_custom_mask, icon=":material/grid_on:")
+    else:
+        trace = settings.lesson.trace
+        blocked_rows = [labels[i] for i in range(T) if not bool(trace.mask[settings.head, i].any())]
+        if blocked_rows:
+            one = len(blocked_rows) == 1
+            st.warning(f"{counted(len(blocked_rows), 'row')} {'is' if one else 'are'} fully blocked "
+                       f"({', '.join(plain(label) for label in blocked_rows)}). "
+                       f"{'Its' if one else 'Their'} weights are all zero and {'its' if one else 'their'} context "
+                       f"{'vector is' if one else 'vectors are'} zero: the token{'' if one else 's'} "
+                       f"take{'s' if one else ''} in nothing from the others. In the chart below such a row is all "
+                       "grey “×” cells, as every blocked key is: each of its weights is exactly 0.")
+        show_grid_weights(trace, "weights with your mask")
 
 show_page_questions("masks", masking_questions(shown))

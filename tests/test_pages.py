@@ -473,6 +473,19 @@ def test_the_custom_mask_says_it_allows_everything_until_changed_and_can_start_f
     assert "weights with your grid" in json.dumps(charts_in_order[-1]), charts_in_order
 
 
+def test_a_slides_mask_editor_has_its_weights_beside_it_where_they_fit():
+    """On a slide the zoomed editor of a 7-token sentence was 800 px wide, and the weights it changes a screen below:
+    a tick in front of a class showed nothing. Where its numbered columns leave room, the weights stand beside it."""
+    def beside(query: dict) -> bool:
+        at = open_page("pages/masking.py", {"mask": "custom", **query})
+        return any("weights with your mask" in json.dumps(json.loads(c.proto.spec).get("title"))
+                   for column in at.columns for c in column.get("vega_lite_chart"))
+
+    assert beside({"presenter": "true"})
+    assert not beside({}), "a page keeps the grid's worded columns and its weights under it"
+    assert not beside({"presenter": "true", "sentence": "a b c d e f g h i j k l"}), "too wide to share the slide"
+
+
 def test_masking_buttons_edit_the_kept_grid_while_the_sidebar_mask_is_none():
     at = open_page("pages/masking.py")
     assert at.radio(key="mask").value == "none"
