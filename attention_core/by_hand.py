@@ -120,8 +120,8 @@ def _decimal_fraction(text: str) -> float:
 def read_number(cell) -> float:
     """One typed cell as a float; ``ValueError`` with a short reason when it is not a usable number.
 
-    Accepts ints, floats and text such as "0.5", "-2", "−1" (a typographic minus), "1/2", "3/1.4142", "1e-3" and
-    "0,5" (a decimal comma, when the text has one comma and no point).
+    Accepts ints, floats and text such as "0.5", "-2", "−1" (a typographic minus), "1/2", "3/1.4142", "1e-3",
+    "0,5" (a decimal comma, when the text has one comma and no point) and "25%" (0.25).
     """
     if cell is None:
         raise AttentionInputError(EMPTY_REASON)
@@ -137,6 +137,8 @@ def read_number(cell) -> float:
             text = text.replace(",", ".")
         if len(text) > 40:
             raise AttentionInputError("holds text too long to be a number")
+        if text.endswith("%") and len(text) > 1:  # a weight as a percentage, as the check-yourself boxes take it
+            return read_number(text[:-1]) / 100
         try:
             value = float(text)
         except ValueError:
@@ -299,6 +301,14 @@ def likely_slips(trace: AttentionTrace, stage: str) -> list[Slip]:
                       "from A.", masked_softmax(apply_mask(torch.zeros_like(scores), allowed)) @ v)]
     else:
         raise AttentionInputError(f"stage must be one of {', '.join(HAND_STAGES)}, got {stage!r}.")
+    truth = {"scores": scores, "scaled": scaled, "weights": weights,
+             "context": trace.context[0].detach().to("cpu", torch.float64)}[stage]  # (T, S) or (T, d_v)
+    slips.append(Slip("rounded", "These cells are the right answer rounded too far, to one decimal place: keep two "
+                      f"or three decimals (a number within {ANSWER_TOLERANCE} of the exact one counts as right).",
+                      torch.round(truth * 10) / 10))
+    if stage != "weights":  # (a weight is never negative: its rows' notes say so)
+        slips.append(Slip("sign", "These cells have the right size but the wrong sign: check the minus signs (a "
+                          "negative times a negative is positive).", -truth))
     return [slip for slip in slips if slip is not None and slip.values is not None]
 
 

@@ -220,7 +220,7 @@ def marks_table(check: AnswerCheck, typed: list[list], row_labels: list[str], co
 ONE_CELL = {"These cells are ": "This cell is ", "These cells hold ": "This cell holds ",
             "These cells make ": "This cell makes ", "These cells ignore ": "This cell ignores ",
             "These cells use ": "This cell uses ", "These cells mix ": "This cell mixes ",
-            "These cells weigh ": "This cell weighs "}
+            "These cells weigh ": "This cell weighs ", "These cells have ": "This cell has "}
 """A slip's hint speaks of "these cells"; said of a single cell, its start becomes singular."""
 
 
@@ -466,14 +466,16 @@ def check_working(rows, working: SoftmaxWorking, weights: AnswerCheck, queries: 
     problems = tuple(p for p in reading.problems if (p.row, p.col) not in empty)
     answer = AnswerCheck(marks, problems, truth, ANSWER_TOLERANCE, typed)
     notes = tuple(note for i in range(T)
-                  if (note := _row_note(i, answer, working, shifted[i], weights.marks[i], queries, keys)))
+                  if (note := _row_note(i, answer, working, shifted[i], weights, queries, keys)))
     return WorkingCheck(answer, shifted, notes, T * (S + 1) - len(empty))
 
 
-def _row_note(i: int, answer: AnswerCheck, working: SoftmaxWorking, shifted: bool, weight_marks: tuple[str, ...],
+def _row_note(i: int, answer: AnswerCheck, working: SoftmaxWorking, shifted: bool, weights: AnswerCheck,
               queries: list[str], keys: list[str]) -> str:
-    """What a student's working of row ``i`` says about their weights, in words ("" when there is nothing to say)."""
+    """What a student's working of row ``i`` says about their weights (``weights``: the weights' own check), in
+    words ("" when there is nothing to say)."""
     marks, typed, allowed = answer.marks[i], answer.values[i], working.allowed[i]
+    weight_marks = weights.marks[i]
     S = len(allowed)
     seen = [j for j in range(S) if allowed[j]]
     wrong_seen = [j for j in seen if marks[j] == WRONG]
@@ -510,10 +512,17 @@ def _row_note(i: int, answer: AnswerCheck, working: SoftmaxWorking, shifted: boo
         else:
             parts.append("your row sum is off" + (" (it is not the sum of your e^x either)" if all_typed else ""))
     elif marks[S] == RIGHT and exps_right and WRONG in weight_marks:
-        # (not "so the slip is in the division": weights worked from other numbers, e.g. the raw scores' softmax,
-        # got this beside the main hint naming that slip, and the two seemed to disagree)
-        parts.append("your e^x and row sum are right, but these weights are not your e^x ÷ your row sum: divide "
-                     "each e^x by it")
+        wrong_weights = [j for j in range(S) if weight_marks[j] == WRONG]
+        if weights.values is not None and all(
+                close_to(float(weights.values[i, j]), round(float(weights.truth[i, j]), 1)) for j in wrong_weights):
+            # (0.3, 0.1, 0.6 typed for 0.284, 0.142, 0.574: the student divided, and was told to divide)
+            parts.append("your e^x and row sum are right, and so are your weights, but rounded too far: keep two or "
+                         "three decimals")
+        else:
+            # (not "so the slip is in the division": weights worked from other numbers, e.g. the raw scores' softmax,
+            # got this beside the main hint naming that slip, and the two seemed to disagree)
+            parts.append("your e^x and row sum are right, but these weights are not your e^x ÷ your row sum: divide "
+                         "each e^x by it")
     if not parts:
         return ""
     return f"Row {quoted(queries[i])}: " + "; ".join(parts) + "."

@@ -62,8 +62,8 @@ def sizes_and_mask() -> None:
         cols[4].checkbox("Causal mask", key="hand-size-causal", on_change=hand.apply_size_change,
                          help="Token i may only attend to tokens 1…i.")
         st.caption(f"Limits: {MAX_HAND_TOKENS} tokens, d_model, d_k and d_v up to {MAX_HAND_WIDTH}; every number "
-                   f"between −{MAX_CELL_MAGNITUDE:g} and {MAX_CELL_MAGNITUDE:g}. Fractions such as 1/2 or 3/1.4142 "
-                   "and a decimal comma (0,5) are fine.")
+                   f"between −{MAX_CELL_MAGNITUDE:g} and {MAX_CELL_MAGNITUDE:g}. Fractions such as 1/2 or 3/1.4142, "
+                   "a decimal comma (0,5) and a percentage (25%) are fine.")
         st.button("Reset to the example", on_click=hand.reset_to_example, key="hand-reset",
                   icon=":material/restart_alt:")
 

@@ -378,8 +378,8 @@ def real_generation() -> None:
     if not offered:
         st.info("No GPT-style model is available on this server, so this part is left out; everything above works "
                 "without one. (A GPT-style model is one that writes text a token at a time, such as distilgpt2. "
-                "If you run the app yourself, on your own computer say, you can add one: a folder holding `distilgpt2/` "
-                "(saved with transformers' `save_pretrained`), named by the environment variable "
+                "If you run the app yourself, on your own computer say, you can add one: a folder holding "
+                "`distilgpt2/` (saved with transformers' `save_pretrained`), named by the environment variable "
                 "`ATTENTION_MODEL_DIR` when you start the app.)",
                 icon=":material/info:")
         return

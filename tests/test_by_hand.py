@@ -570,11 +570,40 @@ def test_a_wrong_row_sum_is_named_and_told_apart_from_wrong_e_to_the_x():
 
 def test_right_working_and_wrong_weights_point_at_the_division():
     weights = right_weights()
-    weights[2] = ["0.3", "0.1", "0.6"]
+    weights[2] = ["0.5", "0.2", "0.3"]
     at = check(run_page(typed_example() | {WORKING: right_working(), "answer_weights": weights}), "weights")
     assert "Your working: all 12 numbers you typed are right." in texts(at, "success")
     assert any("Row “3·tea”: your e^x and row sum are right, but these weights are not your e^x ÷ your row sum" in w
                for w in texts(at, "warning")), texts(at, "warning")
+
+
+def test_right_working_and_weights_rounded_to_one_decimal_are_told_they_are_rounded_too_far():
+    """0.3, 0.1, 0.6 typed for 0.306, 0.074, 0.620: the student had divided, and was told to divide."""
+    weights = right_weights()
+    weights[2] = ["0.3", "0.1", "0.6"]
+    at = check(run_page(typed_example() | {WORKING: right_working(), "answer_weights": weights}), "weights")
+    warnings = texts(at, "warning")
+    assert any("Row “3·tea”: your e^x and row sum are right, and so are your weights, but rounded too far: keep two "
+               "or three decimals." in w for w in warnings), warnings
+    assert not any("not your e^x ÷ your row sum" in w for w in warnings), warnings
+
+
+@pytest.mark.parametrize("stage, typed, said", [
+    ("scaled", [["0.7", "0", "0.7"], ["1.4", "0.7", "2.1"], ["2.1", "0.7", "2.8"]], "rounded too far"),
+    ("scores", [["-1", "0", "-1"], ["-2", "-1", "-3"], ["3", "1", "4"]], "the wrong sign"),
+    ("context", [["-0.802", "-2.203"], ["0.86", "2.436"], ["0.926", "2.546"]], "the wrong sign")])
+def test_numbers_rounded_to_one_decimal_or_with_the_wrong_sign_are_named(stage, typed, said):
+    """Scaled scores typed as 0.7, 1.4, 2.1 for 0.707, 1.414, 2.121 got "5 of 9 cells right" and nothing else."""
+    trace = hand_trace(*example_tensors())
+    diagnosis = diagnose(check_answer(typed, stage_truth(trace, stage)), trace, stage)
+    assert diagnosis is not None and said in diagnosis.slip.hint, diagnosis
+
+
+@pytest.mark.parametrize("typed, value", [("40%", 0.4), ("12.5%", 0.125), ("−5 %", -0.05), ("0,5%", 0.005)])
+def test_a_weight_typed_as_a_percentage_is_read_as_the_check_yourself_boxes_read_it(typed, value):
+    assert read_number(typed) == pytest.approx(value)
+    with pytest.raises(AttentionInputError, match="not a number"):
+        read_number("%")
 
 
 def test_empty_working_is_neither_wrong_nor_in_the_way():
