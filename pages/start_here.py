@@ -113,8 +113,12 @@ def show_checklist(carried: dict, visited: set) -> None:
     score.caption(f"Check-yourself score: {'…' if reading else session_score().in_words()}. The marks and the "
                   "score are kept in this browser, not on the server: they are here again after a reload or on your "
                   "next visit (a private window forgets them when it closes).")
-    forget_column.button("Start again", icon=":material/restart_alt:", key="forget_progress", on_click=forget,
-                         help="Clear the marks and the score, here and in this browser (on a shared computer, say).")
+    # (one click had cleared 12 pages' marks and a score of 49 of 53, with no way back: it asks first)
+    with forget_column.popover("Start again", icon=":material/restart_alt:", width="stretch",
+                               help="Clear the marks and the score, here and in this browser (on a shared computer, "
+                                    "say)."):
+        st.markdown("Clear every mark and the check-yourself score, here and in this browser? This cannot be undone.")
+        st.button("Yes, clear them", icon=":material/delete:", key="forget_progress", on_click=forget, type="primary")
     st.markdown("**Takeaway:** read each page top to bottom (words, formula, chart, numbers), then answer its "
                 "questions before moving on.")
 

@@ -486,6 +486,7 @@ def test_start_here_keeps_the_progress_across_a_reload_until_start_again(page, s
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stCaptionContainer]')]"
                            ".some(c => c.innerText.startsWith('2 of 9 stages looked at'))", timeout=LOAD_TIMEOUT_MS)
     page.get_by_role("button", name="Start again").click()
+    page.get_by_role("button", name="Yes, clear them").click()
     bs.wait_for_app_idle(page, timeout=LOAD_TIMEOUT_MS)
     assert _step_through_caption(page).startswith("0 of 9 stages looked at")
     page.reload()

@@ -292,6 +292,7 @@ def test_start_again_still_clears_the_stored_record(server, fresh_context):
     bs.wait_for_app_idle(page, timeout=LOAD_MS)
     page.wait_for_function("() => document.body.innerText.includes('1 of 9 stages looked at')", timeout=30_000)
     page.get_by_role("button", name="Start again").click()
+    page.get_by_role("button", name="Yes, clear them").click()
     page.wait_for_function("(key) => !(localStorage.getItem(key) || '').includes('masks')", arg=STORAGE_KEY,
                            timeout=30_000)
     stored = json.loads(_stored(page))

@@ -253,7 +253,7 @@ def test_start_here_on_a_slide_is_the_lectures_plan_on_one_screen():
     assert [link.proto.help for link in listed] == [teaches for *_, teaches in LEARNING_PATH]
     assert [link.proto.page for link in listed] == [paths[0] for _, paths, *_ in LEARNING_PATH]
     assert not [m.value for m in at.markdown if m.value.startswith("### ")], "no marks of done pages"
-    assert not at.progress and not at.get("button"), "no progress bar, no Start again"
+    assert not at.progress and not at.get("button") and not at.get("popover"), "no progress bar, no Start again"
     assert not [c.value for c in at.caption if "score" in c.value or "looked at" in c.value], "no counts or score"
     assert len(open_page("pages/start_here.py").get("page_link")) > len(LEARNING_PATH), "the page's own list stays"
 
@@ -691,3 +691,19 @@ def test_a_questions_id_survives_the_last_bits_of_its_answer():
            for answer in (0.5348294973373413, 0.5348295569419861)}
     assert len(ids) == 1, ids
     assert numeric("overview", "largest", "The largest weight?", 0.5349, "why", hint="hint").id not in ids
+
+
+def test_start_again_asks_before_it_clears_the_marks_and_the_score():
+    """One click on Start again cleared a student's 12 pages done and a score of 49 of 53, with no way back: the
+    button opens a question, and only its answer clears them."""
+    at = open_page("pages/start_here.py")
+    at.session_state["pages_visited"] = {"start-here", "overview", "masks"}
+    at.run()
+    popover = next(p for p in at.get("popover") if p.proto.popover.label == "Start again")
+    assert not popover.proto.popover.open
+    assert any("cannot be undone" in m.value for m in popover.markdown), [m.value for m in popover.markdown]
+    assert [b.label for b in popover.button] == ["Yes, clear them"]
+    assert at.progress[0].proto.text == f"2 of {len(LEARNING_PATH)} pages done"
+    popover.button[0].click().run()
+    assert at.session_state["pages_visited"] == {"start-here"}
+    assert at.progress[0].proto.text == f"0 of {len(LEARNING_PATH)} pages done"
