@@ -224,13 +224,18 @@ def context_inputs(start: hand.StartingPoint, shape: tuple[int, int], columns: l
         return answer_grid("context", shape, columns)
 
 
-def problems_list(problems) -> str:
+def problems_list(problems, blocked: set[tuple[int, int]] = frozenset()) -> str:
     """Cells that are not usable numbers, as a markdown list (their messages escaped), at most eight; two or more
-    empty cells are one line (a student checking a grid as they filled it got a line for every cell not typed yet)."""
+    empty cells are one line (a student checking a grid as they filled it got a line for every cell not typed yet).
+    ``blocked``: the (row, column) cells the causal mask blocks, whose weight is 0 (a student left them empty)."""
     empty = sum(p.kind == EMPTY for p in problems)
     lines = [f"- {empty} cells are still empty (marked “{hand.MARK_TEXT[EMPTY]}” below)."] if empty > 1 else []
     named = [p for p in problems if empty < 2 or p.kind != EMPTY]
     lines += [f"- {plain(p.message)}" for p in named[:8]] + (["- …"] if len(named) > 8 else [])
+    if empty_blocked := sum(p.kind == EMPTY and (p.row, p.col) in blocked for p in problems):
+        which = ("That empty cell is" if empty == 1 else "The empty cells are all" if empty_blocked == empty
+                 else f"{empty_blocked} of the empty cells are")
+        lines.append(f"- {which} blocked by the causal mask: a blocked key's weight is 0, so type 0 there.")
     return "\n".join(lines)
 
 
@@ -249,7 +254,8 @@ def show_check(stage: str, check: AnswerCheck, answer: list[list], answer_cols: 
         if diagnosis := diagnose(check, trace, stage):
             st.warning(hand.diagnosis_text(diagnosis, tokens, answer_cols), icon=":material/lightbulb:")
     if check.problems:
-        st.warning(problems_list(check.problems))
+        blocked = set(map(tuple, (~trace.mask[0]).nonzero().tolist())) if stage == "weights" else set()
+        st.warning(problems_list(check.problems, blocked))
     show_marks(check, answer, answer_cols, show_answer)
 
 

@@ -380,6 +380,23 @@ def test_causal_mask_changes_the_weights_to_check():
     assert texts(at, "success") == ["Your weights: all 9 cells right. Well done!"]
 
 
+@pytest.mark.parametrize("weights, said", [
+    ([["1", "", ""], ["0.670", "0.330", ""], ["0.306", "0.074", "0.620"]], "The empty cells are all blocked"),
+    ([["1", "", ""], ["0.670", "", ""], ["0.306", "0.074", "0.620"]], "3 of the empty cells are blocked"),
+    ([["1", "0", ""], ["0.670", "0.330", "0"], ["0.306", "0.074", "0.620"]], "That empty cell is blocked")])
+def test_blocked_weights_left_empty_are_said_to_be_zero(weights, said):
+    """With the causal mask, the three blocked cells left empty got "3 cells are still empty" and no word on why
+    they take 0 (that was said only in the tab's intro)."""
+    at = run_page(typed_example() | {"answer_weights": weights})
+    at.checkbox(key="hand-size-causal").check().run()
+    check(at, "weights")
+    warnings = texts(at, "warning")
+    assert any(f"{said} by the causal mask: a blocked key's weight is 0, so type 0 there." in w for w in warnings), \
+        warnings
+    unmasked = check(run_page(typed_example() | {"answer_weights": weights}), "weights")
+    assert not any("causal mask" in w for w in texts(unmasked, "warning")), "no mask, nothing blocked"
+
+
 # ------------------------------------------------------------------------------------- properties
 
 NUMBERS = st.floats(-MAX_CELL_MAGNITUDE, MAX_CELL_MAGNITUDE, allow_nan=False)
