@@ -137,7 +137,7 @@ def read_number(cell) -> float:
             text = text.replace(",", ".")
         if len(text) > 40:
             raise AttentionInputError("holds text too long to be a number")
-        if text.endswith("%") and len(text) > 1:  # a weight as a percentage, as the check-yourself boxes take it
+        if text.endswith("%") and text.count("%") == 1 and len(text) > 1:  # a percentage, as Check yourself reads it
             return read_number(text[:-1]) / 100
         try:
             value = float(text)

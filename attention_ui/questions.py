@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import random
 import re
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -116,9 +117,14 @@ def numeric(stage: str, slug: str, prompt: str, answer: float, why: str, toleran
 
 def choice(stage: str, slug: str, prompt: str, choices: tuple[str, ...], correct: int, why: str, *,
            hint: str) -> Question:
-    """A multiple-choice question: ``choices[correct]`` is right."""
-    return Question(_id(stage, slug, prompt, choices, correct), stage, prompt, why, choices=choices, correct=correct,
-                    hint=hint)
+    """A multiple-choice question: ``choices[correct]`` is right. The options are shown in an order of their own,
+    the same on every visit (written first, the right one was the first option of five of the nine stages'
+    questions, and a student saw the pattern); the id is the written order's, so an answer kept in a browser stays."""
+    question_id = _id(stage, slug, prompt, choices, correct)
+    order = list(range(len(choices)))
+    random.Random(f"{stage}-{slug}").shuffle(order)
+    return Question(question_id, stage, prompt, why, choices=tuple(choices[i] for i in order),
+                    correct=order.index(correct), hint=hint)
 
 
 def _other_key(trace: AttentionTrace, head: int, follow: int) -> int:
@@ -304,14 +310,9 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
 
 
 def read_answer(text) -> float:
-    """A typed answer as a number: what ``read_number`` reads (a decimal comma too: "0,127"), and also a
-    percentage ("12.7%" is 0.127). ``AttentionInputError`` when it is none of these."""
-    typed = str(text if text is not None else "").strip()
-    percent = typed.endswith("%")
-    if percent:
-        typed = typed[:-1]
-    value = read_number(typed)
-    return value / 100 if percent else value
+    """A typed answer as a number: what ``read_number`` reads, as in Work it by hand's grids (a decimal comma too:
+    "0,127", and a percentage: "12.7%" is 0.127). ``AttentionInputError`` when it is none of these."""
+    return read_number(str(text if text is not None else ""))
 
 
 ANSWER_DECIMALS = 3

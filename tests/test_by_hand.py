@@ -619,8 +619,9 @@ def test_numbers_rounded_to_one_decimal_or_with_the_wrong_sign_are_named(stage, 
 @pytest.mark.parametrize("typed, value", [("40%", 0.4), ("12.5%", 0.125), ("−5 %", -0.05), ("0,5%", 0.005)])
 def test_a_weight_typed_as_a_percentage_is_read_as_the_check_yourself_boxes_read_it(typed, value):
     assert read_number(typed) == pytest.approx(value)
-    with pytest.raises(AttentionInputError, match="not a number"):
-        read_number("%")
+    for odd in ("%", "12%%"):
+        with pytest.raises(AttentionInputError, match="not a number"):
+            read_number(odd)
 
 
 def test_empty_working_is_neither_wrong_nor_in_the_way():
