@@ -64,6 +64,16 @@ def test_cost_answers_follow_the_pages_length_and_width(longest, width):
     assert f"T = {longest}" in ratio and f"d = {width}" in ratio
 
 
+def test_the_cost_ratio_turned_upside_down_is_named_not_just_called_no_whole_number():
+    """0.03125 typed for T / d = 2048 / 64 got "This answer is a whole number (a count)", which says nothing of the
+    slip: d / T, the ratio upside down."""
+    question = by_slug(cost_questions(2048, 64), "ops-ratio")
+    for typed in ("0.03125", "0.031", "1/32"):
+        feedback = grade(question, typed)
+        assert feedback.correct is None and "it looks like d / T, the ratio upside down" in feedback.message, typed
+    assert "looks like" not in grade(question, "0.5").message
+
+
 def _reach(window: int, layers: int) -> int:
     """How many tokens the last of a long sentence can draw on after ``layers`` windowed layers, counted."""
     return int(sliding_window_reach(80, window, layers)[-1, -1].sum())

@@ -25,7 +25,9 @@ def cost_questions(longest: int, width: int) -> list[Question]:
                 f"{longest} / {width} = {ratio:g}.",
                 tolerance=0,
                 hint="Divide the self-attention entry of the table by the recurrent one: one T and one d cancel. "
-                     "Then put in this page's T and d."),
+                     "Then put in this page's T and d.",
+                slips=((width / longest, "d / T, the ratio upside down: divide attention's count by the recurrent "
+                        "layer's, not the other way round"),)),
         numeric(COST, "memory-doubled", f"How many MiB do one head's T × T float32 weights take at T = {doubled}, "
                 f"twice the page's longest T?", weights_bytes(doubled) / MIB,
                 f"T² numbers of 4 bytes: {doubled}² × 4 B = {weights_bytes(doubled) / MIB:g} MiB, four times the "
