@@ -606,7 +606,7 @@ def _show_questions(found: list) -> None:
     # instance no "Show the answer" button once the answer is shown).
     for number, question in enumerate(found, start=1):
         with st.form(f"cy-form-{question.id}", border=True):
-            st.markdown(f"**{number}.** {question.prompt}")
+            st.markdown(f"**{number}.** {_HYPHEN_MINUS.sub(MINUS, question.prompt)}")
             if question.is_choice:
                 st.radio(f"Your answer to question {number}", question.choices, index=None, key=f"cy-{question.id}",
                          label_visibility="collapsed")

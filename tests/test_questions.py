@@ -659,6 +659,18 @@ def test_a_negative_number_in_the_feedback_has_a_true_minus_sign():
     assert at.error[0].value == "It is −0.113 = −0.226 / 2.000, not 1e-3 or x-1."
 
 
+def test_a_negative_number_in_a_question_has_a_true_minus_sign():
+    """Inside a real head asked about "-10.367" with a hyphen, and its feedback answered with "−10.367"."""
+    def page():
+        from attention_ui.questions import numeric, _show_questions
+
+        _show_questions([numeric("scaled", "odd", "What is -10.367 / 8 in a multi-head layer?", -1.296, "Divide.",
+                                 hint="Divide.")])
+
+    at = AppTest.from_function(page).run()
+    assert at.markdown[0].value == "**1.** What is −10.367 / 8 in a multi-head layer?", at.markdown[0].value
+
+
 def test_a_numeric_question_asks_a_row_the_worked_numbers_do_not_write_out():
     """Stage 3 asked the followed query's score, which the worked numbers right above it write out: the answer was
     copied, not worked. The numeric questions ask the next query's row, and say whose row the worked numbers are."""
