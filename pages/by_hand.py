@@ -154,6 +154,9 @@ d_k = trace.d_k
 st.markdown(f"Here d_k = {d_k}, so √d_k = {math.sqrt(d_k):.4f}. A cell is right when it is within "
             f"±{ANSWER_TOLERANCE:g} of the true value: round to 2 or 3 decimals, or type a fraction such as "
             f"3/{math.sqrt(d_k):.4f}.")
+if not presenter:  # (a student had typed and checked two tabs, reloaded, and found every grid empty)
+    st.caption("The numbers you type stay while this tab is open, through the other tabs, settings and pages; a "
+               "reload or a new visit starts with empty grids (Start here keeps which stages you got right).")
 checked = st.session_state.setdefault(hand.CHECKED_KEY, set())
 
 

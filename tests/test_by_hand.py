@@ -397,6 +397,12 @@ def test_blocked_weights_left_empty_are_said_to_be_zero(weights, said):
     assert not any("causal mask" in w for w in texts(unmasked, "warning")), "no mask, nothing blocked"
 
 
+def test_the_page_says_how_long_typed_numbers_stay():
+    """A student typed and checked two tabs, reloaded, and found every grid empty, with nothing that had said so."""
+    note = [c for c in texts(run_page(), "caption") if "The numbers you type stay while this tab is open" in c]
+    assert len(note) == 1 and "a reload or a new visit starts with empty grids" in note[0], note
+
+
 # ------------------------------------------------------------------------------------- properties
 
 NUMBERS = st.floats(-MAX_CELL_MAGNITUDE, MAX_CELL_MAGNITUDE, allow_nan=False)
