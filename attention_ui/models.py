@@ -258,6 +258,11 @@ def open_on_a_clear_head(run: ModelRun) -> None:
     layer, head = divmod(best, previous.shape[1])
     st.session_state["layer"], st.session_state["model_head"] = layer + 1, head + 1
     st.session_state[OPENED_ON_KEY] = (layer + 1, head + 1)
+    words = [i for i, special in enumerate(run.is_special) if not special]
+    if "piece" not in st.query_params and "piece" not in st.session_state and len(words) >= 2:
+        # the second word, whose previous token is a word: followed from [CLS], which has no token before it, the
+        # previous-token head's bars showed [CLS] giving all its weight to itself as the lecturer said "previous"
+        st.session_state["piece"] = words[1]
 
 
 def share_words(share: float) -> str:

@@ -210,7 +210,8 @@ def test_inside_real_head_reproduces_the_model():
     assert "reproduces the model's attention" in at.success[0].value
     at.selectbox(key="step").set_value("softmax").run()
     assert any("Softmax" in s.value for s in at.subheader)
-    assert any("Worked numbers for" in m.value and "CLS" in m.value for m in at.markdown)
+    # a first visit follows the second word, whose previous token is a word (the opening head looks back)
+    assert any("Worked numbers for 3·keys" in m.value for m in at.markdown), [m.value for m in at.markdown]
     at.selectbox(key="step").set_value("masked").run()  # an encoder blocks nothing; this page has no mask control
     notes = [i.value for i in at.info]
     assert any("the model lets every token attend to every token" in n for n in notes), notes
@@ -334,7 +335,7 @@ def test_inside_real_head_hides_special_tokens_from_its_charts_but_computes_on_a
     """"Hide special tokens" (set on the Real model page, ?hide_special=true) hides [CLS]/[SEP] here too: not in X
     or any stage's charts, with the same note as the Real model page. The model's computation and the check
     against it still use the whole sequence, and the worked numbers list every key (the softmax sums over all)."""
-    at = open_page("inside_real_head", sentence="The cat sat on the mat.")
+    at = open_page("inside_real_head", sentence="The cat sat on the mat.", piece=0)
     shown_difference = at.metric[0].value
     assert "[CLS]" in json.dumps(chart_specs(at))
     at.toggle(key="hide_special").set_value(True).run()
@@ -379,7 +380,7 @@ def test_a_long_sentences_head_up_close_fits_the_column_at_a_readable_size():
 def test_hiding_the_followed_special_token_follows_the_first_shown_token_and_says_rows_add_up_to_less():
     """The followed [CLS] vanished with the special tokens, and its row's bars with it; section 4 still said the rows
     add up to 1 where the page's box said the shown cells no longer do."""
-    at = open_page("real_model", sentence="The cat sat.")
+    at = open_page("real_model", sentence="The cat sat.", piece=0)
     assert at.selectbox(key="piece").value == 0  # [CLS]
     at.toggle(key="hide_special").set_value(True).run()
     assert at.selectbox(key="piece").value == 1, "the first shown token, the"
@@ -406,10 +407,24 @@ def test_a_followed_row_that_gives_its_weight_to_hidden_tokens_says_so_under_its
 
 
 @needs_model
+def test_a_first_visit_follows_a_word_whose_previous_token_is_a_word():
+    """The page opens on the head that looks most at the previous token, and followed [CLS], which has none: its bars
+    showed [CLS] giving all its weight to itself while the lecturer said "previous token"."""
+    at = apptest_support.open_page("pages/real_model.py", {"sentence": "The cat sat on the mat."})
+    assert at.selectbox(key="piece").value == 2, "3·cat, the second word"
+    bars = apptest_support.chart_data(at, "what 3·cat attends to")
+    assert bars.loc[bars["value"].idxmax(), "key"] == "2·the", bars
+    linked = apptest_support.open_page("pages/real_model.py", {"sentence": "The cat sat on the mat.", "layer": "2",
+                                                               "model_head": "5"})
+    assert linked.selectbox(key="piece").value == 0, "a lecturer's link keeps its own choices"
+
+
+@needs_model
 def test_a_link_that_hides_special_tokens_follows_the_first_shown_token():
     """Opened with the special tokens already hidden (a link, or the sentence changed since), the page followed [CLS]:
     the close-up had no outlined row and no bars, and a box only said the token was hidden."""
-    at = apptest_support.open_page("pages/real_model.py", {"sentence": "The cat sat.", "hide_special": "true"})
+    at = apptest_support.open_page("pages/real_model.py", {"sentence": "The cat sat.", "hide_special": "true",
+                                                           "layer": "1", "model_head": "1"})
     assert at.toggle(key="hide_special").value
     assert at.selectbox(key="piece").value == 0  # [CLS], hidden
     specs = chart_specs(at)
