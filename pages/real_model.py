@@ -112,8 +112,12 @@ close_spec = cached_matrix_chart(charts.heatmap, weights, labels, labels,
                                  title=f"layer {pick.layer + 1}, head {pick.head + 1}", domain=(0, 1),
                                  value_title="weight", cell_size=close_cell, font_size=settings.font_size,
                                  show_values=len(keep) <= 14 and readable, value_font_px=close_font,
-                                 follow_row=follow_row)
-show_chart({**close_spec, "width": len(keep) * close_width} if close_width != close_cell else close_spec)
+                                 follow_row=follow_row, pick=True)
+# a click on a row follows its token, as on the step-through's charts (the outline looked clickable, and was not)
+show_chart({**close_spec, "width": len(keep) * close_width} if close_width != close_cell else close_spec,
+           key="pick_model_token", on_select=on_pick("pick_model_token", "row_index", lambda row: {"piece": keep[row]}))
+if follow_row is not None and not settings.presenter:  # (a slide's close-up fits the window down to its bars)
+    st.caption(f"Outlined: the row of {plain(labels[follow_row])}, the token followed; click a row to follow another.")
 if follow_row is not None:
     row = frames.row_frame(weights[follow_row], labels)
     bar = slide_bar_px(len(keep)) if settings.presenter else max(MIN_CLOSE_UP_CELL, min(

@@ -420,6 +420,18 @@ def test_a_first_visit_follows_a_word_whose_previous_token_is_a_word():
 
 
 @needs_model
+def test_a_click_on_a_row_of_the_close_up_follows_its_token():
+    """The close-up outlined the followed row as the step-through's charts do, but a click on a row did nothing."""
+    at = apptest_support.open_page("pages/real_model.py", {"sentence": "The cat sat on the mat.",
+                                                           "hide_special": "true"})
+    close_up = next(c for c in at.get("vega_lite_chart") if ", head " in json.dumps(json.loads(c.proto.spec)["title"]))
+    assert list(close_up.proto.selection_mode) == ["pick"] and '"name": "pick"' in close_up.proto.spec
+    assert any(c.value == "Outlined: the row of 3·cat, the token followed; click a row to follow another."
+               for c in at.caption), [c.value for c in at.caption]
+    assert not any(c.value.startswith("Outlined") for c in open_page("real_model", presenter=True).caption)
+
+
+@needs_model
 def test_a_link_that_hides_special_tokens_follows_the_first_shown_token():
     """Opened with the special tokens already hidden (a link, or the sentence changed since), the page followed [CLS]:
     the close-up had no outlined row and no bars, and a box only said the token was hidden."""
