@@ -214,6 +214,21 @@ def cache_bar_names(at) -> dict[str, bool]:
     return {row["model"]: bool(row["what_if"]) for row in rows}
 
 
+def test_the_cache_bars_stay_visible_on_a_projector():
+    """The what-if bars at opacity 0.4 and the light grey multi-head bars (#c7c7c7) all but vanished on a projector:
+    the grey is one a chart's shapes may use on white (3 : 1), and a what-if is half as strong with a dashed outline."""
+    from test_printed_number_contrast import contrast
+
+    at = open_page(MODERN, {"presenter": "true"})
+    spec = json.loads(next(c for c in at.get("vega_lite_chart") if "KV cache (MiB)" in c.proto.spec).proto.spec)
+    encoding = next(layer for layer in [spec, *spec.get("layer", [])] if "encoding" in layer)["encoding"]
+    grey = encoding["color"]["scale"]["range"][1]
+    assert contrast(grey, "#ffffff") >= 3, grey
+    assert encoding["opacity"]["condition"]["value"] >= 0.5
+    assert encoding["stroke"]["condition"]["value"] and encoding["strokeDash"]["condition"]["value"] == [4, 2]
+    assert any(cache_bar_names(at).values()), "the default context makes some models what-ifs"
+
+
 def test_sliding_window_controls_and_reach():
     at = open_page(MODERN, {"heads": "2"})
     at.number_input(key="window").set_value(2).run()
