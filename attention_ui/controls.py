@@ -1267,13 +1267,17 @@ def path_footer(url_path: str) -> None:
     else:
         following = next_on_path(file)
         label = None if following is None else f"Next on the path: {following[2]}"
-    st.divider()
+    # Start here's slide links to the path's first page twice already ("Start with 1. Overview" and its list; a third
+    # link read as a third place): there it is hidden, for the clicker's Page Down at its foot, as the link back is
+    hidden = url_path == START_HERE_PATH and linked_flag("presenter") and following is not None
+    if not hidden:
+        st.divider()
     if following is None:  # (a box of its own: the clicker's keys follow PATH_LINK_KEY's link, not this one)
         with st.container(key=PATH_END_KEY):
             st.page_link(path_page("pages/start_here.py", START_HERE_PATH),
                          label="The end of the path: back to Start here", icon=":material/flag:")
         return
-    with st.container(key=PATH_LINK_KEY):
+    with st.container(key=PATH_LINK_KEY, **({"height": 1, "border": False} if hidden else {})):
         st.page_link(path_page(following[0], following[1]), label=label, icon=":material/arrow_forward:",
                      query_params=carried_link_values(first_stage if following[0] in STAGE_PAGES else None))
 

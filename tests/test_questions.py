@@ -410,6 +410,21 @@ path_footer("{url}")
 """
 
 
+def test_start_heres_slide_keeps_its_foot_link_for_the_clicker_only():
+    """Start here's slide showed "Start with 1. Overview", its list's "1. Overview" and, at its foot, "Start the path:
+    Overview": three links to one place. The foot's is hidden (a 1-px box, as the link back), for the clicker."""
+    from streamlit.testing.v1 import AppTest
+
+    def foot(presenter: bool):
+        at = AppTest.from_string(FOOTER_SCRIPT.format(url="start-here", presenter=presenter), default_timeout=60).run()
+        box = next(child for child in at._tree[0].children.values() if type(child).__name__ == "Block")
+        return box.proto.height_config, len(at.get("divider"))
+
+    (slide_height, slide_rules), (page_height, page_rules) = foot(True), foot(False)
+    assert slide_height.pixel_height == 1 and slide_rules == 0, slide_height
+    assert page_height.pixel_height != 1 and page_rules == 1
+
+
 @pytest.mark.parametrize(("url", "presenter", "links"), [
     ("masks", False, [("Next on the path: Why √d_k", "why-scaling")]),
     ("", False, [("Next on the path: Step through", "step-through")]),  # the Overview, the app's default page
