@@ -189,7 +189,8 @@ with grid_box:
                                 help=f"key {c}") for j, (c, px) in enumerate(zip(labels, worded), start=1)}
                             | dark_row_names)
     st.caption("Rows are the queries, columns the keys" + (
-        "." if by_word else " (numbered as the rows; hover a column's number for its token)."))
+        "." if by_word else ", numbered as the rows: the weights beside name them." if beside
+        else " (numbered as the rows; hover a column's number for its token)."))
     if edited.isna().to_numpy().any():
         st.error("A cell of the mask is empty: tick it or leave it unticked.")
     elif not edited.equals(table):

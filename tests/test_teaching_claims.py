@@ -157,15 +157,22 @@ def test_the_mask_editor_fits_an_eleven_token_sentence():
 @pytest.mark.parametrize("presenter", ["false", "true"])
 def test_the_mask_editor_heads_its_columns_with_their_tokens_where_they_fit(presenter):
     """Headed by numbers only, the keys of the default sentence could not be told apart from the back of a room
-    ("hover a column's number for its token"): where the words fit the page, they head the columns."""
+    ("hover a column's number for its token"): where the words fit the page, they head the columns. On a slide the
+    grid's weights stand beside it instead (a tick showed nothing on the screen): numbered columns make the room,
+    and the weights beside name the keys."""
     import json
 
     at = open_page("pages/masking.py", {"mask": "custom", "presenter": presenter})
     editor = next(d for d in at.dataframe if d.proto.editing_mode)
     columns = json.loads(editor.proto.columns)
-    assert [columns[key]["label"] for key in columns if key != "_index"] == [
-        "1·The", "2·cat", "3·sat", "4·on", "5·the", "6·mat", "7·."]
+    words = ["1·The", "2·cat", "3·sat", "4·on", "5·the", "6·mat", "7·."]
+    labels = [columns[key]["label"] for key in columns if key != "_index"]
+    assert labels == (["1", "2", "3", "4", "5", "6", "7"] if presenter == "true" else words), labels
     assert not any("hover a column" in c.value for c in at.caption)
+    if presenter == "true":
+        assert any(c.value.endswith("numbered as the rows: the weights beside name them.") for c in at.caption)
+        keys = chart_data(at, "weights with your mask")["key"].unique().tolist()
+        assert keys == words, keys
 
 
 @pytest.mark.parametrize("page, query, dark", [
