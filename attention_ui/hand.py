@@ -515,7 +515,7 @@ def _row_note(i: int, answer: AnswerCheck, working: SoftmaxWorking, shifted: boo
         wrong_weights = [j for j in range(S) if weight_marks[j] == WRONG]
         if weights.values is not None and all(
                 close_to(float(weights.values[i, j]), round(float(weights.truth[i, j]), 1)) for j in wrong_weights):
-            # (0.3, 0.1, 0.6 typed for 0.284, 0.142, 0.574: the student divided, and was told to divide)
+            # (0.3, 0.1, 0.6 typed for 0.306, 0.074, 0.620: the student divided, and was told to divide)
             parts.append("your e^x and row sum are right, and so are your weights, but rounded too far: keep two or "
                          "three decimals")
         else:
