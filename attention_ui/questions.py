@@ -344,7 +344,7 @@ def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = 
             return Feedback(None, f"Type a number (like 0.25 or 1/2): your answer {plain(str(err))}.")
         if question.tolerance == 0 and not float(value).is_integer():  # its box says "a whole number"
             # (a fraction a slip gives, typed to a few decimals, is named: 0.03125 for T / d = 32 is d / T)
-            slip = next((what for wrong, what in question.slips if abs(value - wrong) <= 0.01 * abs(wrong)), "")
+            slip = _slip(question, value, relative=0.01)
             return Feedback(None, f"This answer is a whole number (a count), and {plain(str(response).strip())} is "
                                   f"not one{f': it looks like {slip}' if slip else ''}. Not counted as a try.")
         right = abs(value - question.answer) <= question.tolerance
@@ -367,9 +367,11 @@ def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = 
                     shown=True)
 
 
-def _slip(question: Question, value: float) -> str:
-    """What the number ``value`` is when a common slip gives it (``Question.slips``), else ""."""
-    return next((what for slip, what in question.slips if abs(value - slip) <= max(question.tolerance, 1e-9)), "")
+def _slip(question: Question, value: float, *, relative: float = 0.0) -> str:
+    """What the number ``value`` is when a common slip gives it (``Question.slips``), else "": within the question's
+    tolerance of the slip's number, or ``relative`` of it (a fraction typed to a few decimals)."""
+    return next((what for slip, what in question.slips
+                 if abs(value - slip) <= max(question.tolerance, 1e-9, relative * abs(slip))), "")
 
 
 def _answer_text(question: Question) -> str:

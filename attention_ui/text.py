@@ -223,13 +223,13 @@ REAL_VECTORS_CAPTION = (
 HIDDEN_SHARE_NOTED = 0.5
 
 
-def hidden_share_note(label: str, hidden: float, where: str) -> str | None:
-    """What to say under a followed row's bars when the hidden special tokens take ``hidden`` of its weight
-    (``where``: "in this head"), or None when the bars show most of it."""
+def hidden_share_note(label: str, hidden: float) -> str | None:
+    """What to say under a followed row's bars when the hidden special tokens take ``hidden`` of its weight in the
+    head shown, or None when the bars show most of it."""
     if hidden < HIDDEN_SHARE_NOTED:
         return None
-    return (f"{label} gives {hidden:.3f} of its weight {where} to the hidden special tokens, so its bars here are "
-            "low: switch off “Hide special tokens” to see where it goes.")
+    return (f"{label} gives {hidden:.3f} of its weight in this head to the hidden special tokens, so its bars here "
+            "are low: switch off “Hide special tokens” to see where it goes.")
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

@@ -1336,7 +1336,7 @@ def _softmax_extra(view: StageView) -> None:
                                    "of the weight, whatever its sign; a key alone in its row gets all of it."))
         show_chart(softmax_row_spec(view))
         if view.hidden_tokens and not blocked_row and (note := hidden_share_note(
-                plain(view.follow_label), 1.0 - float(t.weights[view.head, view.follow].sum()), "in this head")):
+                plain(view.follow_label), 1.0 - float(t.weights[view.head, view.follow].sum()))):
             st.caption(note)
     numbers_table(t.weights[view.head], view.labels, view.keys, key="softmax")
 

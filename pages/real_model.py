@@ -124,7 +124,7 @@ if follow_row is not None:
         max(settings.cell_size, 26), (column - BARS_FRAME_PX) // max(len(keep), 1)))
     show_chart(cached_spec(charts.row_bars, row, title=f"what {labels[follow_row]} attends to",
                            cell_size=bar, font_size=settings.font_size))
-    if note := hidden_share_note(plain(labels[follow_row]), 1.0 - float(weights[follow_row].sum()), "in this head"):
+    if note := hidden_share_note(plain(labels[follow_row]), 1.0 - float(weights[follow_row].sum())):
         st.caption(note)  # bars near 0 with nothing to say where the weight went
 else:
     st.info("Every token of this sentence is a special token, and they are hidden now.")
