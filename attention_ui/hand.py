@@ -158,7 +158,8 @@ def reader_name(what: str, shape: tuple[int, int]) -> str:
 def grid_editor(name: str, shape: tuple[int, int], row_labels: list[str], col_labels: list[str], *,
                 default=None, height: int | str = "content",
                 wider: dict[str, tuple[int, str]] | None = None, what: str | None = None) -> list[list]:
-    """Draw an editable ``shape`` grid of text cells and return its rows as typed ("" for an empty cell).
+    """Draw an editable ``shape`` grid of text cells and return its rows as typed ("" for an empty cell). An empty
+    cell shows empty (Streamlit writes a grey "None" in it, a word the student never typed).
 
     ``default`` (rows) fills a grid the session has not typed yet (else empty cells). ``wider`` gives some columns
     (by label) a width in pixels and a tooltip, where the label needs more room than a number. ``what`` (plain text,
@@ -182,7 +183,7 @@ def grid_editor(name: str, shape: tuple[int, int], row_labels: list[str], col_la
     for col, (width, tooltip) in (wider or {}).items():
         column_config[col] = st.column_config.TextColumn(col, width=width, help=tooltip)
     edited = st.data_editor(base, key=widget_key, column_config=column_config, num_rows="fixed", height=height,
-                            width="content", alt=reader_name(what or name, shape))
+                            width="content", placeholder="", alt=reader_name(what or name, shape))
     rows = [[_cell(v) for v in row] for row in edited.astype(object).values.tolist()]
     store[name] = rows
     shown[name] = [list(row) for row in rows]  # a copy: a change to the kept grid shows up as a difference

@@ -245,6 +245,14 @@ def test_page_opens_from_the_app_with_the_example():
     assert len(at.tabs) == len(HAND_STAGES)
 
 
+def test_every_grid_to_type_in_shows_an_empty_cell_empty():
+    at = open_page(PAGE)
+    editors = [frame for frame in at.dataframe if frame.proto.editing_mode]  # (0 is a read-only table)
+    assert len(editors) >= 4 + len(HAND_STAGES), len(editors)  # X, W_Q, W_K, W_V and an answer per stage
+    assert {frame.proto.placeholder for frame in editors} == {""}  # not Streamlit's grey "None"
+    assert all(frame.proto.HasField("placeholder") for frame in editors)
+
+
 def test_changed_matrices_change_every_stage():
     grids = typed_example()
     grids["X"][0] = ["2", "3"]  # token 1 becomes (2, 3): q_1 = (5, 3)
