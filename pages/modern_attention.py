@@ -93,7 +93,7 @@ else:
     if len(divisors(h)) == 2:
         where = "above" if presenter else "below"
         st.info(f"With h = {h} heads the only groupings are g = 1 (the same as multi-query) and g = {h} (the same "
-                f"as multi-head), so two of the three diagrams {where} match. Set “Number of heads” "
+                f"as multi-head), so the diagrams {where} show only those two. Set “Number of heads” "
                 f"{in_the_sidebar()} to 4 or 8 to see grouped-query attention between them.")
         more = next((n for n in (4, 8) if n > h and n <= MAX_HEADS
                      and (config.init != "identity" or config.d_model % n == 0)), None)
@@ -119,16 +119,16 @@ else:
         traces = None
     if traces is not None:
         shared = int(g)
+        # grouped-query means 1 < g < h; a g at either end is that end, and its diagram is drawn once, as "your g"
+        chosen = "grouped-query" if 1 < shared < h else "multi-query" if shared == 1 else "multi-head"
+        drawn = {kind: trace for kind, trace in traces.items() if kind == chosen or kind != "grouped-query"}
+        yours = "" if chosen == "grouped-query" else " (your g)"
         side_by_side = h <= 4  # more heads need a full row each to stay readable
         with diagrams or st.container():
-            cols = st.columns(3) if side_by_side else [st.container() for _ in traces]
-        # grouped-query means 1 < g < h; the middle diagram shows the chosen g, which may be either end
-        chosen = "grouped-query" if 1 < shared < h else "multi-query" if shared == 1 else "multi-head"
-        for col, (kind, trace) in zip(cols, traces.items()):
+            cols = st.columns(len(drawn)) if side_by_side else [st.container() for _ in drawn]
+        for col, (kind, trace) in zip(cols, drawn.items()):
             groups = [trace.kv_group(i) for i in range(h)]
-            title = f"{kind}: g = {trace.kv_groups}"
-            if kind == "grouped-query" and chosen != kind:
-                title = f"your g = {shared} ({chosen})"  # ("…: multi-query again" was cut on a slide)
+            title = f"{kind}: g = {trace.kv_groups}" + (yours if kind == chosen else "")
             with col:
                 options = {"title": title,
                            "width": 260 if side_by_side else 70 * h,
@@ -159,12 +159,11 @@ else:
         base = traces["multi-head"]
         d_k, d_v = base.d_k, base.d_v
         summary = pd.DataFrame({
-            "attention": [kind if kind != "grouped-query" or chosen == kind else f"your g ({chosen})"
-                          for kind in traces],
-            "key/value heads g": [t.kv_groups for t in traces.values()],
-            "numbers cached per token and layer": [t.kv_groups * (d_k + d_v) for t in traces.values()],
+            "attention": [kind + (yours if kind == chosen else "") for kind in drawn],
+            "key/value heads g": [t.kv_groups for t in drawn.values()],
+            "numbers cached per token and layer": [t.kv_groups * (d_k + d_v) for t in drawn.values()],
             "largest weight change vs multi-head": [
-                f"{float((t.weights - base.weights).abs().max()):.3f}" for t in traces.values()],
+                f"{float((t.weights - base.weights).abs().max()):.3f}" for t in drawn.values()],
         })
         show_table(summary, width="content")
         st.success(sharing_takeaway(h, int(g)))

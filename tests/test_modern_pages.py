@@ -66,6 +66,14 @@ def tiny_gpt2_as_distilgpt2(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- Modern attention
 
+def assert_one_multi_query_diagram_is_yours(at):
+    """g = 1 is multi-query: its diagram is drawn once, named as the chosen g, and nothing is called grouped-query."""
+    titles = chart_titles(at)
+    assert "multi-query: g = 1 (your g)" in titles, titles
+    assert not [t for t in titles if t and t.startswith(("grouped-query", "multi-query: g = 1")) and "your g" not in t]
+    assert list(at.dataframe[0].value["attention"]) == ["multi-head", "multi-query (your g)"]
+
+
 def test_modern_page_shows_the_three_sharing_schemes_and_their_table():
     at = open_page(MODERN, {"heads": "4"})
     assert [s.value for s in at.subheader] == ["1 · Multi-head, grouped-query, multi-query",
@@ -85,7 +93,10 @@ def test_grouping_the_heads_changes_the_diagram_and_bad_groups_get_a_message():
     at = open_page(MODERN, {"heads": "4"})
     assert at.selectbox(key="kv_heads").options == ["1", "2", "3", "4"]  # any may be tried
     at.selectbox(key="kv_heads").set_value(1).run()
-    assert "your g = 1 (multi-query)" in chart_titles(at) and "grouped-query: g = 1" not in chart_titles(at)
+    assert_one_multi_query_diagram_is_yours(at)
+    at.selectbox(key="kv_heads").set_value(4).run()
+    assert [t for t in chart_titles(at) if t and ": g = " in t] == ["multi-head: g = 4 (your g)", "multi-query: g = 1"]
+    assert list(at.dataframe[0].value["attention"]) == ["multi-head (your g)", "multi-query"]
     at.selectbox(key="kv_heads").set_value(3).run()
     assert not at.exception
     assert any("cannot be shared evenly by 4 query heads" in w and "1, 2, 4" in w for w in warnings(at))
@@ -452,7 +463,7 @@ def test_a_link_restores_the_modern_settings():
                             "window": "5"})
     assert at.selectbox(key="kv_heads").value == 1
     assert at.number_input(key="window").value == 5  # a class opening the lecturer's link sees the same window
-    assert "your g = 1 (multi-query)" in chart_titles(at) and "grouped-query: g = 1" not in chart_titles(at)
+    assert_one_multi_query_diagram_is_yours(at)
     assert at.dataframe[1].value.set_index("model").loc["Llama 2 7B", "cache MiB"] == 2048  # 8,192 × 256 KiB
     assert "After 2 layers" in texts(at)
     for widget in (at.selectbox(key="kv_heads"), at.slider(key="window_layers"), at.selectbox(key="cache_precision"),
@@ -497,7 +508,7 @@ def test_one_click_shows_grouped_query_attention_at_the_default_two_heads():
     """At the default 2 heads grouped-query attention cannot be seen: a student had to find the number of heads in
     the settings. A button sets 4 heads and g = 2, and the page draws the grouped-query diagram between the others."""
     at = open_page(MODERN)
-    assert "your g = 1 (multi-query)" in chart_titles(at) and "grouped-query: g = 1" not in chart_titles(at)
+    assert_one_multi_query_diagram_is_yours(at)
     at.button(key="use_more_heads").click().run()
     assert not at.exception
     assert at.slider(key="heads").value == 4 and at.selectbox(key="kv_heads").value == 2

@@ -69,7 +69,7 @@ def test_a_g_at_either_end_is_not_called_grouped_query():
     the grid's words and the table said "grouped-query" for it."""
     at = open_page("pages/modern_attention.py")
     summary = at.dataframe[0].value
-    assert list(summary["attention"]) == ["multi-head", "your g (multi-query)", "multi-query"]
+    assert list(summary["attention"]) == ["multi-head", "multi-query (your g)"]  # drawn once, not twice
     assert "head by head (g = 1: multi-query)" in words(at)
     at = open_page("pages/modern_attention.py", {"heads": "4"})
     assert list(at.dataframe[0].value["attention"]) == ["multi-head", "grouped-query", "multi-query"]
