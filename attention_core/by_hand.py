@@ -305,11 +305,21 @@ def likely_slips(trace: AttentionTrace, stage: str) -> list[Slip]:
              "context": trace.context[0].detach().to("cpu", torch.float64)}[stage]  # (T, S) or (T, d_v)
     slips.append(Slip("rounded", "These cells are the right answer rounded too far, to one decimal place: keep two "
                       f"or three decimals (a number within {ANSWER_TOLERANCE} of the exact one counts as right).",
-                      torch.round(truth * 10) / 10))
+                      rounded_too_far(truth)))
     if stage != "weights":  # (a weight is never negative: its rows' notes say so)
         slips.append(Slip("sign", "These cells have the right size but the wrong sign: check the minus signs (a "
                           "negative times a negative is positive).", -truth))
     return [slip for slip in slips if slip is not None and slip.values is not None]
+
+
+ROUNDED_TOO_FAR_DECIMALS = 1
+"""The decimals of an answer rounded too far (0.3 for 0.306): the ``rounded`` slip, and Work it by hand's check of
+weights worked out right and then rounded."""
+
+
+def rounded_too_far(values: torch.Tensor) -> torch.Tensor:
+    """``values`` rounded to ROUNDED_TOO_FAR_DECIMALS decimals, as a student who rounded too far types them."""
+    return torch.round(values, decimals=ROUNDED_TOO_FAR_DECIMALS)
 
 
 def diagnose(check: AnswerCheck, trace: AttentionTrace, stage: str) -> Diagnosis | None:

@@ -17,7 +17,7 @@ import torch
 
 from attention_core import (ANSWER_TOLERANCE, EXAMPLE, MAX_CELL_MAGNITUDE, AnswerCheck, AttentionTrace, Diagnosis,
                             format_cell, read_grid, resize_grid)
-from attention_core.by_hand import DIVISION_BY_ZERO, EMPTY, INVALID, RIGHT, TOO_LARGE, WRONG
+from attention_core.by_hand import DIVISION_BY_ZERO, EMPTY, INVALID, RIGHT, TOO_LARGE, WRONG, rounded_too_far
 
 from .frames import format_value
 from .grid_input import HAND_GRID_KEY
@@ -514,8 +514,8 @@ def _row_note(i: int, answer: AnswerCheck, working: SoftmaxWorking, shifted: boo
             parts.append("your row sum is off" + (" (it is not the sum of your e^x either)" if all_typed else ""))
     elif marks[S] == RIGHT and exps_right and WRONG in weight_marks:
         wrong_weights = [j for j in range(S) if weight_marks[j] == WRONG]
-        if weights.values is not None and all(
-                close_to(float(weights.values[i, j]), round(float(weights.truth[i, j]), 1)) for j in wrong_weights):
+        if weights.values is not None and all(close_to(float(weights.values[i, j]), float(rounded_too_far(
+                weights.truth[i, j]))) for j in wrong_weights):
             # (0.3, 0.1, 0.6 typed for 0.306, 0.074, 0.620: the student divided, and was told to divide)
             parts.append("your e^x and row sum are right, and so are your weights, but rounded too far: keep two or "
                          "three decimals")
