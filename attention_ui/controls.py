@@ -1005,7 +1005,9 @@ def _embeddings_control() -> tuple[str, int | None]:
 
     choice = st.radio("Word vectors X", ["seeded", DEFAULT_MODEL], key="embeddings",
                       captions=["random, one fixed vector per word", "the real model's word embeddings"],
-                      help="With real vectors and identity projections, similar words attend to each other.",
+                      help="With real vectors and Projection weights “Q = K = V = X”, words with similar vectors get "
+                           "the most weight, but only by a little: real vectors are short, so every score stays close "
+                           "to 0. Seeded vectors, about 1 in size per feature, make sharper weights.",
                       **BOUND)
     if choice == "seeded":
         return "seeded", None

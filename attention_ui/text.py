@@ -47,6 +47,13 @@ def real_qkv_more(d_model: int, heads: int, d_k: int) -> str:
             "together are as wide as X.")
 
 
+def identity_qkv_more(d_model: int, heads: int, d_k: int) -> str:
+    """Stage 2's last words when the projections are “Q = K = V = X”: d_k follows d_model and h."""
+    return (f"{QKV_MORE_START}With Projection weights “Q = K = V = X”, W_Q, W_K and W_V are the identity, so d_k = "
+            f"d_model / h = {d_model} / {heads} = {d_k}: each head takes its own {d_k} of X's features as its query, "
+            "key and value.")
+
+
 STAGES = (
     Stage("embed", "1 · Tokens and embeddings X",
           r"X = (x_1, \dots, x_T)^\top \in \mathbb{R}^{T \times d_{model}},\quad \text{row } i = \text{token } i",

@@ -25,7 +25,7 @@ from attention_core import MAX_D_K, PAD_TOKEN, AttentionTrace, Projections
 from . import charts, frames, worked
 from .render import cached_chart, cached_matrix_chart, cached_spec, cached_value, show_chart
 from .text import (EMBED_WORDS_REAL, OUTPUT_WITH_BIAS, QKV_BIASES_WORDS, QKV_WITH_BIASES, STAGES, Stage,
-                   hidden_share_note, plain, real_qkv_more)
+                   hidden_share_note, identity_qkv_more, plain, real_qkv_more)
 from .url_state import BOUND, linked_flag
 
 PAGE_CELL, PAGE_FONT = 44, 13
@@ -76,7 +76,7 @@ __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "SlideColumn", "StageR
            "column_cell", "in_slide_column", "slide_columns", "slide_mask_pair", "slide_token_pair",
            "feature_heatmap", "follow_token", "in_the_sidebar", "lesson_view", "lines_spec", "main_column_px",
            "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages",
-           "prints_values", "shared_domain", "shared_scale_cell", "show_chart", "show_lines", "show_slide",
+           "prints_values", "raise_d_k", "shared_domain", "shared_scale_cell", "show_chart", "show_lines", "show_slide",
            "slide_bar_px", "show_stage", "shown_features", "side_by_side", "softmax_row_spec", "stacked_slide_cell",
            "stage_header", "token_heatmap", "panel_prints_values", "slide_panel_width", "weights_slide_column",
            "presenter_charts_zoom_style",
@@ -93,7 +93,8 @@ class StageView:
     ``mask_choice`` the lesson's mask ("none", "causal", "padding", "custom"), None for a model's own mask;
     ``stacked``: a stage's main charts are drawn one under another, so each may take the whole width;
     ``embed_words`` and ``embed_more``: what X is, for a real model's layer (``Stage.words`` and ``Stage.more``);
-    ``hidden_tokens``: how many of the sequence's tokens the trace leaves out (a real model's special tokens)."""
+    ``hidden_tokens``: how many of the sequence's tokens the trace leaves out (a real model's special tokens);
+    ``identity``: the lesson's projections are “Q = K = V = X”, so d_k is d_model / h and has no setting."""
 
     trace: AttentionTrace
     labels: list[str]
@@ -114,6 +115,7 @@ class StageView:
     mask_choice: str | None = None
     stacked: bool = False
     hidden_tokens: int = 0
+    identity: bool = False  # the projections are “Q = K = V = X”: d_k = d_model / h, not a setting of its own
 
     @property
     def width_budget(self) -> int:
@@ -176,6 +178,9 @@ def _stage_of(view: StageView, key: str) -> Stage:
         t = view.trace
         d_model = view.x.shape[-1] if view.x is not None else t.num_heads * t.d_k
         stage = replace(stage, more=real_qkv_more(d_model, t.num_heads, t.d_k))
+    elif key == "qkv" and view.identity:
+        stage = replace(stage, more=identity_qkv_more(view.trace.num_heads * view.trace.d_k, view.trace.num_heads,
+                                                      view.trace.d_k))
     if key == "qkv" and projections is not None and projections.b_q is not None:  # (the formula shows them)
         stage = replace(stage, latex=QKV_WITH_BIASES, more=f"{QKV_BIASES_WORDS} {stage.more}".strip())
     elif key == "output" and projections is not None and projections.b_o is not None:
@@ -1169,25 +1174,43 @@ def _scaled_extra(view: StageView) -> None:
         st.toggle("Also show the softmax without ÷√d_k", key=UNSCALED_KEY,
                   help=f"The same scores through softmax without the scaling: see it saturate. {shown}", **BOUND)
     if t.d_k == 1:
-        st.markdown("Here d_k = 1, so every score is divided by √1 = 1: the two charts are the same. Raise d_k "
-                    f"{in_the_sidebar()} to see the scores shrink.")
+        st.markdown(f"Here d_k = 1, so every score is divided by √1 = 1: the two charts are the same. "
+                    f"{raise_d_k(view)} to see the scores shrink.")
     else:
         st.markdown(f"Here d_k = {t.d_k}, so every score is divided by √{t.d_k} = {t.d_k ** 0.5:.4f}. "
                     "Both charts share one colour scale so the shrink is visible.")
     if view.unscaled is not None:
         where = "the slide's charts: " if on_slide else ""
+        if view.seeded:
+            why = ("Unscaled scores spread out more the larger d_k is (their spread grows like √d_k), so the softmax "
+                   "leans harder on the largest score. At a small d_k such as 4 the difference is mild; at d_k = 64 "
+                   "many rows put almost all their weight on one key (the softmax saturates) and the softmax's "
+                   "gradient is about half the scaled rows' (Why √d_k measures it), shrinking further as d_k grows."
+                   + (f" {raise_d_k(view)} to see it." if t.d_k < MAX_D_K else ""))
+        else:  # real word vectors are short: their scores stay near 0 and no row saturates at any d_k
+            why = ("With seeded word vectors, whose features are about 1 in size, unscaled scores spread out more the "
+                   "larger d_k is (like √d_k) and at d_k = 64 many rows put almost all their weight on one key. Real "
+                   "word vectors are short (each feature near 0), so these scores stay close to 0 at any d_k and "
+                   "even the unscaled rows stay almost even: choose the seeded word vectors "
+                   f"{in_the_sidebar()} to see the softmax saturate.")
+        live = t.mask[view.head].any(dim=-1)  # (T,) rows with a key to attend to
+        largest = [float(w[view.head].amax(dim=-1)[live].mean()) for w in (view.unscaled, t.weights)]
         st.markdown(f"**Without ÷√d_k** ({where}the softmax of the raw scores on the left, of the scaled ones on "
-                    "the right). Unscaled scores spread out more the larger d_k is (their spread grows like "
-                    "√d_k), so the softmax leans harder on the largest score. At a small d_k such as 4 the "
-                    "difference is mild; at d_k = 64 many rows put almost all their weight on one key (the softmax "
-                    "saturates) and the softmax's gradient is about half the scaled rows' "
-                    "(Why √d_k measures it), shrinking further as d_k grows."
-                    + (f" Raise d_k {in_the_sidebar()} to see it." if t.d_k < MAX_D_K else ""))
+                    f"the right). {why} Here a row's largest weight is {largest[0]:.2f} on average without the "
+                    f"scaling and {largest[1]:.2f} with it.")
         below = _scaled_charts if on_slide else _unscaled_charts  # the slide drew the other pair
         for column, chart in zip(st.columns(2), below(replace(view, fit=False, pick=False))):
             with column:
                 show_chart(chart)
     numbers_table(t.scaled[view.head], view.labels, view.keys, key="scaled")
+
+
+def raise_d_k(view: StageView) -> str:
+    """How to raise d_k, a sentence's start: its own setting, or with “Q = K = V = X” the width and the heads."""
+    if view.identity:
+        return (f"Raise d_model or use fewer heads {in_the_sidebar()} (with “Q = K = V = X”, d_k = d_model / h = "
+                f"{view.trace.num_heads * view.trace.d_k} / {view.trace.num_heads})")
+    return f"Raise d_k {in_the_sidebar()}"
 
 
 def _masked_charts(view: StageView) -> list:
@@ -1595,7 +1618,8 @@ def lesson_view(lesson, labels: list[str], follow: int, head: int, *, cell_size:
     seeded = lesson.config.seeded_embeddings
     return StageView(lesson.trace, labels, follow, head, cell_size, font_size, x=lesson.x,
                      projections=lesson.projections, embed_words=None if seeded else EMBED_WORDS_REAL,
-                     colour=colour, pick=True, seeded=seeded, unscaled=unscaled, mask_choice=lesson.config.mask)
+                     colour=colour, pick=True, seeded=seeded, unscaled=unscaled, mask_choice=lesson.config.mask,
+                     identity=lesson.config.init == "identity")
 
 
 def prebuild_stages(view: StageView, keys: tuple[str, ...] | None = None) -> None:

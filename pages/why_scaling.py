@@ -13,8 +13,8 @@ from attention_ui.checks.why import scaling_questions
 from attention_ui.controls import keep_page_settings, lesson_settings, show_slide_row, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart, cached_spec
-from attention_ui.views import (StageView, head_title, in_the_sidebar, show_chart, show_table, slide_token_pair,
-                                token_heatmap)
+from attention_ui.views import (StageView, head_title, in_the_sidebar, raise_d_k, show_chart, show_table,
+                                slide_token_pair, token_heatmap)
 from attention_ui.why import (SCALING_D_KS, gradient_words, half_share, line_chart, page_slider, row_stats_frame,
                               saturation_table, show_row_stats, variance_table)
 
@@ -140,10 +140,13 @@ def sentence_section(settings):
     """Section 3 on the lesson's sentence: the weights of head ``settings.head`` with and without ÷√d_k, drawn side
     by side; returns the trace and the unscaled weights (T, S) for the questions."""
     trace, head = settings.lesson.trace, settings.head
-    view = StageView(trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size)
+    config = settings.lesson.config
+    view = StageView(trace, settings.labels, settings.follow, head, settings.cell_size, settings.font_size,
+                     identity=config.init == "identity")
     with_scaling = trace.weights[head]
     without = unscaled_weights(trace)[head]
-    st.markdown(f"The same queries and keys (d_k = {trace.d_k}, set {in_the_sidebar()}), softmax with and without "
+    where = "d_model / h with “Q = K = V = X”" if view.identity else f"set {in_the_sidebar()}"
+    st.markdown(f"The same queries and keys (d_k = {trace.d_k}, {where}), softmax with and without "
                 f"dividing by √{trace.d_k} = {math.sqrt(trace.d_k):.3f}.")
     pair = ((without, f"softmax(QKᵀ): no scaling{head_title(view)}"),
             (with_scaling, f"softmax(QKᵀ / √d_k){head_title(view)}"))
@@ -159,12 +162,19 @@ def sentence_section(settings):
         show_row_stats(rows)
         st.caption("A blocked key has weight 0 and adds 0 · log 0 = 0 to the entropy −Σ a log a; a row with "
                    "one allowed key has weight 1 on it and entropy 0.")
-    if trace.d_k == 1:  # √1 = 1: the two charts are the same
-        st.caption(f"With d_k = 1, √d_k = 1 and the two charts are the same; raise d_k {in_the_sidebar()} (up to "
-                   "64) and the unscaled rows turn into near one-hot rows (one weight near 1, the rest near 0).")
+    one_hot = "the unscaled rows turn into near one-hot rows (one weight near 1, the rest near 0)"
+    if not config.seeded_embeddings:  # real word vectors are short: no d_k saturates their softmax
+        live = trace.mask[head].any(dim=-1)  # (T,) rows with a key to attend to
+        largest = float(without.amax(dim=-1)[live].mean())
+        st.caption(f"Real word vectors are short (each feature near 0), so these scores stay close to 0 at any d_k "
+                   f"and even the unscaled rows stay almost even: their largest weight is {largest:.2f} on average "
+                   f"here. With the seeded word vectors {in_the_sidebar()}, whose features are about 1 in size, "
+                   f"{one_hot} as d_k grows.")
+    elif trace.d_k == 1:  # √1 = 1: the two charts are the same
+        st.caption(f"With d_k = 1, √d_k = 1 and the two charts are the same. {raise_d_k(view)}: up to d_k = 64, "
+                   f"{one_hot}.")
     elif trace.d_k < 16:
-        st.caption(f"With d_k = {trace.d_k} the difference is mild; raise d_k {in_the_sidebar()} (up to 64) and the "
-                   "unscaled rows turn into near one-hot rows (one weight near 1, the rest near 0).")
+        st.caption(f"With d_k = {trace.d_k} the difference is mild. {raise_d_k(view)}: up to d_k = 64, {one_hot}.")
     return trace, without
 
 

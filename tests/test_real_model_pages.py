@@ -284,6 +284,20 @@ def test_real_word_vectors_in_the_toy_lesson():
     assert any("d_model = 384" in c.value for c in at.caption)
 
 
+@needs_model
+def test_real_word_vectors_are_not_said_to_saturate_the_unscaled_softmax():
+    """Stage 4 and Why √d_k said that at d_k = 64 the unscaled rows put almost all their weight on one key: with
+    MiniLM's short vectors every unscaled weight was about 1/T (0.14 for 7 tokens) under those words."""
+    at = open_page("step_through", embeddings=MODEL, d_k=64)
+    at.selectbox(key="step").set_value("scaled").run()
+    at.toggle(key="unscaled").set_value(True).run()
+    stage = " ".join(m.value for m in at.markdown)
+    assert "Real word vectors are short" in stage and "saturates)" not in stage, stage
+    why = open_page("why_scaling", embeddings=MODEL, d_k=64)
+    captions = " ".join(c.value for c in why.caption)
+    assert "Real word vectors are short" in captions and "largest weight is 0.1" in captions, captions
+
+
 MAIN_COLUMN_PX = 820  # Streamlit's main column beside the sidebar in a 1280 × 800 window
 CHAR_PX = 7.5  # an upper bound of a character's width in the table's 14 px font (plus 24 px of cell padding)
 

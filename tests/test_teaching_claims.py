@@ -89,6 +89,30 @@ def test_stage_4_asks_to_raise_d_k_only_below_its_limit():
     assert "Raise d_k" in words(open_page("pages/step_through.py", {"step": "scaled", "unscaled": "true"}))
 
 
+def test_with_identity_projections_d_k_is_said_to_follow_d_model_and_the_heads():
+    """With “Q = K = V = X” there is no d_k to set: stage 2 said "here d_k is set on its own" and stage 4 and Why
+    √d_k said "raise d_k in the sidebar", where no such setting was."""
+    identity = {"init": "identity", "d_model": "8", "heads": "2"}
+    qkv = words(open_page("pages/step_through.py", identity | {"step": "qkv"}))
+    assert "d_k = d_model / h = 8 / 2 = 4" in qkv and "set on its own" not in qkv
+    scaled = words(open_page("pages/step_through.py", identity | {"step": "scaled", "unscaled": "true"}))
+    assert "Raise d_model or use fewer heads" in scaled and "Raise d_k" not in scaled
+    why = open_page("pages/why_scaling.py", identity)
+    captions = " ".join(c.value for c in why.caption)
+    assert "d_k = 4, d_model / h with" in words(why) and "Raise d_model or use fewer heads" in captions
+    assert "raise d_k" not in (words(why) + captions).lower()
+    assert "Raise d_k" in " ".join(c.value for c in open_page("pages/why_scaling.py", {}).caption)
+
+
+def test_stage_4_gives_the_rows_largest_weights_with_and_without_the_scaling():
+    at = open_page("pages/step_through.py", {"step": "scaled", "unscaled": "true", "d_k": "16"})
+    trace = run_lesson(LessonConfig(d_k=16)).trace
+    unscaled = torch.softmax(trace.scores[0], dim=-1).amax(dim=-1).mean()
+    scaled = trace.weights[0].amax(dim=-1).mean()
+    assert f"largest weight is {float(unscaled):.2f} on average without the scaling and {float(scaled):.2f}" in words(at)
+    assert float(unscaled) > float(scaled) + 0.1  # seeded vectors: the unscaled rows are sharper
+
+
 def test_multi_head_says_when_the_followed_token_has_one_key_and_offers_another():
     """Under the causal mask token 1 may attend to itself only: every head's bars read 1 on it, the one chart meant
     to show the heads differ showed identical bars without a word."""
