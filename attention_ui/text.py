@@ -86,7 +86,7 @@ STAGES = (
           "A row whose every key is blocked has no weight to give: this app gives it all-zero weights."),
     Stage("softmax", "6 · Softmax: attention weights",
           r"A_{ij} = \mathrm{softmax}_j(\tilde S_{ij}) = \frac{e^{\tilde S_{ij}}}{\sum_{l} e^{\tilde S_{il}}}",
-          "Softmax turns each row of scores into positive weights that add up to 1: how much of "
+          "Softmax turns each row of scores into weights between 0 and 1 that add up to 1: how much of "
           "each token the query takes. A row that is fully blocked gets all-zero weights.",
           "That is this app's rule: softmax itself is undefined for such a row (0 / 0), and the rule keeps the "
           "numbers finite."),

@@ -23,7 +23,8 @@ settings = lesson_settings("Masking: who may look at whom")
 config = settings.config
 st.markdown(
     "A mask says which keys each query may use. Blocked scores are set to −∞ before the softmax, "
-    "so they get exactly zero weight and the remaining weights in the row still add up to 1."
+    "so they get exactly zero weight and the remaining weights in the row still add up to 1 (a row with every key "
+    "blocked has none left: this app gives it all-zero weights)."
 )
 st.latex(r"A = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right),\qquad "
          r"M_{ij} = \begin{cases} 0 & \text{may attend} \\ -\infty & \text{blocked} \end{cases}")

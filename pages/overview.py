@@ -61,8 +61,10 @@ with live:
         show_chart(token_heatmap(view, lesson.trace.weights[settings.head], title, weights=True, cell=cell))
 # The chart is taller than the words: how to read it goes under the formula, beside the chart (on a slide's first
 # screen too, where under the chart it was below the window)
+every_row_sees = bool(lesson.trace.mask[settings.head].any(dim=-1).all())  # else a row is blocked: all zero
 words.caption(
-    "Row = the token that is looking (query), column = the token it looks at (key). Each row adds up to 1. A layer "
+    "Row = the token that is looking (query), column = the token it looks at (key). Each row adds up to 1"
+    f"{'' if every_row_sees else ', except a row whose every key is blocked, which is all zero'}. A layer "
     f"runs several such attentions side by side, its heads; this is head {settings.head + 1} of "
     f"{settings.config.num_heads} (Multi-head shows them all). The outlined row is the token the lessons follow.")
 if not settings.presenter:  # a student's way in, on the first screen (under the pipeline it was below a laptop's fold)

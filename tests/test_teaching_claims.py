@@ -109,8 +109,17 @@ def test_stage_4_gives_the_rows_largest_weights_with_and_without_the_scaling():
     trace = run_lesson(LessonConfig(d_k=16)).trace
     unscaled = torch.softmax(trace.scores[0], dim=-1).amax(dim=-1).mean()
     scaled = trace.weights[0].amax(dim=-1).mean()
-    assert f"largest weight is {float(unscaled):.2f} on average without the scaling and {float(scaled):.2f}" in words(at)
+    said = f"largest weight is {float(unscaled):.2f} on average without the scaling and {float(scaled):.2f}"
+    assert said in words(at)
     assert float(unscaled) > float(scaled) + 0.1  # seeded vectors: the unscaled rows are sharper
+
+
+def test_a_fully_blocked_row_is_not_said_to_add_up_to_1():
+    blocked_first_row = {"mask": "custom", "grid": ".".join(["0000000"] + ["1111111"] * 6)}
+    caption = " ".join(c.value for c in open_page("pages/overview.py", blocked_first_row).caption)
+    assert "Each row adds up to 1, except a row whose every key is blocked, which is all zero." in caption, caption
+    caption = " ".join(c.value for c in open_page("pages/overview.py", {}).caption)
+    assert "Each row adds up to 1. A layer" in caption, caption
 
 
 def test_multi_head_says_when_the_followed_token_has_one_key_and_offers_another():
