@@ -66,8 +66,9 @@ CONVOLUTION_KERNEL = 3
 
 
 def operation_counts(length: int, width: int, kernel: int = CONVOLUTION_KERNEL) -> dict[str, int]:
-    """Multiply-adds of one layer, as in Vaswani et al.'s table: self-attention T²·d,
-    recurrent T·d², convolution k·T·d²."""
+    """Multiply-adds of one layer in the orders of Vaswani et al.'s table: self-attention T²·d,
+    recurrent T·d², convolution k·T·d². (QKᵀ and AV together are 2·T²·d, and an RNN with input and state
+    matrices does 2·T·d²: the constant factors are left out, as the table leaves them out.)"""
     return {"self-attention": length**2 * width, "recurrent": length * width**2,
             "convolution": kernel * length * width**2}
 

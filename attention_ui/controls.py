@@ -961,11 +961,13 @@ def _size_controls(real_width: int | None):
         d_model = real_width
         st.caption(f"d_model = {real_width}: the model's embedding width (fixed by its word vectors).")
     num_heads = st.slider("Number of heads h", 1, MAX_HEADS, DEFAULTS.num_heads, key="heads",
-                          help="Real models usually set d_k = d_model / h; here d_k is set on its own.", **BOUND)
+                          help="Real models usually set d_k = d_model / h; here d_k is set on its own (with "
+                               "Projection weights “Q = K = V = X” it is d_model / h).", **BOUND)
     init = st.radio("Projection weights", list(INIT_LABELS), captions=list(INIT_LABELS.values()), key="init",
                     help="Where W_Q, W_K and W_V come from. Random: numbers drawn from a normal distribution with "
                     "mean 0 and variance 1/d_model (so Q, K and V are about as large as X), the same for the same "
-                    "seed. Identity: the weights copy X, so a query matches the keys of similar words.", **BOUND)
+                    "seed; W_O's variance is 1/(h·d_v), the width of what it reads. Identity: the weights copy X, "
+                    "so a query matches the keys of similar words.", **BOUND)
     if init == "identity":
         d_k = d_v = DEFAULTS.d_k  # unused: identity weights give each head d_model / h features
         if d_model % num_heads == 0:

@@ -74,7 +74,7 @@ STAGES = (
     Stage("scaled", "4 · Scaling by √d_k",
           r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}",
           "A dot product adds up d_k products, so it grows with d_k (for random numbers its variance is d_k "
-          "times larger). "
+          "times one product's). "
           "Dividing by √d_k keeps the scores in a range where softmax is not yet saturated, "
           "so no single key takes all the weight just because vectors are long.",
           "(Softmax, stage 6, turns each row of scores into weights that add up to 1; the larger the scores, the "
@@ -106,7 +106,7 @@ STAGES = (
           "\n\n- **The residual connection**: attention adds a change to each token's vector instead of replacing "
           "it.\n- **The feed-forward network**: a small two-layer network applied to each token on its own, usually "
           "about four times wider than d_model.\n- **Layer normalisation**: around both steps, each token's vector "
-          "is rescaled to mean 0 and variance 1 (then a learned scale and shift; many newer models use RMSNorm, "
+          "is shifted and rescaled to mean 0 and variance 1 (then a learned scale and shift; many newer models use RMSNorm, "
           "which only rescales), in one of two places: after each addition (post-LayerNorm: the "
           "original Transformer, BERT) or at each block's input (pre-LayerNorm: GPT-2 and most newer models)."),
 )

@@ -85,7 +85,10 @@ if not presenter:
 
 st.subheader(numbered(2, "Two sentences"))
 left, right = st.columns(2)
-left.markdown(f"**Queries (the target):** your sentence, {len(lesson.tokens)} tokens.")
+padded = lesson.is_padding.count(True)  # the sidebar's padding mask adds [PAD] tokens, and they ask too
+left.markdown(f"**Queries (the target):** your sentence, {counted(len(lesson.tokens) - padded, 'token')}"
+              + (f", and {padded} [PAD] after it (the padding mask {in_the_sidebar()}), whose queries read the "
+                 "source too." if padded else "."))
 with right:
     source = st.text_input("Keys and values (the source)", DEFAULT_SOURCE, key="cross_source",
                            max_chars=MAX_SENTENCE_CHARS, help=f"At most {MAX_TOKENS} tokens.", **BOUND)

@@ -23,7 +23,7 @@ BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
 CONTEXT_LENGTHS = [2**n for n in range(8, MAX_CONTEXT_LENGTH.bit_length())]  # 256 … 1,048,576 tokens
 
 INTRO = ("Today's language models keep the attention you stepped through. Many let several query heads **share one "
-         "key/value head**; some (Mistral 7B, some of Gemma's layers) let a token look only a **window** back; all "
+         "key/value head**; some (Mistral 7B, some of Gemma 2's layers) let a token look only a **window** back; all "
          "generate text one token at a time from a **cache** of keys and values (see the Generation page), which "
          "sharing and windows make smaller.")
 MORE_HEADS_KEY = "more_heads_undo"  # what "Use 4 heads on every page" changed, so that a click can undo it

@@ -100,7 +100,8 @@ else:
 
 st.subheader("2 · Where the heads differ: each owns a block of columns")
 st.markdown(f"W_Q and W_K have h·d_k = {h}·{d_k} = {h * d_k} columns, W_V has h·d_v = {h * d_v}. "
-            f"Head i takes columns (i−1)·d_k + 1 to i·d_k: its own queries, keys and values.")
+            "Head i takes columns (i−1)·d_k + 1 to i·d_k of W_Q and W_K, its own queries and keys, and "
+            "(i−1)·d_v + 1 to i·d_v of W_V, its own values.")
 d_model = settings.lesson.x.shape[-1]
 if settings.config.init != "identity":  # there d_k = d_model / h already
     split = (f"with d_model = {d_model} and {h} head{'s' if h > 1 else ''} that would be d_k = {d_model // h}"

@@ -21,8 +21,8 @@ SLIDE_ABOVE_GRID_PX = 190  # a slide's top bar and title above the heads grid, a
 settings = sentence_settings("A real model's attention")
 INTRO = ("The same attention you stepped through runs inside every layer of a real transformer: here a small "
          "pretrained model reads your sentence. Each small square of the heads grid is one head's weights (rows: the "
-         "token looking, columns: the token looked at); tokens such as [CLS] and [SEP] are markers the model adds "
-         "(section 2).")
+         "token looking, columns: the token looked at). A BERT-style model such as MiniLM adds marker tokens of its "
+         "own, [CLS] and [SEP] (section 2); GPT-2 adds none.")
 PICKERS = "Model, layer, head and the token to follow"
 if settings.presenter:  # the heads grid first, on the first screen; the pickers under it (a click picks a head)
     slide = st.container()
@@ -70,9 +70,10 @@ with slide:
     else:
         st.subheader(f"All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
         show_chart(spec, key="pick_model_head", on_select=on_head)
+    markers = "[CLS]/[SEP]" if any(run.is_special) else "the first token"  # (GPT-2's tokenizer adds no markers)
     st.caption("Each square's rows and columns are the tokens in order (hover for the pair and the weight); the "
                "outlined one is shown up close below. Look for patterns: heads that attend to the previous or next "
-               "token, to [CLS]/[SEP], or to the same word.")
+               f"token, to {markers}, or to the same word.")
     if settings.presenter:
         st.markdown(INTRO)
 
