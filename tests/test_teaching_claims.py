@@ -122,6 +122,18 @@ def test_a_fully_blocked_row_is_not_said_to_add_up_to_1():
     assert "Each row adds up to 1. A layer" in caption, caption
 
 
+def test_cross_attention_counts_the_padding_masks_pad_queries_apart_from_the_sentence():
+    """With the sidebar's padding mask the target was called "your sentence, 10 tokens": 7 words and 3 [PAD]."""
+    assert "your sentence, 7 tokens, and 3 [PAD] after it" in words(
+        open_page("pages/cross_attention.py", {"mask": "padding", "pad_to": "10"}))
+    assert "your sentence, 7 tokens." in words(open_page("pages/cross_attention.py", {}))
+
+
+def test_multi_head_gives_each_head_its_value_columns_in_d_v():
+    said = words(open_page("pages/multi_head.py", {"d_k": "5", "d_v": "2", "heads": "3"}))
+    assert "(i−1)·d_v + 1 to i·d_v of W_V" in said and "W_V has h·d_v = 6" in said
+
+
 def test_multi_head_says_when_the_followed_token_has_one_key_and_offers_another():
     """Under the causal mask token 1 may attend to itself only: every head's bars read 1 on it, the one chart meant
     to show the heads differ showed identical bars without a word."""
