@@ -430,10 +430,6 @@ PAGE_STYLE = """<style>
 :is([data-testid='stCheckbox'], [data-testid='stRadio']) label:has(input:focus-visible) {
   outline: 3px solid #3b5bdb; outline-offset: 2px; border-radius: 0.25rem;}
 [data-testid='stElementToolbar']:focus-within {opacity: 1 !important;}
-@media (min-width: 641px) and (max-width: 900px) {
-  .st-key-hand_grids [data-testid='stHorizontalBlock'] {flex-wrap: wrap; row-gap: 1rem;}
-  .st-key-hand_grids [data-testid='stColumn'] {flex: 1 1 40% !important; min-width: 40% !important;}
-}
 @media (hover: none) {
   [data-testid='stMain'] [data-testid='stElementContainer']:has([data-testid='stDataFrame']) {margin-top: 1.75rem;}
 }
@@ -487,9 +483,9 @@ Work it by hand's "Σ_d" of S_ij = Σ_d q_i,d k_j,d and the real model's "[SEP].
 Small screens: a chart wider than the page (a real model's grid, drawn on a canvas, does not shrink) scrolls inside
 its own box instead of widening the page; on a phone (640 px or less) a chart keeps its size and scrolls rather
 than shrinking until its numbers cannot be read, and so do a wide text table and a diagram (the pipeline's nine
-boxes in a row were 4-px text). Work it by hand's four grids go two by two from 641 to 900 px, where four in a
-row would hide their second column (below, Streamlit stacks them). The sentence box does not show its character
-counter: its limit is a long paste's, not the sentence's (MAX_TOKENS tokens, said in its help). On a phone a
+boxes in a row were 4-px text). Work it by hand lays its grids out by its main column's own width
+(``hand.wrapping_columns``). The sentence box does not show its character counter: its limit is a long paste's,
+not the sentence's (MAX_TOKENS tokens, said in its help). On a phone a
 formula or text table wider than the screen shows a shadow at the edge it scrolls past (a cut formula such as
 "Q = XW_Q, K = XW_K, V = XW_V," looked whole); the shadow goes when that edge is scrolled into view. A chart wider
 than the screen says "scroll sideways →" over its top right corner (its attention weights ran off the screen with

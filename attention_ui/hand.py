@@ -156,12 +156,13 @@ def reader_name(what: str, shape: tuple[int, int]) -> str:
 
 
 def grid_editor(name: str, shape: tuple[int, int], row_labels: list[str], col_labels: list[str], *,
-                default=None, height: int | str = "content",
+                default=None, height: int | str = "content", column_px: int | str = "small",
                 wider: dict[str, tuple[int, str]] | None = None, what: str | None = None) -> list[list]:
     """Draw an editable ``shape`` grid of text cells and return its rows as typed ("" for an empty cell). An empty
     cell shows empty (Streamlit writes a grey "None" in it, a word the student never typed).
 
-    ``default`` (rows) fills a grid the session has not typed yet (else empty cells). ``wider`` gives some columns
+    ``default`` (rows) fills a grid the session has not typed yet (else empty cells); ``column_px`` is a column's
+    width (Streamlit's "small" is 75 px). ``wider`` gives some columns
     (by label) a width in pixels and a tooltip, where the label needs more room than a number. ``what`` (plain text,
     the page's own words) names the grid for a screen reader, with its size (``reader_name``); else its ``name``.
     """
@@ -179,7 +180,7 @@ def grid_editor(name: str, shape: tuple[int, int], row_labels: list[str], col_la
         widget_key = f"{HAND_GRID_KEY}{name}-{versions[name]}"
         st.session_state[f"hand-base-{name}"] = [list(row) for row in store[name]]
     base = pd.DataFrame(st.session_state[f"hand-base-{name}"], index=row_labels, columns=col_labels, dtype=object)
-    column_config = {col: st.column_config.TextColumn(col, width="small") for col in col_labels} | DARK_ROW_NAMES
+    column_config = {col: st.column_config.TextColumn(col, width=column_px) for col in col_labels} | DARK_ROW_NAMES
     for col, (width, tooltip) in (wider or {}).items():
         column_config[col] = st.column_config.TextColumn(col, width=width, help=tooltip)
     edited = st.data_editor(base, key=widget_key, column_config=column_config, num_rows="fixed", height=height,
@@ -556,6 +557,9 @@ PAGE_FRAME_PX = 120
 """What a by-hand chart draws beside its cells on the page: the token labels, the axis title and the colour bar."""
 GRID_INDEX_PX, GRID_COLUMN_PX = 60, 75
 """An editable grid's token column ("3·tea") and one of its text columns (``width="small"``), on the page."""
+MATRIX_COLUMN_PX = 64
+"""A column of the grids of X and the W's, whose heads are short ("x1", "q2"): X and three 2-column W's fit in one
+row of the main column at 1280 px (at ``GRID_COLUMN_PX`` each W showed its second column cut)."""
 PRESENTER_GRID_ZOOM = 1.4
 """How much presenter mode enlarges a grid (``controls.PRESENTER_STYLE``)."""
 COLUMN_GAP_PX = 32
@@ -587,9 +591,35 @@ def sizes_beside(columns: int, other_px: float, presenter: bool, sizes: dict) ->
     return {**sizes, "cell_size": cell, "legend": False}
 
 
-def grid_px(columns: int, presenter: bool, extra_px: int = 0) -> float:
-    """The width of an editable grid of ``columns`` text columns (``extra_px`` wider in all) and its token column."""
-    return (GRID_INDEX_PX + columns * GRID_COLUMN_PX + extra_px) * (PRESENTER_GRID_ZOOM if presenter else 1)
+def grid_px(columns: int, presenter: bool, extra_px: int = 0, column_px: int = GRID_COLUMN_PX) -> float:
+    """The width of an editable grid of ``columns`` text columns of ``column_px`` (``extra_px`` wider in all) and
+    its token column."""
+    return (GRID_INDEX_PX + columns * column_px + extra_px) * (PRESENTER_GRID_ZOOM if presenter else 1)
+
+
+GAP_PX = {"small": 16, "medium": COLUMN_GAP_PX}
+"""The gaps between ``st.columns`` by their ``gap`` name."""
+
+
+def wrapping_columns(key: str, widths: list[float], *, shares: list[float] | None = None, gap: str = "medium",
+                     pairs: bool = False) -> list:
+    """``st.columns`` for parts of these widths (``shares`` of the row, default the widths) in a container ``key``,
+    laid out by the width the main column really has: side by side while they fit, two by two (``pairs``) and then
+    one under another when the column is narrower than they need. An editable grid squeezed into a narrower column
+    hides its last columns behind a scroll bar that does not show (a 1024-px laptop's main column beside the sidebar
+    showed one of W_Q's two columns, and step 3's working without its row sums)."""
+    gap_px = GAP_PX[gap]
+    need = sum(widths) + gap_px * (len(widths) - 1)
+    need_pair = max(widths[i] + widths[i + 1] for i in range(0, len(widths) - 1, 2)) + gap_px if pairs else need
+    inside = f".st-key-{key} [data-testid='stHorizontalBlock']"
+    two = (f"@container (max-width: {need - 1:.0f}px) {{{inside} {{flex-wrap: wrap; row-gap: 1rem;}} "
+           f"{inside} > [data-testid='stColumn'] {{flex: 1 1 40% !important; min-width: 40% !important;}}}}"
+           if pairs and len(widths) > 2 else "")
+    one = (f"@container (max-width: {need_pair - 1:.0f}px) {{{inside} {{flex-wrap: wrap; row-gap: 1rem;}} "
+           f"{inside} > [data-testid='stColumn'] {{flex: 1 1 100% !important; min-width: 100% !important;}}}}")
+    box = st.container(key=key)
+    box.html(f"<style>.st-key-{key} {{container-type: inline-size;}} {two} {one}</style>")
+    return box.columns(shares or widths, gap=gap)
 
 
 def fit_in_a_row(widths: list[float], presenter: bool) -> bool:

@@ -99,17 +99,20 @@ if not presenter:  # a slide opens on the grids and the Q, K and V they make; th
     st.caption(HOW_TO_TYPE)
 typed, readings = {}, {}
 # Four in a row while each matrix has at most two columns; wider ones go two by two (four 4-column grids in one row
-# showed half their columns, the rest behind a hidden scroll). Two by two on a tablet as well.
+# showed half their columns, the rest behind a hidden scroll). A narrower main column (a laptop with the sidebar
+# open, a tablet, a phone) takes them two by two, then one under another.
+matrix_px = [hand.grid_px(shapes[name][1], presenter, column_px=hand.MATRIX_COLUMN_PX) for name in shapes]
 with st.container(key="hand_grids"):
     if max(sizes["d_model"], sizes["d_k"], sizes["d_v"]) <= 2:
-        grid_columns = st.columns([1.3, 1, 1, 1])
+        grid_columns = hand.wrapping_columns("hand_grids_row", matrix_px, gap="small", pairs=True)
     else:
-        grid_columns = [*st.columns(2, gap="medium"), *st.columns(2, gap="medium")]
+        grid_columns = [*hand.wrapping_columns("hand_grids_top", matrix_px[:2]),
+                        *hand.wrapping_columns("hand_grids_bottom", matrix_px[2:])]
 for col, name in zip(grid_columns, shapes):
     with col:
         st.markdown(f"**${name}$**  ({shapes[name][0]} × {shapes[name][1]})")
         typed[name] = hand.grid_editor(name, shapes[name], row_labels[name], col_labels[name],
-                                       what=f"Your matrix {name}")
+                                       column_px=hand.MATRIX_COLUMN_PX, what=f"Your matrix {name}")
         readings[name] = read_grid(typed[name], shapes[name], name, row_labels[name], col_labels[name])
 
 problems = [p for reading in readings.values() for p in reading.problems]
@@ -182,11 +185,12 @@ def show_start(start: hand.StartingPoint, sizes: dict | None = None) -> None:
         st.caption(start.note)
 
 
-def side_by_side(widths: list[float]) -> list:
-    """Columns for parts of these widths when they fit in one row at 1280 px, else places one under the other."""
+def side_by_side(widths: list[float], key: str) -> list:
+    """Columns for parts of these widths when they fit in one row at 1280 px (one under another in a narrower main
+    column, in the container ``key``), else places one under the other."""
     shares = hand.row_shares(widths, presenter)
     if shares is not None:
-        return st.columns(shares, gap="medium")
+        return hand.wrapping_columns(key, widths, shares=shares)
     return [st.container() for _ in widths]
 
 
@@ -214,9 +218,9 @@ def context_inputs(start: hand.StartingPoint, shape: tuple[int, int], columns: l
     widths = [hand.chart_px(len(tokens), presenter, HAND_CHART["cell_size"]),
               hand.chart_px(shape[1], presenter, HAND_CHART["cell_size"]), hand.grid_px(shape[1], presenter)]
     if hand.fit_in_a_row(widths, presenter):
-        weights_place, v_place, yours = side_by_side(widths)
+        weights_place, v_place, yours = side_by_side(widths, "hand_row_context")
     else:
-        weights_place, v_place = side_by_side(widths[:2])
+        weights_place, v_place = side_by_side(widths[:2], "hand_row_context")
         yours = st.container()
     with weights_place:
         show_start(start)
@@ -304,7 +308,8 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
             working_px = hand.grid_px(len(tokens) + 1, presenter, hand.SUM_COLUMN_PX - hand.GRID_COLUMN_PX)
             start_sizes = hand.sizes_beside(len(tokens), working_px, presenter, HAND_CHART)
             given, yours = side_by_side([hand.chart_px(len(tokens), presenter, start_sizes["cell_size"],
-                                                       legend=start_sizes.get("legend", True)), working_px])
+                                                       legend=start_sizes.get("legend", True)), working_px],
+                                        "hand_row_weights")
             with given:
                 st.markdown(start.label)
                 show_start(start, start_sizes)
@@ -313,7 +318,8 @@ for tab, stage in zip(st.tabs([HAND_STAGE_TEXT[s][0] for s in HAND_STAGES]), HAN
                 st.markdown("**Your answer: the weights** (each e^x ÷ its row's sum)")
                 answer = answer_grid(stage, tuple(truth.shape), answer_cols)
         else:
-            given, yours = st.columns(2, gap="medium")
+            given, yours = side_by_side([hand.chart_px(len(tokens), presenter, HAND_CHART["cell_size"]),
+                                         hand.grid_px(len(answer_cols), presenter)], f"hand_row_{stage}")
             with given:
                 st.markdown(start.label)
                 show_start(start)

@@ -126,6 +126,25 @@ def test_work_it_by_hand_shows_every_column_of_its_largest_grids_on_a_laptop(ope
 
 
 @pytest.mark.browser
+@pytest.mark.parametrize("width, height", [(1024, 768), (1280, 800)])
+def test_work_it_by_hand_shows_every_column_of_every_grid_beside_the_sidebar(open_on, width, height):
+    """A laptop keeps the sidebar open: at 1024 px the main column is 564 px wide, and four grids in a row showed
+    one of each W's two columns, step 3's working hid its row sums and the answer its last key, with no scroll bar
+    to say so; at 1280 px each W's second column was cut. Every grid of the page and of each stage's tab shows
+    every column."""
+    page = open_on({"viewport": {"width": width, "height": height}}, "/by-hand")
+    seen = 0
+    for tab in page.get_by_role("tab").all():
+        tab.click()
+        page.wait_for_timeout(600)
+        hidden = page.evaluate("() => Array.from(document.querySelectorAll('[data-testid=stMain] .dvn-scroller'))"
+                               ".filter(s => s.offsetParent).map(s => s.scrollWidth - s.clientWidth)")
+        seen = max(seen, len(hidden))
+        assert all(px <= 1 for px in hidden), (tab.inner_text(), hidden)
+    assert seen >= 6, seen  # X, the three W's, and a tab's answer (and step 3's working)
+
+
+@pytest.mark.browser
 def test_work_it_by_hand_shows_all_four_stage_tabs_on_a_phone(open_on):
     """The four stage tabs were one row 496 px wide in 358: "4 · Context vectors" was off the screen, found only by
     scrolling the row sideways. They wrap, and a tap on the third selects it."""
