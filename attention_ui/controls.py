@@ -762,6 +762,15 @@ if (!window.clickerKeysAfterUse) {
     }
     main.scrollBy({top: step});
   }
+  // A page just opened, or left by a button that went away, has the focus on no element, and a reader's scroll keys
+  // (Page Down, Space, ↓, End, …) scrolled nothing: the page scrolls in its main column, not the document. With the
+  // focus nowhere they go to the main column. (A slide's keys above take their own steps.)
+  const scrollKeys = new Set(["PageDown", "PageUp", " ", "ArrowDown", "ArrowUp", "Home", "End"]);
+  document.addEventListener("keydown", (event) => {
+    if (!scrollKeys.has(event.key) || event.defaultPrevented || presenting()
+        || (document.activeElement && document.activeElement !== document.body)) return;
+    document.querySelector("[data-testid='stMain']")?.focus({preventScroll: true});
+  }, true);
   document.addEventListener("keydown", (event) => {
     const active = document.activeElement;
     if (event.key === "Escape" && active?.matches("input, textarea")

@@ -308,6 +308,27 @@ def test_worked_numbers_are_large_enough_to_read_from_the_back(server, browser, 
     assert headings and all((h == "rgb(49, 51, 63)") == presenter for h in headings), headings
 
 
+@pytest.mark.parametrize("path", ["/step-through", "/multi-head"])
+def test_a_readers_scroll_keys_scroll_a_page_just_opened(server, browser, path):
+    """A page opens with the focus on no element, and Page Down, Space, ↓ and End scrolled nothing (the page scrolls
+    in its main column, not the document): a student who reads with the keyboard could not read on."""
+    context, page = _new_page(browser)
+    try:
+        _open(page, server + path, FIRST_LOAD_MS)
+        main = f"document.querySelector({bs.MAIN!r})"
+        assert page.evaluate("() => document.activeElement === document.body")
+        for key, moved in (("PageDown", lambda top: top > 300), ("End", lambda top: top > 600),
+                           ("Home", lambda top: top == 0), ("Space", lambda top: top > 300)):
+            page.keyboard.press(key)
+            page.wait_for_timeout(700)
+            top = page.evaluate(f"() => {main}.scrollTop")
+            assert moved(top), (key, top)
+        if path == "/step-through":  # the stage keys still take their steps
+            assert bs.press_key(page, "ArrowRight") == STAGES[1].title
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("presenter", [True, False], ids=["presenter", "lesson"])
 def test_arrow_and_page_keys_move_between_stages(server, browser, presenter):
     context, page = _new_page(browser)
