@@ -544,8 +544,12 @@ if (!window.clickerKeysAfterUse) {
   let pointerAt = -Infinity, pointerFocused = null;
   // A step button that had the keyboard's focus (Tab to Next, then Enter) and is gone or greyed out after its step
   // (stage 9's Next becomes the next page's button, stage 1's Back is disabled) left the focus on the page, and Tab
-  // started again from the top: the focus goes on to the button that can still step (``keepStepFocus``).
+  // started again from the top: the focus goes on to the button that can still step (``keepStepFocus``), or where
+  // none can, to the stage menu between them (it had gone to Back at stage 9, and the next Enter went back a stage).
+  // Back or Next under a stage (``stage_footer``) pressed with the keyboard leaves the focus on the new stage's Back
+  // or Next at its top, where the page scrolls to (it was lost, or stayed on a button off the screen).
   let stepFocus = 0;  // 1 or -1: a forward or a back step button has the keyboard's focus
+  let footFocus = 0;  // the same for the stage's foot's Next and Back
   document.addEventListener("pointerdown", () => { pointerAt = performance.now(); }, true);
   document.addEventListener("focusin", (event) => {
     const byPointer = performance.now() - pointerAt < 1000;
@@ -553,7 +557,11 @@ if (!window.clickerKeysAfterUse) {
     const key = event.target.closest?.("[class*='st-key-']");
     const is = (way) => !!key && STEP_KEYS[way].some((k) => key.classList.contains(`st-key-${k}`));
     stepFocus = byPointer ? 0 : is("forward") ? 1 : is("back") ? -1 : 0;
+    const foot = (name) => !!key && key.classList.contains(`st-key-${name}`);
+    footFocus = byPointer ? 0 : foot("next_bottom") ? 1 : foot("back_bottom") ? -1 : 0;
   }, true);
+  const stageMenu = () => document.querySelector(".st-key-step input");
+  const focusStep = (way) => (stepButton(way) || stageMenu() || stepButton(-way))?.focus({preventScroll: true});
   // On a slide the page's scrolling part holds the focus when nothing else does: ↓ ↑, Space, Home and End then
   // scroll it as on any web page (with the focus on the body they scrolled nothing, and every key that took a step
   // or went to a section left it there)
@@ -563,7 +571,7 @@ if (!window.clickerKeysAfterUse) {
   };
   const keepStepFocus = () => {
     if (!stepFocus || (document.activeElement && document.activeElement !== document.body)) return;
-    (stepButton(stepFocus) || stepButton(-stepFocus))?.focus({preventScroll: true});
+    focusStep(stepFocus);
   };
   // (after a change of the page, once the browser's own focus moves are done: between a Tab's focusout and its
   // focusin the body has the focus, and a change made then, a help icon's tooltip closing, took it to the slide,
@@ -830,6 +838,10 @@ if (!window.clickerKeysAfterUse) {
     const picker = document.querySelector(".st-key-step")?.getBoundingClientRect();
     if (shownStage !== null && main && document.querySelector(".st-key-slide_settings")) main.scrollTo(0, 0);
     else if (shownStage !== null && main && picker && picker.top < 0) main.scrollBy(0, picker.top - 80);
+    if (shownStage !== null && footFocus) {
+      focusStep(footFocus);
+      footFocus = 0;
+    }
     shownStage = stage;
   }).observe(document.body, {childList: true, subtree: true});
 }

@@ -777,6 +777,33 @@ def test_next_under_a_stage_moves_on_and_shows_the_new_stage_from_its_top(server
         context.close()
 
 
+def test_the_keyboards_focus_stays_on_a_step_button_that_can_still_step(server, browser):
+    """Enter on Next under a stage showed the new stage from its top with the focus lost (or left on the foot's
+    button, off the screen); Enter on Next at stage 8 left the focus on Back, and the next Enter went back."""
+    context, page = _new_page(browser)
+    focused = "() => document.activeElement.closest('[class*=st-key-]')?.className.match(/st-key-[\\w-]+/)?.[0]"
+    try:
+        _open(page, server + f"/step-through?step={STAGES[2].key}", FIRST_LOAD_MS)
+        page.locator(".st-key-next_bottom button").first.focus()
+        page.keyboard.press("Enter")
+        page.wait_for_function("k => new URLSearchParams(location.search).get('step') === k", arg=STAGES[3].key,
+                               timeout=10_000)
+        bs.wait_for_app_idle(page)
+        page.wait_for_timeout(500)
+        assert page.evaluate(focused) == "st-key-next", page.evaluate(focused)
+        assert 0 <= bs.box(page, ".st-key-next")["top"] < 300  # in view, where the page went
+        _open(page, server + f"/step-through?step={STAGES[-2].key}", FIRST_LOAD_MS)
+        page.locator(".st-key-next button").first.focus()
+        page.keyboard.press("Enter")
+        page.wait_for_function("k => new URLSearchParams(location.search).get('step') === k", arg=STAGES[-1].key,
+                               timeout=10_000)
+        bs.wait_for_app_idle(page)
+        page.wait_for_timeout(500)
+        assert page.evaluate(focused) == "st-key-step", page.evaluate(focused)  # the stage menu, not Back
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("width, query", [(1024, ""), (1024, f"&sentence={quote(EIGHT_TOKENS)}"), (1280, "")],
                          ids=["1024", "1024-8-tokens", "1280"])
 def test_side_by_side_slides_print_cell_numbers_that_do_not_run_together(server, browser, width, query):
@@ -1258,11 +1285,12 @@ _FOCUSED_KEY_JS = """() => { const active = document.activeElement, key = active
 def test_the_keyboard_stays_on_a_step_button_when_its_own_is_gone(server, browser, presenter):
     """Tab to Next and Enter on stage 8: stage 9 has no Next (a slide has the next page's button in its place) and the
     focus fell to the page, so Tab started again from the top; the same from Back to stage 1. The focus goes on to
-    the button that can still step."""
+    the button that can still step the same way, else to the stage menu between Back and Next (on the button the
+    other way, the next Enter undid the step)."""
     context, page = _new_page(browser)
     try:
-        for start, button, focused in (("concat", bs.NEXT_BUTTON, "st-key-next_page" if presenter else "st-key-back"),
-                                       ("qkv", bs.BACK_BUTTON, "st-key-next")):
+        for start, button, focused in (("concat", bs.NEXT_BUTTON, "st-key-next_page" if presenter else "st-key-step"),
+                                       ("qkv", bs.BACK_BUTTON, "st-key-step")):
             _open(page, server + f"/step-through?step={start}" + ("&presenter=true" if presenter else ""), LOAD_MS)
             page.locator(button).filter(visible=True).first.focus()
             before = bs.stage_title(page)
