@@ -433,18 +433,18 @@ PAGE_STYLE = """<style>
 @media (hover: none) {
   [data-testid='stMain'] [data-testid='stElementContainer']:has([data-testid='stDataFrame']) {margin-top: 1.75rem;}
 }
+[data-testid='stMain'] :is(.katex-display, [data-testid='stMarkdownContainer'] table) {
+  background: linear-gradient(to right, white 30%, rgba(255, 255, 255, 0)) left / 2rem 100%,
+    linear-gradient(to left, white 30%, rgba(255, 255, 255, 0)) right / 2rem 100%,
+    radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) left / 0.8rem 100%,
+    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) right / 0.8rem 100%;
+  background-repeat: no-repeat; background-attachment: local, local, scroll, scroll;}
 @keyframes chart-sideways-cue {from {opacity: 1;} 90% {opacity: 1;} to {opacity: 0;}}
 @media (max-width: 640px) {
   [data-testid='stMain'] [data-testid='stVegaLiteChart'] svg {max-width: none;}
   [data-testid='stMain'] [data-testid='stMarkdownContainer'] table {display: block; overflow-x: auto;}
   [data-testid='stMain'] [data-testid='stGraphVizChart'] {overflow-x: auto;}
   [data-testid='stMain'] [data-testid='stGraphVizChart'] svg {min-width: 640px;}
-  [data-testid='stMain'] :is(.katex-display, [data-testid='stMarkdownContainer'] table) {
-    background: linear-gradient(to right, white 30%, rgba(255, 255, 255, 0)) left / 2rem 100%,
-      linear-gradient(to left, white 30%, rgba(255, 255, 255, 0)) right / 2rem 100%,
-      radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) left / 0.8rem 100%,
-      radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) right / 0.8rem 100%;
-    background-repeat: no-repeat; background-attachment: local, local, scroll, scroll;}
   [data-testid='stMain'] [data-testid='stElementContainer']:has([data-testid='stVegaLiteChart']) {
     position: relative; timeline-scope: --chart-sideways;}
   [data-testid='stMain'] [data-testid='stVegaLiteChart'] {scroll-timeline: --chart-sideways x;}
@@ -485,8 +485,8 @@ its own box instead of widening the page; on a phone (640 px or less) a chart ke
 than shrinking until its numbers cannot be read, and so do a wide text table and a diagram (the pipeline's nine
 boxes in a row were 4-px text). Work it by hand lays its grids out by its main column's own width
 (``hand.wrapping_columns``). The sentence box does not show its character counter: its limit is a long paste's,
-not the sentence's (MAX_TOKENS tokens, said in its help). On a phone a
-formula or text table wider than the screen shows a shadow at the edge it scrolls past (a cut formula such as
+not the sentence's (MAX_TOKENS tokens, said in its help). A formula or text table wider than its column (on a
+phone, or beside a laptop's open sidebar) shows a shadow at the edge it scrolls past (a cut formula such as
 "Q = XW_Q, K = XW_K, V = XW_V," looked whole); the shadow goes when that edge is scrolled into view. A chart wider
 than the screen says "scroll sideways →" over its top right corner (its attention weights ran off the screen with
 nothing to say so); the words show only while the chart's box scrolls (the box's scroll position drives them) and
