@@ -440,6 +440,13 @@ PAGE_STYLE = """<style>
     radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) right / 0.8rem 100%;
   background-repeat: no-repeat; background-attachment: local, local, scroll, scroll;}
 @keyframes chart-sideways-cue {from {opacity: 1;} 90% {opacity: 1;} to {opacity: 0;}}
+[data-testid='stMain'] [data-testid='stElementContainer']:has(.dvn-scroller) {
+  position: relative; timeline-scope: --grid-sideways;}
+[data-testid='stMain'] .dvn-scroller {scroll-timeline: --grid-sideways x;}
+[data-testid='stMain'] [data-testid='stElementContainer']:has(.dvn-scroller)::after {
+  content: "scroll sideways →"; position: absolute; bottom: -1.25rem; right: 0; font-size: 0.8rem;
+  color: rgba(49, 51, 63, 0.75); pointer-events: none; opacity: 0;
+  animation: chart-sideways-cue linear both; animation-timeline: --grid-sideways;}
 @media (max-width: 640px) {
   [data-testid='stMain'] [data-testid='stVegaLiteChart'] svg {max-width: none;}
   [data-testid='stMain'] [data-testid='stMarkdownContainer'] table {display: block; overflow-x: auto;}

@@ -145,6 +145,22 @@ def test_work_it_by_hand_shows_every_column_of_every_grid_beside_the_sidebar(ope
 
 
 @pytest.mark.browser
+def test_a_table_wider_than_its_column_says_it_scrolls_sideways(open_on):
+    """Beside a laptop's open sidebar (1024 px) the sharing table hid its last column, the one the page is about,
+    with no sign of it (the grid's scroll bar shows only under the pointer). A table that scrolls says so under its
+    right corner; one that fits says nothing."""
+    cue = ("() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stElementContainer]'))"
+           ".filter(e => e.querySelector('.dvn-scroller')).map(e => {"
+           " const s = e.querySelector('.dvn-scroller'); return [s.scrollWidth - s.clientWidth,"
+           " parseFloat(getComputedStyle(e, '::after').opacity)]; })")
+    narrow = open_on({"viewport": {"width": 1024, "height": 768}}, "/modern-attention").evaluate(cue)
+    assert any(hidden > 1 for hidden, _ in narrow), narrow  # the case this test is about
+    assert all((opacity > 0.5) == (hidden > 1) for hidden, opacity in narrow), narrow
+    wide = open_on({"viewport": {"width": 1920, "height": 1080}}, "/modern-attention").evaluate(cue)
+    assert wide and all(hidden <= 1 and opacity < 0.5 for hidden, opacity in wide), wide
+
+
+@pytest.mark.browser
 def test_work_it_by_hand_shows_all_four_stage_tabs_on_a_phone(open_on):
     """The four stage tabs were one row 496 px wide in 358: "4 · Context vectors" was off the screen, found only by
     scrolling the row sideways. They wrap, and a tap on the third selects it."""
