@@ -497,7 +497,8 @@ phone, or beside a laptop's open sidebar) shows a shadow at the edge it scrolls 
 "Q = XW_Q, K = XW_K, V = XW_V," looked whole); the shadow goes when that edge is scrolled into view. A chart wider
 than the screen says "scroll sideways →" over its top right corner (its attention weights ran off the screen with
 nothing to say so); the words show only while the chart's box scrolls (the box's scroll position drives them) and
-fade out at its end. A page
+fade out at its end. A table wider than its column (at any width: a laptop's open sidebar leaves 564 px) says the
+same under its right corner, driven by its grid's own scroll box. A page
 link's words wrap there instead of being cut ("New here? Start here: a path through the pages, in orde"), and so do
 a row of tabs (Work it by hand's four stages ran off the screen, the last ones reached only by scrolling the row).
 Fingers get larger targets there: the button that opens the sidebar (where the settings are) and the sidebar's
