@@ -416,6 +416,8 @@ PAGE_STYLE = """<style>
 [data-testid='stLayoutWrapper']:has(> .st-key-page_top), .st-key-page_top {display: contents;}
 [class*='st-key-path_card_'] [data-testid='stPageLink'] p {font-size: 1.2rem !important; font-weight: 600;}
 [data-testid='stCaptionContainer'] {opacity: 0.8;}
+[data-testid='stMain'] button :is(.stMarkdownEllipsis, .stMarkdownEllipsis p) {
+  white-space: normal; text-overflow: clip; overflow: visible; overflow-wrap: break-word;}
 [data-testid='stRadioCaption'] {cursor: pointer;}
 [data-testid='stSidebarHeader'] {height: 2.75rem; margin-bottom: 0.25rem;}
 [data-testid='stSidebarNavLink'] {min-height: 1.5rem; margin-top: 0; margin-bottom: 0;}
@@ -469,19 +471,19 @@ PAGE_STYLE = """<style>
 """Every page: the page starts under Streamlit's header instead of 6rem down (more of it on the first screen); a table
 cell's text may take the cell's width (Streamlit stops it at 400 px, which broke a worked sum into two lines beside
 empty room); charts shrink to a narrower column instead of running past it (but see small screens below); the buttons
-that take a presentation clicker's Page Up / Page Down keys stay out of sight, and the element that holds this style
-and the clicker keys' script (``#page-keys``) out of the page's flow (an element that is more than a style would take a
-row and its gap); ``page_top``'s block lays its elements out as the page's own (as a row of its own, with nothing in
-the flow on a slide, its gap pushed the slide 16 px down); a Start here card's title (its page link) is larger than the
-text under it; captions are 80 % opaque (Streamlit's 60 % grey was 3.9 : 1 on white, under the 4.5 : 1 small text needs
-to be read, and a slide makes them darker still); the keyboard's focus is a 3-px ring in the theme's blue on a page
-link, a switch, a checkbox, a radio option or a toolbar button (Streamlit's was a faint grey background or none),
-and a chart's or table's toolbar shows while one of its buttons has the focus (it stayed invisible, the focus with
-it); the sidebar's list of pages is compact, so that with every page listed the sentence box still starts on an
-800-px screen. A chart keeps 20 px more above it: the toolbar Streamlit
-shows over a chart's top right corner on hover (its ⋯ menu and full-screen button, 36 px tall) lay over the last line
-of the text above it ("(head 1):" of Cross-attention's "What 1·The reads from the source"); a slide keeps the room (see
-PRESENTER_STYLE).
+that take a presentation clicker's Page Up / Page Down keys stay out of sight, and the element that holds this style and
+the clicker keys' script (``#page-keys``) out of the page's flow (an element that is more than a style would take a row
+and its gap); ``page_top``'s block lays its elements out as the page's own (as a row of its own, with nothing in the
+flow on a slide, its gap pushed the slide 16 px down); a Start here card's title (its page link) is larger than the text
+under it; a button in a narrow column wraps its words instead of cutting them ("Start from a wi…" beside a 1024-px
+laptop's sidebar); captions are 80 % opaque (Streamlit's 60 % grey was 3.9 : 1 on white, under the 4.5 : 1 small text
+needs to be read, and a slide makes them darker still); the keyboard's focus is a 3-px ring in the theme's blue on a
+page link, a switch, a checkbox, a radio option or a toolbar button (Streamlit's was a faint grey background or none),
+and a chart's or table's toolbar shows while one of its buttons has the focus (it stayed invisible, the focus with it);
+the sidebar's list of pages is compact, so that with every page listed the sentence box still starts on an 800-px
+screen. A chart keeps 20 px more above it: the toolbar Streamlit shows over a chart's top right corner on hover (its ⋯
+menu and full-screen button, 36 px tall) lay over the last line of the text above it ("(head 1):" of Cross-attention's
+"What 1·The reads from the source"); a slide keeps the room (see PRESENTER_STYLE).
 
 On a touch screen, where Streamlit always shows a grid's toolbar (its eye, download, search and full-screen buttons)
 over the grid's top right corner, a grid keeps 28 px more above it: the toolbar lay over the end of the line above it,
