@@ -310,7 +310,7 @@ def follow_note(view: StageView) -> str:
 
 
 COLOURS_ONLY_NOTE = ("These cells are too narrow for their numbers: hover a cell to read it, or open “All the "
-                     "numbers” below.")
+                     "numbers” below (on a touch screen, where nothing hovers, the numbers are there).")
 """Said under a stage whose heatmap shows colours only (many tokens or features): the 7-token default prints
 every number, and a student who typed a longer sentence saw them go without a word."""
 
