@@ -442,10 +442,10 @@ PAGE_STYLE = """<style>
     radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) right / 0.8rem 100%;
   background-repeat: no-repeat; background-attachment: local, local, scroll, scroll;}
 @keyframes chart-sideways-cue {from {opacity: 1;} 90% {opacity: 1;} to {opacity: 0;}}
-[data-testid='stMain'] [data-testid='stElementContainer']:has(.dvn-scroller) {
+[data-testid='stMain'] [data-testid='stElementContainer']:has(.dvn-scroller, [data-testid='stGraphVizChart']) {
   position: relative; timeline-scope: --grid-sideways;}
-[data-testid='stMain'] .dvn-scroller {scroll-timeline: --grid-sideways x;}
-[data-testid='stMain'] [data-testid='stElementContainer']:has(.dvn-scroller)::after {
+[data-testid='stMain'] :is(.dvn-scroller, [data-testid='stGraphVizChart']) {scroll-timeline: --grid-sideways x;}
+[data-testid='stMain'] [data-testid='stElementContainer']:has(.dvn-scroller, [data-testid='stGraphVizChart'])::after {
   content: "scroll sideways →"; position: absolute; bottom: -1.25rem; right: 0; font-size: 0.8rem;
   color: rgba(49, 51, 63, 0.75); pointer-events: none; opacity: 0;
   animation: chart-sideways-cue linear both; animation-timeline: --grid-sideways;}
@@ -500,7 +500,8 @@ phone, or beside a laptop's open sidebar) shows a shadow at the edge it scrolls 
 than the screen says "scroll sideways →" over its top right corner (its attention weights ran off the screen with
 nothing to say so); the words show only while the chart's box scrolls (the box's scroll position drives them) and
 fade out at its end. A table wider than its column (at any width: a laptop's open sidebar leaves 564 px) says the
-same under its right corner, driven by its grid's own scroll box. A page
+same under its right corner, driven by its grid's own scroll box, and so does a diagram (on a phone, Overview's nine
+boxes seemed to end at "mask", Cross-attention's hid its cross-attention box). A page
 link's words wrap there instead of being cut ("New here? Start here: a path through the pages, in orde"), and so do
 a row of tabs (Work it by hand's four stages ran off the screen, the last ones reached only by scrolling the row).
 Fingers get larger targets there: the button that opens the sidebar (where the settings are) and the sidebar's

@@ -178,11 +178,17 @@ def test_work_it_by_hand_shows_all_four_stage_tabs_on_a_phone(open_on):
 def test_overview_on_a_phone_draws_its_diagram_large_enough_and_its_links_whole(open_on):
     """Overview's pipeline (nine boxes in a row) squeezed into 358 px had 4-px text; it is drawn 640 px wide and
     scrolls, and the page stays as wide as the screen. Its first link was cut ("New here? Start here: a path
-    through the pages, in orde"); page links wrap."""
-    layout = _layout(open_on(PHONE, "/overview"))
+    through the pages, in orde"); page links wrap. The diagram seemed to end at its fifth box ("mask"): it says
+    "scroll sideways →" while it scrolls."""
+    page = open_on(PHONE, "/overview")
+    layout = _layout(page)
     assert layout["diagrams"] and all(width >= 640 for width in layout["diagrams"]), layout["diagrams"]
     assert layout["page"] <= PHONE["viewport"]["width"], layout["page"]
     assert not layout["cut_links"], layout["cut_links"]
+    cue = page.evaluate("() => Array.from(document.querySelectorAll("
+                        "'[data-testid=stMain] [data-testid=stGraphVizChart]'), d => parseFloat(getComputedStyle(d.closest('[data-testid=stElementContainer]'), '::after')"
+                        ".opacity))")
+    assert cue and all(opacity > 0.5 for opacity in cue), cue
 
 
 _EDGE_SHADES_JS = """() => {
