@@ -151,8 +151,9 @@ def test_a_table_wider_than_its_column_says_it_scrolls_sideways(open_on):
     right corner; one that fits says nothing."""
     cue = ("() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stElementContainer]'))"
            ".filter(e => e.querySelector('.dvn-scroller')).map(e => {"
-           " const s = e.querySelector('.dvn-scroller'); return [s.scrollWidth - s.clientWidth,"
-           " parseFloat(getComputedStyle(e, '::after').opacity)]; })")
+           " const s = e.querySelector('.dvn-scroller'), after = getComputedStyle(e, '::after');"
+           " return [s.scrollWidth - s.clientWidth, after.content === '\"scroll sideways →\"' ?"
+           " parseFloat(after.opacity) : 0]; })")
     narrow = open_on({"viewport": {"width": 1024, "height": 768}}, "/modern-attention").evaluate(cue)
     assert any(hidden > 1 for hidden, _ in narrow), narrow  # the case this test is about
     assert all((opacity > 0.5) == (hidden > 1) for hidden, opacity in narrow), narrow
@@ -186,9 +187,10 @@ def test_overview_on_a_phone_draws_its_diagram_large_enough_and_its_links_whole(
     assert layout["page"] <= PHONE["viewport"]["width"], layout["page"]
     assert not layout["cut_links"], layout["cut_links"]
     cue = page.evaluate("() => Array.from(document.querySelectorAll("
-                        "'[data-testid=stMain] [data-testid=stGraphVizChart]'), d => parseFloat(getComputedStyle(d.closest('[data-testid=stElementContainer]'), '::after')"
-                        ".opacity))")
-    assert cue and all(opacity > 0.5 for opacity in cue), cue
+                        "'[data-testid=stMain] [data-testid=stGraphVizChart]'), d => getComputedStyle("
+                        "d.closest('[data-testid=stElementContainer]'), '::after'))"
+                        ".map(after => [after.content, parseFloat(after.opacity)])")
+    assert cue and all(said == '"scroll sideways →"' and opacity > 0.5 for said, opacity in cue), cue
 
 
 _EDGE_SHADES_JS = """() => {
