@@ -309,8 +309,8 @@ def follow_note(view: StageView) -> str:
     return f"Outlined: the row of {plain(view.follow_label)}, the token followed; its worked numbers are below."
 
 
-COLOURS_ONLY_NOTE = ("These cells are too narrow for their numbers: hover a cell to read it, or open “All the "
-                     "numbers” below (on a touch screen, where nothing hovers, the numbers are there).")
+COLOURS_ONLY_NOTE = ("These cells are too narrow for their numbers: hover a cell to read it, or (on a touch screen) "
+                     "open “All the numbers” below.")
 """Said under a stage whose heatmap shows colours only (many tokens or features): the 7-token default prints
 every number, and a student who typed a longer sentence saw them go without a word."""
 
