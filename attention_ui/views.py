@@ -1195,9 +1195,10 @@ def _scaled_extra(view: StageView) -> None:
                    f"{in_the_sidebar()} to see the softmax saturate.")
         live = t.mask[view.head].any(dim=-1)  # (T,) rows with a key to attend to
         largest = [float(w[view.head].amax(dim=-1)[live].mean()) for w in (view.unscaled, t.weights)]
+        measured = (f" Here a row's largest weight is {largest[0]:.2f} on average without the scaling and "
+                    f"{largest[1]:.2f} with it." if bool(live.any()) else "")
         st.markdown(f"**Without ÷√d_k** ({where}the softmax of the raw scores on the left, of the scaled ones on "
-                    f"the right). {why} Here a row's largest weight is {largest[0]:.2f} on average without the "
-                    f"scaling and {largest[1]:.2f} with it.")
+                    f"the right). {why}{measured}")
         below = _scaled_charts if on_slide else _unscaled_charts  # the slide drew the other pair
         for column, chart in zip(st.columns(2), below(replace(view, fit=False, pick=False))):
             with column:

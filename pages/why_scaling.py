@@ -165,11 +165,11 @@ def sentence_section(settings):
     one_hot = "the unscaled rows turn into near one-hot rows (one weight near 1, the rest near 0)"
     if not config.seeded_embeddings:  # real word vectors are short: no d_k saturates their softmax
         live = trace.mask[head].any(dim=-1)  # (T,) rows with a key to attend to
-        largest = float(without.amax(dim=-1)[live].mean())
+        here = (f": their largest weight is {float(without.amax(dim=-1)[live].mean()):.2f} on average here"
+                if bool(live.any()) else "")
         st.caption(f"Real word vectors are short (each feature near 0), so these scores stay close to 0 at any d_k "
-                   f"and even the unscaled rows stay almost even: their largest weight is {largest:.2f} on average "
-                   f"here. With the seeded word vectors {in_the_sidebar()}, whose features are about 1 in size, "
-                   f"{one_hot} as d_k grows.")
+                   f"and even the unscaled rows stay almost even{here}. With the seeded word vectors "
+                   f"{in_the_sidebar()}, whose features are about 1 in size, {one_hot} as d_k grows.")
     elif trace.d_k == 1:  # √1 = 1: the two charts are the same
         st.caption(f"With d_k = 1, √d_k = 1 and the two charts are the same. {raise_d_k(view)}: up to d_k = 64, "
                    f"{one_hot}.")

@@ -112,6 +112,9 @@ def test_stage_4_gives_the_rows_largest_weights_with_and_without_the_scaling():
     said = f"largest weight is {float(unscaled):.2f} on average without the scaling and {float(scaled):.2f}"
     assert said in words(at)
     assert float(unscaled) > float(scaled) + 0.1  # seeded vectors: the unscaled rows are sharper
+    blocked = {"step": "scaled", "unscaled": "true", "mask": "custom", "grid": ".".join(["0000000"] * 7)}
+    said = words(open_page("pages/step_through.py", blocked))
+    assert "Without ÷√d_k" in said and "nan" not in said.lower() and "largest weight is" not in said
 
 
 def test_a_fully_blocked_row_is_not_said_to_add_up_to_1():
