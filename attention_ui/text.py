@@ -106,8 +106,8 @@ STAGES = (
           "\n\n- **The residual connection**: attention adds a change to each token's vector instead of replacing "
           "it.\n- **The feed-forward network**: a small two-layer network applied to each token on its own, usually "
           "about four times wider than d_model.\n- **Layer normalisation**: around both steps, each token's vector "
-          "is shifted and rescaled to mean 0 and variance 1 (then a learned scale and shift; many newer models use RMSNorm, "
-          "which only rescales), in one of two places: after each addition (post-LayerNorm: the "
+          "is shifted and rescaled to mean 0 and variance 1 (then a learned scale and shift; many newer models use "
+          "RMSNorm, which only rescales), in one of two places: after each addition (post-LayerNorm: the "
           "original Transformer, BERT) or at each block's input (pre-LayerNorm: GPT-2 and most newer models)."),
 )
 

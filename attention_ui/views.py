@@ -75,7 +75,7 @@ and the lesson show, so the whole page runs again."""
 __all__ = ["MAX_FEATURES_SHOWN", "MIN_SIDE_BY_SIDE_CELL", "SlideColumn", "StageRecord", "StageView", "STAGE_RECORDS",
            "column_cell", "in_slide_column", "slide_columns", "slide_mask_pair", "slide_token_pair",
            "feature_heatmap", "follow_token", "in_the_sidebar", "lesson_view", "lines_spec", "main_column_px",
-           "mask_chart", "numbers_table", "on_pick", "only_tokens", "prebuild_stages",
+           "mask_chart", "mean_row_peak", "numbers_table", "on_pick", "only_tokens", "prebuild_stages",
            "prints_values", "raise_d_k", "shared_domain", "shared_scale_cell", "show_chart", "show_lines", "show_slide",
            "slide_bar_px", "show_stage", "shown_features", "side_by_side", "softmax_row_spec", "stacked_slide_cell",
            "stage_header", "token_heatmap", "panel_prints_values", "slide_panel_width", "weights_slide_column",
@@ -1193,10 +1193,9 @@ def _scaled_extra(view: StageView) -> None:
                    "word vectors are short (each feature near 0), so these scores stay close to 0 at any d_k and "
                    "even the unscaled rows stay almost even: choose the seeded word vectors "
                    f"{in_the_sidebar()} to see the softmax saturate.")
-        live = t.mask[view.head].any(dim=-1)  # (T,) rows with a key to attend to
-        largest = [float(w[view.head].amax(dim=-1)[live].mean()) for w in (view.unscaled, t.weights)]
+        largest = [mean_row_peak(w[view.head], t.mask[view.head]) for w in (view.unscaled, t.weights)]
         measured = (f" Here a row's largest weight is {largest[0]:.2f} on average without the scaling and "
-                    f"{largest[1]:.2f} with it." if bool(live.any()) else "")
+                    f"{largest[1]:.2f} with it." if largest[0] is not None else "")
         st.markdown(f"**Without ÷√d_k** ({where}the softmax of the raw scores on the left, of the scaled ones on "
                     f"the right). {why}{measured}")
         below = _scaled_charts if on_slide else _unscaled_charts  # the slide drew the other pair
@@ -1204,6 +1203,13 @@ def _scaled_extra(view: StageView) -> None:
             with column:
                 show_chart(chart)
     numbers_table(t.scaled[view.head], view.labels, view.keys, key="scaled")
+
+
+def mean_row_peak(weights: torch.Tensor, allowed: torch.Tensor) -> float | None:
+    """The largest weight of each row (T, S) that may attend to a key (``allowed``, bool (T, S)), on average; None
+    when every row is blocked."""
+    live = allowed.any(dim=-1)  # (T,)
+    return float(weights.amax(dim=-1)[live].mean()) if bool(live.any()) else None
 
 
 def raise_d_k(view: StageView) -> str:

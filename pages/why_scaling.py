@@ -13,7 +13,7 @@ from attention_ui.checks.why import scaling_questions
 from attention_ui.controls import keep_page_settings, lesson_settings, show_slide_row, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart, cached_spec
-from attention_ui.views import (StageView, head_title, in_the_sidebar, raise_d_k, show_chart, show_table,
+from attention_ui.views import (StageView, head_title, in_the_sidebar, mean_row_peak, raise_d_k, show_chart, show_table,
                                 slide_token_pair, token_heatmap)
 from attention_ui.why import (SCALING_D_KS, gradient_words, half_share, line_chart, page_slider, row_stats_frame,
                               saturation_table, show_row_stats, variance_table)
@@ -164,9 +164,8 @@ def sentence_section(settings):
                    "one allowed key has weight 1 on it and entropy 0.")
     one_hot = "the unscaled rows turn into near one-hot rows (one weight near 1, the rest near 0)"
     if not config.seeded_embeddings:  # real word vectors are short: no d_k saturates their softmax
-        live = trace.mask[head].any(dim=-1)  # (T,) rows with a key to attend to
-        here = (f": their largest weight is {float(without.amax(dim=-1)[live].mean()):.2f} on average here"
-                if bool(live.any()) else "")
+        largest = mean_row_peak(without, trace.mask[head])
+        here = f": their largest weight is {largest:.2f} on average here" if largest is not None else ""
         st.caption(f"Real word vectors are short (each feature near 0), so these scores stay close to 0 at any d_k "
                    f"and even the unscaled rows stay almost even{here}. With the seeded word vectors "
                    f"{in_the_sidebar()}, whose features are about 1 in size, {one_hot} as d_k grows.")
