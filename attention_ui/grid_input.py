@@ -5,6 +5,7 @@ redrawn itself after a pointer move over it. A click that comes with its move, o
 beside the grid (a keyboard user who tabbed into it), is ignored. ``GRID_INPUT_JS`` shows the grid such a move
 first. It is part of every page's script (``controls.PAGE_STYLE``'s element), and works on the grids whose keys
 start with ``HAND_GRID_KEY`` (Work it by hand's answers and inputs) or ``MASK_GRID_KEY`` (the Masking page's editor).
+On Work it by hand's grids Tab at a row's last number also goes on to the next row's first, as on a form.
 """
 
 from __future__ import annotations
@@ -30,9 +31,21 @@ if (!window.gridInput) {
   window.addEventListener("pointermove", (event) => {
     if (event.isTrusted) pointer = [event.clientX, event.clientY];
   }, {capture: true, passive: true});
+  let selected = null;  // the grid cell selected last: {grid, col, row} (column 0 holds the rows' names)
+  // The grid draws and focuses the cell that ``wrapKeys`` select only with its next run: till then it focuses the
+  // cell they left (``drawnBefore``, its element's id), which is not the one selected
+  let drawnBefore = null;
+  let runsEnded = 0, runEnd = 0;  // the page's script runs ended since this script started; when the last did
+  const app = document.querySelector("[data-testid='stApp']");
+  if (app) new MutationObserver(() => {
+    if (app.getAttribute("data-test-script-state") !== "notRunning") return;
+    [runsEnded, runEnd] = [runsEnded + 1, performance.now()];
+  }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
   document.addEventListener("focusin", (event) => {
     const grid = gridOf(event.target);
     if (grid || !inEditor(event.target)) keyboardGrid = grid;
+    const at = grid && /^glide-cell-([0-9]+)-([0-9]+)$/.exec(event.target.id || "");
+    if (at && event.target.id !== drawnBefore) [selected, drawnBefore] = [{grid, col: +at[1], row: +at[2]}, null];
   }, true);
   // the grid a key pressed now goes to (its own, or the one whose cell editor has it), or null
   const keyGrid = () => {
@@ -57,7 +70,7 @@ if (!window.gridInput) {
   };
   window.addEventListener("pointerdown", (event) => {
     if (!event.isTrusted) return;
-    settling = null;  // (the keys typed from now on are for what was clicked)
+    [settling, drawnBefore] = [null, null];  // (the keys typed from now on are for what was clicked)
     if (gridOf(event.target) && event.target.matches("canvas, .dvn-scroller"))
       overIt(event.target, event.clientX, event.clientY, event);
   }, true);
@@ -72,6 +85,28 @@ if (!window.gridInput) {
     overIt(target, x, y, event);
   };
 
+  // Tab at a row's last cell stayed there, and the next number typed replaced the one just typed. It goes on to the
+  // next row's first number, as on a form: the keys that move there follow the Tab (``waiting``).
+  const size = (grid) => {  // [the last column, the rows] of a grid, or null
+    const table = grid?.querySelector("table[aria-colcount]");
+    return table && [+table.getAttribute("aria-colcount") - 1, +table.getAttribute("aria-rowcount") - 1];
+  };
+  const leaves = (cell, key) => {  // whether ``key`` selects another cell than ``cell``
+    const [last, rows] = size(cell.grid) || [0, 0];
+    if (key.key === "Tab") return key.shiftKey ? cell.col > 0 : cell.col < last;
+    return key.key === "Enter" && !key.shiftKey && cell.row + 1 < rows;
+  };
+  const wrapKeys = (grid, key) => {
+    const cell = selected?.grid === grid ? selected : null;
+    if (key.key !== "Tab" || key.ctrlKey || key.altKey || key.metaKey || !typed(grid) || !cell || !size(grid))
+      return [];
+    const [last, rows] = size(grid);
+    const [keys, to] = !key.shiftKey && cell.col === last && cell.row + 1 < rows
+      ? [["ArrowDown", "Home", "ArrowRight"], {grid, col: 1, row: cell.row + 1}] : [[], null];
+    return keys.map((name, at) => ({key: name, code: name, shiftKey: false, ctrlKey: false, altKey: false,
+                                    metaKey: false, selects: at === keys.length - 1 ? to : null}));
+  };
+
   // A digit typed on a cell opens the cell's editor with it, and Enter or Tab closes it again; both take a moment
   // (more the first time on a page). The keys typed meanwhile went to the grid, and each opened the editor afresh
   // ("34" came out "4"; "1" and Enter left the cell empty), or to no cell at all. They wait, and go on in their order.
@@ -81,8 +116,16 @@ if (!window.gridInput) {
   const settle = (key) => {  // what ``key``, about to be handled, does to a cell's editor
     const since = performance.now();
     if (inEditor(document.activeElement)) {
+      // Tab or Enter closes the editor on its cell and, once the run the new number starts has ended, selects the
+      // next cell: a digit typed in between went into the cell just left, in place of its number, and the keys that
+      // go on to the next row (``wrapKeys``) were undone by that run
+      const from = selected?.grid === keyboardGrid ? selected : null, runs = runsEnded;
+      const commits = from && (key.key === "Tab" || (key.key === "Enter" && !key.shiftKey));
+      const after = !commits ? null : leaves(from, key) ? "moved" : "ran";
+      const settled = () => after === "moved" ? selected.col !== from.col || selected.row !== from.row
+        : after !== "ran" || runsEnded > runs && performance.now() - runEnd > 150;
       if (key.key === "Tab" || key.key === "Escape" || (key.key === "Enter" && !key.shiftKey))
-        settling = {since, done: () => !!gridOf(document.activeElement)};
+        settling = {since, done: () => !!gridOf(document.activeElement) && settled()};
     } else if (typed(keyGrid()) && (printable(key) || key.key === "Enter")) {  // (a tick box opens no editor)
       const mine = settling = {since, done: () => inEditor(document.activeElement)};
       // (the grid cancels a key that opens the editor: a key on no cell, or on a row's label, is let go at once)
@@ -125,8 +168,11 @@ if (!window.gridInput) {
           const grid = keyGrid();
           if (grid) beforeKey(grid, event);
           await later();  // (Streamlit has taken in the move, and the editor has drawn what was typed into it)
+          const follow = wrapKeys(keyGrid(), event);
           if (keyGrid()) settle(event);
           (document.activeElement || document.body).dispatchEvent(event);
+          if (key.selects) [selected, drawnBefore] = [key.selects, gridOf(active) === key.selects.grid && active.id];
+          waiting.unshift(...follow);
         }
         await later();
       }
@@ -157,6 +203,11 @@ if (!window.gridInput) {
     if (!grid) return;
     beforeKey(grid, event);
     settle(event);
+    const follow = wrapKeys(grid, event);
+    if (follow.length) {
+      waiting.push(...follow);
+      setTimeout(deliver, 0);  // (after the grid has taken the Tab itself)
+    }
   }, true);
 }
 </script>""".replace("HAND_GRID_KEY", HAND_GRID_KEY).replace("MASK_GRID_KEY", MASK_GRID_KEY)

@@ -131,3 +131,19 @@ def test_the_keyboard_goes_from_cell_to_cell_with_the_pointer_resting_beside_the
     assert _marks(page) == [["1·I", "✓ 1", "… empty", "… empty"],
                             ["2·like", "✓ 2", "✓ 1", "✓ 3"],
                             ["3·tea", "… empty", "… empty", "✓ 4"]]
+
+
+def test_tab_at_a_rows_last_number_goes_on_to_the_next_row(opened):
+    """A person types the answers row by row with Tab between them. Tab at a row's last number stayed there, so the
+    next number typed replaced the one just typed."""
+    page = opened("/by-hand")
+    _quick_click(page, 0, 0)
+    for text, key in (("1", "Tab"), ("0", "Tab"), ("1", "Tab"), ("2", "Tab"), ("1", "Tab"), ("5", "Tab"),
+                      ("3", "Enter")):
+        _type(page, text)
+        _press(page, key)
+    message = _check(page)
+    assert "6 of 9 cells right" in message, (message, _marks(page))
+    assert _marks(page) == [["1·I", "✓ 1", "✓ 0", "✓ 1"],
+                            ["2·like", "✓ 2", "✓ 1", "✗ 5"],
+                            ["3·tea", "✓ 3", "… empty", "… empty"]]
