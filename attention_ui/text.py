@@ -68,7 +68,7 @@ STAGES = (
           QKV_MORE_START + "Real models usually pick d_k = d_model / h, so that all the heads together are as wide "
           "as X; here d_k is set on its own, so you can try other widths."),
     Stage("scores", "3 · Raw scores QKᵀ",
-          r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{i,d}\, k_{j,d}",
+          r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j = \sum_{m=1}^{d_k} q_{i,m}\, k_{j,m}",
           "Every query is compared with every key by a dot product. A large score means the key "
           "matches what the query looks for. Row i holds token i's scores for all tokens."),
     Stage("scaled", "4 · Scaling by √d_k",

@@ -14,7 +14,7 @@ from attention_ui.text import plain
 from attention_ui.url_state import hand_shapes, show_link_notes
 
 HAND_STAGE_TEXT = {
-    "scores": ("1 · Raw scores QKᵀ", r"S_{ij} = q_i \cdot k_j = \sum_{d} q_{i,d}\, k_{j,d}",
+    "scores": ("1 · Raw scores QKᵀ", r"S_{ij} = q_i \cdot k_j = \sum_{m=1}^{d_k} q_{i,m}\, k_{j,m}",
                "For each query row i and key row j, multiply q_i and k_j number by number and add them up. The "
                "order matters: S_ij takes its query from token i and S_ji from token j, so the two usually differ "
                "(a token need not attend to another as that one attends to it)."),

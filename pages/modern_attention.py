@@ -204,7 +204,10 @@ if rows is not None:
                                   "layers": number("L", width=40), "heads": number("h", width=40),
                                   "kv heads": number("g", width=40), "head size": number("d_head", width=62),
                                   "window": st.column_config.TextColumn("window", width=62),
-                                  "longest context": number("max context", format="%,d", width=94),
+                                  "longest context": number("max context", format="%,d", width=94,
+                                                            help="the most positions its configuration allows "
+                                                                 "(its position limit); it may have been trained "
+                                                                 "on shorter texts"),
                                   "KiB per token": number("KiB / token", format="%.0f", width=86,
                                                           help="1 KiB = 1,024 bytes"),
                                   "cached tokens": number("cached", format="%,d", width=64,
@@ -223,7 +226,7 @@ if rows is not None:
                "(a rolling buffer: each new token's keys and values overwrite the oldest), so its cache stops growing.")
     beyond = [r["model"] for r in rows if r["longest context"] and int(context) > r["longest context"]]
     if beyond:
-        st.caption(f"{int(context):,} tokens is more than {', '.join(beyond)} can read (its longest context): "
+        st.caption(f"{int(context):,} tokens is more than {', '.join(beyond)} can read (its position limit): "
                    "for such a model the row shows what its cache would need, and the chart draws it pale and marks it "
                    "“what-if”: a size it would need, not one it ever reaches.")
     st.success("Takeaway: sharing key/value heads (g < h) divides the cache by h / g, one main reason long "

@@ -203,13 +203,13 @@ def test_kv_cache_table_follows_context_length_and_precision():
     assert table.loc["Llama 3 8B", "cache MiB"] == 2**20 * 128 * 2 / 1024  # 1M tokens × 256 KiB (32-bit)
     # GPT-2 reads at most 1,024 tokens: the table says so, and the page calls a longer context a what-if
     assert table.loc["GPT-2 small", "longest context"] == 1024
-    what_if = [c.value for c in at.caption if "can read (its longest context)" in c.value]
+    what_if = [c.value for c in at.caption if "can read (its position limit)" in c.value]
     assert what_if and "GPT-2 small" in what_if[0] and "Mistral 7B v0.1" in what_if[0], what_if
     pale = {name.removesuffix(" (what-if)") for name, what_if in cache_bar_names(at).items()
             if what_if and name.endswith(" (what-if)")}
     assert pale == {name for name in table.index if name in what_if[0]}, "the chart names the caption's what-ifs"
     at.select_slider(key="context_length").set_value(1024).run()
-    assert not [c.value for c in at.caption if "can read (its longest context)" in c.value]
+    assert not [c.value for c in at.caption if "can read (its position limit)" in c.value]
     assert not any(cache_bar_names(at).values()) and not any("what-if" in name for name in cache_bar_names(at))
 
 
