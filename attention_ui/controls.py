@@ -415,6 +415,8 @@ PAGE_STYLE = """<style>
 [data-testid='stElementContainer']:has(#page-keys) {position: absolute;}
 [data-testid='stLayoutWrapper']:has(> .st-key-page_top), .st-key-page_top {display: contents;}
 [class*='st-key-path_card_'] [data-testid='stPageLink'] p {font-size: 1.2rem !important; font-weight: 600;}
+[class*='st-key-path_card_'] [data-testid='stColumn']:first-child [data-testid='stMarkdownContainer'] p {
+  font-size: 1.75rem; line-height: 1;}
 [data-testid='stCaptionContainer'] {opacity: 0.8;}
 [data-testid='stMain'] button :is(.stMarkdownEllipsis, .stMarkdownEllipsis p) {
   white-space: normal; text-overflow: clip; overflow: visible; overflow-wrap: break-word;}
@@ -748,9 +750,8 @@ if (!window.clickerKeysAfterUse) {
       arriveAtEnd = target.searchParams.has("step") ? null : {path: target.pathname, until: null};
       return back.click();
     }
-    // a page's numbered sections (st.subheader); none: a screen. (Not a mark in Start here's cards of pages, drawn as
-    // one: each press moved one card, 129 px, and its list took 11 presses)
-    const headings = [...main.querySelectorAll("h3")].filter((h) => !h.closest("[class*='st-key-PATH_CARD_KEY_']"));
+    // a page's numbered sections (st.subheader); none: a screen
+    const headings = [...main.querySelectorAll("h3")];
     const offsets = headings.map((h) => h.getBoundingClientRect().top - line);
     // a section taller than the window: a screen at a time, each keeping the last 60 px of the one before in view,
     // so that a heading within them is brought up at once
@@ -858,7 +859,6 @@ if (!window.clickerKeysAfterUse) {
 }
 </script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace(
     "NEAR_HEADING_PX", str(NEAR_HEADING_PX)).replace("WORKED_FIRST_KEY", WORKED_FIRST_KEY).replace(
-    "PATH_CARD_KEY", PATH_CARD_KEY).replace(
     "PATH_LINK_KEY", PATH_LINK_KEY).replace(
     "PATH_BACK_LINK_KEY", PATH_BACK_LINK_KEY).replace(
     "STEP_KEYS", json.dumps(STEP_KEYS)).replace("NEXT_KEY", json.dumps(NEXT_KEY)).replace(

@@ -10,8 +10,9 @@ from attention_ui.questions import QUESTIONS_DONE, answered_stages, page_progres
 from attention_ui.text import LEARNING_PATH, STAGES
 
 
-DONE, STARTED, NOT_YET = ("### :green[:material/check_circle:]", "### :orange[:material/clock_loader_40:]",
-                          "### :gray[:material/radio_button_unchecked:]")
+# (not headings: each was a "Link to heading" stop for Tab, and a heading named by an icon for a screen reader)
+DONE, STARTED, NOT_YET = (":green[:material/check_circle:]", ":orange[:material/clock_loader_40:]",
+                          ":gray[:material/radio_button_unchecked:]")
 VISITED_KEY = "pages_visited"  # session key: the url paths of the pages opened in this session
 
 NEXT_UP_STYLE = ("<style>.st-key-path_next_up [data-testid='stPageLink'] a {border: 2px solid #3b5bdb; "

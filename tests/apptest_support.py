@@ -28,6 +28,12 @@ def open_page(page: str = "app.py", query: dict[str, str] | None = None) -> AppT
     return at
 
 
+def is_path_mark(markdown: str) -> bool:
+    """Whether a Markdown element's text is one of Start here's cards' marks (done, started, not yet)."""
+    return markdown in (":green[:material/check_circle:]", ":orange[:material/clock_loader_40:]",
+                        ":gray[:material/radio_button_unchecked:]")
+
+
 def switch_to(at: AppTest, page: str) -> AppTest:
     """Go to another page in the same session. AppTest then runs the page file on its own; a second
     run checks that the settings it restored stay put."""

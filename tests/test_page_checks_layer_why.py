@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 import pytest
 import torch
 
-from apptest_support import open_page, switch_to
+from apptest_support import is_path_mark, open_page, switch_to
 from attention_core import (LessonConfig, apply_rope, cross_attention, rope_shift_check, run_lesson,
                             sinusoidal_positions, unscaled_weights)
 from attention_ui.checks.layer import ShownMask, masking_questions, multi_head_questions, overview_questions
@@ -21,7 +21,7 @@ from attention_ui.frames import token_labels
 from attention_ui.questions import NUMBER_TOLERANCE, PAGE_CHECK_LABEL, QUESTIONS_DONE, grade
 from attention_ui.text import LEARNING_PATH, plain
 
-DONE = "### :green[:material/check_circle:]"
+DONE = ":green[:material/check_circle:]"
 DEFAULT_SOURCE = "Le chat s'est assis sur le tapis."
 
 
@@ -283,7 +283,7 @@ def test_each_page_asks_its_questions_grades_them_and_is_done_on_start_here(page
     assert not any(x.value.startswith("Right") for x in at.success)
     assert any(wrong.hint in i.value for i in at.info), "a first wrong try gets the hint"
     at = switch_to(at, "pages/start_here.py")
-    marks = [m.value for m in at.markdown if m.value.startswith("### ")]
+    marks = [m.value for m in at.markdown if is_path_mark(m.value)]
     assert marks[_path_index(page)] != DONE, "a question tried but not answered: not done"
     assert any(c.value == f"0 of {len(found)} {QUESTIONS_DONE}" for c in at.caption)
     at = switch_to(at, PAGES[page])
@@ -294,7 +294,7 @@ def test_each_page_asks_its_questions_grades_them_and_is_done_on_start_here(page
         assert sum(x.value.startswith("Right") for x in at.success) == number, q.prompt
     assert any(f"{len(found)} right of {len(found)} answered" in c.value for c in at.caption)
     at = switch_to(at, "pages/start_here.py")
-    marks = [m.value for m in at.markdown if m.value.startswith("### ")]
+    marks = [m.value for m in at.markdown if is_path_mark(m.value)]
     assert marks[_path_index(page)] == DONE
     assert any(c.value == f"{len(found)} of {len(found)} {QUESTIONS_DONE}" for c in at.caption)
 
@@ -333,7 +333,7 @@ def test_with_an_odd_d_k_order_and_position_keeps_rope_and_its_questions():
     for q in found:
         _check(at, q, q.right_answer)
     at = switch_to(at, "pages/start_here.py")
-    assert [m.value for m in at.markdown if m.value.startswith("### ")][_path_index("order-and-position")] == DONE
+    assert [m.value for m in at.markdown if is_path_mark(m.value)][_path_index("order-and-position")] == DONE
     assert any(c.value == f"3 of 3 {QUESTIONS_DONE}" for c in at.caption)
 
 

@@ -11,7 +11,7 @@ import re
 import pytest
 import torch
 
-from apptest_support import open_page, switch_to
+from apptest_support import is_path_mark, open_page, switch_to
 from attention_core import (LessonConfig, check_cache, operation_counts, run_lesson, sliding_window_reach,
                             weights_bytes)
 from attention_core.modern import grouped_kwargs
@@ -22,7 +22,7 @@ from attention_ui.checks.real import inside_head_questions, real_model_questions
 from attention_ui.questions import ANSWERS_KEY, NUMBER_TOLERANCE, PAGE_CHECK_LABEL, QUESTIONS_DONE, grade
 from attention_ui.text import LEARNING_PATH
 
-DONE = "### :green[:material/check_circle:]"
+DONE = ":green[:material/check_circle:]"
 MODEL = "all-MiniLM-L6-v2"
 
 
@@ -195,7 +195,7 @@ def answer_all(at, page: str, found) -> None:
 
 def check_done_on_start_here(at, page_file: str, count: int) -> None:
     at = switch_to(at, "pages/start_here.py")
-    marks = [m.value for m in at.markdown if m.value.startswith("### ")]
+    marks = [m.value for m in at.markdown if is_path_mark(m.value)]
     index = [file for file, *_ in LEARNING_PATH].index(page_file)
     assert marks[index] == DONE, marks
     assert any(c.value == f"{count} of {count} {QUESTIONS_DONE}" for c in at.caption)

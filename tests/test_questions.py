@@ -11,7 +11,7 @@ from urllib.parse import parse_qs
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import open_page, switch_to
+from apptest_support import is_path_mark, open_page, switch_to
 from attention_core import LessonConfig, run_lesson
 from attention_ui.frames import token_labels
 from attention_ui.questions import (ANSWERED_BEFORE, ANSWERS_KEY, CHECK_KEY, CHECK_LABEL, KEPT_RIGHT, PAGE_CHECK_LABEL,
@@ -19,8 +19,8 @@ from attention_ui.questions import (ANSWERED_BEFORE, ANSWERS_KEY, CHECK_KEY, CHE
                                    questions_for, read_answer)
 from attention_ui.text import LEARNING_PATH, STAGE_KEYS
 
-DONE, STARTED, NOT_YET = ("### :green[:material/check_circle:]", "### :orange[:material/clock_loader_40:]",
-                          "### :gray[:material/radio_button_unchecked:]")
+DONE, STARTED, NOT_YET = (":green[:material/check_circle:]", ":orange[:material/clock_loader_40:]",
+                          ":gray[:material/radio_button_unchecked:]")
 
 CAUSAL = run_lesson(LessonConfig(mask="causal", seed=7))
 DEFAULT = run_lesson(LessonConfig())
@@ -252,7 +252,7 @@ def test_start_here_on_a_slide_is_the_lectures_plan_on_one_screen():
                                                      enumerate(LEARNING_PATH, start=1)]
     assert [link.proto.help for link in listed] == [teaches for *_, teaches in LEARNING_PATH]
     assert [link.proto.page for link in listed] == [paths[0] for _, paths, *_ in LEARNING_PATH]
-    assert not [m.value for m in at.markdown if m.value.startswith("### ")], "no marks of done pages"
+    assert not [m.value for m in at.markdown if is_path_mark(m.value)], "no marks of done pages"
     assert not at.progress and not at.get("button") and not at.get("popover"), "no progress bar, no Start again"
     assert not [c.value for c in at.caption if "score" in c.value or "looked at" in c.value], "no counts or score"
     assert len(open_page("pages/start_here.py").get("page_link")) > len(LEARNING_PATH), "the page's own list stays"
@@ -261,7 +261,7 @@ def test_start_here_on_a_slide_is_the_lectures_plan_on_one_screen():
 def test_start_here_lists_the_path_and_ticks_what_was_done():
     at = open_page("pages/start_here.py")
     assert [t.value for t in at.title] == ["Start here"]
-    marks = [m.value for m in at.markdown if m.value.startswith("### ")]
+    marks = [m.value for m in at.markdown if is_path_mark(m.value)]
     assert len(marks) == 13 and marks[0] == NOT_YET  # every lesson page but this one
     assert not [m.value for m in at.markdown if "are only started" in m.value], "a page script's bare string shown"
     links = {link.proto.page for link in at.get("page_link")}
@@ -274,7 +274,7 @@ def test_start_here_lists_the_path_and_ticks_what_was_done():
     at.radio(key=f"cy-{q.id}").set_value(q.choices[q.correct])
     at.button(key=f"FormSubmitter:cy-form-{q.id}-Check").click().run()
     at = switch_to(at, "pages/start_here.py")
-    marks = [m.value for m in at.markdown if m.value.startswith("### ")]
+    marks = [m.value for m in at.markdown if is_path_mark(m.value)]
     assert marks[1] == STARTED and marks[2] == NOT_YET, marks  # the step-through started, not the by-hand page
     captions = " ".join(c.value for c in at.caption)
     assert "2 of 9 stages looked at, questions answered on 1 of them" in captions
@@ -284,7 +284,7 @@ def test_start_here_lists_the_path_and_ticks_what_was_done():
     for stage in STAGE_KEYS:
         at.selectbox(key="step").set_value(stage).run()
     at = switch_to(at, "pages/start_here.py")
-    marks = [m.value for m in at.markdown if m.value.startswith("### ")]
+    marks = [m.value for m in at.markdown if is_path_mark(m.value)]
     assert marks[1] == DONE, "every stage looked at: done"
 
 
