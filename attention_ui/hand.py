@@ -36,6 +36,9 @@ SOLVED_KEY = "hand_solved"
 EVER_CHECKED_KEY = "hand_checked_ever"
 """The stages checked at least once in this session (Start here's progress). CHECKED_KEY holds the stages whose
 marks are shown for the grids as they are now, and a reset or a size change clears it; this set is never cleared."""
+SET_ASIDE_KEY = "hand_set_aside"
+"""Session key: matrix name (X, W_Q, W_K, W_V) -> its cells at the largest size it had, the latest value of each:
+lowering a size and raising it again gives back the numbers it hid (they came back as zeros)."""
 _SHOWN_KEY, _VERSIONS_KEY = "hand_last_shown", "hand_editor_versions"
 _DRAWN_KEY = "hand_editors_drawn"
 """Session key: the grids drawn so far in this run (``begin_run``, ``retire_undrawn_editors``)."""
@@ -103,18 +106,36 @@ def reset_to_example() -> None:
         st.session_state[f"hand-size-{name}"] = value
     st.session_state[GRIDS_KEY] = example_grids(DEFAULT_SIZES)
     st.session_state[CHECKED_KEY] = set()
+    st.session_state.pop(SET_ASIDE_KEY, None)
+
+
+def overlay(under: list[list], over: list[list]) -> list[list]:
+    """A grid as tall and as wide as both: ``over``'s cells where it has them, else ``under``'s, else "0"."""
+    n_rows, n_cols = max(len(under), len(over)), max((len(row) for row in [*under, *over]), default=0)
+
+    def cell(i: int, j: int):
+        for rows in (over, under):
+            if i < len(rows) and j < len(rows[i]):
+                return rows[i][j]
+        return "0"
+    return [[cell(i, j) for j in range(n_cols)] for i in range(n_rows)]
 
 
 def apply_size_change() -> None:
-    """Copy the size widgets into the kept sizes and fit every kept grid to them (overlapping cells stay)."""
+    """Copy the size widgets into the kept sizes and fit every kept grid to them. A matrix keeps its overlapping
+    cells and takes back the ones a smaller size hid (else the example's, else 0); the answers keep theirs, and the
+    marks of earlier checks go (they were for another example)."""
     s = sizes()
     for name in DEFAULT_SIZES:
         s[name] = st.session_state.get(f"hand-size-{name}", s[name])
-    store = grids()
+    store, aside = grids(), st.session_state.setdefault(SET_ASIDE_KEY, {})
+    example = example_grids(DEFAULT_SIZES)
     for name, shape in hand_shapes(s).items():
-        store[name] = resize_grid(store.get(name), shape)
+        aside[name] = overlay(aside.get(name) or example[name], store.get(name) or [])
+        store[name] = resize_grid(aside[name], shape)
     for name in [n for n in store if n.startswith("answer_")]:
         store[name] = resize_grid(store[name], answer_shape(name.removeprefix("answer_"), s), fill="")
+    st.session_state[CHECKED_KEY] = set()
 
 
 def answer_shape(stage: str, s: dict) -> tuple[int, int]:

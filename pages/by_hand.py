@@ -65,7 +65,8 @@ def sizes_and_mask() -> None:
                    f"between −{MAX_CELL_MAGNITUDE:g} and {MAX_CELL_MAGNITUDE:g}. Fractions such as 1/2 or 3/1.4142, "
                    "a decimal comma (0,5) and a percentage (25%) are fine.")
         st.button("Reset to the example", on_click=hand.reset_to_example, key="hand-reset",
-                  icon=":material/restart_alt:")
+                  icon=":material/restart_alt:", help="Back to the example's sizes and numbers. This also clears "
+                                                      "the answers you typed on every stage, and their checks.")
 
 
 st.session_state.setdefault("pages_visited", set()).add("by-hand")
@@ -255,7 +256,8 @@ def show_check(stage: str, check: AnswerCheck, answer: list[list], answer_cols: 
     yours = f"Your {ANSWER_NAMES[stage]}"
     if check.all_right:
         st.session_state.setdefault(hand.SOLVED_KEY, set()).add(stage)
-        st.success(f"{yours}: all {check.cells} cells right. Well done!", icon=":material/check_circle:")
+        every = f"all {check.cells} cells" if check.cells > 1 else "the one cell"
+        st.success(f"{yours}: {every} right. Well done!", icon=":material/check_circle:")
     else:
         st.info(f"{yours}: {check.count('right')} of {check.cells} cells right (within ±{ANSWER_TOLERANCE:g}).")
         if diagnosis := diagnose(check, trace, stage):

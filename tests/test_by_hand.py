@@ -379,6 +379,31 @@ def test_size_change_keeps_the_overlapping_numbers_and_reset_restores_the_exampl
     assert matrix_of(page_charts(at)["Q = X·W_Q"]) == [[1, 0], [1, 1], [2, 1]]
 
 
+def test_a_smaller_size_and_back_gives_the_hidden_numbers_back_and_a_size_change_clears_the_marks():
+    """Lowering T hid X's last rows, and raising it again brought them back as zeros (the example's too); a check
+    made before went on marking the new, smaller grid unasked ("all 1 cells right", and Start here counted it)."""
+    grids = typed_example() | {"answer_scores": [["1", "0", "1"], ["2", "1", "3"], ["3", "1", "5"]]}
+    grids["X"][2] = ["7", "8"]
+    at = check(run_page(grids), "scores")
+    assert texts(at, "info")[0].startswith("Your raw scores: 4 of 9 cells right")
+    at.number_input(key="hand-size-tokens").set_value(1).run()
+    assert not [t for t in texts(at, "info") + texts(at, "success") if t.startswith("Your raw scores")]
+    assert "scores" not in at.session_state["hand_solved"] if "hand_solved" in at.session_state else True
+    assert at.session_state["hand_grids"]["answer_scores"] == [["1"]]
+    check(at, "scores")
+    assert texts(at, "success") == ["Your raw scores: the one cell right. Well done!"]
+    at.number_input(key="hand-size-tokens").set_value(4).run()
+    assert at.session_state["hand_grids"]["X"] == [["1", "0"], ["0", "1"], ["7", "8"], ["0", "0"]]
+    at.number_input(key="hand-size-d_model").set_value(1).run()
+    at.number_input(key="hand-size-d_model").set_value(2).run()
+    assert at.session_state["hand_grids"]["X"] == [["1", "0"], ["0", "1"], ["7", "8"], ["0", "0"]]
+    assert at.session_state["hand_grids"]["W_Q"] == typed_example()["W_Q"]
+    at.button(key="hand-reset").click().run()
+    at.number_input(key="hand-size-tokens").set_value(1).run()
+    at.number_input(key="hand-size-tokens").set_value(3).run()
+    assert at.session_state["hand_grids"]["X"] == typed_example()["X"], "a reset forgets the numbers set aside"
+
+
 def test_causal_mask_changes_the_weights_to_check():
     grids = typed_example() | {"answer_weights": [["1", "0", "0"], ["0.670", "0.330", "0"],
                                                    ["0.306", "0.074", "0.620"]]}
