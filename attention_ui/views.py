@@ -1350,7 +1350,7 @@ def _softmax_extra(view: StageView) -> None:
         st.info("These are the weights with no mask: " + _NOTHING_BLOCKED["custom"][0].lower()
                 + _NOTHING_BLOCKED["custom"][1:])
         _custom_grid_link(view)
-    _pad_rows_note(view)  # right under the weights, whose [PAD] rows it is about
+    pad_rows_note(view)  # right under the weights, whose [PAD] rows it is about
     # on a slide the lines and the followed row's bars share one screen (one under the other, each took half of
     # the slide's width and a screen of its own)
     lines, bars = st.columns(2) if _lines_beside_bars(view) else (st.container(), st.container())
@@ -1371,7 +1371,7 @@ def _softmax_extra(view: StageView) -> None:
     numbers_table(t.weights[view.head], view.labels, view.keys, key="softmax")
 
 
-def _pad_rows_note(view: StageView) -> None:
+def pad_rows_note(view: StageView) -> None:
     """Under the padding mask: why the [PAD] rows have weights at all, and why they are even when they are (a
     student saw 1/7 on every real key of each [PAD] row, while the sidebar said the mask hides the [PAD] tokens)."""
     pads = [i for i, label in enumerate(view.labels) if label.endswith(PAD_TOKEN)]

@@ -16,7 +16,7 @@ from attention_ui.hand import DARK_ROW_NAMES, PRESENTER_GRID_ZOOM
 from attention_ui.questions import show_page_questions
 from attention_ui.text import counted, plain
 from attention_ui.views import (COLOURS_ONLY_NOTE, WEIGHT_TITLE, StageView, column_cell, head_title, in_the_sidebar,
-                                main_column_px, mask_chart, numbers_table, show_chart, slide_mask_pair,
+                                main_column_px, mask_chart, numbers_table, pad_rows_note, show_chart, slide_mask_pair,
                                 token_heatmap)
 
 settings = lesson_settings("Masking: who may look at whom")
@@ -124,6 +124,8 @@ for kind in MASK_KINDS:
         st.caption(COLOURS_ONLY_NOTE)
         numbers_table(lesson.trace.weights[settings.head], variant_labels, variant_labels, key=f"numbers_{kind}",
                       caption=f"All the numbers: weights with {kind} mask{head_title(view)}")
+    if kind == "padding":  # why the [PAD] rows have weights, and why they are even (1/7 on every real key)
+        pad_rows_note(replace(view, x=lesson.x, mask_choice="padding"))
 
 st.subheader("Edit your own mask")
 EDITOR_ROW_PX = 35  # a data editor's row (and header) height

@@ -106,7 +106,9 @@ st.markdown(f"For each d_k: one random query against {num_keys} random keys, sof
             f"over {samples} rows. The **entropy** −Σ a log a says how spread a row's weights are (with the natural "
             "log it is counted in nats; the Real model page uses log₂, which counts bits): a uniform row has largest "
             f"weight 1/{num_keys} = {1 / num_keys:.4g} and entropy log {num_keys} = {math.log(num_keys):.2f}; a "
-            "saturated row has largest weight 1 and entropy 0.")
+            "saturated row has largest weight 1 and entropy 0. The scaled rows sit between the two at every d_k: "
+            "scaling leaves the scores a spread of about 1 (variance 1), not 0, so the keys still differ, and by "
+            "the same amount whatever d_k is.")
 st.markdown("**Why it matters for training:** once one weight takes almost everything, a small change of the "
             "scores hardly moves the weights, so training gets almost no signal to learn from. The third chart "
             f"measures that signal: {gradient_words(saturation)}")
