@@ -782,6 +782,32 @@ if (!window.clickerKeysAfterUse) {
     }
     main.scrollBy({top: step});
   }
+  // A clicker's blank-screen button (B or . on a slide, as in slide software) turns the projector black, so that the
+  // hall looks at the lecturer or the board; B or . again, Escape, any other key or a click brings the slide back
+  // (that key takes no step: the slide comes back as it was left).
+  let blank = null;
+  const unblank = () => { blank?.remove(); blank = null; };
+  window.addEventListener("keydown", (event) => {  // (on the window: before every key of the page's own)
+    const active = document.activeElement;
+    const typing = !!active?.matches?.("input, textarea, select, [contenteditable='true']")
+      || !!active?.closest?.("[data-testid='stDataFrame'], .gdg-clip-region");
+    if (blank) {
+      if (["Shift", "Control", "Alt", "Meta"].includes(event.key)) return;
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      return unblank();
+    }
+    if (!["b", "B", "."].includes(event.key) || event.ctrlKey || event.metaKey || event.altKey || typing
+        || !presenting()) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    blank = document.createElement("div");
+    blank.id = "blank-screen";
+    blank.setAttribute("role", "presentation");
+    blank.style.cssText = "position: fixed; inset: 0; background: #000; z-index: 2147483647; cursor: none;";
+    blank.addEventListener("pointerdown", (click) => { click.preventDefault(); unblank(); });
+    document.body.appendChild(blank);
+  }, true);
   // A page just opened, or left by a button that went away, has the focus on no element, and a reader's scroll keys
   // (Page Down, Space, ↓, End, …) scrolled nothing: the page scrolls in its main column, not the document. With the
   // focus nowhere they go to the main column. (A slide's keys above take their own steps.)
@@ -818,8 +844,27 @@ if (!window.clickerKeysAfterUse) {
     // (the second and a half counts from the last chart drawn: on a busy machine Masking's charts came later and
     // pushed its foot down, out of the window)
     if (!chartsComing(main)) arriveAtEnd.until ??= performance.now() + 1500;
+    // a row of tabs (Work it by hand's stages) opens on its last tab, the one the lecturer had left
+    const tabs = [...main.querySelectorAll("[role='tablist'] [role='tab']")];
+    if (!arriveAtEnd.tabbed && tabs.length) {
+      arriveAtEnd.tabbed = true;
+      if (tabs.at(-1).getAttribute("aria-selected") !== "true") tabs.at(-1).click();
+    }
     if (arriveAtEnd.until && performance.now() > arriveAtEnd.until) arriveAtEnd = null;
     else main.scrollTo(0, main.scrollHeight);
+  };
+  // A slide opened from the page before (or from a link) starts at its top: a clicker's key pressed while it came
+  // (a lecturer who thought the first press lost) had scrolled it down by the browser's own Page Down, past the
+  // stage's title and formula, before anything was seen. Once its first run has ended it is put back at the top.
+  let arriveAtTop = null;
+  const keepAtTop = () => {
+    if (!arriveAtTop || location.pathname !== arriveAtTop.path) return;
+    if (performance.now() - arriveAtTop.since > 10000) arriveAtTop = null;  // (a run never seen: none is waited for)
+    else if (scriptState() === "running") arriveAtTop.ran = true;
+    else if (arriveAtTop.ran) {
+      arriveAtTop = null;
+      if (presenting()) document.querySelector("[data-testid='stMain']")?.scrollTo(0, 0);
+    }
   };
   for (const type of ["keydown", "wheel", "pointerdown"])
     document.addEventListener(type, () => { if (arriveAtEnd?.ran) arriveAtEnd = null; }, true);
@@ -837,13 +882,20 @@ if (!window.clickerKeysAfterUse) {
   };
   for (const name of ["pushState", "replaceState"]) {
     const change = history[name];
-    history[name] = function (...args) { const done = change.apply(this, args); ownReferences(); return done; };
+    history[name] = function (...args) {
+      const path = location.pathname, done = change.apply(this, args);
+      if (location.pathname !== path)
+        arriveAtTop = arriveAtEnd ? null : {path: location.pathname, ran: false, since: performance.now()};
+      ownReferences();
+      return done;
+    };
   }
   window.addEventListener("popstate", ownReferences);
   let shownStage = null;
   new MutationObserver(() => {
     focusSlideSoon();
     keepAtEnd();
+    keepAtTop();
     const stage = document.querySelector(".st-key-step input")?.value;
     if (stage === undefined || stage === shownStage) return;
     const main = document.querySelector("[data-testid='stMain']");
@@ -1050,6 +1102,10 @@ def _embeddings_control() -> tuple[str, int | None]:
 
 FOLLOW_MASK_KEY = "follow_mask"
 """The mask the followed token was last shown under: a change of mask that leaves it one key follows another."""
+FOLLOW_SET_ASIDE_KEY = "follow_set_aside"
+"""Session key: {"mask", "token", "instead"}: the token a change of mask stopped following (under ``mask``) and the
+one followed instead. Back to that mask, while ``instead`` is still followed, the token comes back (stage 5's "Use the
+causal mask", then "Back to no mask", had left the class following 6·mat instead of 1·The)."""
 
 
 def default_follow(labels: list[str], keys_per_query: torch.Tensor) -> int:
@@ -1078,10 +1134,17 @@ def _follow_controls(labels: list[str], num_heads: int, mask: str, keys_per_quer
     elif (st.session_state.get(FOLLOW_MASK_KEY, mask) != mask and int(keys_per_query[st.session_state["token"]]) == 1
           and int(keys_per_query[default]) > 1):
         lone = labels[st.session_state["token"]]
+        st.session_state[FOLLOW_SET_ASIDE_KEY] = {"mask": st.session_state[FOLLOW_MASK_KEY],
+                                                  "token": st.session_state["token"], "instead": default}
         st.session_state["token"] = default
         moved.append(f"With this mask {plain(lone)} may attend to only one key, so its weights would mix nothing: "
                      f"{plain(labels[default])} is followed instead (it may attend to "
                      f"{int(keys_per_query[default])} keys).")
+    elif (st.session_state.get(FOLLOW_MASK_KEY, mask) != mask
+          and (aside := st.session_state.pop(FOLLOW_SET_ASIDE_KEY, None)) and aside["mask"] == mask
+          and aside["instead"] == st.session_state["token"] and aside["token"] < len(labels)):
+        st.session_state["token"] = aside["token"]
+        moved.append(f"Back to this mask, {plain(labels[aside['token']])} is followed again.")
     st.session_state[FOLLOW_MASK_KEY] = mask
     linked_head = st.query_params.get("head")
     if linked_head and "head" not in st.session_state and int(linked_head.split()[-1]) > num_heads:

@@ -1437,7 +1437,8 @@ def test_on_a_slide_the_clicker_keys_show_every_tab_of_work_it_by_hand(server, b
     so stages 2-4 never reached the screen. From the foot of a tab the keys now open the next tab, its row of tabs
     at the top of the window, and follow the path's link only from the last; Page Up goes back through the tabs
     from the top of the row, also after a tab was chosen with the mouse (its focus had left the keys to the
-    browser, which scrolled the page and stopped at its foot)."""
+    browser, which scrolled the page and stopped at its foot). Page Up from the next page comes back to the last tab.
+    """
     context, page = _new_page(browser)
     try:
         _open(page, server + "/by-hand?presenter=true", FIRST_LOAD_MS)
@@ -1456,6 +1457,13 @@ def test_on_a_slide_the_clicker_keys_show_every_tab_of_work_it_by_hand(server, b
                 forward.append(tab)
         assert [tab.split(" · ")[0] for tab in forward] == ["1", "2", "3", "4"], forward
         assert path == "/multi-head", "past the last tab, the path's link"
+        page.wait_for_timeout(1000)
+        page.keyboard.press("PageUp")  # back from Multi-head's top: the tab left there (it opened on tab 1's foot)
+        page.wait_for_timeout(400)
+        bs.wait_for_app_idle(page, timeout=LOAD_MS)
+        page.wait_for_timeout(2000)
+        tab, path = page.evaluate(_SHOWN_TAB_JS)
+        assert path == "/by-hand" and tab.startswith("4 · "), (path, tab)
         _open(page, server + "/by-hand?presenter=true")
         page.locator("[role='tab']").nth(3).click()  # with the mouse: the tab keeps the focus (Page Up had scrolled)
         backward = [page.evaluate(_SHOWN_TAB_JS)[0]]
@@ -1468,6 +1476,37 @@ def test_on_a_slide_the_clicker_keys_show_every_tab_of_work_it_by_hand(server, b
             if not backward or backward[-1] != tab:
                 backward.append(tab)
         assert [tab.split(" · ")[0] for tab in backward] == ["4", "3", "2", "1"], backward
+        assert not _exceptions(page), _exceptions(page)
+    finally:
+        context.close()
+
+
+def test_a_clickers_blank_key_turns_the_slide_black_and_any_key_brings_it_back(server, browser):
+    """A clicker's blank-screen button (B or .) did nothing: the hall could not be sent to the board. On a slide it
+    now covers the window in black; the next key brings the slide back as it was, without taking a step, and a B
+    typed into a text box stays a letter."""
+    context, page = _new_page(browser)
+    covered = "() => document.elementFromPoint(innerWidth / 2, innerHeight / 2)?.id === 'blank-screen'"
+    stage = "() => new URLSearchParams(location.search).get('step')"
+    try:
+        _open(page, server + f"/step-through?presenter=true&step={STAGES[2].key}", FIRST_LOAD_MS)
+        for blank_key, back_key in (("b", "b"), (".", "PageDown"), ("B", "Escape")):
+            page.keyboard.press(blank_key)
+            page.wait_for_timeout(200)
+            assert page.evaluate(covered), f"{blank_key} blanks the slide"
+            assert page.screenshot(clip={"x": 600, "y": 380, "width": 40, "height": 40}) == page.screenshot(
+                clip={"x": 100, "y": 700, "width": 40, "height": 40}), "one black"
+            page.keyboard.press(back_key)
+            page.wait_for_timeout(600)
+            bs.wait_for_app_idle(page)
+            assert not page.evaluate(covered), f"{back_key} brings it back"
+            assert page.evaluate(stage) == STAGES[2].key, f"{back_key} took no step"
+        page.locator(".st-key-slide_settings button").first.click()
+        sentence = page.locator("[data-testid='stPopoverBody'] :is(textarea, input[type='text'])")
+        sentence.first.click()
+        page.keyboard.press("b")
+        page.wait_for_timeout(200)
+        assert not page.evaluate(covered), "a B typed into the menu's text box is a letter"
         assert not _exceptions(page), _exceptions(page)
     finally:
         context.close()

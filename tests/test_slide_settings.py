@@ -81,8 +81,10 @@ def test_stage_5_without_a_mask_shows_the_causal_mask_in_one_click(presenter):
     assert any(f"{tokens * (tokens - 1) // 2} of {tokens * tokens} query–key pairs are blocked" in m.value
                for m in at.markdown), [m.value for m in at.markdown]
     assert not [b for b in at.button if b.key == "try_causal_mask"], "nothing left to offer"
+    assert at.session_state["token"] != 0, "1·The, alone with itself under the causal mask, is followed no more"
     at.button(key="back_to_no_mask").click().run()  # it changed the lesson on every page: one click undoes it
     assert not at.exception and at.session_state["mask"] == "none", [e.value for e in at.exception]
+    assert at.session_state["token"] == 0 and "token" not in at.query_params, "1·The is followed again"
     assert at.selectbox(key="step").value == "masked" and [b for b in at.button if b.key == "try_causal_mask"]
     assert not [b for b in at.button if b.key == "back_to_no_mask"]
 
