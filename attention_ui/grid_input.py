@@ -14,6 +14,8 @@ HAND_GRID_KEY = "hand-edit-"
 """The start of Work it by hand's grids' widget keys (``hand.grid_editor``): grids of text cells."""
 MASK_GRID_KEY = "mask_editor_"
 """The start of the Masking page's mask editor's widget key: a grid of tick boxes."""
+GRID_ROW_PX = 35
+"""The height of a row of Streamlit's data editor, and of its header row."""
 
 GRID_INPUT_JS = """<script>
 if (!window.gridInput) {
@@ -73,6 +75,29 @@ if (!window.gridInput) {
     [settling, drawnBefore] = [null, null];  // (the keys typed from now on are for what was clicked)
     if (gridOf(event.target) && event.target.matches("canvas, .dvn-scroller"))
       overIt(event.target, event.clientX, event.clientY, event);
+  }, true);
+  // A click on a tick box ticks it and selects nothing: the focus was left on no element, and the arrows and Space
+  // that followed scrolled the page instead of moving in the grid. The cell is then selected as by a click on its
+  // row's top edge, above the box.
+  window.addEventListener("click", (event) => {
+    const grid = gridOf(event.target);
+    if (!event.isTrusted || !grid || typed(grid) || !event.target.matches("canvas, .dvn-scroller")) return;
+    setTimeout(() => {
+      const canvas = grid.querySelector("canvas");
+      if (gridOf(document.activeElement) === grid || !canvas?.isConnected) return;
+      const top = canvas.getBoundingClientRect().top + GRID_ROW_PX;  // (under the header row)
+      const row = Math.floor((event.clientY - top) / GRID_ROW_PX);
+      if (row < 0) return;
+      const at = {bubbles: true, cancelable: true, composed: true, clientX: event.clientX,
+                  clientY: top + row * GRID_ROW_PX + 4, pointerId: 1, pointerType: "mouse", isPrimary: true,
+                  button: 0, buttons: 1};
+      canvas.dispatchEvent(new PointerEvent("pointermove", at));
+      canvas.dispatchEvent(new PointerEvent("pointerdown", at));
+      canvas.dispatchEvent(new MouseEvent("mousedown", at));
+      canvas.dispatchEvent(new PointerEvent("pointerup", {...at, buttons: 0}));
+      canvas.dispatchEvent(new MouseEvent("mouseup", {...at, buttons: 0}));
+      canvas.dispatchEvent(new MouseEvent("click", {...at, buttons: 0}));
+    }, 0);
   }, true);
   const beforeKey = (grid, event) => {
     const target = grid.querySelector(".dvn-scroller");
@@ -210,6 +235,7 @@ if (!window.gridInput) {
     }
   }, true);
 }
-</script>""".replace("HAND_GRID_KEY", HAND_GRID_KEY).replace("MASK_GRID_KEY", MASK_GRID_KEY)
+</script>""".replace("HAND_GRID_KEY", HAND_GRID_KEY).replace("MASK_GRID_KEY", MASK_GRID_KEY).replace(
+    "GRID_ROW_PX", str(GRID_ROW_PX))
 """The page script that makes a click on an editable grid select the clicked cell and the keys typed go into it,
 first time (fixed code, no user text). Drawn out of the page's flow with the page's style."""

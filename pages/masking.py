@@ -11,7 +11,7 @@ from attention_ui.checks.layer import ShownMask, masking_questions
 from attention_ui.controls import (DEFAULT_PAD_TO, PRESENTER_GAP_PX, cached_lesson, kept_grid, lesson_settings,
                                    real_word_vectors, set_custom_grid, show_slide_row)
 from attention_ui.frames import ALLOWED, BLOCKED
-from attention_ui.grid_input import MASK_GRID_KEY
+from attention_ui.grid_input import GRID_ROW_PX, MASK_GRID_KEY
 from attention_ui.hand import DARK_ROW_NAMES, PRESENTER_GRID_ZOOM
 from attention_ui.questions import show_page_questions
 from attention_ui.text import counted, plain
@@ -128,7 +128,7 @@ for kind in MASK_KINDS:
         pad_rows_note(replace(view, x=lesson.x, mask_choice="padding"))
 
 st.subheader("Edit your own mask")
-EDITOR_ROW_PX = 35  # a data editor's row (and header) height
+EDITOR_ROW_PX = GRID_ROW_PX  # a data editor's row (and header) height
 EDITOR_COLUMN_PX = 46  # a tick box and a two-digit number
 EDITOR_CHAR_PX, EDITOR_HEADER_PX = 8, 36  # a header's character, and its edit icon and padding
 EDITOR_BESIDE_SHARE = 0.55  # the most of a slide's width the zoomed grid takes with its weights beside it

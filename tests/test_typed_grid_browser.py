@@ -33,12 +33,12 @@ def opened():
     with bs.streamlit_server(timeout=90) as server, sync_api.sync_playwright() as p:
         browser = bs.launch_chromium(p)
 
-        def open_at(path: str):
+        def open_at(path: str, grid: str = f"[data-testid='stDataFrame'] >> nth={ANSWER}"):
             page = browser.new_page(viewport=WINDOW)
             page.set_default_timeout(TIMEOUT_MS)
             page.goto(server + path, wait_until="domcontentloaded")
             bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
-            grid = page.locator("[data-testid='stDataFrame']").nth(ANSWER)
+            grid = page.locator(grid)
             grid.scroll_into_view_if_needed()
             grid.locator("canvas").first.wait_for()
             page.wait_for_timeout(300)
@@ -147,3 +147,30 @@ def test_tab_at_a_rows_last_number_goes_on_to_the_next_row(opened):
     assert _marks(page) == [["1·I", "✓ 1", "✓ 0", "✓ 1"],
                             ["2·like", "✓ 2", "✓ 1", "✗ 5"],
                             ["3·tea", "✓ 3", "… empty", "… empty"]]
+
+
+def test_after_a_click_on_a_tick_box_the_arrows_and_space_go_on_in_the_mask_editor(opened):
+    """A click on one of the Masking page's tick boxes ticked it and selected nothing, leaving the focus on no
+    element: the arrows and Space that followed scrolled the page. The clicked cell is now selected, so they move
+    on in the grid and tick the next cell."""
+    ticked = ("() => [...document.querySelectorAll(\"[class*='st-key-mask_editor_'] td\")]"
+              ".filter((cell) => cell.innerText.trim() === 'true').length")
+    scrolled = "() => document.querySelector(\"[data-testid='stMain']\").scrollTop"
+    editor = "[class*='st-key-mask_editor_'] [data-testid='stDataFrame']"
+    page = opened("/masks", editor)
+    before = page.evaluate(ticked)
+    box = page.locator(editor).first.bounding_box()
+    x, y = box["x"] + box["width"] - 31, box["y"] + 35 * 2.5  # the last column's box, row 2
+    page.mouse.move(x, y, steps=4)
+    page.mouse.click(x, y)
+    page.wait_for_timeout(500)
+    bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
+    assert page.evaluate(ticked) == before - 1, "the click unticks the cell"
+    at = page.evaluate(scrolled)
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_timeout(300)
+    page.keyboard.press("Space")
+    page.wait_for_timeout(500)
+    bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
+    assert page.evaluate(ticked) == before - 2, "← and Space untick the cell before it"
+    assert page.evaluate(scrolled) == at, "the page did not scroll"
