@@ -352,6 +352,8 @@ WORKING_RELATIVE_TOLERANCE = 0.001
 """A number of the working is right within ±ANSWER_TOLERANCE, or within 0.1 % of the true value when that is
 wider (above 10): e^x grows fast, and a score rounded to 3 decimals, as the page shows it, moves e^7 ≈ 1097 by up
 to 0.55."""
+NEAR_MISS = 0.02
+"""A wrong number of the working this close to the right one (relatively) is called a rounding, not a slip."""
 SMALLEST_WORKED_EXP = 0.1
 """A row whose largest e^x is below this is too small to check to ±ANSWER_TOLERANCE (all zeros would pass, and
 0 / 0 gives no weights): it is worked with its largest score subtracted first, as a row too large to type is."""
@@ -513,8 +515,12 @@ def _row_note(i: int, answer: AnswerCheck, working: SoftmaxWorking, shifted: boo
         parts.append(f"you subtracted the row's largest score first ({shifted_exp(float(working.largest[i]))}): "
                      "fine, the weights come out the same")
     if wrong_seen:
+        near = all(abs(float(typed[j]) - float(answer.truth[i, j])) <= NEAR_MISS * abs(float(answer.truth[i, j]))
+                   for j in wrong_seen)  # (16.9 typed for e^2.828 = 16.92 was only "off")
         parts.append(f"your e^x for {listed(keys[j] for j in wrong_seen)} {'is' if len(wrong_seen) == 1 else 'are'} off"
-                     + ("" if shifted else _exp_slip(wrong_seen, typed, working, i)))
+                     + (f", if only a little: keep more digits (a number of the working is right within "
+                        f"{WORKING_RELATIVE_TOLERANCE:.1%} of it, or ±{ANSWER_TOLERANCE:g})" if near
+                        else "" if shifted else _exp_slip(wrong_seen, typed, working, i)))
     if wrong_blocked:
         one = len(wrong_blocked) == 1
         parts.append(f"{listed(keys[j] for j in wrong_blocked)} {'is' if one else 'are'} blocked by the causal mask, "

@@ -608,6 +608,19 @@ def test_a_wrong_e_to_the_x_is_named_with_its_slip():
     assert weights_tab(at).dataframe[-1].value.iloc[1, 2] == "✗ 20.086"
 
 
+def test_an_e_to_the_x_rounded_too_far_is_told_to_keep_more_digits():
+    """16.9 typed for e^2.828 = 16.92 (0.1 % away) was only "off", the student left to look for a slip not made."""
+    working = right_working()
+    working[2][2] = "16.9"
+    at = check(run_page(typed_example() | {WORKING: working}), "weights")
+    notes = [w for w in texts(at, "warning") if "Row “3·tea”" in w]
+    assert len(notes) == 1 and "your e^x for “3·tea” is off, if only a little: keep more digits (a number of the " \
+        "working is right within 0.1% of it, or ±0.01)" in notes[0], texts(at, "warning")
+    working[2][2] = "12"  # far off: no word of rounding
+    at = check(run_page(typed_example() | {WORKING: working}), "weights")
+    assert not [w for w in texts(at, "warning") if "if only a little" in w], texts(at, "warning")
+
+
 def test_a_wrong_row_sum_is_named_and_told_apart_from_wrong_e_to_the_x():
     working = right_working()
     working[1][3] = "15.5"  # 2·like's sum, e^x right
