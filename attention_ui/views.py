@@ -1371,24 +1371,27 @@ def _softmax_extra(view: StageView) -> None:
     numbers_table(t.weights[view.head], view.labels, view.keys, key="softmax")
 
 
-def pad_rows_note(view: StageView) -> None:
-    """Under the padding mask: why the [PAD] rows have weights at all, and why they are even when they are (a
-    student saw 1/7 on every real key of each [PAD] row, while the sidebar said the mask hides the [PAD] tokens)."""
+def pad_rows_note(view: StageView, *, why_weighted: bool = True) -> None:
+    """Under the padding mask: why the [PAD] rows have weights at all (unless ``why_weighted`` is False: the page
+    said so already), and why they are even when they are (a student saw 1/7 on every real key of each [PAD] row,
+    while the sidebar said the mask hides the [PAD] tokens)."""
     pads = [i for i, label in enumerate(view.labels) if label.endswith(PAD_TOKEN)]
     if view.mask_choice != "padding" or not pads:
         return
     rows = f"row {pads[0] + 1}" if len(pads) == 1 else f"rows {pads[0] + 1}–{pads[-1] + 1}"
     words = (f"**The [PAD] {rows}** {'gets' if len(pads) == 1 else 'get'} weights too: a padded position is computed "
              "like any other query, and only its keys are blocked. Nothing reads these rows: a model drops the output "
-             "at padded positions.")
+             "at padded positions.") if why_weighted else ""
     weights, allowed = view.trace.weights[view.head, pads], view.trace.mask[view.head, pads]
     even = bool(allowed.any(dim=-1).all()) and torch.allclose(
         weights, allowed / allowed.sum(dim=-1, keepdim=True), atol=1e-6)
     if even and view.x is not None and not bool(view.x[pads].any()):
         real = int(allowed[0].sum())
-        words += (f" Each is spread evenly, 1/{real} ≈ {1 / real:.3f} on every real token: a [PAD] token's vector is "
-                  "all zeros, so its query is 0, every score is 0, and softmax of equal scores is even.")
-    st.markdown(words)
+        words += (" Each is spread evenly" if why_weighted else f"**The [PAD] {rows}** are each spread evenly") + (
+            f", 1/{real} ≈ {1 / real:.3f} on every real token: a [PAD] token's vector is all zeros, so its query is 0, "
+            "every score is 0, and softmax of equal scores is even.")
+    if words:
+        st.markdown(words)
 
 
 BARS_FRAME_PX = 60

@@ -124,8 +124,8 @@ for kind in MASK_KINDS:
         st.caption(COLOURS_ONLY_NOTE)
         numbers_table(lesson.trace.weights[settings.head], variant_labels, variant_labels, key=f"numbers_{kind}",
                       caption=f"All the numbers: weights with {kind} mask{head_title(view)}")
-    if kind == "padding":  # why the [PAD] rows have weights, and why they are even (1/7 on every real key)
-        pad_rows_note(replace(view, x=lesson.x, mask_choice="padding"))
+    if kind == "padding":  # why the [PAD] rows are even (1/7 on every real key; the words above say why weighted)
+        pad_rows_note(replace(view, x=lesson.x, mask_choice="padding"), why_weighted=False)
 
 st.subheader("Edit your own mask")
 EDITOR_ROW_PX = GRID_ROW_PX  # a data editor's row (and header) height

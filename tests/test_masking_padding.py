@@ -170,5 +170,5 @@ def test_masking_says_why_its_pad_rows_have_even_weights():
     """The Masking page's padding panel showed every [PAD] row at exactly 1/7, and only Step through said why."""
     at = open_page(MASKING)  # no mask in the sidebar: the panel pads to its own length
     note = [m.value for m in at.markdown if m.value.startswith("**The [PAD]")]
-    assert len(note) == 1 and "rows 8–10** get" in note[0], note
+    assert len(note) == 1 and note[0].startswith("**The [PAD] rows 8–10** are each spread evenly, "), note
     assert f"1/{TOKENS} ≈ {1 / TOKENS:.3f} on every real token" in note[0] and "all zeros" in note[0], note
