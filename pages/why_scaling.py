@@ -15,8 +15,8 @@ from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart, cached_spec
 from attention_ui.views import (StageView, head_title, in_the_sidebar, mean_row_peak, raise_d_k, show_chart, show_table,
                                 slide_token_pair, token_heatmap)
-from attention_ui.why import (SCALING_D_KS, gradient_words, half_share, line_chart, page_slider, row_stats_frame,
-                              saturation_table, show_row_stats, variance_table)
+from attention_ui.why import (GUIDE_COLOR, SCALING_D_KS, SERIES_COLORS, gradient_words, half_share, line_chart,
+                              page_slider, row_stats_frame, saturation_table, show_row_stats, variance_table)
 
 KEYS = ("why_dk", "why_keys", "why_samples")
 TOLERANCE_SE = 4  # the sampled variance is "as expected" within this many standard errors of d_k
@@ -72,6 +72,8 @@ with section_1:
     show_chart(cached_spec(line_chart, lines, x="d_k", y="value", series="series", log_x=True, log_y=True,
                            y_title="variance of the score", title="variance of q·k against d_k (log–log)",
                            dashed=("theory: Var = d_k",), marker=(d_k, f"d_k = {d_k}"), x_values=SCALING_D_KS,
+                           # unscaled blue and scaled orange, as in the charts below; the theory a grey guide
+                           colors=(SERIES_COLORS[0], GUIDE_COLOR, SERIES_COLORS[1]),
                            font_size=font, width=900 if wide else 560, height=280))
 here = variance[variance["d_k"] == d_k].iloc[0]
 off = (here["sampled"] - d_k) / here["standard_error"]

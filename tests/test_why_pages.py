@@ -769,3 +769,25 @@ def test_a_chart_of_one_head_of_several_names_the_head(page, part):
     one = open_page(page, {"heads": "1"})
     titles = [t for chart in one.get("vega_lite_chart") for t in spec_titles(json.loads(chart.proto.spec))]
     assert any(part in t for t in titles) and not any("— head" in t for t in titles), titles
+
+
+def _series_colours(spec: dict) -> dict[str, str]:
+    """Each line's colour in a chart spec (its parts' too): series name -> colour."""
+    found = {}
+    for part in [spec, *spec.get("hconcat", []), *spec.get("vconcat", []), *spec.get("layer", [])]:
+        scale = part.get("encoding", {}).get("color", {}).get("scale", {})
+        found |= dict(zip(scale.get("domain", []), scale.get("range", [])))
+        if part is not spec:
+            found |= _series_colours(part)
+    return found
+
+
+def test_scaled_scores_keep_one_colour_from_chart_to_chart(pages):
+    """Orange was the theory's line in the variance chart and the scaled scores' in the three charts under it."""
+    at = pages("pages/why_scaling.py")
+    specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    variance = next(_series_colours(s) for s in specs if any("variance of q·k" in t for t in spec_titles(s)))
+    saturation = next(_series_colours(s) for s in specs if any("largest weight in a row" in t for t in spec_titles(s)))
+    assert variance["Var(q·k / √d_k), sampled"] == saturation["q·k / √d_k (scaled)"], (variance, saturation)
+    assert variance["Var(q·k), sampled"] == saturation["q·k (unscaled)"], (variance, saturation)
+    assert variance["theory: Var = d_k"] not in saturation.values(), "the theory's colour means nothing else"
