@@ -1,6 +1,6 @@
 """Why the scores are divided by √d_k: experiments on random queries and keys.
 
-For q, k with independent unit-variance entries, q · k = Σ_d q_d k_d has variance d_k. Unscaled,
+For q, k with independent unit-variance entries, q · k = Σ_m q_m k_m has variance d_k. Unscaled,
 the scores spread out as d_k grows, the softmax saturates (one weight near 1, the rest near 0) and
 its Jacobian — the gradient that training needs — shrinks towards zero. Dividing by √d_k keeps the
 variance at 1 for every d_k.

@@ -489,7 +489,7 @@ menu and full-screen button, 36 px tall) lay over the last line of the text abov
 
 On a touch screen, where Streamlit always shows a grid's toolbar (its eye, download, search and full-screen buttons)
 over the grid's top right corner, a grid keeps 28 px more above it: the toolbar lay over the end of the line above it,
-Work it by hand's "Σ_d" of S_ij = Σ_d q_i,d k_j,d and the real model's "[SEP]."
+Work it by hand's "Σ" of S_ij = Σ_m q_i,m k_j,m and the real model's "[SEP]."
 
 Small screens: a chart wider than the page (a real model's grid, drawn on a canvas, does not shrink) scrolls inside
 its own box instead of widening the page; on a phone (640 px or less) a chart keeps its size and scrolls rather

@@ -43,7 +43,7 @@ MISSING_CONVERTER = ("SVG and PNG need the package vl-convert-python (pip instal
 HANDOUT_FORMULAS = {
     "embed": "X = [x₁; x₂; …; x_T],  one row of d_model numbers per token",
     "qkv": "Q = X·W_Q,   K = X·W_K,   V = X·W_V",
-    "scores": "S = Q·Kᵀ,   S_ij = q_i · k_j = Σ_d q_i,d · k_j,d",
+    "scores": "S = Q·Kᵀ,   S_ij = q_i · k_j = Σ_m q_i,m · k_j,m",
     "scaled": "S̃ = Q·Kᵀ / √d_k",
     "masked": "S̃_ij ← −∞  where token i may not attend to token j",
     "softmax": "A_ij = softmax_j(S̃_ij) = e^(S̃_ij) / Σ_l e^(S̃_il)",
@@ -330,7 +330,7 @@ def _worked_numbers(trace: AttentionTrace, stage: str, head: int, follow: int, a
     r = row_arithmetic(trace, head, follow)
     table = {"key": axes.keys}
     if stage == "scores":  # the d_k products, as the page writes them
-        table["q · k = Σ q_d k_d"] = [worked.product_sum(r.q, r.k[j], longest=worked.longest_in_row(j))
+        table["q · k = Σ q_m k_m"] = [worked.product_sum(r.q, r.k[j], longest=worked.longest_in_row(j))
                                       for j in range(len(axes.keys))]
     table["q·k"] = r.scores.tolist()
     if stage != "scores":

@@ -201,7 +201,7 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
     if stage == "scores":
         return [
             numeric(stage, "score", alike + f"What is the raw score QKᵀ from {me} to {other}{head_words}?",
-                    trace.scores[h, i, j], f"q · k = Σ_d q_d k_d over this head's d_k = {d_k} numbers.",
+                    trace.scores[h, i, j], f"q · k = Σ_m q_m k_m over this head's d_k = {d_k} numbers.",
                     hint="Take the query row of the token the question starts from and the key row of the token it "
                          "goes to, multiply them number by number and add up: a raw score is not divided by "
                          "anything yet.",

@@ -126,12 +126,12 @@ def projection(x: torch.Tensor, projections: Projections, labels: list[str], fol
         text = product_sum(x[follow], projections.w_q[:, head * d_k + c], longest=longest_in_row(c))
         if b is not None:
             text += f" + bias b{c + 1} ({number(b[c])})"
-        rows.append({"feature of q": f"q{c + 1}", "x · column of W_Q (x_d · W_Q[d, c])": text,
+        rows.append({"feature of q": f"q{c + 1}", "x · column of W_Q (x_m · W_Q[m, c])": text,
                      "= q": number(terms.result[c])})
     intro = (f"q for {labels[follow]} is its row x times W_Q's columns {head * d_k + 1}–{(head + 1) * d_k} "
              "(this head's slice): each feature of q is a sum over x's features. k and v are made the same way "
              "with W_K and W_V." + _shortening(len(rows), x.shape[1]))
-    return Worked(intro, pd.DataFrame(rows), r"q_c = \sum_{d=1}^{d_{model}} x_d\, W_Q[d, c]"
+    return Worked(intro, pd.DataFrame(rows), r"q_c = \sum_{m=1}^{d_{model}} x_m\, W_Q[m, c]"
                   + (r" + b_c" if b is not None else ""))
 
 
@@ -139,11 +139,11 @@ def scores(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> Wo
     """Stage 3: q · k_j for every key, all d_k products."""
     r = row_arithmetic(trace, head, follow)
     table = pd.DataFrame({"key": keys,
-                          "q · k = Σ q_d k_d": [product_sum(r.q, r.k[j], longest=longest_in_row(j))
+                          "q · k = Σ q_m k_m": [product_sum(r.q, r.k[j], longest=longest_in_row(j))
                                                 for j in range(len(keys))],
                           "= score": [number(s) for s in r.scores.tolist()]})
     return Worked(f"Each score is a dot product of d_k = {trace.d_k} pairs.{_shortening(len(keys), trace.d_k)}", table,
-                  rf"q \cdot k_j = \sum_{{d=1}}^{{{trace.d_k}}} q_d\,k_{{j,d}}")
+                  rf"q \cdot k_j = \sum_{{m=1}}^{{{trace.d_k}}} q_m\,k_{{j,m}}")
 
 
 def scaled(trace: AttentionTrace, keys: list[str], follow: int, head: int) -> Worked:

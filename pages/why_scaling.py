@@ -25,15 +25,15 @@ settings = lesson_settings("Why divide by √d_k?", uses_lesson=False)  # sectio
 half = half_share(settings.presenter)
 keep_page_settings(KEYS)
 INTRO = ("A score is a dot product of d_k numbers. If the entries of q and k are random with variance 1, every "
-         "product q_d·k_d has variance 1, and the sum of d_k of them has variance **d_k**: the longer the vectors, "
+         "product q_m·k_m has variance 1, and the sum of d_k of them has variance **d_k**: the longer the vectors, "
          "the more spread out the scores. Softmax turns a wide spread into one weight near 1 and the rest near 0, "
          "and then it barely reacts to its input: the gradient (how much a small change of q or k would move the "
          "weights, the signal training learns from) vanishes.")
 top = st.container()  # the words and the formula; on a slide the formula and section 1's chart, above the sliders
 if not settings.presenter:
     top.markdown(INTRO)
-top.latex(r"q_d, k_d \sim \mathcal{N}(0, 1) \;\Rightarrow\; \operatorname{Var}(q \cdot k) = "
-          r"\sum_{d=1}^{d_k} \operatorname{Var}(q_d k_d) = d_k, \qquad "
+top.latex(r"q_m, k_m \sim \mathcal{N}(0, 1) \;\Rightarrow\; \operatorname{Var}(q \cdot k) = "
+          r"\sum_{m=1}^{d_k} \operatorname{Var}(q_m k_m) = d_k, \qquad "
           r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = 1")
 
 controls = st.columns(3)

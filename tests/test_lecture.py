@@ -160,7 +160,7 @@ def test_a_table_of_long_sums_writes_its_first_rows_whole_and_shortens_the_rest(
                                                                     torch.ones(100, 4)), ["a", "b", "c"], 0, 0, 4)
     assert "Each sum of 100 products" in real_width.intro and worked.SHORTENED not in real_width.intro
     small = worked.scores(run_lesson(LessonConfig()).trace, token_labels(run_lesson(LessonConfig()).tokens), 0, 0)
-    assert worked.SHORTENED not in small.intro and "other" not in "".join(small.table["q · k = Σ q_d k_d"])
+    assert worked.SHORTENED not in small.intro and "other" not in "".join(small.table["q · k = Σ q_m k_m"])
 
 
 @pytest.mark.parametrize("value, shown", [(0, "0"), (0.67, "0.67"), (0.0012, "0.0012"), (1.5e-7, "1.5 × 10⁻⁷"),

@@ -34,7 +34,7 @@ def scaling_questions(d_k: int, trace: AttentionTrace | None, labels: list[str],
     found = [
         numeric(WHY_SCALING, "spread", f"The experiments draw q and k of d_k = {d_k} random numbers with variance 1. "
                 "In theory, what is the standard deviation of q·k?", spread,
-                f"Each product q_d·k_d has variance 1, so the sum of {d_k} of them has variance d_k = {d_k}. The "
+                f"Each product q_m·k_m has variance 1, so the sum of {d_k} of them has variance d_k = {d_k}. The "
                 f"standard deviation is the square root of that: √{d_k} = {spread:.3f}. Divided by √d_k, the "
                 "scores have standard deviation 1.",
                 hint="The page gives the variance of q·k in theory at this d_k; a standard deviation is the square "
