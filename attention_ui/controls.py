@@ -418,7 +418,7 @@ PAGE_STYLE = """<style>
 [class*='st-key-path_card_'] [data-testid='stColumn']:first-child [data-testid='stMarkdownContainer'] p {
   font-size: 1.75rem; line-height: 1;}
 [data-testid='stCaptionContainer'] {opacity: 0.8;}
-[data-testid='stMain'] button :is(.stMarkdownEllipsis, .stMarkdownEllipsis p) {
+[data-testid='stMain'] :is(button, label:has([role='switch'])) :is(.stMarkdownEllipsis, .stMarkdownEllipsis p) {
   white-space: normal; text-overflow: clip; overflow: visible; overflow-wrap: break-word;}
 [data-testid='stRadioCaption'] {cursor: pointer;}
 [data-testid='stSidebarHeader'] {height: 2.75rem; margin-bottom: 0.25rem;}

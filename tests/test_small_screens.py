@@ -169,12 +169,18 @@ def test_a_table_wider_than_its_column_says_it_scrolls_sideways(open_on):
 def test_the_real_models_grid_of_heads_says_when_it_scrolls_sideways(open_on):
     """Beside a laptop's open sidebar (1024 px) the grid of 6 × 12 heads showed 9½ heads and hid the rest, with no
     sign of them (a chart's scroll bar shows only under the pointer). It says so over its top right corner, and
-    nothing where it fits."""
+    nothing where it fits. A switch's words wrap there, as a button's do."""
     cue = ("() => { const box = document.querySelector('.st-key-model_grid_page'), after = getComputedStyle(box, "
            "'::after'), chart = box.querySelector('[data-testid=stVegaLiteChart]'); return [chart.scrollWidth - "
            "chart.clientWidth, after.content === '\"scroll sideways →\"' ? parseFloat(after.opacity) : 0]; }")
-    hidden, opacity = open_on({"viewport": {"width": 1024, "height": 768}}, "/real-model").evaluate(cue)
+    narrow = open_on({"viewport": {"width": 1024, "height": 768}}, "/real-model")
+    hidden, opacity = narrow.evaluate(cue)
     assert hidden > 1 and opacity > 0.5, (hidden, opacity)
+    # (and the switch beside the pickers wraps its words: it read "Hide spe…")
+    cut = narrow.evaluate("() => [...document.querySelectorAll('[data-testid=stMain] label:has([role=switch]) "
+                          ".stMarkdownEllipsis')].filter((words) => words.scrollWidth > words.clientWidth + 1)"
+                          ".map((words) => words.innerText)")
+    assert not cut, cut
     hidden, opacity = open_on({"viewport": {"width": 1280, "height": 800}}, "/real-model").evaluate(cue)
     assert hidden <= 1 and opacity < 0.5, (hidden, opacity)
 
