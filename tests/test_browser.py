@@ -312,7 +312,8 @@ CARD_FONTS_JS = """() => [...document.querySelectorAll('[class*="st-key-path_car
   const size = el => el ? parseFloat(getComputedStyle(el).fontSize) : null;
   const title = card.querySelector('[data-testid="stPageLink"] p');
   const text = [...card.querySelectorAll('[data-testid="stMarkdownContainer"] p')]
-      .find(p => !p.closest('[data-testid="stPageLink"]') && !p.closest('[data-testid="stCaptionContainer"]'));
+      .find(p => !p.closest('[data-testid="stPageLink"]') && !p.closest('[data-testid="stCaptionContainer"]')
+                 && !p.querySelector('[role="img"]'));  // (not the done/started mark beside it: an icon)
   return {title: title && title.innerText, titlePx: size(title), textPx: size(text),
           weight: title ? parseInt(getComputedStyle(title).fontWeight) : null};
 })"""
