@@ -268,11 +268,18 @@ def show_check(stage: str, check: AnswerCheck, answer: list[list], answer_cols: 
     show_marks(check, answer, answer_cols, show_answer)
 
 
+SHORT_MARK_CHARS = 8  # a mark this long ("… empty", "✗ −1.234") fits a number's 75-px column
+
+
 def show_marks(check: AnswerCheck, typed: list[list], columns: list[str], show_answer: bool) -> None:
     """The typed grid marked ✓ / ✗ cell by cell (with the right values when asked for)."""
-    wide = {col: st.column_config.TextColumn(width="medium") for col in columns} if show_answer else {}
-    st.dataframe(hand.marks_table(check, typed, tokens, columns, show_answer=show_answer),
-                 width="content", column_config=wide | hand.DARK_ROW_NAMES)  # "✗ 4 → 3.000": wider than a number
+    marks = hand.marks_table(check, typed, tokens, columns, show_answer=show_answer)
+    # "✗ 4 → 3.000" needs a wide column. A column of short marks gets a number's 75 px, as the grid typed into has
+    # (sized to its "✓ 1", its "… empty" was cut); a longer mark ("⚠ not a number") sizes its own column
+    short = [col for col in columns if col != hand.SUM_COLUMN and marks.data[col].str.len().max() <= SHORT_MARK_CHARS]
+    wide = ({col: st.column_config.TextColumn(width="medium") for col in columns} if show_answer
+            else {col: st.column_config.TextColumn(width="small") for col in short})
+    st.dataframe(marks, width="content", column_config=wide | hand.DARK_ROW_NAMES)
 
 
 def show_working_check(result: hand.WorkingCheck | None, typed: list[list], show_answer: bool) -> None:

@@ -270,6 +270,8 @@ def test_a_wrong_cell_is_marked_and_the_right_answer_then_accepted():
     assert texts(at, "info") == ["Your raw scores: 8 of 9 cells right (within ±0.01)."]
     marks = at.tabs[0].dataframe[-1].value  # the scores tab: its answer editor, then the marks
     assert marks.iloc[2, 2] == "✗ 5" and marks.iloc[0, 0] == "✓ 1"
+    widths = {c["width"] for name, c in json.loads(at.tabs[0].dataframe[-1].proto.columns).items() if name != "_index"}
+    assert widths == {"small"}, widths  # a number's 75 px: "… empty", sized to "✓ 1", was cut off
     at.toggle(key="hand-show-scores").set_value(True).run()
     assert at.tabs[0].dataframe[-1].value.iloc[2, 2] == "✗ 5 → 4.000"
     widths = {c["width"] for name, c in json.loads(at.tabs[0].dataframe[-1].proto.columns).items() if name != "_index"}
