@@ -522,6 +522,9 @@ SECTION_TOP_PX = 72
 the slide's menu bar (60 px), with a little air."""
 NEAR_HEADING_PX = 100
 """A heading this close to where the clicker's keys bring headings counts as there: the keys go on past it."""
+STEPS_WAIT_MS = 4000
+"""A clicker's press made while the page still runs the step before waits for it at most this long, then is
+dropped: a slide that moved on seconds after the last press would surprise the lecturer more than a lost press."""
 START_HERE_PATH = "start-here"
 """Start here's url path: its foot links to the path's first page."""
 PATH_CARD_KEY = "path_card"
@@ -808,6 +811,50 @@ if (!window.clickerKeysAfterUse) {
     blank.addEventListener("pointerdown", (click) => { click.preventDefault(); unblank(); });
     document.body.appendChild(blank);
   }, true);
+  // A clicker pressed again before the page had drawn the step before: Streamlit sent that press with the stage the
+  // page still showed, or to a button being drawn anew, and its step was lost (three Page Downs 0.15 s apart went
+  // two stages on). Such a press waits, and the presses waiting are taken in order, each as if pressed once the
+  // step before has run and been drawn. (A held key's repeats are not kept; a press kept for more than
+  // STEPS_WAIT_MS ms, or for another page, is dropped.)
+  const waiting = [];
+  let waitingOn = null;  // the path of the page the waiting presses are for
+  let endedAt = -Infinity, changedAt = -Infinity, sentAt = -Infinity;  // a run's end, the page's last change, a press
+  new MutationObserver((records) => {
+    const now = performance.now();
+    for (const record of records)
+      if (record.type === "childList") changedAt = now;
+      else if (scriptState() === "notRunning") endedAt = now;
+  }).observe(document.body, {childList: true, subtree: true, attributes: true,
+                             attributeFilter: ["data-test-script-state"]});
+  // (the new stage shows some 50 ms after its run ends, and a press's run starts some 50 ms after the press)
+  const drawn = () => {
+    const now = performance.now();
+    if (scriptState() !== "notRunning" || document.querySelector("[data-stale='true']")) return false;
+    if (sentAt > endedAt && now - sentAt < 1000) return false;
+    return now - endedAt > 1000 || (now - endedAt > 150 && now - changedAt > 50);
+  };
+  const takeWaitingPress = () => {
+    if (!waiting.length) return;
+    if (!drawn()) return setTimeout(takeWaitingPress, 40);
+    const {key, at} = waiting.shift();
+    if (waitingOn !== location.pathname || performance.now() - at > STEPS_WAIT_MS) return (waiting.length = 0);
+    sentAt = performance.now();
+    const target = document.activeElement || document.body;
+    for (const type of ["keydown", "keyup"])
+      target.dispatchEvent(new KeyboardEvent(type, {key, code: key, bubbles: true, cancelable: true}));
+    if (waiting.length) setTimeout(takeWaitingPress, 40);
+  };
+  window.addEventListener("keydown", (event) => {
+    const way = ways[event.key], active = document.activeElement;
+    if (!way || !event.isTrusted || event.repeat || event.ctrlKey || event.metaKey || event.altKey
+        || (event.key.startsWith("Page") && !presenting()) || keepsKey(active, event.key) || !stepButton(way)) return;
+    if (drawn() && !waiting.length) return void (sentAt = performance.now());
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    if (waitingOn !== location.pathname) waiting.length = 0;
+    waitingOn = location.pathname;
+    if (waiting.push({key: event.key, at: performance.now()}) === 1) takeWaitingPress();
+  }, true);
   // A page just opened, or left by a button that went away, has the focus on no element, and a reader's scroll keys
   // (Page Down, Space, ↓, End, …) scrolled nothing: the page scrolls in its main column, not the document. With the
   // focus nowhere they go to the main column. (A slide's keys above take their own steps.)
@@ -909,7 +956,7 @@ if (!window.clickerKeysAfterUse) {
     shownStage = stage;
   }).observe(document.body, {childList: true, subtree: true});
 }
-</script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace(
+</script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace("STEPS_WAIT_MS", str(STEPS_WAIT_MS)).replace(
     "NEAR_HEADING_PX", str(NEAR_HEADING_PX)).replace("WORKED_FIRST_KEY", WORKED_FIRST_KEY).replace(
     "PATH_LINK_KEY", PATH_LINK_KEY).replace(
     "PATH_BACK_LINK_KEY", PATH_BACK_LINK_KEY).replace(

@@ -1510,3 +1510,31 @@ def test_a_clickers_blank_key_turns_the_slide_black_and_any_key_brings_it_back(s
         assert not _exceptions(page), _exceptions(page)
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("path, forward, back, param, first, last", [
+    ("step-through", "PageDown", "PageUp", "step", STAGES[0].key, STAGES[3].key),
+    ("generation", "ArrowRight", "ArrowLeft", "generation_step", "1", "4"),
+], ids=["stages", "generation"])
+def test_quick_clicker_presses_each_take_a_step(server, browser, path, forward, back, param, first, last):
+    """A clicker pressed again before the page had drawn the step before lost a step: three Page Downs 0.15 s apart
+    went two stages on (Streamlit sent the press with the stage the page still showed). Every press now counts,
+    forward and back, and none counts twice."""
+    context, page = _new_page(browser)
+    shown = f"() => new URLSearchParams(location.search).get({param!r})"
+    try:
+        _open(page, server + f"/{path}?presenter=true&{param}={first}", FIRST_LOAD_MS)
+        for key, expected in ((forward, last), (back, first)):
+            for _ in range(3):
+                page.keyboard.press(key)
+                page.wait_for_timeout(150)
+            try:
+                page.wait_for_function(f"() => ({shown})() === {expected!r}", timeout=15_000)
+            except sync_api.TimeoutError:
+                pytest.fail(f"three quick {key}s: {param}={page.evaluate(shown)!r}, expected {expected!r}")
+            page.wait_for_timeout(1_500)  # no press is taken twice
+            bs.wait_for_app_idle(page)
+            assert page.evaluate(shown) == expected, f"three quick {key}s went on past {expected!r}"
+        assert not _exceptions(page), _exceptions(page)
+    finally:
+        context.close()
