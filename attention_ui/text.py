@@ -132,7 +132,7 @@ LEARNING_PATH = (
     ("pages/cross_attention.py", ("cross-attention",), "Cross-attention",
      "Queries from one sentence, keys and values from another, as a translator's decoder reads its source."),
     ("pages/cost.py", ("what-it-costs",), "What it costs",
-     "Time and memory against the sequence length T, measured on this machine."),
+     "Time (measured on this machine) and memory against the sequence length T."),
     ("pages/modern_attention.py", ("modern-attention",), "Shared keys and windows",
      "Today's attention: grouped-query and multi-query heads, the KV cache's memory, sliding windows."),
     ("pages/generation.py", ("generation",), "Generation",

@@ -368,6 +368,22 @@ SECONDS_LABEL = ("datum.value >= 1 ? format(datum.value, '~g') + ' s' : datum.va
 """A y-label expression for times in seconds: 0.0001 -> "100 µs", 0.02 -> "20 ms", 2 -> "2 s"."""
 
 
+BYTES_LABEL = ("datum.value >= 1073741824 ? format(datum.value / 1073741824, '~g') + ' GiB' : "
+               "datum.value >= 1048576 ? format(datum.value / 1048576, '~g') + ' MiB' : "
+               "datum.value >= 1024 ? format(datum.value / 1024, '~g') + ' KiB' : format(datum.value, '~g') + ' B'")
+"""A y-label expression for bytes in binary units, as :func:`bytes_text` writes them: 4096 -> "4 KiB"."""
+
+
+def binary_ticks(low: float, high: float, most: int = 6) -> list[int]:
+    """Ticks for a log axis of bytes from ``low`` to ``high`` (both > 0): powers of two 2×, 4×, 16× or 1024× apart,
+    so that each is a whole number of one binary unit (256 B, 4 KiB, 64 KiB, 1 MiB, …), from the one at or below
+    ``low`` to the one at or above ``high``: at most ``most`` of them where a step allows."""
+    first, last = math.floor(math.log2(low)), math.ceil(math.log2(high))
+    step = next(s for s in (1, 2, 4, 10) if math.ceil((last - first) / s) + 1 <= most or s == 10)
+    first -= first % step
+    return [2**p for p in range(first, last + step, step) if p - step < last]
+
+
 def bytes_text(count: float) -> str:
     """1536 -> "1.5 KiB"."""
     for unit in ("B", "KiB", "MiB", "GiB"):

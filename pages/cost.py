@@ -12,8 +12,8 @@ from attention_ui.controls import keep_page_settings, lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.views import in_the_sidebar, show_chart, show_table
-from attention_ui.why import (SECONDS_LABEL, SERIES_COLORS, CostRun, bytes_text, fused_in_words, line_chart,
-                              measure_costs, one_two_five, page_choice, seconds_text)
+from attention_ui.why import (BYTES_LABEL, SECONDS_LABEL, SERIES_COLORS, CostRun, binary_ticks, bytes_text,
+                              fused_in_words, line_chart, measure_costs, one_two_five, page_choice, seconds_text)
 
 KEYS = ("cost_longest", "cost_width")
 LONGEST_CHOICES = [n for n in (256, 512, 1024, 2048, 4096) if n <= MAX_COST_LENGTH]
@@ -77,6 +77,7 @@ counts = pd.DataFrame([{"T": n, "layer": name, "operations": ops}
                        for n in predicted for name, ops in operation_counts(n, width).items()])
 memory = pd.DataFrame({"T": predicted, "layer": "T × T float32 weights, one head",
                        "bytes": [weights_bytes(n) for n in predicted]})
+memory["memory"] = memory["bytes"].map(bytes_text)  # in the words' binary units: 16.0 MiB, not 16.8M
 size = {"font_size": font, "width": 500 if wide else 300, "height": 300 if wide else 240, "log_x": True, "log_y": True,
         "y_axis_format": "~s", "x_values": predicted, "x_label_flush": False}
 with charts:
@@ -87,7 +88,9 @@ with charts:
                                colors=[KIND_COLORS[k] for k in dict.fromkeys(counts["layer"])], **size))
     with right:
         show_chart(cached_spec(line_chart, memory, x="T", y="bytes", series="layer",
-                               title="memory of the attention weights", y_format=".3~s", **size))
+                               title="memory of the attention weights", y_title="memory", y_tooltip="memory",
+                               y_label_expr=BYTES_LABEL,
+                               y_values=binary_ticks(memory["bytes"].min(), memory["bytes"].max()), **size))
 st.markdown("Both charts have log axes: each step along an axis multiplies by the same factor, so a cost that "
             "grows as T² is a straight line twice as steep as one that grows as T. The weights are float32 "
             "numbers (32-bit floating point), 4 bytes each; 1 MiB is 2²⁰ bytes, about a million.")

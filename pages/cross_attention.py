@@ -169,7 +169,7 @@ with weights_box:
         used = "no mask" if config.mask == "none" else f"the {config.mask} mask"  # ("the none mask" read oddly)
         st.caption(f"A decoder's self-attention is causal ({diagram}: “no peeking ahead”); the left chart uses "
                    f"{used}, as picked {in_the_sidebar()}. Pick “causal” there to see the decoder's. "
-                   "Cross-attention has no such mask: the whole source is written before the decoder starts.")
+                   "Cross-attention has no such mask: the whole source is there, encoded, before the decoder starts.")
     if cross.mask is not None:
         real = is_padding.count(False)
         st.info(f"The source is padded from {real} to {S} tokens. The [PAD] keys are blocked in every row, so they "

@@ -192,9 +192,10 @@ st.latex(r"\theta_i = 10000^{-2i/d_k},\qquad q_m' = R(m\theta)\, q_m,\quad k_n' 
          r"q_m'^{\top} k_n' = q_m^\top R\big((n - m)\theta\big)\, k_n")
 d_k = lesson.trace.d_k
 if d_k % 2:  # (the demo had stopped here: a lecturer's slider slipped to d_k = 33 and the section was gone)
-    st.info(f"RoPE turns features in pairs. With this lesson's odd d_k = {d_k}, the first {d_k - 1} are turned and "
-            "the last one is left as it is, as models that turn only part of q and k do: its part of a score "
-            "depends on no position.", icon=":material/info:")
+    st.info(f"RoPE turns features in pairs. With this lesson's odd d_k = {d_k}, the first {d_k - 1} are turned (the "
+            f"formula's d_k is then {d_k - 1}: θᵢ = 10000^(−2i/{d_k - 1})) and the last one is left as it is, as "
+            "models that turn only part of q and k do: its part of a score depends on no position.",
+            icon=":material/info:")
 st.caption(f"The grids show the scores divided by √d_k = {d_k ** 0.5:.3f}, as the lesson's stage 4 does: a token at "
            "position 0 is not turned, so the first row's score with itself is the one Step through shows at stage 4.")
 shift = page_slider("Shift every position by", 0, 1000, 100, "pos_shift",

@@ -8,6 +8,7 @@ AppTest, with the timings faked where their values matter; the slide's first scr
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -264,3 +265,27 @@ def test_the_slides_first_chart_is_on_its_first_screen(slide):
     sliders = page.evaluate("""() => Array.from(document.querySelectorAll(
         '[data-testid=stMain] [data-testid=stSlider]')).map(e => e.getBoundingClientRect().top)""")
     assert len(sliders) == 2 and min(sliders) > max(tops), (sliders, tops)
+
+
+def test_the_memory_chart_speaks_the_words_binary_units():
+    """The memory chart's hover box said "16.8M" at T = 2048 (SI prefixes of bytes) where the words under it say
+    16.0 MiB: the same 2²⁴ bytes, two numbers for a learner. Its hover box and its axis now use the words' units."""
+    at = open_page(PAGE, {"cost_longest": "2048"})
+    rows = chart_data(at, "memory of the attention weights").set_index("T")
+    assert rows.loc[2048, "memory"] == "16.0 MiB" == why.bytes_text(rows.loc[2048, "bytes"])
+    assert any("16.0 MiB" in m.value for m in at.markdown)
+    spec = chart_spec(at, "memory of the attention weights")
+    tooltips = [t for layer in spec["layer"] for t in layer.get("encoding", {}).get("tooltip", [])]
+    assert {"field": "memory", "type": "nominal"} in tooltips and all(t["field"] != "bytes" for t in tooltips)
+    y = axis(spec, "y")
+    assert y["labelExpr"] == why.BYTES_LABEL and y["title"] == "memory"
+    assert y["values"] and all(v & (v - 1) == 0 for v in y["values"]), y["values"]
+    assert min(y["values"]) <= rows["bytes"].min() and max(y["values"]) >= rows["bytes"].max()
+
+
+@pytest.mark.parametrize("low, high", [(256, 2**24), (64, 2**30), (1000, 5000), (1, 1)])
+def test_binary_ticks_are_whole_binary_units_spanning_the_range(low, high):
+    ticks = why.binary_ticks(low, high)
+    assert ticks[0] <= low and ticks[-1] >= high and len(ticks) <= 6 or len(ticks) <= 2, ticks
+    assert all(b // a in (2, 4, 16, 1024) and b % a == 0 for a, b in zip(ticks, ticks[1:])), ticks
+    assert all(t == 2 ** round(math.log2(t)) for t in ticks), ticks

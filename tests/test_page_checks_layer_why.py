@@ -324,7 +324,9 @@ def test_with_an_odd_d_k_order_and_position_keeps_rope_and_its_questions():
     found = position_questions(encodings, rope, labels, follow=1)
     assert [q.id.split("-")[3] for q in found] == ["pe", "rope", "shuffle"]
     at = open_page("pages/positions.py", {"d_k": "5", "token": "2"})
-    assert any("the first 4 are turned and the last one is left as it is" in i.value for i in at.info)
+    shown = " ".join(i.value for i in at.info)
+    assert "the first 4 are turned" in shown and "the last one is left as it is" in shown, shown
+    assert "θᵢ = 10000^(−2i/4)" in shown, "the exponent used, not the formula's d_k = 5"
     assert not at.warning
     at.session_state["open_check_order-and-position"] = True
     at.run()

@@ -35,7 +35,7 @@ def cost_questions(longest: int, width: int) -> list[Question]:
                 tolerance=0,
                 hint="Below the memory chart the page says how much one head's weights take at its longest T. What "
                      "happens to T × T when T doubles? (1024 KiB make a MiB.)"),
-        choice(COST, "count-vs-clock", "From T = d on, the formulas say attention does more multiply-adds than a "
+        choice(COST, "count-vs-clock", "Beyond T = d, the formulas say attention does more multiply-adds than a "
                "recurrent layer, yet measured on a CPU attention is often faster up to much longer sentences. Why?",
                ("The formulas count wrongly: attention really does fewer multiply-adds than a recurrent layer",
                 "Attention skips the multiply-adds of keys whose weight ends up close to zero",
