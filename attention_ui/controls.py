@@ -986,7 +986,9 @@ without the lesson's Settings menu (Start here, Work it by hand: the clicker mov
 numbered sections moves a screen at a time. A screen at
 a time starts where an element starts and cuts none that fits a screen, where it can (the farthest such start within
 a screen, at least 60 px on): a full screen often opened on the lower half of a chart's title or a sliced row under
-the menu bar. A grid's cell (Work it by hand's matrices, the mask editor) keeps the arrows that move between cells.
+the menu bar. A grid's cell (Work it by hand's matrices, the mask editor) keeps the arrows that move between cells. A press of a step's key
+made before the page has drawn the step before (a clicker pressed three times at once) waits for it and is then
+taken: Streamlit had sent it with the stage still shown, and the step was lost.
 On a slide the page's scrolling part takes the focus whenever nothing has it (the slide just opened, or a key just
 took a step or went to a section): ↓ ↑, Space, Home and End scroll the slide as on any web page (they scrolled
 nothing until the page was clicked, so the worked numbers under a stage's charts were out of a keyboard's reach).
