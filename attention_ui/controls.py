@@ -407,6 +407,11 @@ def show_slide_row(key: str, view: StageView, drawn: list[dict], room_px: int, *
                 show_chart(spec, fit=True)
 
 
+CHART_SIDEWAYS_CUE = ('content: "scroll sideways →"; position: absolute; top: -1.3rem; right: 0; font-size: 0.875rem; '
+                      "color: rgba(49, 51, 63, 0.75); pointer-events: none; opacity: 0; "
+                      "animation: chart-sideways-cue linear both;")
+"""The declarations of a chart's "scroll sideways →" (an ``::after`` over its top right corner, shown while the chart
+scrolls sideways): add the ``animation-timeline`` of the chart's scroll box."""
 PAGE_STYLE = """<style>
 .stMainBlockContainer {padding-top: 3.6rem;}
 [data-testid='stTable'] td [data-testid='stMarkdownContainer'] {max-width: none;}
@@ -460,16 +465,14 @@ PAGE_STYLE = """<style>
     position: relative; timeline-scope: --chart-sideways;}
   [data-testid='stMain'] [data-testid='stVegaLiteChart'] {scroll-timeline: --chart-sideways x;}
   [data-testid='stMain'] [data-testid='stElementContainer']:has([data-testid='stVegaLiteChart'])::after {
-    content: "scroll sideways →"; position: absolute; top: -1.3rem; right: 0; font-size: 0.875rem;
-    color: rgba(49, 51, 63, 0.75); pointer-events: none; opacity: 0;
-    animation: chart-sideways-cue linear both; animation-timeline: --chart-sideways;}
+    CHART_SIDEWAYS_CUE animation-timeline: --chart-sideways;}
   [data-testid='stMain'] [data-testid='stPageLink'] p {white-space: normal; line-height: 1.4;}
   [data-testid='stMain'] [role='tablist'] {flex-wrap: wrap; overflow-x: visible; row-gap: 0.25rem;}
   [data-testid='stExpandSidebarButton'] {min-width: 44px; min-height: 44px;}
   [data-testid='stSidebarNavLink'] {min-height: 2.5rem;}
   [data-testid='stTooltipIcon'] button {padding: 0.75rem; margin: -0.75rem;}
 }
-</style>"""
+</style>""".replace("CHART_SIDEWAYS_CUE", CHART_SIDEWAYS_CUE)
 """Every page: the page starts under Streamlit's header instead of 6rem down (more of it on the first screen); a table
 cell's text may take the cell's width (Streamlit stops it at 400 px, which broke a worked sum into two lines beside
 empty room); charts shrink to a narrower column instead of running past it (but see small screens below); the buttons
@@ -986,9 +989,9 @@ without the lesson's Settings menu (Start here, Work it by hand: the clicker mov
 numbered sections moves a screen at a time. A screen at
 a time starts where an element starts and cuts none that fits a screen, where it can (the farthest such start within
 a screen, at least 60 px on): a full screen often opened on the lower half of a chart's title or a sliced row under
-the menu bar. A grid's cell (Work it by hand's matrices, the mask editor) keeps the arrows that move between cells. A press of a step's key
-made before the page has drawn the step before (a clicker pressed three times at once) waits for it and is then
-taken: Streamlit had sent it with the stage still shown, and the step was lost.
+the menu bar. A grid's cell (Work it by hand's matrices, the mask editor) keeps the arrows that move between cells.
+A press of a step's key made before the page has drawn the step before (a clicker pressed three times at once)
+waits for it and is then taken: Streamlit had sent it with the stage still shown, and the step was lost.
 On a slide the page's scrolling part takes the focus whenever nothing has it (the slide just opened, or a key just
 took a step or went to a section): ↓ ↑, Space, Home and End scroll the slide as on any web page (they scrolled
 nothing until the page was clicked, so the worked numbers under a stage's charts were out of a keyboard's reach).

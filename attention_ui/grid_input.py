@@ -123,9 +123,9 @@ if (!window.gridInput) {
   };
   const wrapKeys = (grid, key) => {
     const cell = selected?.grid === grid ? selected : null;
-    if (key.key !== "Tab" || key.ctrlKey || key.altKey || key.metaKey || !typed(grid) || !cell || !size(grid))
-      return [];
-    const [last, rows] = size(grid);
+    const shape = key.key === "Tab" && cell ? size(grid) : null;  // [its last column, its rows]
+    if (!shape || key.ctrlKey || key.altKey || key.metaKey || !typed(grid)) return [];
+    const [last, rows] = shape;
     const [keys, to] = !key.shiftKey && cell.col === last && cell.row + 1 < rows
       ? [["ArrowDown", "Home", "ArrowRight"], {grid, col: 1, row: cell.row + 1}] : [[], null];
     return keys.map((name, at) => ({key: name, code: name, shiftKey: false, ctrlKey: false, altKey: false,

@@ -5,7 +5,7 @@ import streamlit as st
 
 from attention_ui import charts, frames
 from attention_ui.checks.real import real_model_questions
-from attention_ui.controls import sentence_settings
+from attention_ui.controls import CHART_SIDEWAYS_CUE, sentence_settings
 from attention_ui.models import note_follow_shown, opening_head_note, real_model_or_stop
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_head_grid, cached_matrix_chart, cached_spec
@@ -29,10 +29,8 @@ PICKERS = "Model, layer, head and the token to follow"
 MODEL_GRID_CUE = """<style>
 .st-key-model_grid_page {position: relative; timeline-scope: --heads-sideways;}
 .st-key-model_grid_page [data-testid='stVegaLiteChart'] {scroll-timeline: --heads-sideways x;}
-.st-key-model_grid_page::after {content: "scroll sideways →"; position: absolute; top: -1.3rem; right: 0;
-  font-size: 0.875rem; color: rgba(49, 51, 63, 0.75); pointer-events: none; opacity: 0;
-  animation: chart-sideways-cue linear both; animation-timeline: --heads-sideways;}
-</style>"""
+.st-key-model_grid_page::after {CHART_SIDEWAYS_CUE animation-timeline: --heads-sideways;}
+</style>""".replace("CHART_SIDEWAYS_CUE", CHART_SIDEWAYS_CUE)
 if settings.presenter:  # the heads grid first, on the first screen; the pickers under it (a click picks a head)
     slide = st.container()
     pick = real_model_or_stop(settings.sentence, st.expander(PICKERS), slide=slide, place_label=PICKERS)
