@@ -34,12 +34,14 @@ from .positions import (EquivarianceCheck, RopeShiftCheck, apply_rope, equivaria
 from .scaling import (SoftmaxStats, VarianceSample,
                       dot_product_variance, row_entropy, softmax_jacobian_norm, softmax_saturation, unscaled_weights)
 from .cross import CrossLesson, cross_attention, source_tokens
+from .tiles import TiledAttention, tiled_attention
 from .cost import (LAYER_KINDS, SLOPE_FROM_LENGTH, cost_lengths, fit_loglog_slope, fitted_slope, operation_counts,
                    time_layer, weights_bytes)
 
 __all__ = [
     "AttentionInputError",
     "AttentionTrace", "apply_mask", "attend", "masked_softmax", "trace_attention",
+    "TiledAttention", "tiled_attention",
     "ANSWER_TOLERANCE", "EXAMPLE", "HAND_STAGES", "MAX_CELL_MAGNITUDE", "MAX_HAND_TOKENS", "MAX_HAND_WIDTH",
     "AnswerCheck", "CellProblem", "Diagnosis", "GridReading", "HandExample", "Slip", "check_answer", "diagnose",
     "format_cell", "hand_trace", "likely_slips", "read_grid", "read_number", "resize_grid", "stage_truth",
