@@ -228,6 +228,7 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
     LinkParam("cost_longest", whole(MIN_COST_LENGTH, MAX_COST_LENGTH),
               f"a whole number from {MIN_COST_LENGTH} to {MAX_COST_LENGTH}"),
     LinkParam("cost_width", whole(1, MAX_COST_WIDTH), f"a whole number from 1 to {MAX_COST_WIDTH}"),
+    LinkParam("cost_tile", whole(1, MAX_TOKENS), f"a whole number from 1 to {MAX_TOKENS}"),
 )}
 """Every URL key the app reads. A widget bound to the URL must use one of these keys (a test checks it)."""
 

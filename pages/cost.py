@@ -3,19 +3,23 @@ fused kernel. Measurements run only when the button is pressed."""
 
 import pandas as pd
 import streamlit as st
+import torch
 
 from attention_core import (AttentionInputError, MAX_COST_LENGTH, MAX_COST_SECONDS, SLOPE_FROM_LENGTH, cost_lengths,
-                            fitted_slope, operation_counts, resolve_device, weights_bytes)
+                            fitted_slope, operation_counts, resolve_device, tiled_attention, weights_bytes)
 from attention_core.cost import CONVOLUTION_KERNEL, MIN_RUN_TIME, formula_lengths
-from attention_ui.checks.modern import cost_questions
+from attention_ui.checks.modern import cost_questions, tile_questions
 from attention_ui.controls import keep_page_settings, lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
+from attention_ui.charts import heatmap
+from attention_ui.tiles import TILE_ROW, running_table, weights_so_far_frame
 from attention_ui.views import in_the_sidebar, show_chart, show_table
 from attention_ui.why import (BYTES_LABEL, SECONDS_LABEL, SERIES_COLORS, CostRun, binary_ticks, bytes_text,
-                              fused_in_words, line_chart, measure_costs, one_two_five, page_choice, seconds_text)
+                              fused_in_words, line_chart, measure_costs, one_two_five, page_choice, page_slider,
+                              seconds_text)
 
-KEYS = ("cost_longest", "cost_width")
+KEYS = ("cost_longest", "cost_width", "cost_tile")
 LONGEST_CHOICES = [n for n in (256, 512, 1024, 2048, 4096) if n <= MAX_COST_LENGTH]
 CPU_LONGEST = 2048  # on a shared CPU host, T = 4096 would hold about 250 MB of scores and weights at once
 WIDTH_CHOICES = [16, 32, 64, 128, 256]
@@ -221,6 +225,69 @@ if measured is None:
     st.info("Nothing measured yet for these settings: press the button (it takes a few seconds).")
 else:
     show_measured(measured)
+
+
+def tiles_section(settings) -> list:
+    """Section 3 on the lesson's sentence: the followed token's query walks through its keys a tile at a time, as a
+    fused kernel's does; returns the section's check-yourself questions."""
+    trace, head, query = settings.lesson.trace, settings.head, settings.follow
+    labels = list(settings.labels)
+    keys = len(labels)
+    tile_size = page_slider("Keys per tile B", 1, keys, min(2, keys), "cost_tile",
+                            help=f"How many keys the kernel reads at once (a GPU's kernel reads 64 or 128; here 1 to "
+                                 f"the {keys} keys of your sentence).")
+    run = tiled_attention(trace.q, trace.k, trace.v, trace.mask, tile_size=tile_size)  # (h, …) every head
+    token = labels[query]
+    heads = trace.num_heads
+    in_head = f" in head {head + 1} of {heads}" if heads > 1 else ""
+    st.markdown(f"Below, the query of **{token}** (the token the lessons follow{in_head}) goes through its "
+                f"{keys} keys in {len(run.starts)} tile{'s' if len(run.starts) > 1 else ''} of {tile_size}. Row j "
+                "of the chart is the softmax the kernel would give if the keys ended with tile j: each new tile "
+                "takes a share of the weight from the keys before it.")
+    frame = weights_so_far_frame(run, head, query, labels, trace.mask[head, query].tolist())
+    show_chart(heatmap(frame, row=TILE_ROW, col="key", title=f"weights of {token} after each tile",
+                       domain=(0, 1), cell_size=settings.cell_size, font_size=settings.font_size,
+                       value_title="weight"))
+    st.caption("Grey: a key not read yet (× a key the mask blocks). The scores s are q·k / √d_k, Step through's "
+               "stage 4; the table shows the three running things after each tile.")
+    show_table(running_table(run, head, query, labels))
+    m = run.running_max[head, :, query]
+    if len(run.starts) > 1 and bool(torch.isfinite(m[0])) and bool((m[1:] == m[:-1]).all()):
+        st.caption("Here tile 1 already held the largest score, so no tile rescaled anything (each rescale is 1). "
+                   "A smaller B, or another followed token, shows a rescale.")
+    final = run.context[head, query]
+    same = torch_close(final, trace.context[head, query])
+    st.markdown(f"The last row is the weights row of **{token}** at Step through's stage 6, and o / ℓ after the last "
+                f"tile is its context vector at stage 7{' (the same numbers)' if same else ''}. Between tiles the "
+                f"kernel kept {trace.v.shape[-1] + 2} numbers for this query (o's d_v = {trace.v.shape[-1]}, m and "
+                f"ℓ) and one tile's {tile_size} scores, never the row of {keys} weights: for T queries, memory that "
+                "grows as T, not T².")
+    return tile_questions(run, head, query, labels)
+
+
+def torch_close(a, b) -> bool:
+    """Whether two tensors agree to float32 rounding."""
+    return bool((a - b).abs().max() <= 1e-5 * (1 + b.abs().max()))
+
+
+st.subheader("3 · How the fused kernel never keeps the weights")
+st.markdown(
+    "Section 2's fused kernel gives the same context vectors as `attend`, but it never holds a query's row of "
+    "weights: it reads the keys a tile of B at a time, and for each query keeps three running things, the largest "
+    "score so far **m**, the softmax's denominator so far **ℓ** (a sum of e^(score − m)) and its numerator **o** "
+    "(the same sum, each term times its key's value vector). A tile with a larger score than any before makes "
+    "what was summed too large by e^(m_new − m_old): the kernel multiplies ℓ and o by e^(m_old − m_new) and goes on. "
+    "After the last tile, o / ℓ is the context vector: exactly, not an approximation (the \"online softmax\" that "
+    "FlashAttention is built on).")
+st.latex(r"m_j = \max\big(m_{j-1},\ \max_{s \in \text{tile } j} s\big),\qquad "
+         r"\ell_j = e^{m_{j-1}-m_j}\,\ell_{j-1} + \sum_{s \in \text{tile } j} e^{\,s - m_j}")
+st.latex(r"o_j = e^{m_{j-1}-m_j}\,o_{j-1} + \sum_{s \in \text{tile } j} e^{\,s - m_j}\, v_s,\qquad "
+         r"\text{context} = o_J / \ell_J")
+if settings.lesson is None:
+    st.info("This section runs on your sentence, which cannot make a lesson with these settings yet (the note at "
+            f"the top of the page says why; change it {in_the_sidebar()}). Sections 1 and 2 do not need it.")
+else:
+    questions += tiles_section(settings)
 show_page_questions("what-it-costs", questions)
 st.markdown("**Takeaway:** attention's cost grows with the square of the length — in time and in the memory of its "
             "weights. Long contexts need kernels that never store the T × T weights (fused attention: the memory "

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 
 from apptest_support import chart_data, open_page
-from attention_core import LAYER_KINDS, MAX_COST_SECONDS, cost_lengths, operation_counts
+from attention_core import LAYER_KINDS, MAX_COST_SECONDS, LessonConfig, cost_lengths, operation_counts, run_lesson
 from attention_core import cost as core  # (its names are looked up in the tests: each fails on its own)
 from attention_ui import why
 
@@ -289,3 +289,58 @@ def test_binary_ticks_are_whole_binary_units_spanning_the_range(low, high):
     assert ticks[0] <= low and ticks[-1] >= high and len(ticks) <= 6 or len(ticks) <= 2, ticks
     assert all(b // a in (2, 4, 16, 1024) and b % a == 0 for a, b in zip(ticks, ticks[1:])), ticks
     assert all(t == 2 ** round(math.log2(t)) for t in ticks), ticks
+
+
+# ------------------------------------------------------------------------ section 3: the fused kernel's tiles
+
+
+def tile_rows(at) -> pd.DataFrame:
+    """Section 3's chart as (after tile × key) weights, NaN where a key was not read yet."""
+    frame = chart_data(at, "after each tile")
+    return frame.pivot(index="row_index", columns="col_index", values="value")
+
+
+def test_the_tiles_last_row_is_the_followed_tokens_weights_and_its_context_is_stage_7s():
+    """Section 3 walks the followed token's query through its keys a tile at a time: the chart's last row is its
+    weights row, each earlier row covers only the keys read so far and sums to 1, and the page says the context
+    is the step-through's."""
+    at = open_page(PAGE, {"cost_tile": "3", "token": "2", "heads": "2"})
+    assert not at.exception, [e.value for e in at.exception]
+    lesson = run_lesson(LessonConfig(num_heads=2))
+    rows = tile_rows(at)
+    assert rows.shape == (3, 7)  # 7 keys in tiles of 3: 3, 3, 1
+    assert rows.iloc[-1].tolist() == pytest.approx(lesson.trace.weights[0, 1].tolist(), abs=1e-6)
+    assert rows.iloc[0, 3:].isna().all() and rows.iloc[1, 6:].isna().all(), "a key not read yet has no weight"
+    assert rows.sum(axis=1).tolist() == pytest.approx([1, 1, 1], abs=1e-6)
+    table = at.table[-1].value if at.table else at.dataframe[-1].value
+    assert list(table["after tile"]) == ["tile 1: 1·The–3·sat", "tile 2: 4·on–6·mat", "tile 3: 7·."]
+    assert table["rescale e^(m_old − m)"].iloc[0] == "—", "nothing was summed before tile 1"
+    said = " ".join(m.value for m in at.markdown)
+    assert "query of **2·cat**" in said and "(the same numbers)" in said
+    assert "kept 6 numbers for this query" in said  # d_v = 4, m and ℓ
+
+
+@pytest.mark.parametrize("tile", [1, 2, 7])
+def test_the_tile_slider_sets_the_number_of_rows(tile):
+    at = open_page(PAGE)
+    at.slider(key="cost_tile").set_value(tile).run()
+    assert not at.exception
+    assert len(tile_rows(at)) == math.ceil(7 / tile)
+    assert at.slider(key="cost_tile").max == 7, "B runs up to the sentence's keys"
+
+
+def test_a_causal_mask_marks_the_keys_it_blocks_once_they_are_read():
+    at = open_page(PAGE, {"mask": "causal", "token": "3", "cost_tile": "2"})
+    frame = chart_data(at, "after each tile")
+    blocked = frame[frame["masked"]]
+    assert sorted(set(blocked["col_index"])) == [3, 4, 5, 6], "token 3 may attend to keys 1–3 only"
+    assert (blocked["row_index"] >= blocked["col_index"] // 2).all(), "a key is marked only once its tile is read"
+    assert tile_rows(at).iloc[-1, :3].sum() == pytest.approx(1, abs=1e-6)
+
+
+def test_a_sentence_that_makes_no_lesson_leaves_section_3_with_a_note():
+    at = open_page(PAGE)
+    at.text_input(key="sentence").set_value("").run()
+    assert not at.exception
+    assert any("This section runs on your sentence" in i.value for i in at.info)
+    assert not [c for c in at.get("vega_lite_chart") if "after each tile" in c.proto.spec]

@@ -13,10 +13,10 @@ import torch
 
 from apptest_support import is_path_mark, open_page, switch_to
 from attention_core import (LessonConfig, check_cache, operation_counts, run_lesson, sliding_window_reach,
-                            weights_bytes)
+                            tiled_attention, weights_bytes)
 from attention_core.modern import grouped_kwargs
 from attention_core.real_models import ModelLoadError
-from attention_ui.checks.modern import cost_questions, generation_questions, modern_questions
+from attention_ui.checks.modern import cost_questions, generation_questions, modern_questions, tile_questions
 from attention_ui import frames, models
 from attention_ui.checks.real import inside_head_questions, real_model_questions
 from attention_ui.questions import ANSWERS_KEY, NUMBER_TOLERANCE, PAGE_CHECK_LABEL, QUESTIONS_DONE, grade
@@ -204,7 +204,11 @@ def check_done_on_start_here(at, page_file: str, count: int) -> None:
 def test_what_it_costs_asks_its_questions_before_and_after_measuring():
     at = open_page("pages/cost.py")
     longest, width = at.session_state["cost_longest"], at.session_state["cost_width"]
-    found = cost_questions(int(longest), int(width))
+    trace = run_lesson(LessonConfig()).trace
+    run = tiled_attention(trace.q, trace.k, trace.v, trace.mask, tile_size=at.session_state["cost_tile"])
+    labels = list(frames.token_labels(run_lesson(LessonConfig()).tokens))
+    found = cost_questions(int(longest), int(width)) + tile_questions(run, 0, 0, labels)
+    assert {"tile-rescale", "tile-memory", "tile-exact"} <= {q.id.split("-", 3)[3].rsplit("-", 1)[0] for q in found}
     answer_all(at, "what-it-costs", found)
     check_done_on_start_here(at, "pages/cost.py", len(found))
 

@@ -3,6 +3,8 @@ Generation. Each function returns the page's questions made from the numbers the
 
 from __future__ import annotations
 
+import math
+
 from attention_core import weights_bytes
 from attention_ui.questions import Question, choice, numeric
 
@@ -127,3 +129,48 @@ def generation_questions(*, step: int, num_tokens: int, kv_heads: int, d_k: int,
                "difference from full causal attention is rounding only).",
                hint="What may a token look at under a causal mask, and can a token that comes later change that?"),
     ]
+
+
+def tile_questions(run, head: int, query: int, labels) -> list[Question]:
+    """What it costs, section 3 (``run``: ``attention_core.TiledAttention`` of the lesson, the followed ``query`` of
+    head ``head``; ``labels`` the keys'): the rescale at a tile, what the kernel keeps between tiles, and why its
+    result is exact."""
+    m = run.running_max[head, :, query].tolist()
+    d_v = run.running_out.shape[-1]
+    found = []
+    grew = [j for j in range(1, len(m)) if m[j - 1] > float("-inf") and m[j] > m[j - 1]]
+    kept = [j for j in range(1, len(m)) if m[j - 1] > float("-inf") and m[j] == m[j - 1]]
+    if grew or kept:
+        j = (grew or kept)[0]
+        factor = math.exp(m[j - 1] - m[j])
+        keys = labels[run.starts[j]] if run.ends[j] - run.starts[j] == 1 else \
+            f"{labels[run.starts[j]]} to {labels[run.ends[j] - 1]}"
+        found.append(numeric(
+            COST, "tile-rescale", f"At tile {j + 1} (keys {keys}) the largest score so far went from "
+            f"m = {m[j - 1]:.3f} to m = {m[j]:.3f}. By what factor did the kernel multiply ℓ and o before adding "
+            "the tile's own terms?", factor,
+            f"e^(m_old − m_new) = e^({m[j - 1]:.3f} − {m[j]:.3f}) = {factor:.4g}: every term summed so far was "
+            f"e^(s − {m[j - 1]:.3f}) and must become e^(s − {m[j]:.3f})."
+            + (" The largest score did not change, so nothing needed rescaling." if factor == 1 else ""),
+            hint="Each term summed so far is e^(s − m_old); the new terms are e^(s − m_new). What turns the one into "
+                 "the other?",
+            slips=((math.exp(m[j] - m[j - 1]), "e^(m_new − m_old), the factor upside down: the sums shrink when m "
+                    "grows"), (m[j] - m[j - 1], "m_new − m_old, the difference itself: the factor is e to its minus"))))
+    found.append(numeric(
+        COST, "tile-memory", f"Between tiles, how many numbers does the kernel keep for one query, with d_v = {d_v}?",
+        d_v + 2, f"o (d_v = {d_v} numbers), m and ℓ: {d_v + 2}, whatever the number of keys.", tolerance=0,
+        hint="Count the running things of the formula: m, ℓ and o. How long is o?",
+        slips=((d_v, "o alone: m and ℓ are kept too"),
+               (len(labels), "a row of weights, one per key: that is what the kernel never keeps"))))
+    found.append(choice(
+        COST, "tile-exact", "Why is o / ℓ after the last tile exactly the context of attention, not an "
+        "approximation of it?",
+        ("The kernel leaves out keys whose scores are small: their weights are almost 0 anyway",
+         "Each time m grew, everything summed so far was multiplied by e^(m_old − m_new), so in the end every term "
+         "is e^(s − m) with the final m, as if that had been known from the start",
+         "The kernel keeps every tile's scores and does the softmax again at the end",
+         "The rescale factors are always 1, so they change nothing"), 1,
+        "Multiplying by e^(m_old − m_new) turns e^(s − m_old) into e^(s − m_new) exactly. At the end ℓ and o hold "
+        "the sums with the overall largest score, and the softmax does not depend on which number is subtracted.",
+        hint="Follow one term e^(s − m) of ℓ: what happens to it each time m grows?"))
+    return found
