@@ -13,6 +13,7 @@ from attention_ui.controls import keep_page_settings, lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.charts import heatmap
+from attention_ui.text import plain
 from attention_ui.tiles import TILE_ROW, running_table, weights_so_far_frame
 from attention_ui.views import in_the_sidebar, show_chart, show_table
 from attention_ui.why import (BYTES_LABEL, SECONDS_LABEL, SERIES_COLORS, CostRun, binary_ticks, bytes_text,
@@ -240,7 +241,7 @@ def tiles_section(settings) -> list:
     token = labels[query]
     heads = trace.num_heads
     in_head = f" in head {head + 1} of {heads}" if heads > 1 else ""
-    st.markdown(f"Below, the query of **{token}** (the token the lessons follow{in_head}) goes through its "
+    st.markdown(f"Below, the query of **{plain(token)}** (the token the lessons follow{in_head}) goes through its "
                 f"{keys} keys in {len(run.starts)} tile{'s' if len(run.starts) > 1 else ''} of {tile_size}. Row j "
                 "of the chart is the softmax the kernel would give if the keys ended with tile j: each new tile "
                 "takes a share of the weight from the keys before it.")
@@ -257,9 +258,9 @@ def tiles_section(settings) -> list:
                    "A smaller B, or another followed token, shows a rescale.")
     final = run.context[head, query]
     same = torch_close(final, trace.context[head, query])
-    st.markdown(f"The last row is the weights row of **{token}** at Step through's stage 6, and o / ℓ after the last "
-                f"tile is its context vector at stage 7{' (the same numbers)' if same else ''}. Between tiles the "
-                f"kernel kept {trace.v.shape[-1] + 2} numbers for this query (o's d_v = {trace.v.shape[-1]}, m and "
+    st.markdown(f"The last row is the weights row of **{plain(token)}** at Step through's stage 6, and o / ℓ after "
+                f"the last tile is its context vector at stage 7{' (the same numbers)' if same else ''}. Between tiles "
+                f"the kernel kept {trace.v.shape[-1] + 2} numbers for this query (o's d_v = {trace.v.shape[-1]}, m and "
                 f"ℓ) and one tile's {tile_size} scores, never the row of {keys} weights: for T queries, memory that "
                 "grows as T, not T².")
     return tile_questions(run, head, query, labels)

@@ -7,6 +7,7 @@ import math
 
 from attention_core import weights_bytes
 from attention_ui.questions import Question, choice, numeric
+from attention_ui.text import quoted
 
 COST, MODERN, GENERATION = "what-it-costs", "modern-attention", "generation"
 """The pages' url paths, which are their questions' ``stage``."""
@@ -143,10 +144,10 @@ def tile_questions(run, head: int, query: int, labels) -> list[Question]:
     if grew or kept:
         j = (grew or kept)[0]
         factor = math.exp(m[j - 1] - m[j])
-        keys = labels[run.starts[j]] if run.ends[j] - run.starts[j] == 1 else \
-            f"{labels[run.starts[j]]} to {labels[run.ends[j] - 1]}"
+        keys = f"key {quoted(labels[run.starts[j]])}" if run.ends[j] - run.starts[j] == 1 else \
+            f"keys {quoted(labels[run.starts[j]])} to {quoted(labels[run.ends[j] - 1])}"
         found.append(numeric(
-            COST, "tile-rescale", f"At tile {j + 1} (keys {keys}) the largest score so far went from "
+            COST, "tile-rescale", f"At tile {j + 1} ({keys}) the largest score so far went from "
             f"m = {m[j - 1]:.3f} to m = {m[j]:.3f}. By what factor did the kernel multiply ℓ and o before adding "
             "the tile's own terms?", factor,
             f"e^(m_old − m_new) = e^({m[j - 1]:.3f} − {m[j]:.3f}) = {factor:.4g}: every term summed so far was "
