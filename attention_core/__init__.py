@@ -29,8 +29,8 @@ from .real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoad
                           query_scale, reproduce_layer, run_model, word_embeddings)
 from .tokens import PAD_TOKEN, embed_tokens, tokenize
 from .weights import INIT_KINDS, Projections, identity_projections, projections_from_tensors, random_projections
-from .positions import (EquivarianceCheck, RopeShiftCheck, apply_rope, equivariance_check,
-                        rope_shift_check, shuffled_order, sinusoidal_positions)
+from .positions import (EquivarianceCheck, RopeShiftCheck, alibi_attention, alibi_bias, alibi_slopes, apply_rope,
+                        equivariance_check, rope_shift_check, shuffled_order, sinusoidal_positions)
 from .scaling import (SoftmaxStats, VarianceSample,
                       dot_product_variance, row_entropy, softmax_jacobian_norm, softmax_saturation, unscaled_weights)
 from .cross import CrossLesson, cross_attention, source_tokens
@@ -61,7 +61,8 @@ __all__ = [
     "decode_with_kv_cache", "divisors", "grouped_kwargs", "kv_cache_table", "reach_span", "sliding_window_reach",
     "time_generation_step",
     "HeadStats", "attention_rollout", "head_roles", "head_stats", "mean_over_heads",
-    "MAX_POSITION", "EquivarianceCheck", "RopeShiftCheck", "apply_rope", "equivariance_check", "rope_shift_check",
+    "MAX_POSITION", "EquivarianceCheck", "RopeShiftCheck", "alibi_attention", "alibi_bias", "alibi_slopes",
+    "apply_rope", "equivariance_check", "rope_shift_check",
     "shuffled_order", "sinusoidal_positions",
     "MAX_SCALING_D_K", "MAX_SCALING_KEYS", "MAX_SCALING_SAMPLES", "SoftmaxStats", "VarianceSample",
     "dot_product_variance", "row_entropy", "softmax_jacobian_norm", "softmax_saturation", "unscaled_weights",

@@ -4,6 +4,7 @@ that show why attention needs them.
     PE[p, 2i] = sin(p / 10000^(2i/d)),   PE[p, 2i+1] = cos(p / 10000^(2i/d))      (Vaswani et al., 2017)
     RoPE: each pair (x_2i, x_2i+1) of a query/key at position p turned by the angle p · base^(-2i/d)
           (Su et al., 2021), so q_m · k_n depends on m and n only through m − n.
+    ALiBi: score_ij − m_h · |i − j|, a slope m_h per head (Press et al., 2022): no vectors, a penalty for distance.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from .errors import AttentionInputError
-from .attention import trace_attention
+from .attention import _check_bool_mask, _check_qkv, apply_mask, masked_softmax, trace_attention
 from .weights import Projections
 from .limits import MAX_POSITION
 
@@ -163,3 +164,43 @@ def _check_whole(name: str, value, low: int) -> None:
         raise AttentionInputError(f"{name} must be a whole number of at least {low}, got {value!r}.")
     if value > MAX_POSITION:
         raise AttentionInputError(f"{name} must be at most {MAX_POSITION:,}, got {value:,}.")
+
+
+def alibi_slopes(num_heads: int) -> torch.Tensor:
+    """ALiBi's slope m_h of each of ``num_heads`` heads (Press et al., 2022), float64 (h,): for h a power of two the
+    geometric sequence 2^(−8/h), 2^(−16/h), …, 2^(−8); otherwise the slopes of the power of two n below h, then
+    every other slope of 2n, as the paper's code does (h = 6: 1/4, 1/16, 1/64, 1/256, 1/2, 1/8)."""
+    _check_whole("num_heads", num_heads, 1)
+
+    def powers_of_two(n: int) -> list[float]:
+        return [2.0 ** (-8.0 * (i + 1) / n) for i in range(n)]
+
+    below = 2 ** int(math.log2(num_heads))
+    slopes = powers_of_two(below) + powers_of_two(2 * below)[0::2][: num_heads - below]
+    return torch.tensor(slopes, dtype=torch.float64)
+
+
+def alibi_bias(length: int, slopes, *, dtype=torch.float32, device=None) -> torch.Tensor:
+    """(h, T, T): −m_h · |i − j|, the penalty ALiBi adds to the score of query i with key j (``slopes`` (h,), or
+    one number for (1, T, T)). The paper's models are causal and see only j ≤ i, where |i − j| = i − j."""
+    _check_whole("length", length, 1)
+    slopes = torch.as_tensor(slopes, dtype=dtype, device=device).reshape(-1)  # (h,)
+    place = torch.arange(length, device=slopes.device)
+    distance = (place[:, None] - place[None, :]).abs().to(dtype)  # (T, T)   |i − j|
+    return -slopes[:, None, None] * distance  # (h, T, T)
+
+
+def alibi_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, slopes, mask: torch.Tensor | None = None):
+    """Attention with ALiBi: ``softmax(q kᵀ / √d_k − m_h·|i − j|) v`` with blocked positions excluded.
+
+    q (h, T, d_k), k (h, T, d_k), v (h, T, d_v), one slope per head (``slopes`` (h,) or one number); mask None or
+    bool broadcastable to (h, T, T), True = may attend. Returns ``(context (h, T, d_v), weights (h, T, T))``; a fully
+    blocked row gets zero weights, as in ``attend``."""
+    _check_qkv(q, k, v)
+    if q.dim() != 3 or k.shape[-2] != q.shape[-2]:
+        raise AttentionInputError("ALiBi here takes self-attention's q, k, v of shape (h, T, d): one position each.")
+    mask = _check_bool_mask(mask, (q.shape[0], q.shape[1], k.shape[1]), q.device)
+    bias = alibi_bias(q.shape[1], slopes, dtype=q.dtype, device=q.device)  # (h or 1, T, T)
+    scaled = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (h, T, T)   q·k / √d_k
+    weights = masked_softmax(apply_mask(scaled + bias, mask))  # (h, T, T)
+    return weights @ v, weights
