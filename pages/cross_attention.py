@@ -164,6 +164,10 @@ with weights_box:
                 f"{in_the_sidebar()}). Right, the same queries attend to the source (T × S): every row is still a set "
                 "of weights that adds up to 1, now spread over the other sentence. The same weights W_Q, W_K, W_V "
                 "are used for both here; a real model learns separate ones for its cross-attention.")
+    if config.init == "random":  # a translation beside its sentence made a student expect cat → chat
+        st.info("**An untrained layer.** W_Q, W_K and W_V are random numbers (from the seed), so these weights do "
+                "not pair a word with its translation: “cat” need not look at “chat”. A trained translator learns "
+                "weights that mostly do; the Real model page shows learned weights.", icon=":material/casino:")
     if config.mask != "causal":  # the diagram's decoder masks its self-attention: say why the chart does not
         diagram = "the diagram below" if presenter else "the diagram above"  # a slide shows the weights first
         used = "no mask" if config.mask == "none" else f"the {config.mask} mask"  # ("the none mask" read oddly)

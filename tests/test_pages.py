@@ -1170,6 +1170,16 @@ def test_cross_attention_says_its_s_is_the_number_of_keys_not_the_score_matrix()
     assert "S counts the source's tokens" in intro and "not the score matrix S = QKᵀ" in intro, intro
 
 
+def test_cross_attention_says_its_untrained_weights_pair_no_word_with_its_translation():
+    """The default source is the example's translation, and "cat" put its second-smallest weight on "chat": with no
+    word on the weights being random, a student took it for a misunderstanding of cross-attention."""
+    at = open_page("pages/cross_attention.py")
+    notes = [i.value for i in at.info if "An untrained layer" in i.value]
+    assert len(notes) == 1 and "“cat” need not look at “chat”" in notes[0], [i.value for i in at.info]
+    at = open_page("pages/cross_attention.py", {"init": "identity"})
+    assert not [i for i in at.info if "An untrained layer" in i.value], "Q = K = V = X: no random weights to warn of"
+
+
 def test_per_row_colours_say_how_far_apart_the_outlined_rows_weights_are():
     """Under "Colour: row" a row of 0.080 and 0.104 spans the whole colour scale, and a student read it as a strong
     preference: the page says the outlined row's real spread, and when it is small, how to see it at its size."""
