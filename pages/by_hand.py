@@ -6,7 +6,7 @@ import streamlit as st
 
 from attention_core import (ANSWER_TOLERANCE, HAND_STAGES, MAX_CELL_MAGNITUDE, MAX_HAND_TOKENS, MAX_HAND_WIDTH,
                             AnswerCheck, check_answer, diagnose, hand_trace, read_grid, stage_truth)
-from attention_core.by_hand import EMPTY
+from attention_core.by_hand import EMPTY, WRONG
 from attention_ui import charts, frames, hand
 from attention_ui.controls import page_start, stop_page
 from attention_ui.render import cached_matrix_chart, show_chart
@@ -247,6 +247,17 @@ def problems_list(problems, blocked: set[tuple[int, int]] = frozenset()) -> str:
     return "\n".join(lines)
 
 
+def wrong_cells(check: AnswerCheck, columns: list[str], named: int = 4) -> str:
+    """The wrong cells named after a check's count (" Off: row 3·tea, column 3·tea.", at most ``named`` of them and
+    the rest counted), or "" when none is wrong: "8 of 9 cells right" left a student searching the grid for the one."""
+    wrong = [(r, c) for r, row in enumerate(check.marks) for c, mark in enumerate(row) if mark == WRONG]
+    if not wrong:
+        return ""
+    places = [f"row {plain(tokens[r])}, column {plain(columns[c])}" for r, c in wrong[:named]]
+    more = f" and {len(wrong) - named} more" if len(wrong) > named else ""
+    return f" Off: {'; '.join(places)}{more} (✗ in the marks below)."
+
+
 # what a stage's answer is, in its check's message (step 3's sits beside the working's own message)
 ANSWER_NAMES = {"scores": "raw scores", "scaled": "scaled scores", "weights": "weights", "context": "context vectors"}
 
@@ -259,7 +270,8 @@ def show_check(stage: str, check: AnswerCheck, answer: list[list], answer_cols: 
         every = f"all {check.cells} cells" if check.cells > 1 else "the one cell"
         st.success(f"{yours}: {every} right. Well done!", icon=":material/check_circle:")
     else:
-        st.info(f"{yours}: {check.count('right')} of {check.cells} cells right (within ±{ANSWER_TOLERANCE:g}).")
+        st.info(f"{yours}: {check.count('right')} of {check.cells} cells right (within ±{ANSWER_TOLERANCE:g})."
+                + wrong_cells(check, answer_cols))
         if diagnosis := diagnose(check, trace, stage):
             st.warning(hand.diagnosis_text(diagnosis, tokens, answer_cols), icon=":material/lightbulb:")
     if check.problems:

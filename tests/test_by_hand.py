@@ -267,7 +267,9 @@ def test_changed_matrices_change_every_stage():
 def test_a_wrong_cell_is_marked_and_the_right_answer_then_accepted():
     grids = typed_example() | {"answer_scores": [["1", "0", "1"], ["2", "1", "3"], ["3", "1", "5"]]}
     at = check(run_page(grids), "scores")
-    assert texts(at, "info") == ["Your raw scores: 8 of 9 cells right (within ±0.01)."]
+    # the wrong cell named: "8 of 9" alone left a student searching the grid for it
+    assert texts(at, "info") == ["Your raw scores: 8 of 9 cells right (within ±0.01). Off: row 3·tea, column 3·tea "
+                                 "(✗ in the marks below)."]
     marks = at.tabs[0].dataframe[-1].value  # the scores tab: its answer editor, then the marks
     assert marks.iloc[2, 2] == "✗ 5" and marks.iloc[0, 0] == "✓ 1"
     widths = {c["width"] for name, c in json.loads(at.tabs[0].dataframe[-1].proto.columns).items() if name != "_index"}
@@ -316,7 +318,9 @@ def test_the_example_scores_are_not_symmetric_so_a_transposed_answer_is_named():
     assert not torch.equal(scores, scores.T)
     transposed = [[str(v) for v in row] for row in scores.T.tolist()]
     at = check(run_page(typed_example() | {"answer_scores": transposed}), "scores")
-    assert texts(at, "info") == ["Your raw scores: 3 of 9 cells right (within ±0.01)."]  # the diagonal
+    assert texts(at, "info") == ["Your raw scores: 3 of 9 cells right (within ±0.01). Off: row 1·I, column 2·like; "
+                                 "row 1·I, column 3·tea; row 2·like, column 1·I; row 2·like, column 3·tea and 2 more "
+                                 "(✗ in the marks below)."]  # the diagonal is right
     assert any(h.startswith("**A likely slip.** All 6 wrong cells look like a common mistake.")
                and "query j's score for key i" in h and "rows and columns swapped" in h and "k_i · q_j" not in h
                for h in texts(at, "warning")), texts(at, "warning")
@@ -329,7 +333,8 @@ def test_weights_are_checked_within_the_tolerance():
     grids = at.session_state["hand_grids"]
     grids["answer_weights"][0][0] = "0.42"  # off by 0.019
     at.run()
-    assert texts(at, "info") == ["Your weights: 8 of 9 cells right (within ±0.01)."]
+    assert texts(at, "info") == ["Your weights: 8 of 9 cells right (within ±0.01). Off: row 1·I, column 1·I (✗ in the "
+                                 "marks below)."]
 
 
 @pytest.mark.parametrize("name", list(BAD_CELLS))
