@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -117,11 +118,27 @@ def _decimal_fraction(text: str) -> float:
     return numerator / denominator
 
 
+_SQUARE_ROOT = re.compile(r"sqrt\(([0-9]*\.?[0-9]+)\)|√\(([0-9]*\.?[0-9]+)\)|√([0-9]*\.?[0-9]+)")
+"""A square root as a student types one: sqrt(2), √(2), √2 (of a plain number)."""
+
+
+def _square_roots(text: str) -> str:
+    """``text`` with each square root of a plain number written out: "1/√2" -> "1/1.414…" and
+    "sqrt(512)" -> "22.627…". A root right after a digit ("2√2", a product) is left as it is, and so not read."""
+    def value(match: re.Match) -> str:
+        before = text[match.start() - 1] if match.start() else ""
+        if before and (before.isdigit() or before in ".)"):
+            return match.group(0)
+        return repr(math.sqrt(float(next(group for group in match.groups() if group is not None))))
+    return _SQUARE_ROOT.sub(value, text)
+
+
 def read_number(cell) -> float:
     """One typed cell as a float; ``ValueError`` with a short reason when it is not a usable number.
 
     Accepts ints, floats and text such as "0.5", "-2", "−1" (a typographic minus), "1/2", "3/1.4142", "1e-3",
-    "0,5" (a decimal comma, when the text has one comma and no point) and "25%" (0.25).
+    "0,5" (a decimal comma, when the text has one comma and no point), "25%" (0.25) and square roots of plain
+    numbers: "√512", "sqrt(512)", "1/√2", "3/sqrt(2)".
     """
     if cell is None:
         raise AttentionInputError(EMPTY_REASON)
@@ -137,6 +154,8 @@ def read_number(cell) -> float:
             text = text.replace(",", ".")
         if len(text) > 40:
             raise AttentionInputError("holds text too long to be a number")
+        if "√" in text or "sqrt" in text.lower():
+            text = _square_roots(text.lower())
         if text.endswith("%") and text.count("%") == 1 and len(text) > 1:  # a percentage, as Check yourself reads it
             return read_number(text[:-1]) / 100
         try:

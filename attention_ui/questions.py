@@ -341,7 +341,7 @@ def grade(question: Question, response, *, wrong_before: int = 0, shown: bool = 
         try:
             value = read_answer(response)
         except AttentionInputError as err:
-            return Feedback(None, f"Type a number (like 0.25 or 1/2): your answer {plain(str(err))}.")
+            return Feedback(None, f"Type a number (like 0.25, 1/2 or √2): your answer {plain(str(err))}.")
         if question.tolerance == 0 and not float(value).is_integer():  # its box says "a whole number"
             # (a fraction a slip gives, typed to a few decimals, is named: 0.03125 for T / d = 32 is d / T)
             slip = _slip(question, value, relative=0.01)

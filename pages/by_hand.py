@@ -63,7 +63,7 @@ def sizes_and_mask() -> None:
                          help="Token i may only attend to tokens 1…i.")
         st.caption(f"Limits: {MAX_HAND_TOKENS} tokens, d_model, d_k and d_v up to {MAX_HAND_WIDTH}; every number "
                    f"between −{MAX_CELL_MAGNITUDE:g} and {MAX_CELL_MAGNITUDE:g}. Fractions such as 1/2 or 3/1.4142, "
-                   "a decimal comma (0,5) and a percentage (25%) are fine.")
+                   "a decimal comma (0,5), a percentage (25%) and a square root (√2, 1/sqrt(2)) are fine.")
         st.button("Reset to the example", on_click=hand.reset_to_example, key="hand-reset",
                   icon=":material/restart_alt:", help="Back to the example's sizes and numbers. This also clears "
                                                       "the answers you typed on every stage, and their checks.")

@@ -48,6 +48,20 @@ def test_read_number_accepts_what_a_person_types(typed, value):
     assert read_number(typed) == value
 
 
+@pytest.mark.parametrize("typed, value", [("√512", math.sqrt(512)), ("sqrt(512)", math.sqrt(512)),
+                                          ("SQRT(4)", 2.0), ("1/√2", 1 / math.sqrt(2)), ("3/sqrt(2)", 3 / math.sqrt(2)),
+                                          ("−√2", -math.sqrt(2)), ("√(0.25)", 0.5), ("√2/2", math.sqrt(2) / 2)])
+def test_read_number_accepts_a_square_root(typed, value):
+    """A student who knew the answer was √512 typed it so, and was told it was not a number."""
+    assert read_number(typed) == pytest.approx(value, rel=1e-12)
+
+
+@pytest.mark.parametrize("typed", ["2√2", "√", "sqrt(-1)", "sqrt(2", "√x", "1/sqrt(0)"])
+def test_a_root_that_is_no_plain_number_is_refused(typed):
+    with pytest.raises(AttentionInputError):
+        read_number(typed)
+
+
 @pytest.mark.parametrize("typed, reason", [("1/0", "a division by zero"), ("1/2/3", "not a number"),
                                            ("a/2", "not a number"), ("1e999/2", "not a number")])
 def test_a_fraction_that_is_not_a_number_says_why(typed, reason):

@@ -119,6 +119,15 @@ def test_answers_may_use_a_decimal_comma_or_a_percentage(typed, value):
     assert grade(q, f"{100 * q.answer:.1f}%").correct is True
 
 
+def test_a_standard_deviation_may_be_typed_as_a_square_root():
+    """Why √d_k asks for the standard deviation of q·k at d_k = 512; "sqrt(512)" was "not a number"."""
+    from attention_ui.checks.why import scaling_questions
+    (spread,) = [q for q in scaling_questions(512, None, [], None, follow=0, head=0) if "-spread-" in q.id]
+    for typed in ("sqrt(512)", "√512", "22.627"):
+        assert grade(spread, typed).correct is True, typed
+    assert grade(spread, "512").correct is False
+
+
 @pytest.mark.parametrize("typed", ["1,000.5", "1,2,3", "%", "12%%", "abc%"])
 def test_what_is_still_not_a_number(typed):
     q = by_slug("softmax", "weight")
