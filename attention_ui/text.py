@@ -128,7 +128,7 @@ LEARNING_PATH = (
     ("pages/why_scaling.py", ("why-scaling",), "Why √d_k",
      "Why the scores are divided by √d_k: the spread of q·k grows with d_k and a saturated softmax stops learning."),
     ("pages/positions.py", ("order-and-position",), "Order and position",
-     "Attention alone ignores word order; sinusoidal encodings and RoPE put it back."),
+     "Attention alone ignores word order; sinusoidal encodings, RoPE and ALiBi put it back."),
     ("pages/cross_attention.py", ("cross-attention",), "Cross-attention",
      "Queries from one sentence, keys and values from another, as a translator's decoder reads its source."),
     ("pages/cost.py", ("what-it-costs",), "What it costs",

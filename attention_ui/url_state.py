@@ -222,6 +222,7 @@ LINK_PARAMS: dict[str, LinkParam] = {p.key: p for p in (
     LinkParam("why_samples", whole(100, MAX_SCALING_SAMPLES), f"a whole number from 100 to {MAX_SCALING_SAMPLES}"),
     LinkParam("pos_shuffle", whole(1, 99), "a whole number from 1 to 99"),
     LinkParam("pos_shift", whole(0, 1000), "a whole number from 0 to 1000"),
+    LinkParam("pos_alibi", one_of("1", *(f"1/{2**k}" for k in range(1, 9))), "1, 1/2, 1/4, …, 1/256"),
     LinkParam("cross_source", sentence, f"a sentence of 1 to {MAX_TOKENS} tokens"),
     LinkParam("cross_pad", flag, "true or false"),
     LinkParam("cross_pad_to", whole(1, MAX_TOKENS), f"a whole number from 1 to {MAX_TOKENS}"),

@@ -1,22 +1,24 @@
-"""Order and position: attention alone ignores word order; sinusoidal encodings and RoPE add it."""
+"""Order and position: attention alone ignores word order; sinusoidal encodings, RoPE and ALiBi add it."""
 
+import math
 from dataclasses import replace
 
 import streamlit as st
 
-from attention_core import (AttentionInputError, MAX_POSITION, equivariance_check, rope_shift_check, shuffled_order,
-                            sinusoidal_positions)
+from attention_core import (AttentionInputError, MAX_POSITION, alibi_attention, alibi_slopes, equivariance_check,
+                            rope_shift_check, shuffled_order, sinusoidal_positions)
 from attention_ui import charts, frames
-from attention_ui.checks.why import position_questions
+from attention_ui.checks.why import alibi_questions, position_questions
 from attention_ui.controls import PRESENTER_GAP_PX, keep_page_settings, lesson_settings, show_slide_row, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_matrix_chart, cached_spec
-from attention_ui.text import plain, size_in_words
+from attention_ui.text import counted, plain, size_in_words
 from attention_ui.views import (DRAWN_FRAME_SHARE, PRESENTER_COLUMN_PX, SIGNED_READABLE_CELL_PX, StageView,
-                                 column_cell, feature_heatmap, head_title, shared_domain, shared_scale_cell, show_chart,
+                                 column_cell, feature_heatmap, head_title, in_the_sidebar, shared_domain,
+                                 shared_scale_cell, show_chart,
                                  shown_features, side_by_side, slide_token_pair, slide_usual_value_font,
                                  stacked_slide_cell, token_heatmap)
-from attention_ui.why import encoding_lines, half_share, line_chart, page_slider
+from attention_ui.why import encoding_lines, half_share, line_chart, page_choice, page_slider
 
 
 def positions_span(first: int, count: int, dash: str) -> str:
@@ -24,7 +26,8 @@ def positions_span(first: int, count: int, dash: str) -> str:
     return f"position {first}" if count == 1 else f"positions {first}{dash}{first + count - 1}"
 
 
-KEYS = ("pos_shuffle", "pos_shift")
+KEYS = ("pos_shuffle", "pos_shift", "pos_alibi")
+ALIBI_DIVISORS = [2**k for k in range(9)]  # slopes 1, 1/2, …, 1/256: the paper's for up to 8 heads
 LINE_POSITIONS = 64  # positions drawn in the line chart of the encodings
 EQUIVARIANT = 1e-4  # a largest difference below this counts as "the same rows, reordered"
 
@@ -226,8 +229,52 @@ left.metric("largest score difference after the shift", size_in_words(rope.gap))
 right.markdown("The two grids are the same: a RoPE score sees how far apart two tokens are, not where they are. "
                "(Values, V, are not rotated.)")
 
+
+st.subheader("4 · ALiBi: a penalty for distance")
+heads = lesson.trace.num_heads
+paper = alibi_slopes(heads)  # (h,) the paper's slope of each head
+st.markdown(
+    "ALiBi (used by BLOOM and MPT) adds nothing to X and turns nothing: it subtracts a penalty from each score, the "
+    "slope **m** times the distance between the two tokens. Each head has its own slope, from 1/2 down to 1/256 with "
+    "8 heads: a steep head looks near, a shallow one looks far. As with RoPE only the distance counts, and as the "
+    "penalty is a formula of the distance, it is defined at every distance: a model trained on short texts can "
+    "read longer ones, where learned position vectors stop at the longest position they were trained on.")
+st.latex(r"a_{ij} = \mathrm{softmax}_j\Big(\frac{q_i \cdot k_j}{\sqrt{d_k}} - m_h\,|i - j|\Big),\qquad "
+         r"m_h = 2^{-8h/H}\ \ (h = 1 \ldots H)")
+slopes_said = ", ".join(f"1/{round(1 / m)}" for m in paper.tolist())
+own = min(ALIBI_DIVISORS, key=lambda n: abs(math.log2(n) + math.log2(float(paper[head]))))
+slope_text = {n: "1" if n == 1 else f"1/{n}" for n in ALIBI_DIVISORS}
+divisor = page_choice("Slope m", ALIBI_DIVISORS, own, "pos_alibi", format_func=slope_text.get,
+                      help=f"The paper gives this lesson's {counted(heads, 'head')} the slope"
+                           f"{'s' if heads > 1 else ''} {slopes_said}; head {head + 1}'s is 1/{own}.")
+slope = 1 / divisor
+_, alibi_weights = alibi_attention(lesson.trace.q[head:head + 1], lesson.trace.k[head:head + 1],
+                                   lesson.trace.v[head:head + 1], slope, lesson.trace.mask[head:head + 1])
+alibi_titles = (f"weights without ALiBi{head_title(view)}", f"with ALiBi, m = {slope_text[divisor]}")
+if settings.presenter:
+    slide_view = replace(view, fit=True)
+    show_slide_row("alibi_weights", slide_view, slide_token_pair(
+        slide_view, *zip((lesson.trace.weights[head], alibi_weights[0]), alibi_titles), weights=True), ROPE_ROOM_PX)
+else:
+    alibi_share = half
+    if view.fit_cell(T + 3, half) < SIGNED_READABLE_CELL_PX:
+        alibi_share, left, right = 1.0, st.container(), st.container()
+    else:
+        left, right = st.columns(2)
+    for column, values, title in zip((left, right), (lesson.trace.weights[head], alibi_weights[0]), alibi_titles):
+        with column:
+            show_chart(token_heatmap(view, values, title, weights=True, share=alibi_share))
+far = T - 1
+st.caption(f"The penalty is m·|i − j|: {slope:g} for a neighbour, {slope * far:g} for tokens {far} apart, which "
+           f"multiplies that key's e^score by e^−{slope * far:.3g} = {math.exp(-slope * far):.3g} before the "
+           "softmax. The paper's models are causal (pick “causal” "
+           f"{in_the_sidebar()}): a query sees only the keys before it, and the further back a key lies, the more is "
+           "taken off its score.")
+
 show_page_questions("order-and-position", position_questions(encodings, rope, settings.labels,
-                                                             follow=settings.follow))
+                                                             follow=settings.follow)
+
+                    + alibi_questions())
 st.markdown("**Takeaway:** attention by itself treats a sentence as a bag of tokens; position enters only "
             "through what we add — encodings added to X, or rotations of q and k that make scores depend on "
             "distance.")

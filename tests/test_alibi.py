@@ -78,3 +78,56 @@ def test_the_penalty_depends_on_distance_only(heads, length, shift):
     slopes = alibi_slopes(heads)
     assert len(slopes) == heads and (slopes > 0).all() and (slopes < 1).all()
     torch.testing.assert_close(alibi_bias(length + shift, slopes)[:, shift:, shift:], alibi_bias(length, slopes))
+
+
+# ------------------------------------------------------------------------------- Order and position, section 4
+
+import math  # noqa: E402
+
+from apptest_support import chart_data, open_page  # noqa: E402
+from attention_core import LessonConfig, run_lesson  # noqa: E402
+
+PAGE = "pages/positions.py"
+
+
+def shown_weights(at, title_part: str) -> torch.Tensor:
+    frame = chart_data(at, title_part)
+    rows = frame.pivot(index="row_index", columns="col_index", values="value").fillna(0.0)
+    return torch.tensor(rows.values, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("head, slope", [(1, "1/16"), (2, "1/256")])
+def test_the_slope_starts_at_the_papers_for_the_followed_head(head, slope):
+    """Two heads get the paper's 2^−4 and 2^−8."""
+    at = open_page(PAGE, {"heads": "2", "head": str(head)})
+    assert not at.exception
+    assert at.select_slider(key="pos_alibi").value == int(slope.split("/")[1])
+    assert "the slopes 1/16, 1/256" in at.select_slider(key="pos_alibi").help
+
+
+def test_the_alibi_chart_is_softmax_of_the_scaled_scores_minus_the_distance_penalty():
+    at = open_page(PAGE, {"pos_alibi": "1/2", "mask": "causal"})
+    assert not at.exception, [e.value for e in at.exception]
+    trace = run_lesson(LessonConfig(mask="causal")).trace
+    T = trace.q.shape[1]
+    distance = (torch.arange(T)[:, None] - torch.arange(T)[None, :]).abs().double()
+    expected = torch.softmax((trace.scaled[0].double() - 0.5 * distance).masked_fill(~trace.mask[0], -math.inf), -1)
+    torch.testing.assert_close(shown_weights(at, "with ALiBi, m = 1/2"), expected, atol=1e-6, rtol=0)
+    torch.testing.assert_close(shown_weights(at, "weights without ALiBi"), trace.weights[0].double(), atol=1e-6,
+                               rtol=0)
+    said = " ".join(c.value for c in at.caption)
+    assert "0.5 for a neighbour, 3 for tokens 6 apart" in said and "e^−3 = 0.0498" in said, said
+
+
+def test_the_slope_is_kept_in_the_link_and_why_alibi_exists_is_asked():
+    at = open_page(PAGE, {"token": "4"})
+    at.select_slider(key="pos_alibi").set_value(4).run()
+    assert at.query_params["pos_alibi"] in (["1/4"], "1/4")
+    assert "0.25 for a neighbour" in " ".join(c.value for c in at.caption)
+    at.session_state["open_check_order-and-position"] = True
+    at.run()
+    asked = [w for w in at.radio if w.key.startswith("cy-order-and-position-alibi-longer-")]
+    assert len(asked) == 1
+    asked[0].set_value(next(o for o in asked[0].options if o.startswith("ALiBi's penalty is a formula")))
+    at.button(key=f"FormSubmitter:cy-form-{asked[0].key[3:]}-Check").click().run()
+    assert any(s.value.startswith("Right") for s in at.success)

@@ -15,7 +15,7 @@ from apptest_support import is_path_mark, open_page, switch_to
 from attention_core import (LessonConfig, apply_rope, cross_attention, rope_shift_check, run_lesson,
                             sinusoidal_positions, unscaled_weights)
 from attention_ui.checks.layer import ShownMask, masking_questions, multi_head_questions, overview_questions
-from attention_ui.checks.why import cross_questions, position_questions, scaling_questions
+from attention_ui.checks.why import alibi_questions, cross_questions, position_questions, scaling_questions
 from attention_ui.controls import DEFAULT_PAD_TO
 from attention_ui.frames import token_labels
 from attention_ui.questions import NUMBER_TOLERANCE, PAGE_CHECK_LABEL, QUESTIONS_DONE, grade
@@ -84,7 +84,7 @@ def page_questions(page: str, s: Setting) -> list:
     if page == "order-and-position":
         encodings = sinusoidal_positions(len(labels), lesson.x.shape[1], dtype=lesson.x.dtype)
         rope = rope_shift_check(trace.q[s.head], trace.k[s.head], s.shift)
-        return position_questions(encodings, rope, labels, follow=s.follow)
+        return position_questions(encodings, rope, labels, follow=s.follow) + alibi_questions()
     cross = cross_attention(lesson, s.source)
     return cross_questions(cross.trace.weights[s.head], labels, token_labels(cross.source_tokens), follow=s.follow,
                            head=s.head, num_heads=cross.trace.num_heads)
@@ -211,7 +211,7 @@ def _gives_away(question, text: str) -> bool:
 @pytest.mark.parametrize("page", PAGES)
 def test_every_question_is_well_formed_with_a_hint_that_keeps_the_answer(page, s):
     found = page_questions(page, s)
-    assert 2 <= len(found) <= 3 and len({q.id for q in found}) == len(found)
+    assert 2 <= len(found) <= 4 and len({q.id for q in found}) == len(found)
     assert any(not q.is_choice for q in found) and any(q.is_choice for q in found)
     for q in found:
         assert q.stage == page and q.prompt and q.why
@@ -323,6 +323,7 @@ def test_with_an_odd_d_k_order_and_position_keeps_rope_and_its_questions():
     assert rope.gap <= 1e-9
     found = position_questions(encodings, rope, labels, follow=1)
     assert [q.id.split("-")[3] for q in found] == ["pe", "rope", "shuffle"]
+    found += alibi_questions()
     at = open_page("pages/positions.py", {"d_k": "5", "token": "2"})
     shown = " ".join(i.value for i in at.info)
     assert "the first 4 are turned" in shown and "the last one is left as it is" in shown, shown
@@ -336,7 +337,7 @@ def test_with_an_odd_d_k_order_and_position_keeps_rope_and_its_questions():
         _check(at, q, q.right_answer)
     at = switch_to(at, "pages/start_here.py")
     assert [m.value for m in at.markdown if is_path_mark(m.value)][_path_index("order-and-position")] == DONE
-    assert any(c.value == f"3 of 3 {QUESTIONS_DONE}" for c in at.caption)
+    assert any(c.value == f"4 of 4 {QUESTIONS_DONE}" for c in at.caption)
 
 
 def test_the_largest_cross_weight_names_every_key_that_ties_for_it():

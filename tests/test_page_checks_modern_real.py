@@ -38,7 +38,7 @@ def _gives_away(question, text: str) -> bool:
 
 
 def check_well_formed(found, stage: str):
-    assert 2 <= len(found) <= 3 and len({q.id for q in found}) == len(found)
+    assert 2 <= len(found) <= 4 and len({q.id for q in found}) == len(found)
     for q in found:
         assert q.stage == stage and q.prompt and q.why
         assert q.hint and not _gives_away(q, q.hint), (q.id, q.hint)
@@ -208,7 +208,7 @@ def test_what_it_costs_asks_its_questions_before_and_after_measuring():
     run = tiled_attention(trace.q, trace.k, trace.v, trace.mask, tile_size=at.session_state["cost_tile"])
     labels = list(frames.token_labels(run_lesson(LessonConfig()).tokens))
     found = cost_questions(int(longest), int(width)) + tile_questions(run, 0, 0, labels)
-    assert {"tile-rescale", "tile-memory", "tile-exact"} <= {q.id.split("-", 3)[3].rsplit("-", 1)[0] for q in found}
+    assert "tile-rescale" in {q.id.split("-", 3)[3].rsplit("-", 1)[0] for q in found}, "section 3 asks its own"
     answer_all(at, "what-it-costs", found)
     check_done_on_start_here(at, "pages/cost.py", len(found))
 

@@ -134,44 +134,29 @@ def generation_questions(*, step: int, num_tokens: int, kv_heads: int, d_k: int,
 
 def tile_questions(run, head: int, query: int, labels) -> list[Question]:
     """What it costs, section 3 (``run``: ``attention_core.TiledAttention`` of the lesson, the followed ``query`` of
-    head ``head``; ``labels`` the keys'): the rescale at a tile, what the kernel keeps between tiles, and why its
-    result is exact."""
+    head ``head``; ``labels`` the keys'): the factor ℓ and o are multiplied by at the first tile after the first
+    (one that raised the largest score if any), or, with one tile only, what the kernel keeps between tiles."""
     m = run.running_max[head, :, query].tolist()
     d_v = run.running_out.shape[-1]
-    found = []
-    grew = [j for j in range(1, len(m)) if m[j - 1] > float("-inf") and m[j] > m[j - 1]]
-    kept = [j for j in range(1, len(m)) if m[j - 1] > float("-inf") and m[j] == m[j - 1]]
-    if grew or kept:
-        j = (grew or kept)[0]
-        factor = math.exp(m[j - 1] - m[j])
-        keys = f"key {quoted(labels[run.starts[j]])}" if run.ends[j] - run.starts[j] == 1 else \
-            f"keys {quoted(labels[run.starts[j]])} to {quoted(labels[run.ends[j] - 1])}"
-        found.append(numeric(
-            COST, "tile-rescale", f"At tile {j + 1} ({keys}) the largest score so far went from "
-            f"m = {m[j - 1]:.3f} to m = {m[j]:.3f}. By what factor did the kernel multiply ℓ and o before adding "
-            "the tile's own terms?", factor,
-            f"e^(m_old − m_new) = e^({m[j - 1]:.3f} − {m[j]:.3f}) = {factor:.4g}: every term summed so far was "
-            f"e^(s − {m[j - 1]:.3f}) and must become e^(s − {m[j]:.3f})."
-            + (" The largest score did not change, so nothing needed rescaling." if factor == 1 else ""),
-            hint="Each term summed so far is e^(s − m_old); the new terms are e^(s − m_new). What turns the one into "
-                 "the other?",
-            slips=((math.exp(m[j] - m[j - 1]), "e^(m_new − m_old), the factor upside down: the sums shrink when m "
-                    "grows"), (m[j] - m[j - 1], "m_new − m_old, the difference itself: the factor is e to its minus"))))
-    found.append(numeric(
-        COST, "tile-memory", f"Between tiles, how many numbers does the kernel keep for one query, with d_v = {d_v}?",
-        d_v + 2, f"o (d_v = {d_v} numbers), m and ℓ: {d_v + 2}, whatever the number of keys.", tolerance=0,
-        hint="Count the running things of the formula: m, ℓ and o. How long is o?",
-        slips=((d_v, "o alone: m and ℓ are kept too"),
-               (len(labels), "a row of weights, one per key: that is what the kernel never keeps"))))
-    found.append(choice(
-        COST, "tile-exact", "Why is o / ℓ after the last tile exactly the context of attention, not an "
-        "approximation of it?",
-        ("The kernel leaves out keys whose scores are small: their weights are almost 0 anyway",
-         "Each time m grew, everything summed so far was multiplied by e^(m_old − m_new), so in the end every term "
-         "is e^(s − m) with the final m, as if that had been known from the start",
-         "The kernel keeps every tile's scores and does the softmax again at the end",
-         "The rescale factors are always 1, so they change nothing"), 1,
-        "Multiplying by e^(m_old − m_new) turns e^(s − m_old) into e^(s − m_new) exactly. At the end ℓ and o hold "
-        "the sums with the overall largest score, and the softmax does not depend on which number is subtracted.",
-        hint="Follow one term e^(s − m) of ℓ: what happens to it each time m grows?"))
-    return found
+    later = [j for j in range(1, len(m)) if m[j - 1] > float("-inf")]
+    if not later:
+        return [numeric(
+            COST, "tile-memory", f"Between tiles, how many numbers does the kernel keep for one query, with "
+            f"d_v = {d_v}?", d_v + 2, f"o (d_v = {d_v} numbers), m and ℓ: {d_v + 2}, whatever the number of keys.",
+            tolerance=0, hint="Count the running things of the formula: m, ℓ and o. How long is o?",
+            slips=((d_v, "o alone: m and ℓ are kept too"),
+                   (len(labels), "a row of weights, one per key: that is what the kernel never keeps")))]
+    j = next((j for j in later if m[j] > m[j - 1]), later[0])
+    factor = math.exp(m[j - 1] - m[j])
+    keys = f"key {quoted(labels[run.starts[j]])}" if run.ends[j] - run.starts[j] == 1 else \
+        f"keys {quoted(labels[run.starts[j]])} to {quoted(labels[run.ends[j] - 1])}"
+    return [numeric(
+        COST, "tile-rescale", f"At tile {j + 1} ({keys}) the largest score so far went from m = {m[j - 1]:.3f} to "
+        f"m = {m[j]:.3f}. By what factor did the kernel multiply ℓ and o before adding the tile's own terms?", factor,
+        f"e^(m_old − m_new) = e^({m[j - 1]:.3f} − {m[j]:.3f}) = {factor:.4g}: every term summed so far was "
+        f"e^(s − {m[j - 1]:.3f}) and must become e^(s − {m[j]:.3f})."
+        + (" The largest score did not change, so nothing needed rescaling." if factor == 1 else ""),
+        hint="Each term summed so far is e^(s − m_old); the new terms are e^(s − m_new). What turns the one into "
+             "the other?",
+        slips=((math.exp(m[j] - m[j - 1]), "e^(m_new − m_old), the factor upside down: the sums shrink when m grows"),
+               (m[j] - m[j - 1], "m_new − m_old, the difference itself: the factor is e to its minus")))]

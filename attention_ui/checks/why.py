@@ -140,3 +140,19 @@ def cross_questions(weights: torch.Tensor, labels: list[str], source_labels: lis
                "vector from the source's values, and that is why the weights are T × S.",
                hint="Look at the formula at the top of the page: which X is each of Q, K and V made from?"),
     ]
+
+
+def alibi_questions() -> list[Question]:
+    """Order and position's ALiBi question: why a model with ALiBi reads texts longer than those it was trained on
+    (the reason the method exists)."""
+    return [choice(
+        POSITIONS, "alibi-longer", "A model with ALiBi was trained on texts of up to 1,024 tokens. Why can it still "
+        "read a text of 2,000 tokens, where one with learned position vectors (one per position) cannot?",
+        ("ALiBi's penalty is a formula of the distance, defined at any distance; nothing was learned per position",
+         "ALiBi cuts every text into pieces of 1,024 tokens and reads them one by one",
+         "ALiBi's slopes are learned during training and grow with the text",
+         "It cannot: ALiBi stops at the longest text it was trained on, as learned vectors do"), 0,
+        "Learned position vectors exist only for the positions seen in training, so position 1,500 has none. ALiBi "
+        "learns nothing per position: −m·|i − j| can be worked out at any distance (the paper's models read texts "
+        "longer than their training texts about as well).",
+        hint="Ask what the model would need for position 1,500 in each case, and whether training had to produce it.")]
