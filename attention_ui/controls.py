@@ -331,7 +331,6 @@ h4 {font-size: clamp(1.5rem, 1.875vw, 2.1rem) !important;}
 [data-testid='stMain'] .stProgress {margin-top: -0.6rem;}
 [data-testid='stMain'] :is(.stProgress p, [data-testid='stPageLink'] p) {font-size: 1.3rem !important;}
 [data-testid='stMain']:focus, [data-testid='stMain'] *:focus:not(input):not(button) {outline: none;}
-[data-testid='stMain']:focus::before {box-shadow: none;}
 .st-key-slide [data-testid='stElementToolbar'] {display: none;}
 [data-testid='stMain'] [data-testid='stElementContainer']:has([data-testid='stVegaLiteChart']) {margin-top: 0;}
 #vg-tooltip-element.vg-tooltip {font-size: 1.15rem; padding: 6px 10px;}
@@ -413,6 +412,7 @@ CHART_SIDEWAYS_CUE = ('content: "scroll sideways →"; position: absolute; top: 
 """The declarations of a chart's "scroll sideways →" (an ``::after`` over its top right corner, shown while the chart
 scrolls sideways): add the ``animation-timeline`` of the chart's scroll box."""
 PAGE_STYLE = """<style>
+[data-testid='stMain']:focus::before {box-shadow: none;}
 .stMainBlockContainer {padding-top: 3.6rem;}
 [data-testid='stTable'] td [data-testid='stMarkdownContainer'] {max-width: none;}
 [data-testid='stVegaLiteChart'] svg {max-width: 100%; height: auto;}
