@@ -92,10 +92,11 @@ closeness = ("about d_k, as the theory says" if verdict == "within" else
 st.markdown(f"In short: at d_k = {d_k} the sampled variance of q·k is {here['sampled']:.2f}, {closeness}. The wider "
             "q and k are, the more their dot products spread; after dividing by √d_k the variance is about 1 for "
             "every d_k.")
-st.caption(f"How close: {abs(off):.1f} standard errors {side} d_k = {d_k}, **{verdict}** the tolerance of "
-           f"±{tolerance:.2f} ({TOLERANCE_SE} standard errors of a variance sampled from {samples} samples{share}; a "
-           "standard error is how far a variance measured on that many random samples typically lands from the true "
-           "one).")
+# (the statistics in a fold: a beginner met "1.1 standard errors … ±11.72" in the page's flow and stalled there)
+st.expander("How close, in the statistics' terms").caption(
+    f"How close: {abs(off):.1f} standard errors {side} d_k = {d_k}, **{verdict}** the tolerance of ±{tolerance:.2f} "
+    f"({TOLERANCE_SE} standard errors of a variance sampled from {samples} samples{share}; a standard error is how far "
+    "a variance measured on that many random samples typically lands from the true one).")
 if settings.presenter:
     st.markdown(INTRO)
 
@@ -114,10 +115,11 @@ st.markdown(f"For each d_k: one random query against {num_keys} random keys, sof
 st.markdown("**Why it matters for training:** once one weight takes almost everything, a small change of the "
             "scores hardly moves the weights, so training gets almost no signal to learn from. The third chart "
             f"measures that signal: {gradient_words(saturation)}")
-st.latex(r"J_{ij} = \frac{\partial a_i}{\partial s_j} = a_i(\delta_{ij} - a_j), \qquad "
-         r"\lVert J \rVert_F \to 0 \text{ as one } a_i \to 1")
-st.caption("In symbols: the signal is the size ‖J‖_F of the softmax's derivative J (how much the weights move when "
-           "a score moves; δ_ij is 1 when i = j, else 0), the square root of the sum of its squared entries.")
+symbols = st.expander("In symbols: the gradient's size ‖J‖_F")  # (the third chart's axis; calculus in a fold)
+symbols.latex(r"J_{ij} = \frac{\partial a_i}{\partial s_j} = a_i(\delta_{ij} - a_j), \qquad "
+              r"\lVert J \rVert_F \to 0 \text{ as one } a_i \to 1")
+symbols.caption("The signal is the size ‖J‖_F of the softmax's derivative J (how much the weights move when a score "
+                "moves; δ_ij is 1 when i = j, else 0), the square root of the sum of its squared entries.")
 panel = {"x": "d_k", "series": "scores", "log_x": True, "marker": (d_k, f"{d_k}"), "font_size": font,
          "width": 290 if wide else 215, "height": 300 if wide else 220, "x_values": SCALING_D_KS,
          "side_by_side": True}

@@ -113,6 +113,8 @@ def test_sampled_variance_is_within_the_stated_tolerance_of_d_k(pages, d_k, samp
     assert abs(sampled - d_k) <= tolerance
     assert abs(metric(at, "Var(q·k / √d_k)") - 1) <= tolerance / d_k
     words = next(t for t in texts(at, "caption") if "standard errors" in t)
+    (fold,) = [e for e in at.expander if e.label == "How close, in the statistics' terms"]
+    assert [c.value for c in fold.caption] == [words], "the statistics in a fold, under the plain words"
     assert re.search(r"\d+\.\d standard errors (above|below) d_k = \d+, \*\*within\*\*", words), words
     assert "-" not in words.split("d_k =")[0] and ("% of d_k" in words) == (tolerance < d_k), words
     plain = next(t for t in texts(at, "markdown") if t.startswith("In short:"))
@@ -154,6 +156,8 @@ def test_the_gradients_words_say_what_its_chart_shows(pages, keys):
     higher = any(unscaled[d] >= AHEAD_SHARE * scaled[d] for d in unscaled.index if d < behind)
     assert ("the unscaled line is higher" in words) == higher, words
     assert higher == (keys > 2), "a softmax over 2 keys loses gradient at once; over many it peaks first"
+    (fold,) = [e for e in at.expander if e.label.startswith("In symbols: the gradient's size")]
+    assert "J_{ij}" in fold.latex[0].value and "‖J‖_F" in fold.caption[0].value, "the calculus in a fold"
     set_widget(at, "slider", "why_keys", 16)
 
 
