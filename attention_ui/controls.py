@@ -23,7 +23,7 @@ from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, 
 from attention_core.tokens import first_tokens, tokenize
 
 from .frames import token_labels
-from .grid_input import GRID_INPUT_JS
+from .grid_input import GRID_INPUT_JS, HAND_GRID_KEY
 from .pickling import TensorsAsArrays
 from .progress import keep_progress
 from .text import (EXAMPLE_SENTENCES, LEARNING_PATH, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, counted,
@@ -413,6 +413,7 @@ CHART_SIDEWAYS_CUE = ('content: "scroll sideways →"; position: absolute; top: 
 scrolls sideways): add the ``animation-timeline`` of the chart's scroll box."""
 PAGE_STYLE = """<style>
 [data-testid='stMain']:focus::before {box-shadow: none;}
+[class*='st-key-HAND_GRID_KEY'] [data-testid='stElementToolbar'] {display: none;}
 .stMainBlockContainer {padding-top: 3.6rem;}
 [data-testid='stTable'] td [data-testid='stMarkdownContainer'] {max-width: none;}
 [data-testid='stVegaLiteChart'] svg {max-width: 100%; height: auto;}
@@ -472,8 +473,11 @@ PAGE_STYLE = """<style>
   [data-testid='stSidebarNavLink'] {min-height: 2.5rem;}
   [data-testid='stTooltipIcon'] button {padding: 0.75rem; margin: -0.75rem;}
 }
-</style>""".replace("CHART_SIDEWAYS_CUE", CHART_SIDEWAYS_CUE)
-"""Every page: the page starts under Streamlit's header instead of 6rem down (more of it on the first screen); a table
+</style>""".replace("CHART_SIDEWAYS_CUE", CHART_SIDEWAYS_CUE).replace(
+    "HAND_GRID_KEY", HAND_GRID_KEY)
+"""Every page: the page starts under Streamlit's header instead of 6rem down (more of it on the first screen); Work it
+by hand's typed grids have no toolbar (its eye, download, search and full-screen buttons lay over the words above a
+grid whenever the pointer was on it, and a 3 × 3 answer needs none of them); a table
 cell's text may take the cell's width (Streamlit stops it at 400 px, which broke a worked sum into two lines beside
 empty room); charts shrink to a narrower column instead of running past it (but see small screens below); the buttons
 that take a presentation clicker's Page Up / Page Down keys stay out of sight, and the element that holds this style and

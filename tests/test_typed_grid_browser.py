@@ -174,3 +174,15 @@ def test_after_a_click_on_a_tick_box_the_arrows_and_space_go_on_in_the_mask_edit
     bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
     assert page.evaluate(ticked) == before - 2, "← and Space untick the cell before it"
     assert page.evaluate(scrolled) == at, "the page did not scroll"
+
+
+def test_a_typed_grid_shows_no_toolbar_over_the_words_above_it(opened):
+    """With the pointer on an answer grid, its toolbar (eye, download, search, full screen) lay over the heading above
+    it ("Your answer: the weights …"); a grid typed into needs none of those buttons."""
+    page = opened("/by-hand")
+    page.mouse.move(*_cell_centre(page, 1, 1))
+    page.wait_for_timeout(500)
+    toolbars = page.locator("[class*='st-key-hand-edit-'] [data-testid='stElementToolbar']")
+    shown = [toolbars.nth(i).is_visible() for i in range(toolbars.count())]
+    assert not any(shown), shown
+    page.close()
