@@ -826,11 +826,12 @@ if (!window.clickerKeysAfterUse) {
   const waiting = [];
   let waitingOn = null;  // the path of the page the waiting presses are for
   let endedAt = -Infinity, changedAt = -Infinity, sentAt = -Infinity;  // a run's end, the page's last change, a press
+  let landedOn = null;  // the path of the page whose run has ended since it was opened
   new MutationObserver((records) => {
     const now = performance.now();
     for (const record of records)
       if (record.type === "childList") changedAt = now;
-      else if (scriptState() === "notRunning") endedAt = now;
+      else if (scriptState() === "notRunning") [endedAt, landedOn] = [now, location.pathname];
   }).observe(document.body, {childList: true, subtree: true, attributes: true,
                              attributeFilter: ["data-test-script-state"]});
   // (the new stage shows some 50 ms after its run ends, and a press's run starts some 50 ms after the press)
@@ -854,7 +855,8 @@ if (!window.clickerKeysAfterUse) {
   window.addEventListener("keydown", (event) => {
     const way = ways[event.key], active = document.activeElement;
     if (!way || !event.isTrusted || event.repeat || event.ctrlKey || event.metaKey || event.altKey
-        || (event.key.startsWith("Page") && !presenting()) || keepsKey(active, event.key) || !stepButton(way)) return;
+        || (event.key.startsWith("Page") && !presenting()) || keepsKey(active, event.key) || !stepButton(way)
+        || landedOn !== location.pathname) return;  // (a page still coming takes its keys as it did: see arriveAtTop)
     if (drawn() && !waiting.length) return void (sentAt = performance.now());
     event.preventDefault();
     event.stopImmediatePropagation();
