@@ -52,7 +52,7 @@ def running_table(run: TiledAttention, head: int, query: int, key_labels, shown:
         TILE_ROW: tile_names(run, key_labels),
         "largest score in the tile": format_values(run.tile_max[head, :, query].double().numpy()),
         "m: largest so far": format_values(m.numpy()),
-        "rescale e^(m_old − m)": [value if before else "—" for value, before in zip(
+        "rescale e^(m_old − m_new)": [value if before else "—" for value, before in zip(
             format_values(run.rescale[head, :, query].double().numpy()), [False, *(t > 0 for t in total.tolist())])],
         "ℓ: sum so far": format_values(total.numpy()),
         "context so far o / ℓ": context,

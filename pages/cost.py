@@ -13,7 +13,7 @@ from attention_ui.controls import keep_page_settings, lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.charts import heatmap
-from attention_ui.text import plain
+from attention_ui.text import counted, plain
 from attention_ui.tiles import TILE_ROW, running_table, weights_so_far_frame
 from attention_ui.views import in_the_sidebar, show_chart, show_table
 from attention_ui.why import (BYTES_LABEL, SECONDS_LABEL, SERIES_COLORS, CostRun, binary_ticks, bytes_text,
@@ -234,34 +234,47 @@ def tiles_section(settings) -> list:
     trace, head, query = settings.lesson.trace, settings.head, settings.follow
     labels = list(settings.labels)
     keys = len(labels)
-    tile_size = page_slider("Keys per tile B", 1, keys, min(2, keys), "cost_tile",
-                            help=f"How many keys the kernel reads at once (a GPU's kernel reads 64 or 128; here 1 to "
-                                 f"the {keys} keys of your sentence).")
+    if keys > 1:
+        tile_size = page_slider("Keys per tile B", 1, keys, min(2, keys), "cost_tile",
+                                help=f"How many keys the kernel reads at once (a GPU's kernel reads 64 or 128; here 1 "
+                                     f"to the {keys} keys of your sentence).")
+    else:  # (a slider from 1 to 1 is no slider: Streamlit refuses it)
+        tile_size = 1
+        st.caption("Your sentence has one token, so one key: one tile of B = 1. A longer sentence shows tiles.")
     run = tiled_attention(trace.q, trace.k, trace.v, trace.mask, tile_size=tile_size)  # (h, …) every head
     token = labels[query]
-    heads = trace.num_heads
+    heads, tiles = trace.num_heads, len(run.starts)
     in_head = f" in head {head + 1} of {heads}" if heads > 1 else ""
     st.markdown(f"Below, the query of **{plain(token)}** (the token the lessons follow{in_head}) goes through its "
-                f"{keys} keys in {len(run.starts)} tile{'s' if len(run.starts) > 1 else ''} of {tile_size}. Row j "
-                "of the chart is the softmax the kernel would give if the keys ended with tile j: each new tile "
-                "takes a share of the weight from the keys before it.")
+                f"{counted(keys, 'key')} in {counted(tiles, 'tile')} of {tile_size}. Row j of the chart is the "
+                "softmax the kernel would give if the keys ended with tile j: each new tile takes a share of the "
+                "weight from the keys before it.")
     frame = weights_so_far_frame(run, head, query, labels, trace.mask[head, query].tolist())
     show_chart(heatmap(frame, row=TILE_ROW, col="key", title=f"weights of {token} after each tile",
                        domain=(0, 1), cell_size=settings.cell_size, font_size=settings.font_size,
                        value_title="weight"))
-    st.caption("Grey: a key not read yet (× a key the mask blocks). The scores s are q·k / √d_k, Step through's "
-               "stage 4; the table shows the three running things after each tile.")
+    st.caption("Grey: a key not read yet (× a key the mask blocks). The table shows the three running things after "
+               "each tile.")
     show_table(running_table(run, head, query, labels))
     m = run.running_max[head, :, query]
-    if len(run.starts) > 1 and bool(torch.isfinite(m[0])) and bool((m[1:] == m[:-1]).all()):
-        st.caption("Here tile 1 already held the largest score, so no tile rescaled anything (each rescale is 1). "
-                   "A smaller B, or another followed token, shows a rescale.")
-    final = run.context[head, query]
-    same = torch_close(final, trace.context[head, query])
+    allowed = trace.mask[head, query]
+    if not bool(allowed.any()):
+        st.markdown(f"The mask blocks every key of **{plain(token)}**: nothing is ever summed, ℓ stays 0 and there is "
+                    "no o / ℓ to take; `attend` gives such a row zero weights and a zero context vector, and so does "
+                    "the kernel here.")
+        return tile_questions(run, head, query, labels)
+    if tiles > 1 and bool(torch.isfinite(m[0])) and bool((m[1:] == m[:-1]).all()):
+        first_allowed = int(allowed.nonzero()[0])  # a smaller B can rescale only if a later allowed key may be larger
+        smaller = " A smaller B, or another followed token, may show one." if tile_size > 1 and bool(
+            allowed[first_allowed + 1:].any()) else " Another followed token may show one."
+        st.caption("Here tile 1 already held the largest score, so no tile rescaled anything (each rescale is 1)."
+                   + smaller)
+    same = torch_close(run.context[head, query], trace.context[head, query])
+    kept = "Between tiles the kernel kept" if tiles > 1 else "The kernel kept"
     st.markdown(f"The last row is the weights row of **{plain(token)}** at Step through's stage 6, and o / ℓ after "
-                f"the last tile is its context vector at stage 7{' (the same numbers)' if same else ''}. Between tiles "
-                f"the kernel kept {trace.v.shape[-1] + 2} numbers for this query (o's d_v = {trace.v.shape[-1]}, m and "
-                f"ℓ) and one tile's {tile_size} scores, never the row of {keys} weights: for T queries, memory that "
+                f"the last tile is its context vector at stage 7{' (the same numbers)' if same else ''}. {kept} "
+                f"{trace.v.shape[-1] + 2} numbers for this query (o's d_v = {trace.v.shape[-1]}, m and ℓ) and one "
+                f"tile's {counted(tile_size, 'score')}, never the row of {keys} weights: for T queries, memory that "
                 "grows as T, not T².")
     return tile_questions(run, head, query, labels)
 
@@ -274,15 +287,16 @@ def torch_close(a, b) -> bool:
 st.subheader("3 · How the fused kernel never keeps the weights")
 st.markdown(
     "Section 2's fused kernel gives the same context vectors as `attend`, but it never holds a query's row of "
-    "weights: it reads the keys a tile of B at a time, and for each query keeps three running things, the largest "
-    "score so far **m**, the softmax's denominator so far **ℓ** (a sum of e^(score − m)) and its numerator **o** "
-    "(the same sum, each term times its key's value vector). A tile with a larger score than any before makes "
-    "what was summed too large by e^(m_new − m_old): the kernel multiplies ℓ and o by e^(m_old − m_new) and goes on. "
-    "After the last tile, o / ℓ is the context vector: exactly, not an approximation (the \"online softmax\" that "
-    "FlashAttention is built on).")
-st.latex(r"m_j = \max\big(m_{j-1},\ \max_{s \in \text{tile } j} s\big),\qquad "
-         r"\ell_j = e^{m_{j-1}-m_j}\,\ell_{j-1} + \sum_{s \in \text{tile } j} e^{\,s - m_j}")
-st.latex(r"o_j = e^{m_{j-1}-m_j}\,o_{j-1} + \sum_{s \in \text{tile } j} e^{\,s - m_j}\, v_s,\qquad "
+    "weights. It reads the keys a tile of B at a time (J tiles in all), and for each query keeps three running "
+    "things over the scaled scores s = q·k / √d_k (Step through's stage 4): the largest score so far **m**, the "
+    "softmax's denominator so far **ℓ** (a sum of e^(s − m)) and its numerator **o** (the same sum, each term times "
+    "its key's value vector). They start at m₀ = −∞, ℓ₀ = 0 and o₀ = 0. A tile with a larger score than any before "
+    "makes what was summed too large by e^(m_new − m_old): the kernel multiplies ℓ and o by e^(m_old − m_new) and "
+    "goes on. After the last tile, o / ℓ is the context vector: exactly, not an approximation (the \"online "
+    "softmax\" that FlashAttention is built on).")
+st.latex(r"m_j = \max\big(m_{j-1},\ \max_{k \in \text{tile } j} s_k\big),\qquad "
+         r"\ell_j = e^{m_{j-1}-m_j}\,\ell_{j-1} + \sum_{k \in \text{tile } j} e^{\,s_k - m_j}")
+st.latex(r"o_j = e^{m_{j-1}-m_j}\,o_{j-1} + \sum_{k \in \text{tile } j} e^{\,s_k - m_j}\, v_k,\qquad "
          r"\text{context} = o_J / \ell_J")
 if settings.lesson is None:
     st.info("This section runs on your sentence, which cannot make a lesson with these settings yet (the note at "

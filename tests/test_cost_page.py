@@ -314,7 +314,7 @@ def test_the_tiles_last_row_is_the_followed_tokens_weights_and_its_context_is_st
     assert rows.sum(axis=1).tolist() == pytest.approx([1, 1, 1], abs=1e-6)
     table = at.table[-1].value if at.table else at.dataframe[-1].value
     assert list(table["after tile"]) == ["tile 1: 1·The–3·sat", "tile 2: 4·on–6·mat", "tile 3: 7·."]
-    assert table["rescale e^(m_old − m)"].iloc[0] == "—", "nothing was summed before tile 1"
+    assert table["rescale e^(m_old − m_new)"].iloc[0] == "—", "nothing was summed before tile 1"
     said = " ".join(m.value for m in at.markdown)
     assert "query of **2·cat**" in said and "(the same numbers)" in said
     assert "kept 6 numbers for this query" in said  # d_v = 4, m and ℓ
@@ -344,3 +344,27 @@ def test_a_sentence_that_makes_no_lesson_leaves_section_3_with_a_note():
     assert not at.exception
     assert any("This section runs on your sentence" in i.value for i in at.info)
     assert not [c for c in at.get("vega_lite_chart") if "after each tile" in c.proto.spec]
+
+
+def test_a_one_token_sentence_has_one_tile_and_no_slider():
+    """A slider from 1 to 1 raised StreamlitInvalidMinMaxError and the page ended under the formulas."""
+    at = open_page(PAGE, {"sentence": "Hi"})
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [s for s in at.slider if s.key == "cost_tile"]
+    assert any("one key: one tile of B = 1" in c.value for c in at.caption)
+    assert len(tile_rows(at)) == 1 and any(m.value.startswith("**Takeaway:**") for m in at.markdown)
+
+
+def test_a_row_the_mask_blocks_entirely_says_there_is_no_context_to_take():
+    at = open_page(PAGE, {"mask": "custom", "grid": "0000000.1111111.1111111.1111111.1111111.1111111.1111111",
+                          "token": "1"})
+    assert not at.exception, [e.value for e in at.exception]
+    said = " ".join(m.value for m in at.markdown)
+    assert "The mask blocks every key of **1·The**" in said and "(the same numbers)" not in said, said
+
+
+def test_no_rescale_note_offers_a_smaller_b_only_where_it_could_show_one():
+    """With a causal mask the first token sees only itself: "a smaller B shows a rescale" was impossible there."""
+    at = open_page(PAGE, {"mask": "causal", "token": "1", "cost_tile": "2"})
+    notes = [c.value for c in at.caption if c.value.startswith("Here tile 1 already held")]
+    assert notes and "smaller B" not in notes[0], notes

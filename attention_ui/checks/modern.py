@@ -3,7 +3,6 @@ Generation. Each function returns the page's questions made from the numbers the
 
 from __future__ import annotations
 
-import math
 
 from attention_core import weights_bytes
 from attention_ui.questions import Question, choice, numeric
@@ -134,29 +133,32 @@ def generation_questions(*, step: int, num_tokens: int, kv_heads: int, d_k: int,
 
 def tile_questions(run, head: int, query: int, labels) -> list[Question]:
     """What it costs, section 3 (``run``: ``attention_core.TiledAttention`` of the lesson, the followed ``query`` of
-    head ``head``; ``labels`` the keys'): the factor ℓ and o are multiplied by at the first tile after the first
-    (one that raised the largest score if any), or, with one tile only, what the kernel keeps between tiles."""
+    head ``head``; ``labels`` the keys'): what the kernel does to ℓ and o at the first tile that raised the largest
+    score; or, where no tile did, how many numbers it keeps for a query."""
     m = run.running_max[head, :, query].tolist()
     d_v = run.running_out.shape[-1]
-    later = [j for j in range(1, len(m)) if m[j - 1] > float("-inf")]
-    if not later:
+    grew = [j for j in range(1, len(m)) if float("-inf") < m[j - 1] < m[j]]
+    if not grew:  # (with the largest score in its first tile, e^(m_old − m_new) and its inverse are both 1)
         return [numeric(
             COST, "tile-memory", f"Between tiles, how many numbers does the kernel keep for one query, with "
             f"d_v = {d_v}?", d_v + 2, f"o (d_v = {d_v} numbers), m and ℓ: {d_v + 2}, whatever the number of keys.",
             tolerance=0, hint="Count the running things of the formula: m, ℓ and o. How long is o?",
             slips=((d_v, "o alone: m and ℓ are kept too"),
                    (len(labels), "a row of weights, one per key: that is what the kernel never keeps")))]
-    j = next((j for j in later if m[j] > m[j - 1]), later[0])
-    factor = math.exp(m[j - 1] - m[j])
+    j = grew[0]
+    old, new = f"{m[j - 1]:.3f}", f"{m[j]:.3f}"
     keys = f"key {quoted(labels[run.starts[j]])}" if run.ends[j] - run.starts[j] == 1 else \
         f"keys {quoted(labels[run.starts[j]])} to {quoted(labels[run.ends[j] - 1])}"
-    return [numeric(
-        COST, "tile-rescale", f"At tile {j + 1} ({keys}) the largest score so far went from m = {m[j - 1]:.3f} to "
-        f"m = {m[j]:.3f}. By what factor did the kernel multiply ℓ and o before adding the tile's own terms?", factor,
-        f"e^(m_old − m_new) = e^({m[j - 1]:.3f} − {m[j]:.3f}) = {factor:.4g}: every term summed so far was "
-        f"e^(s − {m[j - 1]:.3f}) and must become e^(s − {m[j]:.3f})."
-        + (" The largest score did not change, so nothing needed rescaling." if factor == 1 else ""),
+    # (a choice, not the factor's number: the table under the chart prints every rescale, and a student read it off)
+    return [choice(
+        COST, "tile-rescale", f"At tile {j + 1} ({keys}) the largest score so far went from m = {old} to m = {new}. "
+        "What does the kernel do to ℓ and o before adding the tile's own terms?",
+        (f"Multiplies both by e^(m_old − m_new) = e^({old} − {new})",
+         f"Multiplies both by e^(m_new − m_old) = e^({new} − {old})",
+         "Subtracts m_new − m_old from both",
+         "Starts both again from 0 with this tile, as the earlier keys no longer count"), 0,
+        f"Every term summed so far is e^(s − {old}); it must become e^(s − {new}), as the tile's new terms are, and "
+        f"e^(s − {old}) · e^({old} − {new}) = e^(s − {new}). The factor is below 1: what was summed shrinks, because "
+        "the new largest score is larger.",
         hint="Each term summed so far is e^(s − m_old); the new terms are e^(s − m_new). What turns the one into "
-             "the other?",
-        slips=((math.exp(m[j] - m[j - 1]), "e^(m_new − m_old), the factor upside down: the sums shrink when m grows"),
-               (m[j] - m[j - 1], "m_new − m_old, the difference itself: the factor is e to its minus")))]
+             "the other?")]
