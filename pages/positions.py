@@ -14,7 +14,7 @@ from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import counted, plain, size_in_words
 from attention_ui.views import (DRAWN_FRAME_SHARE, PRESENTER_COLUMN_PX, SIGNED_READABLE_CELL_PX, StageView,
-                                 column_cell, feature_heatmap, head_title, in_the_sidebar, shared_domain,
+                                 column_cell, feature_heatmap, head_title, in_the_sidebar, prints_values, shared_domain,
                                  shared_scale_cell, show_chart,
                                  shown_features, side_by_side, slide_token_pair, slide_usual_value_font,
                                  stacked_slide_cell, token_heatmap)
@@ -27,6 +27,7 @@ def positions_span(first: int, count: int, dash: str) -> str:
 
 
 KEYS = ("pos_shuffle", "pos_shift", "pos_alibi")
+ALIBI_HEAD_KEY = "_alibi_head"  # session key: the head the slope slider last started from
 ALIBI_DIVISORS = [2**k for k in range(9)]  # slopes 1, 1/2, …, 1/256: the paper's for up to 8 heads
 LINE_POSITIONS = 64  # positions drawn in the line chart of the encodings
 EQUIVARIANT = 1e-4  # a largest difference below this counts as "the same rows, reordered"
@@ -236,17 +237,26 @@ paper = alibi_slopes(heads)  # (h,) the paper's slope of each head
 st.markdown(
     "ALiBi (used by BLOOM and MPT) adds nothing to X and turns nothing: it subtracts a penalty from each score, the "
     "slope **m** times the distance between the two tokens. Each head has its own slope, from 1/2 down to 1/256 with "
-    "8 heads: a steep head looks near, a shallow one looks far. As with RoPE only the distance counts, and as the "
-    "penalty is a formula of the distance, it is defined at every distance: a model trained on short texts can "
-    "read longer ones, where learned position vectors stop at the longest position they were trained on.")
-st.latex(r"a_{ij} = \mathrm{softmax}_j\Big(\frac{q_i \cdot k_j}{\sqrt{d_k}} - m_h\,|i - j|\Big),\qquad "
-         r"m_h = 2^{-8h/H}\ \ (h = 1 \ldots H)")
+    "8 heads: a steep head looks near, a shallow one looks far. As with RoPE only the distance counts. Its point is "
+    "length: sinusoidal and rotary encodings are defined at any position too, yet models trained with them read "
+    "texts longer than their training texts badly, while ALiBi's models keep reading well, helped by the steady "
+    "pull toward nearby tokens (Press et al., 2022). The penalty has no sign: it tells near from far, and the causal "
+    "mask, which hides the keys after a query, tells before from after.")
+st.latex(r"a_{ij} = \mathrm{softmax}_j\Big(\frac{q_i \cdot k_j}{\sqrt{d_k}} - m_k\,|i - j|\Big),\qquad "
+         r"m_k = 2^{-8k/h}\ \ (\text{head } k = 1 \ldots h)")
+st.caption("The slopes' formula holds for h a power of two (1, 2, 4, 8 heads); for another h the paper takes the "
+           "slopes of the power of two below it, then every other slope of twice that (6 heads: 1/4, 1/16, 1/64, "
+           "1/256, then 1/2 and 1/8).")
 slopes_said = ", ".join(f"1/{round(1 / m)}" for m in paper.tolist())
 own = min(ALIBI_DIVISORS, key=lambda n: abs(math.log2(n) + math.log2(float(paper[head]))))
+if st.session_state.get(ALIBI_HEAD_KEY, head) != head:  # another head followed: its own slope (a link's is kept)
+    st.session_state["pos_alibi"] = own
+st.session_state[ALIBI_HEAD_KEY] = head
 slope_text = {n: "1" if n == 1 else f"1/{n}" for n in ALIBI_DIVISORS}
 divisor = page_choice("Slope m", ALIBI_DIVISORS, own, "pos_alibi", format_func=slope_text.get,
                       help=f"The paper gives this lesson's {counted(heads, 'head')} the slope"
-                           f"{'s' if heads > 1 else ''} {slopes_said}; head {head + 1}'s is 1/{own}.")
+                           f"{'s' if heads > 1 else ''} {slopes_said}; head {head + 1}'s is 1/{own}, where the "
+                           "slider starts.")
 slope = 1 / divisor
 _, alibi_weights = alibi_attention(lesson.trace.q[head:head + 1], lesson.trace.k[head:head + 1],
                                    lesson.trace.v[head:head + 1], slope, lesson.trace.mask[head:head + 1])
@@ -255,26 +265,33 @@ if settings.presenter:
     slide_view = replace(view, fit=True)
     show_slide_row("alibi_weights", slide_view, slide_token_pair(
         slide_view, *zip((lesson.trace.weights[head], alibi_weights[0]), alibi_titles), weights=True), ROPE_ROOM_PX)
-else:
+else:  # side by side while their weights (0.123: no sign) still print; else one above the other
     alibi_share = half
-    if view.fit_cell(T + 3, half) < SIGNED_READABLE_CELL_PX:
-        alibi_share, left, right = 1.0, st.container(), st.container()
-    else:
+    if prints_values(view.fit_cell(T + 3, half), settings.font_size, signed=False):
         left, right = st.columns(2)
+    else:
+        alibi_share, left, right = 1.0, st.container(), st.container()
     for column, values, title in zip((left, right), (lesson.trace.weights[head], alibi_weights[0]), alibi_titles):
         with column:
             show_chart(token_heatmap(view, values, title, weights=True, share=alibi_share))
 far = T - 1
-st.caption(f"The penalty is m·|i − j|: {slope:g} for a neighbour, {slope * far:g} for tokens {far} apart, which "
-           f"multiplies that key's e^score by e^−{slope * far:.3g} = {math.exp(-slope * far):.3g} before the "
-           "softmax. The paper's models are causal (pick “causal” "
-           f"{in_the_sidebar()}): a query sees only the keys before it, and the further back a key lies, the more is "
-           "taken off its score.")
+if far:
+    said = (f"The penalty is m·|i − j|: {slope:g} for a neighbour, {slope * far:g} for tokens {far} apart, which "
+            f"multiplies that key's e^score by e^−{slope * far:.3g} = {math.exp(-slope * far):.3g} before the "
+            "softmax.")
+    change = float((alibi_weights[0] - lesson.trace.weights[head]).abs().max())
+    if change < 0.05:
+        said += (f" Over {T} tokens a slope of {slope_text[divisor]} changes no weight by more than {change:.3f}: "
+                 "ALiBi's gentle heads matter over long texts. Slide m up to 1/2 or 1 to see the near keys win here.")
+    if lesson.config.mask != "causal":
+        said += (f" The paper's models are causal (pick “causal” {in_the_sidebar()}): a query sees only the keys "
+                 "before it, and the further back a key lies, the more is taken off its score.")
+else:
+    said = "With one token there is no distance: the penalty m·|i − i| is 0 and the weight stays 1."
+st.caption(said)
 
 show_page_questions("order-and-position", position_questions(encodings, rope, settings.labels,
-                                                             follow=settings.follow)
-
-                    + alibi_questions())
+                                                             follow=settings.follow) + alibi_questions())
 st.markdown("**Takeaway:** attention by itself treats a sentence as a bag of tokens; position enters only "
-            "through what we add — encodings added to X, or rotations of q and k that make scores depend on "
-            "distance.")
+            "through what we add — encodings added to X, rotations of q and k that make scores depend on distance, "
+            "or a penalty for distance taken off the scores (ALiBi).")

@@ -131,3 +131,35 @@ def test_the_slope_is_kept_in_the_link_and_why_alibi_exists_is_asked():
     asked[0].set_value(next(o for o in asked[0].options if o.startswith("ALiBi's penalty is a formula")))
     at.button(key=f"FormSubmitter:cy-form-{asked[0].key[3:]}-Check").click().run()
     assert any(s.value.startswith("Right") for s in at.success)
+
+
+def test_the_slope_follows_the_head_picked_afterwards():
+    """With 8 heads, picking head 6 left the slider at head 1's 1/2 while its help said head 6's was 1/64."""
+    at = open_page(PAGE, {"heads": "8"})
+    assert at.select_slider(key="pos_alibi").value == 2
+    at.selectbox(key="head").set_value(6).run()
+    assert at.select_slider(key="pos_alibi").value == 64
+    assert "head 6's is 1/64" in at.select_slider(key="pos_alibi").help
+
+
+def test_a_one_token_sentence_has_no_distance_to_penalise():
+    at = open_page(PAGE, {"sentence": "Hi"})
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("With one token there is no distance" in c.value for c in at.caption)
+
+
+def test_the_two_grids_sit_side_by_side_and_a_gentle_slope_says_how_little_it_changes():
+    at = open_page(PAGE)
+    charts = [c for c in at.get("vega_lite_chart") if "ALiBi" in c.proto.spec]
+    assert len(charts) == 2
+    said = " ".join(c.value for c in at.caption)
+    assert "Slide m up to 1/2 or 1" in said and "pick “causal”" in said, said
+    at = open_page(PAGE, {"pos_alibi": "1", "mask": "causal"})
+    said = " ".join(c.value for c in at.caption)
+    assert "Slide m up" not in said and "pick “causal”" not in said, said
+
+
+def test_the_takeaway_names_alibi_and_the_formula_counts_heads_as_the_sidebar_does():
+    at = open_page(PAGE)
+    assert any("ALiBi" in m.value for m in at.markdown if m.value.startswith("**Takeaway:**"))
+    assert any(r"m_k = 2^{-8k/h}" in x.value for x in at.latex)
