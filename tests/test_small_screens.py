@@ -313,13 +313,16 @@ def test_stage_6_on_a_phone_draws_its_lines_within_the_screen_and_says_where_a_c
 
 def test_a_grids_toolbar_on_a_touch_screen_leaves_the_line_above_it_whole(open_on):
     """A touch screen always shows a grid's toolbar, over the grid's top right corner: it lay over the end of the
-    formula above Work it by hand's scores grid (the Σ's “d”)."""
+    formula above Work it by hand's scores grid (the Σ's “d”). A typed grid now has none; any other keeps clear."""
     page = open_on(PHONE, "/by-hand")
     overlaps = page.evaluate("""() => Array.from(document.querySelectorAll(
         '[data-testid=stMain] [data-testid=stElementContainer]:has([data-testid=stDataFrame])'), box => {
         const above = box.previousElementSibling, toolbar = box.querySelector('[data-testid=stElementToolbar]');
-        if (!above || !toolbar) return null;
+        if (!above || !toolbar || !toolbar.getClientRects().length) return 0;  // (a typed grid shows none)
         return above.getBoundingClientRect().bottom - toolbar.getBoundingClientRect().top;
-    }).filter(o => o !== null)""")
-    assert overlaps, "no grid with a toolbar and something above it: the check is blind"
+    })""")
+    assert overlaps, "no grid on the page: the check is blind"
     assert max(overlaps) <= 0, f"a toolbar lies over the element above it by {max(overlaps):.0f} px"
+    hidden = page.evaluate("""() => Array.from(document.querySelectorAll(
+        "[class*='st-key-hand-edit-'] [data-testid=stElementToolbar]"), t => !t.getClientRects().length)""")
+    assert hidden and all(hidden), "a typed grid shows no toolbar at all (it lay over the line above)"
