@@ -14,6 +14,7 @@ from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.charts import heatmap
 from attention_ui.text import counted, plain
+from attention_ui.url_state import note_ignored, show_link_notes
 from attention_ui.tiles import TILE_ROW, running_table, weights_so_far_frame
 from attention_ui.views import in_the_sidebar, show_chart, show_table
 from attention_ui.why import (BYTES_LABEL, SECONDS_LABEL, SERIES_COLORS, CostRun, binary_ticks, bytes_text,
@@ -234,6 +235,10 @@ def tiles_section(settings) -> list:
     trace, head, query = settings.lesson.trace, settings.head, settings.follow
     labels = list(settings.labels)
     keys = len(labels)
+    linked = st.query_params.get("cost_tile")  # (its form was checked with the link: a whole number to 32)
+    if linked is not None and "cost_tile" not in st.session_state and int(linked) > keys:
+        note_ignored("cost_tile", linked, f"the sentence has {counted(keys, 'key')}, the most a tile can hold")
+        show_link_notes(key="cost_tile_link_notes")  # (beside the slider: the settings' notes are at the top)
     if keys > 1:
         tile_size = page_slider("Keys per tile B", 1, keys, min(2, keys), "cost_tile",
                                 help=f"How many keys the kernel reads at once (a GPU's kernel reads 64 or 128; here 1 "

@@ -368,3 +368,13 @@ def test_no_rescale_note_offers_a_smaller_b_only_where_it_could_show_one():
     at = open_page(PAGE, {"mask": "causal", "token": "1", "cost_tile": "2"})
     notes = [c.value for c in at.caption if c.value.startswith("Here tile 1 already held")]
     assert notes and "smaller B" not in notes[0], notes
+
+
+def test_a_links_tile_larger_than_the_sentence_is_named_not_silently_dropped():
+    at = open_page(PAGE, {"cost_tile": "10"})
+    assert not at.exception
+    notes = [i.value for i in at.info if "could not be used" in i.value]
+    assert len(notes) == 1 and "cost_tile = “10” (the sentence has 7 keys" in notes[0], notes
+    assert at.slider(key="cost_tile").value == 2
+    whole = open_page(PAGE, {"cost_tile": "7"})
+    assert whole.slider(key="cost_tile").value == 7 and not [i for i in whole.info if "could not be used" in i.value]
