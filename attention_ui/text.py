@@ -93,7 +93,9 @@ STAGES = (
     Stage("context", "7 · Context vectors: weighted average of values",
           r"C = A V,\qquad c_i = \sum_j A_{ij}\, v_j",
           "Each token's new vector is the weighted average of the value vectors it may attend to, "
-          "using its row of attention weights (a fully blocked row gives a zero vector)."),
+          "using its row of attention weights (a fully blocked row gives a zero vector).",
+          "A fused kernel gets the same c_i without ever holding the row of weights: it reads the keys a tile at a "
+          "time with a running maximum and sum (What it costs, section 3, walks your followed token through it)."),
     Stage("concat", "8 · Concatenate the heads",
           r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) \in \mathbb{R}^{T \times h d_v}",
           "Each head produced its own context vectors from its own slice of Q, K and V. "

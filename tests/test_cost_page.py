@@ -378,3 +378,11 @@ def test_a_links_tile_larger_than_the_sentence_is_named_not_silently_dropped():
     assert at.slider(key="cost_tile").value == 2
     whole = open_page(PAGE, {"cost_tile": "7"})
     assert whole.slider(key="cost_tile").value == 7 and not [i for i in whole.info if "could not be used" in i.value]
+
+
+def test_step_throughs_context_stage_points_to_the_tiles_on_the_page_not_on_the_slide():
+    said = " ".join(m.value for m in open_page("pages/step_through.py", {"step": "context"}).markdown)
+    assert "What it costs, section 3" in said
+    slide = open_page("pages/step_through.py", {"step": "context", "presenter": "true"})
+    said = " ".join(m.value for m in slide.markdown)
+    assert "What it costs, section 3" not in said, "a slide keeps its short words"
