@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .attention import _check_bool_mask, _check_qkv
+from .attention import _check_bool_mask, _check_qkv, apply_mask
 from .errors import AttentionInputError
 
 
@@ -67,9 +67,7 @@ def tiled_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: tor
     S = k.shape[-2]
     if S == 0:
         raise AttentionInputError("k and v must hold at least one key to walk through.")
-    scaled = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T, S)   q·k / √d_k
-    if mask is not None:
-        scaled = scaled.masked_fill(~mask, float("-inf"))  # a blocked key: e^(−∞) = 0
+    scaled = apply_mask(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), mask)  # (..., T, S) q·k / √d_k, −∞ blocked
     m = torch.full(scaled.shape[:-1], float("-inf"), dtype=scaled.dtype, device=scaled.device)  # (..., T)
     total = torch.zeros_like(m)  # (..., T)   ℓ
     out = torch.zeros(scaled.shape[:-1] + (v.shape[-1],), dtype=scaled.dtype, device=scaled.device)  # o

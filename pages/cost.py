@@ -274,7 +274,7 @@ def tiles_section(settings) -> list:
             allowed[first_allowed + 1:].any()) else " Another followed token may show one."
         st.caption("Here tile 1 already held the largest score, so no tile rescaled anything (each rescale is 1)."
                    + smaller)
-    same = torch_close(run.context[head, query], trace.context[head, query])
+    same = torch.allclose(run.context[head, query], trace.context[head, query], rtol=1e-5, atol=1e-5)
     kept = "Between tiles the kernel kept" if tiles > 1 else "The kernel kept"
     st.markdown(f"The last row is the weights row of **{plain(token)}** at Step through's stage 6, and o / ℓ after "
                 f"the last tile is its context vector at stage 7{' (the same numbers)' if same else ''}. {kept} "
@@ -282,11 +282,6 @@ def tiles_section(settings) -> list:
                 f"tile's {counted(tile_size, 'score')}, never the row of {keys} weights: for T queries, memory that "
                 "grows as T, not T².")
     return tile_questions(run, head, query, labels)
-
-
-def torch_close(a, b) -> bool:
-    """Whether two tensors agree to float32 rounding."""
-    return bool((a - b).abs().max() <= 1e-5 * (1 + b.abs().max()))
 
 
 st.subheader("3 · How the fused kernel never keeps the weights")
