@@ -827,13 +827,11 @@ if (!window.clickerKeysAfterUse) {
   let waitingOn = null;  // the path of the page the waiting presses are for
   let endedAt = -Infinity, changedAt = -Infinity, sentAt = -Infinity;  // a run's end, the page's last change, a press
   let landedOn = null;  // the path of the page whose run has ended since it was opened
-  new MutationObserver((records) => {
-    const now = performance.now();
-    for (const record of records)
-      if (record.type === "childList") changedAt = now;
-      else if (scriptState() === "notRunning") [endedAt, landedOn] = [now, location.pathname];
-  }).observe(document.body, {childList: true, subtree: true, attributes: true,
-                             attributeFilter: ["data-test-script-state"]});
+  // (the page's changes are timed by the observer of every change below; this one sees the run's state only)
+  const app = document.querySelector("[data-testid='stApp']");
+  if (app) new MutationObserver(() => {
+    if (scriptState() === "notRunning") [endedAt, landedOn] = [performance.now(), location.pathname];
+  }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
   // (the new stage shows some 50 ms after its run ends, and a press's run starts some 50 ms after the press)
   const drawn = () => {
     const now = performance.now();
@@ -949,6 +947,7 @@ if (!window.clickerKeysAfterUse) {
   window.addEventListener("popstate", ownReferences);
   let shownStage = null;
   new MutationObserver(() => {
+    changedAt = performance.now();
     focusSlideSoon();
     keepAtEnd();
     keepAtTop();
