@@ -829,6 +829,9 @@ if (!window.clickerKeysAfterUse) {
   let landedOn = null;  // the path of the page whose run has ended since it was opened
   // (the page's changes are timed by the observer of every change below; this one sees the run's state only)
   const app = document.querySelector("[data-testid='stApp']");
+  // (this script comes with the page's first run and may start after it has ended: Streamlit draws an element some
+  // time after the run that sent it, and that end is then never seen by the observer below)
+  if (scriptState() === "notRunning") [endedAt, landedOn] = [performance.now(), location.pathname];
   if (app) new MutationObserver(() => {
     if (scriptState() === "notRunning") [endedAt, landedOn] = [performance.now(), location.pathname];
   }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
