@@ -23,10 +23,11 @@ from .masks import sliding_window_mask
 from .modern import (PUBLISHED_SHAPES, CacheCheck, KVCache, ModelShape, StepTiming, check_cache, compare_kv_sharing,
                      decode_step, decode_with_kv_cache, divisors, grouped_kwargs, kv_cache_table, reach_span,
                      sliding_window_reach, time_generation_step)
-from .summaries import HeadStats, attention_rollout, head_roles, head_stats, mean_over_heads
+from .summaries import (HeadStats, ValueContributions, attention_rollout, head_roles, head_stats, mean_over_heads,
+                        sink_shares, value_contributions, value_norms)
 from .real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoadError, ModelRun, ModelSpec,
                           Reproduction, SourceAttempt, hub_offline, layer_input, layer_projections, load_model,
-                          query_scale, reproduce_layer, run_model, word_embeddings)
+                          model_value_norms, query_scale, reproduce_layer, run_model, word_embeddings)
 from .tokens import PAD_TOKEN, embed_tokens, tokenize
 from .weights import INIT_KINDS, Projections, identity_projections, projections_from_tensors, random_projections
 from .positions import (EquivarianceCheck, RopeShiftCheck, alibi_attention, alibi_bias, alibi_slopes, apply_rope,
@@ -61,6 +62,7 @@ __all__ = [
     "decode_with_kv_cache", "divisors", "grouped_kwargs", "kv_cache_table", "reach_span", "sliding_window_reach",
     "time_generation_step",
     "HeadStats", "attention_rollout", "head_roles", "head_stats", "mean_over_heads",
+    "ValueContributions", "sink_shares", "value_contributions", "value_norms", "model_value_norms",
     "MAX_POSITION", "EquivarianceCheck", "RopeShiftCheck", "alibi_attention", "alibi_bias", "alibi_slopes",
     "apply_rope", "equivariance_check", "rope_shift_check",
     "shuffled_order", "sinusoidal_positions",

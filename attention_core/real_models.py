@@ -35,6 +35,7 @@ from .errors import AttentionInputError
 from .attention import AttentionTrace, trace_attention
 from .device import resolve_device
 from .limits import MAX_REAL_MODEL_TOKENS, MAX_SENTENCE_CHARS
+from .summaries import value_norms
 from .tokens import PAD_TOKEN
 from .weights import Projections, projections_from_tensors
 
@@ -702,6 +703,13 @@ def reproduce_layer(loaded: LoadedModel, run: ModelRun, layer: int) -> Reproduct
     per_head = (trace.weights - model_weights).abs().amax(dim=(-2, -1))  # (h,)
     return Reproduction(layer, x, projections, trace, model_weights, float(per_head.max()),
                         [float(d) for d in per_head], scale, loaded.mask)
+
+
+def model_value_norms(loaded: LoadedModel, run: ModelRun) -> torch.Tensor:
+    """(L, h, T): ‖v_j W_O^h‖ in every layer and head for the run's tokens, the length of what each token can hand
+    on through a head (``value_norms``; W_O's bias, shared by all tokens, is left out)."""
+    return torch.stack([value_norms(done.trace.v, done.projections.w_o)
+                        for done in (reproduce_layer(loaded, run, layer) for layer in range(loaded.num_layers))])
 
 
 # ---------------------------------------------------------------- toy-lesson embeddings

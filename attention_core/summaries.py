@@ -3,6 +3,8 @@
     mean_over_heads(attentions)        # (L, T, T)
     attention_rollout(attentions)      # (L, T, T): Abnar & Zuidema (2020), rows sum to 1
     head_stats(attentions, is_special) # per (layer, head): entropy, share to the previous/first/special tokens
+    value_norms(v, w_o)                # (h, S): ‖v_j W_O^h‖, how long what key j can add is
+    value_contributions(weights, norms)   # (h, T, S): α_ij ‖v_j W_O^h‖ and each row's shares of it
 
 ``attentions`` is (L, h, T, T), the model's own softmax weights (rows sum to 1).
 """
@@ -101,3 +103,57 @@ def head_roles(stats: HeadStats, threshold: float = ROLE_THRESHOLD) -> list[list
             row.append(", ".join(names))
         roles.append(row)
     return roles
+
+
+def value_norms(v: torch.Tensor, w_o: torch.Tensor | None = None) -> torch.Tensor:
+    """‖f(x_j)‖ per head and key, f(x_j) = v_j W_O^h: the vector key j hands on through head h (Kobayashi et al.,
+    2020). ``v`` (h, S, d_v), biases included; ``w_o`` (h·d_v, d_out), head h owning rows [h·d_v, (h+1)·d_v), or
+    None for v_j itself. Returns (h, S)."""
+    if not isinstance(v, torch.Tensor) or v.dim() != 3:
+        raise AttentionInputError("v must be a tensor (heads, S, d_v).")
+    h, _, d_v = v.shape
+    if w_o is not None:
+        if w_o.dim() != 2 or w_o.shape[0] != h * d_v:
+            raise AttentionInputError(f"w_o must have {h} × {d_v} = {h * d_v} rows; got {tuple(w_o.shape)}.")
+        v = v @ w_o.reshape(h, d_v, -1)  # (h, S, d_out): f(x_j) = v_j W_O^h
+    return torch.linalg.vector_norm(v, dim=-1)  # (h, S)
+
+
+@dataclass(frozen=True)
+class ValueContributions:
+    """What each key adds to each query's output, per head (Kobayashi et al., 2020):
+
+    added (..., T, S): α_ij ‖f(x_j)‖, the length of α_ij f(x_j) (weights are never negative);
+    share (..., T, S): added over its row's sum, the share of what the head adds to query i that comes from key j
+    (0 in a row that adds nothing: all its weight on keys with zero vectors, or every key blocked).
+    """
+
+    added: torch.Tensor
+    share: torch.Tensor
+
+
+def value_contributions(weights: torch.Tensor, norms: torch.Tensor) -> ValueContributions:
+    """``weights`` (..., T, S), rows of softmax weights; ``norms`` (..., S), ``value_norms`` of the same heads."""
+    if weights.shape[:-2] + weights.shape[-1:] != norms.shape:
+        raise AttentionInputError(f"norms {tuple(norms.shape)} do not match weights {tuple(weights.shape)}.")
+    added = weights * norms.unsqueeze(-2)  # (..., T, S): α_ij ‖f(x_j)‖
+    total = added.sum(dim=-1, keepdim=True)  # (..., T, 1)
+    share = torch.where(total > 0, added / total.clamp_min(torch.finfo(added.dtype).tiny), torch.zeros_like(added))
+    return ValueContributions(added, share)
+
+
+def sink_shares(attentions: torch.Tensor, norms: torch.Tensor, sinks: list[bool], *,
+                causal: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per layer, averaged over heads and query rows: the weight given to the ``sinks`` keys (T,) and the share of
+    what the heads add that comes from them. ``attentions`` (L, h, T, T), ``norms`` (L, h, T) (``value_norms`` per
+    layer); ``causal``: the first row, which can only look at itself, is left out. Returns two (L,) tensors."""
+    _check_attentions(attentions)
+    T = attentions.shape[-1]
+    if len(sinks) != T:
+        raise AttentionInputError(f"sinks has {len(sinks)} entries for {T} tokens.")
+    keys = torch.tensor(sinks, dtype=torch.bool, device=attentions.device)
+    share = value_contributions(attentions, norms).share  # (L, h, T, T)
+    rows = slice(1, None) if causal and T > 1 else slice(None)
+    weight_on = attentions[..., rows, :][..., keys].sum(-1)  # (L, h, rows)
+    added_by = share[..., rows, :][..., keys].sum(-1)  # (L, h, rows)
+    return weight_on.mean(dim=(-2, -1)), added_by.mean(dim=(-2, -1))

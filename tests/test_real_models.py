@@ -28,8 +28,9 @@ from transformers import BertConfig, BertModel, GPT2Config, GPT2Model, PreTraine
 from attention_core import real_models as rm  # noqa: E402
 from attention_core.real_models import (  # noqa: E402
     MODEL_ALLOWLIST, LoadedModel, ModelLoadError, ModelSpec, layer_input, layer_projections, load_model,
-    query_scale, reproduce_layer, run_model, word_embeddings,
+    model_value_norms, query_scale, reproduce_layer, run_model, word_embeddings,
 )
+from attention_core.summaries import sink_shares  # noqa: E402
 
 TOLERANCE = 1e-5
 WORDPIECE_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat", "a", "dog",
@@ -341,6 +342,29 @@ def test_every_layer_and_head_is_reproduced(request, which):
         assert rep.trace.weights.max() > 0.5  # not near-uniform, so the comparison means something
 
 
+@pytest.mark.parametrize("which", ["tiny_bert", "tiny_gpt2"])
+def test_value_norms_are_what_the_model_hands_on(request, which):
+    """‖v_j W_O^h‖ from the model's own modules: BERT's value Linear and output dense, GPT-2's fused c_attn (its
+    last third) and c_proj, each head's block of W_O's rows."""
+    loaded = request.getfixturevalue(which)
+    run = run_model(loaded, SENTENCE)
+    norms = model_value_norms(loaded, run)
+    h, d = loaded.num_heads, loaded.head_dim
+    assert norms.shape == (loaded.num_layers, h, run.num_tokens)
+    for layer in range(loaded.num_layers):
+        x = layer_input(loaded, run, layer)
+        with torch.no_grad():
+            if loaded.family == "bert":
+                attention = loaded.model.encoder.layer[layer].attention
+                v, w_o = attention.self.value(x), attention.output.dense.weight.T
+            else:
+                block = loaded.model.h[layer].attn
+                v, w_o = block.c_attn(x)[:, 2 * loaded.hidden_size:], block.c_proj.weight
+        heads = v.reshape(run.num_tokens, h, d).transpose(0, 1)  # (h, T, d)
+        handed_on = torch.stack([heads[i] @ w_o[i * d:(i + 1) * d] for i in range(h)])  # (h, T, hidden)
+        torch.testing.assert_close(norms[layer], handed_on.norm(dim=-1), atol=TOLERANCE, rtol=TOLERANCE)
+
+
 def test_causal_trace_has_an_exactly_zero_upper_triangle(tiny_gpt2):
     run = run_model(tiny_gpt2, SENTENCE)
     weights = reproduce_layer(tiny_gpt2, run, 1).trace.weights
@@ -467,6 +491,17 @@ def test_packaged_model_tokenizes_and_reproduces_every_layer(minilm):
     assert run.attentions.shape == (6, 12, T, T) and run.hidden_states.shape == (7, T, 384)
     for layer in range(6):
         assert reproduce_layer(minilm, run, layer).max_abs_diff <= TOLERANCE
+
+
+def test_packaged_model_special_tokens_take_more_weight_than_they_add(minilm):
+    """The Real model page's claim: in every layer of MiniLM, [CLS] and [SEP] take a larger share of the weights
+    than of what the heads add (their vectors v W_O are shorter than the words')."""
+    run = run_model(minilm, SENTENCE)
+    norms = model_value_norms(minilm, run)
+    special = torch.tensor(run.is_special)
+    weight, added = sink_shares(run.attentions, norms, run.is_special)
+    assert (weight > added).all(), (weight, added)
+    assert (norms[..., special].mean(-1) < norms[..., ~special].mean(-1)).float().mean() > 0.8
 
 
 def test_packaged_model_word_pieces_and_embeddings(minilm):
