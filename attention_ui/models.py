@@ -20,8 +20,8 @@ import streamlit as st
 from attention_core import MAX_REAL_MODEL_TOKENS, AttentionInputError, head_stats
 from attention_core.summaries import ROLE_THRESHOLD
 from attention_core.real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoadError, ModelRun,
-                                        Reproduction, load_model, reproduce_layer, run_model, where_available,
-                                        word_embeddings)
+                                        Reproduction, load_model, model_value_norms, reproduce_layer, run_model,
+                                        where_available, word_embeddings)
 
 from .controls import BOUND, offer_example, stop_page, whole_number_in
 from .frames import token_labels
@@ -52,6 +52,7 @@ MAX_RESIDENT_MODELS = _env_count(MAX_MODELS_ENV, 1, 1, 3)
 RUN_CACHE = {"max_entries": 32, "max_size": "48MB"}  # ModelRun ≤ 2.5 MB (40 pieces, 12 layers × 12 heads)
 REPRODUCTION_CACHE = {"max_entries": 12, "max_size": "48MB"}  # W_Q, W_K, W_V, W_O + trace ≤ 10 MB (gpt2)
 WORD_VECTOR_CACHE = {"max_entries": 64, "max_size": "8MB"}  # (T ≤ 32, hidden ≤ 768) float32 ≤ 0.1 MB
+VALUE_NORM_CACHE = {"max_entries": 32, "max_size": "4MB"}  # (L ≤ 12, h ≤ 12, T ≤ 40) float32 ≤ 23 KB
 
 
 def hub_allowed() -> bool:
@@ -87,6 +88,12 @@ def _run_copy(name: str, sentence: str) -> TensorsAsArrays[ModelRun]:
 @st.cache_data(show_spinner=False, **REPRODUCTION_CACHE)
 def _reproduction_copy(name: str, sentence: str, layer: int) -> TensorsAsArrays[Reproduction]:
     return TensorsAsArrays(reproduce_layer(cached_model(name), cached_run(name, sentence), layer))
+
+
+@st.cache_data(show_spinner=False, **VALUE_NORM_CACHE)
+def cached_value_norms(name: str, sentence: str):
+    """‖v_j W_O^h‖ in every layer and head for the sentence's tokens, as a numpy array (L, h, T)."""
+    return model_value_norms(cached_model(name), cached_run(name, sentence)).cpu().numpy()
 
 
 @st.cache_data(show_spinner=False, **WORD_VECTOR_CACHE)

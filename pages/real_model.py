@@ -157,9 +157,11 @@ if "[UNK]" in run.tokens:
     st.caption("[UNK] stands for a piece the tokenizer has no entry for (an emoji, say): the model sees one "
                "“unknown” token there, whatever the character was.")
 
+from attention_ui.contributions import show_value_contributions  # noqa: E402
 from attention_ui.summaries import show_model_summaries  # noqa: E402
 
 show_model_summaries(pick, settings, first_section=3)
+show_value_contributions(pick, settings, sentence=settings.sentence, section=6)
 show_page_questions("real-model", real_model_questions(num_tokens=run.num_tokens, labels=labels, weights=weights,
                                                        layer=pick.layer, head=pick.head, follow=follow_row,
                                                        causal=pick.model.causal))

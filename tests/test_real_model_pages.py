@@ -678,3 +678,65 @@ def test_pale_on_shared_scale_names_only_a_matrix_far_smaller_than_the_largest()
     note = pale_on_shared_scale(6 * ones, 0.1 * ones, 0.1 * ones)
     assert note.startswith("On the one colour scale K and V are pale:") and "in Q." in note, note
     assert pale_on_shared_scale(0 * ones, 0 * ones, 0 * ones) is None
+
+
+def _contributions(at: AppTest, layer: int, head: int, follow: int):
+    """The core's numbers for the page's sentence: the followed token's weight on [CLS] and [SEP] in a head, their
+    share of what it adds, and the per-layer means (0-based layer and head)."""
+    from attention_core import sink_shares, value_contributions
+
+    run = models.cached_run(MODEL, at.session_state["sentence"])
+    norms = models.cached_value_norms(MODEL, at.session_state["sentence"])
+    import torch
+
+    norms = torch.from_numpy(norms)
+    special = torch.tensor(run.is_special)
+    share = value_contributions(run.attentions[layer, head], norms[layer, head]).share
+    return (float(run.attentions[layer, head, follow][special].sum()), float(share[follow][special].sum()),
+            sink_shares(run.attentions, norms, run.is_special))
+
+
+@needs_model
+def test_a_weight_is_not_what_a_token_adds():
+    """Section 6: the followed token's weights beside its shares of what the head adds, the lengths of v W_O, the
+    sentence's numbers in words, and the per-layer table, all the core's; the button goes to the head where the
+    weight on [CLS] and [SEP] most overstates what they add."""
+    at = open_page("real_model", sentence="The cat sat on the mat.", piece=2)
+    assert not at.exception
+    assert any(h.value == "6 · A weight is not what a token adds" for h in at.subheader)
+    layer, head = at.session_state["layer"] - 1, at.session_state["model_head"] - 1
+    weight_on, added_by, (per_layer_weight, per_layer_added) = _contributions(at, layer, head, 2)
+    line = next(s.value for s in at.success if "of what the head adds to it" in s.value)
+    assert f"gives [CLS] and [SEP] {weight_on:.2f} of its weight" in line and f"make up {added_by:.2f}" in line
+    table = next(d.value for d in at.dataframe if "share of what is added" in d.value.columns)
+    assert list(table["weight on [CLS] and [SEP]"]) == pytest.approx(per_layer_weight.numpy(), abs=0.006)
+    assert list(table["share of what is added"]) == pytest.approx(per_layer_added.numpy(), abs=0.006)
+    assert (table["weight on [CLS] and [SEP]"] > table["share of what is added"]).all()
+    specs = json.dumps(chart_specs(at), ensure_ascii=False)
+    assert "what 3·cat takes, and what it gets" in specs and "share of what the head adds" in specs
+    assert "how long each token's vector v W_O is" in specs
+
+    at.button(key="strongest_sink").click().run()
+    moved = (at.session_state["layer"] - 1, at.session_state["model_head"] - 1)
+    assert moved != (layer, head) and not at.exception
+    weight_on, added_by, _ = _contributions(at, *moved, 2)
+    assert weight_on - added_by > 0.3, "the head shown is one where the weight overstates what is added"
+    line = next(s.value for s in at.success if "of what the head adds to it" in s.value)
+    assert f"In layer {moved[0] + 1}, head {moved[1] + 1}, 3·cat gives [CLS] and [SEP] {weight_on:.2f}" in line
+    assert not [b for b in at.button if b.key == "strongest_sink"], "no button to the head already shown"
+
+
+@needs_model
+def test_a_slide_shows_the_weight_and_share_table_in_the_slides_type():
+    at = open_page("real_model", presenter=True)
+    assert not at.exception
+    table = next(t.value for t in at.table if "share of what is added" in t.value.columns)
+    assert len(table) == 6 and all(len(value) == 4 for value in table["share of what is added"])  # "0.22"
+
+
+def test_sinks_are_the_marker_tokens_or_the_first():
+    from attention_ui.contributions import sink_tokens
+
+    assert sink_tokens([True, False, True, True], ["[CLS]", "a", "[UNK]", "[SEP]"]) == (
+        [True, False, False, True], "[CLS] and [SEP]")  # an unknown piece stands in for a word
+    assert sink_tokens([False, False], ["The", "␣cat"]) == ([True, False], "the first token")  # GPT-2

@@ -11,6 +11,11 @@ from attention_ui.text import plain, quoted
 REAL_MODEL, INSIDE_REAL_HEAD = "real-model", "inside-real-head"
 """The pages' url paths, which are their questions' ``stage``."""
 
+SINK_WEIGHT, SINK_LENGTH, OTHER_LENGTH = 0.6, 1.0, 4.0
+"""The numbers of the question on what a sink adds: its weight, its vector's length, and every other token's."""
+SINK_SHARE = SINK_WEIGHT * SINK_LENGTH / (SINK_WEIGHT * SINK_LENGTH + (1 - SINK_WEIGHT) * OTHER_LENGTH)
+"""Its answer: 0.6 / (0.6 + 1.6) = 3/11."""
+
 REPRODUCED = 1e-4
 """Largest difference from the model's own attention that the Inside a real head page calls a reproduction."""
 
@@ -35,7 +40,7 @@ def real_model_questions(*, num_tokens: int, labels, weights, layer: int, head: 
     are the tokens and the attention of layer ``layer``, head ``head`` (0-based) as the close-up shows them, and
     ``follow`` the row of the followed token among them (None when it is hidden), ``causal`` whether the model looks
     only back: how many tokens the model reads, the weight the followed token gives the one before it (after it, for
-    the first token; only when it is shown), and what attention sinks are."""
+    the first token; only when it is shown), what attention sinks are and how little a sink adds."""
     found = [numeric(
         REAL_MODEL, "tokens", "How many tokens does the model read for your sentence, special tokens included?",
         num_tokens,
@@ -69,6 +74,20 @@ def real_model_questions(*, num_tokens: int, labels, weights, layer: int, head: 
         "the strongest such heads.",
         hint="A row's weights always add up to 1. What can a head do with that weight when no other token is "
              "useful to it?"))
+    others = 1 - SINK_WEIGHT
+    found.append(numeric(
+        REAL_MODEL, "sink-adds", f"A head gives [SEP] a weight of {SINK_WEIGHT:g} and the other tokens {others:g} in "
+        f"all. [SEP]'s vector v W_O is {SINK_LENGTH:g} long, every other token's {OTHER_LENGTH:g} long. What share "
+        "of what the head adds comes from [SEP] (each token adds its weight × its length; its share is that over "
+        "the sum)?",
+        SINK_SHARE,
+        f"[SEP] adds {SINK_WEIGHT:g} × {SINK_LENGTH:g} = {SINK_WEIGHT * SINK_LENGTH:g}, and the others "
+        f"{others:g} × {OTHER_LENGTH:g} = {others * OTHER_LENGTH:g} together, so [SEP]'s share is "
+        f"{SINK_WEIGHT * SINK_LENGTH:g} / ({SINK_WEIGHT * SINK_LENGTH:g} + {others * OTHER_LENGTH:g}) = "
+        f"{SINK_SHARE:.2f}: most of the weight, about a quarter of what is added. Section 6 (“A weight is not what "
+        "a token adds”) measures this in the model.",
+        hint="The others' weights add up to the rest of the row, and each of their vectors is as long: together "
+             "they add that weight times that length."))
     return found
 
 

@@ -1,0 +1,131 @@
+"""Real model's section "a weight is not what a token adds": a head's weights beside the share of what it adds
+(Kobayashi et al., 2020), and how much of the weight parked on the sinks ([CLS] and [SEP], or GPT-2's first token)
+reaches the output."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+import torch
+
+from attention_core import sink_shares, value_contributions
+
+from . import charts, frames
+from .models import cached_value_norms
+from .render import cached_spec
+from .text import plain
+from .views import BARS_FRAME_PX, PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, show_chart, slide_bar_px
+
+WEIGHT_PANEL, SHARE_PANEL = "weight α (what the maps show)", "share of what the head adds"
+"""The two panels of the followed token's bars."""
+MIN_PAIRED_BAR_PX = 14
+"""The narrowest bar of the two panels; past it they stand one above the other."""
+
+
+UNKNOWN_PIECE = "[UNK]"
+"""A BERT-style tokenizer's piece for what it has no entry for: special, but a word's stand-in, not a resting place."""
+
+
+def sink_tokens(is_special: list[bool], pieces: list[str]) -> tuple[list[bool], str]:
+    """Which tokens are the model's resting places, and their name: [CLS] and [SEP] (a BERT-style tokenizer's marker
+    tokens), or the first token where there are none (GPT-2)."""
+    markers = [special and piece != UNKNOWN_PIECE for special, piece in zip(is_special, pieces)]
+    if any(markers):
+        return markers, "[CLS] and [SEP]"
+    return [i == 0 for i in range(len(is_special))], "the first token"
+
+
+def layer_table(weight: torch.Tensor, added: torch.Tensor, sinks: str) -> pd.DataFrame:
+    """Per layer: the weight the heads give the sinks and the share of what they add that comes from them."""
+    return pd.DataFrame({"layer": range(1, len(weight) + 1), f"weight on {sinks}": weight.numpy().round(2),
+                         "share of what is added": added.numpy().round(2)}).astype({"layer": int})
+
+
+def show_value_contributions(pick, settings, *, sentence: str, section: int) -> None:
+    """Section ``section`` of the Real model page for the picked model, ``sentence``, layer, head and token."""
+    run, model = pick.run, pick.model
+    norms = torch.from_numpy(cached_value_norms(pick.name, sentence))  # (L, h, T)
+    sinks, sink_words = sink_tokens(run.is_special, run.pieces)
+    layer, head = pick.layer, pick.head
+    found = value_contributions(run.attentions[layer, head], norms[layer, head])  # (T, T)
+    where = f"layer {layer + 1}, head {head + 1}"
+
+    st.subheader(f"{section} · A weight is not what a token adds")
+    st.markdown(
+        "The maps above show weights: how much of each token's vector a token takes. What it gets is the weight "
+        "times that vector, as the head hands it on: the token's value v, through the head's part of the output "
+        "projection W_O. A large weight on a short vector adds little, and a small weight on a long one can add "
+        f"much. Measured this way (Kobayashi et al., 2020), the weight many heads park on {sink_words} adds "
+        "little: their vectors are short. A head with nothing to find puts its weight where it changes nothing.")
+    st.latex(r"\text{added}_{ij} = \alpha_{ij}\,\lVert v_j W_O^{(h)} \rVert,\qquad "
+             r"\text{share}_{ij} = \frac{\text{added}_{ij}}{\sum_{j'} \text{added}_{ij'}}")
+    keep = pick.shown
+    all_labels = frames.token_labels(run.tokens)
+    labels = frames.AxisLabels(all_labels[i] for i in keep)
+    T = len(keep)
+    column = PRESENTER_COLUMN_PX if settings.presenter else PAGE_WIDTH_PX
+    follow = pick.shown_follow
+    if follow in keep and T > 1 and not all(sinks):
+        me = labels[keep.index(follow)]
+        # two panels side by side, each in half the column, or one above the other where bars would be too thin
+        widest = column if settings.presenter else settings.cell_size  # (a slide's bars span it, as its maps do)
+        cell = min(widest, slide_bar_px(T, column // 2) if settings.presenter else (column // 2 - BARS_FRAME_PX) // T)
+        side_by_side = cell >= MIN_PAIRED_BAR_PX
+        if not side_by_side:
+            cell = max(MIN_PAIRED_BAR_PX, min(widest, slide_bar_px(T) if settings.presenter
+                                              else (column - BARS_FRAME_PX) // T))
+
+        def paired_rows():
+            parts = [frames.row_frame(values[follow, keep], labels).assign(head=panel, head_index=i)
+                     for i, (panel, values) in enumerate(((WEIGHT_PANEL, run.attentions[layer, head]),
+                                                          (SHARE_PANEL, found.share)))]
+            return pd.concat(parts, ignore_index=True)
+
+        show_chart(cached_spec(charts.row_bars_by_head, paired_rows(), columns=2 if side_by_side else 1,
+                               font_size=settings.font_size, cell_size=cell, value_title="share",
+                               title=f"{where}: what {me} takes, and what it gets"))
+        sink_columns = torch.tensor(sinks)
+        weight_on = float(run.attentions[layer, head, follow][sink_columns].sum())
+        added_by = float(found.share[follow][sink_columns].sum())
+        sink_lengths = [f"{float(norms[layer, head, i]):.1f}" for i in range(len(sinks)) if sinks[i]]
+        long_sinks = " and ".join(sink_lengths)
+        long_words = float(norms[layer, head][~sink_columns].mean())
+        hidden = " (hidden from the bars)" if any(sinks[i] and i not in keep for i in range(len(sinks))) else ""
+        st.success(f"In {where}, {plain(me)} gives {sink_words}{hidden} {weight_on:.2f} of its weight, and they make "
+                   f"up {added_by:.2f} of what the head adds to it. In this head "
+                   + (f"their vectors v W_O are {long_sinks} long" if len(sink_lengths) > 1 else
+                      f"its vector v W_O is {long_sinks} long")
+                   + f", the other tokens' {long_words:.1f} on average.")
+        # the head where the followed token's weight on the sinks most overstates what they add
+        every = value_contributions(run.attentions[:, :, follow:follow + 1], norms).share[..., 0, :]  # (L, h, T)
+        parked = run.attentions[:, :, follow][..., sink_columns].sum(-1)  # (L, h)
+        gap = parked - every[..., sink_columns].sum(-1)  # (L, h)
+        at = int(gap.argmax())
+        to_layer, to_head = divmod(at, model.num_heads)
+        if (to_layer, to_head) != (layer, head):
+            st.button(f"Look at layer {to_layer + 1}, head {to_head + 1}, where the weight most overstates what "
+                      f"{sink_words} add: {float(parked.flatten()[at]):.2f} of the weight, "
+                      f"{float(parked.flatten()[at] - gap.flatten()[at]):.2f} of what is added",
+                      key="strongest_sink", icon=":material/arrow_upward:", on_click=st.session_state.update,
+                      args=({"layer": to_layer + 1, "model_head": to_head + 1},))
+    lengths = frames.row_frame(norms[layer, head, keep], labels)
+    bar = slide_bar_px(T) if settings.presenter else max(MIN_PAIRED_BAR_PX, min(
+        max(settings.cell_size, 26), (column - BARS_FRAME_PX) // max(T, 1)))
+    show_chart(cached_spec(charts.row_bars, lengths, title=f"{where}: how long each token's vector v W_O is",
+                           domain=(0, 1.15 * float(norms[layer, head, keep].max())), value_title="‖v W_O‖",
+                           cell_size=bar, font_size=settings.font_size))
+    weight, added = sink_shares(run.attentions, norms, sinks, causal=model.causal)
+    table = layer_table(weight, added, sink_words)
+    st.markdown(f"Layer by layer, averaged over the {model.num_heads} heads and every token: the weight given to "
+                f"{sink_words}, and their share of what the heads add.")
+    if settings.presenter:  # HTML, which the slide's style enlarges
+        st.table(table.assign(**{name: table[name].map("{:.2f}".format) for name in table.columns[1:]}),
+                 hide_index=True, width="content")
+    else:
+        st.dataframe(table, hide_index=True, width="content",
+                     column_config={name: st.column_config.NumberColumn(format="%.2f") for name in table.columns[1:]})
+    st.caption("The shares count lengths, not directions: vectors that point different ways partly cancel when "
+               "added. What follows attention in the layer (the residual path and LayerNorm) is left out; Kobayashi "
+               "et al. weigh those too. "
+               + ("The first token's own row can only look at itself, so the table leaves it out."
+                  if model.causal else ""))
