@@ -46,17 +46,19 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
     run, model = pick.run, pick.model
     norms = torch.from_numpy(cached_value_norms(pick.name, sentence))  # (L, h, T)
     sinks, sink_words = sink_tokens(run.is_special, run.pieces)
+    many = sum(sinks) > 1  # ([CLS] and [SEP], or one first token)
     layer, head = pick.layer, pick.head
     found = value_contributions(run.attentions[layer, head], norms[layer, head])  # (T, T)
-    where = f"layer {layer + 1}, head {head + 1}"
+    where = f"head {head + 1} of layer {layer + 1}"  # (", head " names the close-up's title alone)
 
     st.subheader(f"{section} · A weight is not what a token adds")
     st.markdown(
         "The maps above show weights: how much of each token's vector a token takes. What it gets is the weight "
         "times that vector, as the head hands it on: the token's value v, through the head's part of the output "
         "projection W_O. A large weight on a short vector adds little, and a small weight on a long one can add "
-        f"much. Measured this way (Kobayashi et al., 2020), the weight many heads park on {sink_words} adds "
-        "little: their vectors are short. A head with nothing to find puts its weight where it changes nothing.")
+        f"much. Measured this way (Kobayashi et al., 2020, in BERT), the weight many heads park on {sink_words} "
+        f"adds little: {'their vectors are' if many else 'its vector is'} short. A head with nothing to find puts "
+        "its weight where it changes nothing. The numbers below are this model's.")
     st.latex(r"\text{added}_{ij} = \alpha_{ij}\,\lVert v_j W_O^{(h)} \rVert,\qquad "
              r"\text{share}_{ij} = \frac{\text{added}_{ij}}{\sum_{j'} \text{added}_{ij'}}")
     keep = pick.shown
@@ -91,8 +93,8 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
         long_sinks = " and ".join(sink_lengths)
         long_words = float(norms[layer, head][~sink_columns].mean())
         hidden = " (hidden from the bars)" if any(sinks[i] and i not in keep for i in range(len(sinks))) else ""
-        st.success(f"In {where}, {plain(me)} gives {sink_words}{hidden} {weight_on:.2f} of its weight, and they make "
-                   f"up {added_by:.2f} of what the head adds to it. In this head "
+        st.success(f"In {where}, {plain(me)} gives {sink_words}{hidden} {weight_on:.2f} of its weight, and "
+                   f"{'they make' if many else 'it makes'} up {added_by:.2f} of what the head adds to it. In this head "
                    + (f"their vectors v W_O are {long_sinks} long" if len(sink_lengths) > 1 else
                       f"its vector v W_O is {long_sinks} long")
                    + f", the other tokens' {long_words:.1f} on average.")
@@ -103,8 +105,8 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
         at = int(gap.argmax())
         to_layer, to_head = divmod(at, model.num_heads)
         if (to_layer, to_head) != (layer, head):
-            st.button(f"Look at layer {to_layer + 1}, head {to_head + 1}, where the weight most overstates what "
-                      f"{sink_words} add: {float(parked.flatten()[at]):.2f} of the weight, "
+            st.button(f"Look at head {to_head + 1} of layer {to_layer + 1}, where the weight most overstates what "
+                      f"{sink_words} {'add' if many else 'adds'}: {float(parked.flatten()[at]):.2f} of the weight, "
                       f"{float(parked.flatten()[at] - gap.flatten()[at]):.2f} of what is added",
                       key="strongest_sink", icon=":material/arrow_upward:", on_click=st.session_state.update,
                       args=({"layer": to_layer + 1, "model_head": to_head + 1},))
@@ -117,7 +119,7 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
     weight, added = sink_shares(run.attentions, norms, sinks, causal=model.causal)
     table = layer_table(weight, added, sink_words)
     st.markdown(f"Layer by layer, averaged over the {model.num_heads} heads and every token: the weight given to "
-                f"{sink_words}, and their share of what the heads add.")
+                f"{sink_words}, and {'their' if many else 'its'} share of what the heads add.")
     if settings.presenter:  # HTML, which the slide's style enlarges
         st.table(table.assign(**{name: table[name].map("{:.2f}".format) for name in table.columns[1:]}),
                  hide_index=True, width="content")

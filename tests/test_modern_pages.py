@@ -395,10 +395,17 @@ def test_real_model_page_ends_with_the_summaries(tiny_gpt2_as_distilgpt2):
     at.selectbox(key="model").set_value("distilgpt2").run()
     assert not at.exception, [e.value for e in at.exception]
     heads = [s.value for s in at.subheader]
-    assert heads[-3:] == ["3 · Mean over heads, layer by layer",
+    assert heads[-4:] == ["3 · Mean over heads, layer by layer",
                           "4 · Attention rollout: where each token's information came from",
-                          "5 · Every head in numbers"]
-    table = at.dataframe[-1].value
+                          "5 · Every head in numbers",
+                          "6 · A weight is not what a token adds"]
+    # GPT-2 adds no [CLS] or [SEP]: its resting place is the first token, whose own row (it sees only itself) is left
+    # out of the per-layer means
+    sinks = next(d.value for d in at.dataframe if "share of what is added" in d.value.columns)
+    assert list(sinks.columns) == ["layer", "weight on the first token", "share of what is added"]
+    assert len(sinks) == 2 and ((sinks.iloc[:, 1:] >= 0) & (sinks.iloc[:, 1:] <= 1)).all().all()
+    assert any("The first token's own row can only look at itself" in c.value for c in at.caption)
+    table = next(d.value for d in at.dataframe if "to previous token" in d.value.columns)
     assert len(table) == 2 * 4  # tiny GPT-2: 2 layers × 4 heads
     assert table[["layer", "head"]].values.tolist()[:2] == [[1, 1], [1, 2]]
     assert ((table["to previous token"] >= 0) & (table["to previous token"] <= 1)).all()

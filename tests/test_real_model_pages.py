@@ -722,7 +722,7 @@ def test_a_weight_is_not_what_a_token_adds():
     weight_on, added_by, _ = _contributions(at, *moved, 2)
     assert weight_on - added_by > 0.3, "the head shown is one where the weight overstates what is added"
     line = next(s.value for s in at.success if "of what the head adds to it" in s.value)
-    assert f"In layer {moved[0] + 1}, head {moved[1] + 1}, 3·cat gives [CLS] and [SEP] {weight_on:.2f}" in line
+    assert f"In head {moved[1] + 1} of layer {moved[0] + 1}, 3·cat gives [CLS] and [SEP] {weight_on:.2f}" in line
     assert not [b for b in at.button if b.key == "strongest_sink"], "no button to the head already shown"
 
 
