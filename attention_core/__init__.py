@@ -24,7 +24,7 @@ from .modern import (PUBLISHED_SHAPES, CacheCheck, KVCache, ModelShape, StepTimi
                      decode_step, decode_with_kv_cache, divisors, grouped_kwargs, kv_cache_table, reach_span,
                      sliding_window_reach, time_generation_step)
 from .summaries import (HeadStats, ValueContributions, attention_rollout, head_roles, head_stats, mean_over_heads,
-                        sink_shares, value_contributions, value_norms)
+                        sink_shares, sink_shares_of, value_contributions, value_norms)
 from .real_models import (MODEL_ALLOWLIST, MODEL_DIR_ENV, LoadedModel, ModelLoadError, ModelRun, ModelSpec,
                           Reproduction, SourceAttempt, hub_offline, layer_input, layer_projections, load_model,
                           model_value_norms, query_scale, reproduce_layer, run_model, word_embeddings)
@@ -62,7 +62,7 @@ __all__ = [
     "decode_with_kv_cache", "divisors", "grouped_kwargs", "kv_cache_table", "reach_span", "sliding_window_reach",
     "time_generation_step",
     "HeadStats", "attention_rollout", "head_roles", "head_stats", "mean_over_heads",
-    "ValueContributions", "sink_shares", "value_contributions", "value_norms", "model_value_norms",
+    "ValueContributions", "sink_shares", "sink_shares_of", "value_contributions", "value_norms", "model_value_norms",
     "MAX_POSITION", "EquivarianceCheck", "RopeShiftCheck", "alibi_attention", "alibi_bias", "alibi_slopes",
     "apply_rope", "equivariance_check", "rope_shift_check",
     "shuffled_order", "sinusoidal_positions",

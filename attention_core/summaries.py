@@ -5,6 +5,7 @@
     head_stats(attentions, is_special) # per (layer, head): entropy, share to the previous/first/special tokens
     value_norms(v, w_o)                # (h, S): ‖v_j W_O^h‖, how long what key j can add is
     value_contributions(weights, norms)   # (h, T, S): α_ij ‖v_j W_O^h‖ and each row's shares of it
+    sink_shares(attentions, norms, sinks) # per layer: weight on the sinks against their share of what is added
 
 ``attentions`` is (L, h, T, T), the model's own softmax weights (rows sum to 1).
 """
@@ -142,18 +143,33 @@ def value_contributions(weights: torch.Tensor, norms: torch.Tensor) -> ValueCont
     return ValueContributions(added, share)
 
 
+def _on_sinks(attentions: torch.Tensor, norms: torch.Tensor, sinks: list[bool]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per row: the weight on the ``sinks`` keys and their share of what is added, each (..., T)."""
+    T = attentions.shape[-1]
+    if len(sinks) != T:
+        raise AttentionInputError(f"sinks has {len(sinks)} entries for {T} tokens.")
+    keys = torch.tensor(sinks, dtype=torch.bool, device=attentions.device)
+    share = value_contributions(attentions, norms).share  # (..., T, T)
+    return attentions[..., keys].sum(-1), share[..., keys].sum(-1)  # (..., T) each
+
+
 def sink_shares(attentions: torch.Tensor, norms: torch.Tensor, sinks: list[bool], *,
                 causal: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Per layer, averaged over heads and query rows: the weight given to the ``sinks`` keys (T,) and the share of
     what the heads add that comes from them. ``attentions`` (L, h, T, T), ``norms`` (L, h, T) (``value_norms`` per
     layer); ``causal``: the first row, which can only look at itself, is left out. Returns two (L,) tensors."""
     _check_attentions(attentions)
-    T = attentions.shape[-1]
-    if len(sinks) != T:
-        raise AttentionInputError(f"sinks has {len(sinks)} entries for {T} tokens.")
-    keys = torch.tensor(sinks, dtype=torch.bool, device=attentions.device)
-    share = value_contributions(attentions, norms).share  # (L, h, T, T)
-    rows = slice(1, None) if causal and T > 1 else slice(None)
-    weight_on = attentions[..., rows, :][..., keys].sum(-1)  # (L, h, rows)
-    added_by = share[..., rows, :][..., keys].sum(-1)  # (L, h, rows)
-    return weight_on.mean(dim=(-2, -1)), added_by.mean(dim=(-2, -1))
+    weight_on, added_by = _on_sinks(attentions, norms, sinks)  # (L, h, T) each
+    rows = slice(1, None) if causal and attentions.shape[-1] > 1 else slice(None)
+    return weight_on[..., rows].mean(dim=(-2, -1)), added_by[..., rows].mean(dim=(-2, -1))
+
+
+def sink_shares_of(attentions: torch.Tensor, norms: torch.Tensor, sinks: list[bool],
+                   query: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The same for one query token, in every head: the weight it gives the ``sinks`` and their share of what each
+    head adds to it. Returns two (L, h) tensors."""
+    _check_attentions(attentions)
+    if not 0 <= query < attentions.shape[-1]:
+        raise AttentionInputError(f"query {query} is not a token of {attentions.shape[-1]}.")
+    weight_on, added_by = _on_sinks(attentions[..., query:query + 1, :], norms, sinks)  # (L, h, 1) each
+    return weight_on[..., 0], added_by[..., 0]

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention_core import sink_shares, value_contributions
+from attention_core import sink_shares, sink_shares_of, value_contributions
 
 from . import charts, frames
 from .models import cached_value_norms
@@ -86,35 +86,30 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
         show_chart(cached_spec(charts.row_bars_by_head, paired_rows(), columns=2 if side_by_side else 1,
                                font_size=settings.font_size, cell_size=cell, value_title="share",
                                title=f"{where}: what {me} takes, and what it gets"))
-        sink_columns = torch.tensor(sinks)
-        weight_on = float(run.attentions[layer, head, follow][sink_columns].sum())
-        added_by = float(found.share[follow][sink_columns].sum())
+        parked, added = sink_shares_of(run.attentions, norms, sinks, follow)  # (L, h) each
+        weight_on, added_by = float(parked[layer, head]), float(added[layer, head])
         sink_lengths = [f"{float(norms[layer, head, i]):.1f}" for i in range(len(sinks)) if sinks[i]]
-        long_sinks = " and ".join(sink_lengths)
-        long_words = float(norms[layer, head][~sink_columns].mean())
+        long_words = sum(float(norms[layer, head, i]) for i in range(len(sinks)) if not sinks[i]) / (
+            len(sinks) - sum(sinks))
         hidden = " (hidden from the bars)" if any(sinks[i] and i not in keep for i in range(len(sinks))) else ""
         st.success(f"In {where}, {plain(me)} gives {sink_words}{hidden} {weight_on:.2f} of its weight, and "
                    f"{'they make' if many else 'it makes'} up {added_by:.2f} of what the head adds to it. In this head "
-                   + (f"their vectors v W_O are {long_sinks} long" if len(sink_lengths) > 1 else
-                      f"its vector v W_O is {long_sinks} long")
+                   + (f"their vectors v W_O are {' and '.join(sink_lengths)} long" if many else
+                      f"its vector v W_O is {sink_lengths[0]} long")
                    + f", the other tokens' {long_words:.1f} on average.")
         # the head where the followed token's weight on the sinks most overstates what they add
-        every = value_contributions(run.attentions[:, :, follow:follow + 1], norms).share[..., 0, :]  # (L, h, T)
-        parked = run.attentions[:, :, follow][..., sink_columns].sum(-1)  # (L, h)
-        gap = parked - every[..., sink_columns].sum(-1)  # (L, h)
-        at = int(gap.argmax())
-        to_layer, to_head = divmod(at, model.num_heads)
+        to_layer, to_head = divmod(int((parked - added).argmax()), model.num_heads)
         if (to_layer, to_head) != (layer, head):
             st.button(f"Look at head {to_head + 1} of layer {to_layer + 1}, where the weight most overstates what "
-                      f"{sink_words} {'add' if many else 'adds'}: {float(parked.flatten()[at]):.2f} of the weight, "
-                      f"{float(parked.flatten()[at] - gap.flatten()[at]):.2f} of what is added",
+                      f"{sink_words} {'add' if many else 'adds'}: {float(parked[to_layer, to_head]):.2f} of the "
+                      f"weight, {float(added[to_layer, to_head]):.2f} of what is added",
                       key="strongest_sink", icon=":material/arrow_upward:", on_click=st.session_state.update,
                       args=({"layer": to_layer + 1, "model_head": to_head + 1},))
     lengths = frames.row_frame(norms[layer, head, keep], labels)
     bar = slide_bar_px(T) if settings.presenter else max(MIN_PAIRED_BAR_PX, min(
         max(settings.cell_size, 26), (column - BARS_FRAME_PX) // max(T, 1)))
     show_chart(cached_spec(charts.row_bars, lengths, title=f"{where}: how long each token's vector v W_O is",
-                           domain=(0, 1.15 * float(norms[layer, head, keep].max())), value_title="‖v W_O‖",
+                           domain=(0, 1.15 * float(norms[layer, head, keep].max()) or 1.0), value_title="‖v W_O‖",
                            cell_size=bar, font_size=settings.font_size))
     weight, added = sink_shares(run.attentions, norms, sinks, causal=model.causal)
     table = layer_table(weight, added, sink_words)

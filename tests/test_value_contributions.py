@@ -7,7 +7,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_core import (AttentionInputError, sink_shares, trace_attention, value_contributions, value_norms)
+from attention_core import (AttentionInputError, sink_shares, sink_shares_of, trace_attention, value_contributions,
+                            value_norms)
 
 
 def test_hand_worked_shares():
@@ -78,6 +79,9 @@ def test_sink_shares_hand_worked():
     torch.testing.assert_close(added, torch.tensor([(0.3 / 1.1 + 0.25 / 1.25 + 0.1 / 1.7) / 3]))
     causal_weight, _ = sink_shares(attentions, norms, [False, False, True], causal=True)  # without the first row
     torch.testing.assert_close(causal_weight, torch.tensor([(0.5 + 0.2) / 2]))
+    weight_of, added_of = sink_shares_of(attentions, norms, [False, False, True], 0)  # the first row, per head
+    torch.testing.assert_close(weight_of, torch.tensor([[0.6]]))
+    torch.testing.assert_close(added_of, torch.tensor([[0.3 / 1.1]]))
 
 
 @pytest.mark.parametrize("call", [
@@ -85,6 +89,7 @@ def test_sink_shares_hand_worked():
     lambda: value_norms(torch.ones(2, 3, 4), torch.ones(6, 5)),
     lambda: value_contributions(torch.ones(2, 3, 3), torch.ones(2, 4)),
     lambda: sink_shares(torch.ones(1, 1, 3, 3), torch.ones(1, 1, 3), [True, False]),
+    lambda: sink_shares_of(torch.ones(1, 1, 3, 3), torch.ones(1, 1, 3), [True, False, False], 3),
 ])
 def test_mismatched_shapes_are_named(call):
     with pytest.raises(AttentionInputError):
