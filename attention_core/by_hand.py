@@ -105,11 +105,23 @@ class AnswerCheck:
         return self.count(RIGHT) == self.cells
 
 
+_TIMES = re.compile(r"[*×·]")
+"""A product's sign as a student types it: 2*1.5, 2×1.5, 2·1.5."""
+
+
+def _product(text: str) -> float:
+    """ "2*1.4142" as a float (a number alone too); ValueError unless every factor is a number."""
+    factors = [float(factor) for factor in _TIMES.split(text)]  # ValueError on an empty or other factor
+    return math.prod(factors)
+
+
 def _decimal_fraction(text: str) -> float:
-    """ "3/1.4142" (a score over √d_k as a student writes it; ``Fraction`` reads whole numbers only) as a float."""
+    """ "3/1.4142" (a score over √d_k as a student writes it; ``Fraction`` reads whole numbers only) as a float, and
+    products on either side: "2*1.4142", "1/2*1.4142" (one over the product, as "1/2√2" is read)."""
     try:
-        numerator, denominator = map(float, text.split("/"))  # ValueError unless two numbers
-    except ValueError:
+        parts = text.split("/")
+        numerator, denominator = (_product(parts[0]), 1.0) if len(parts) == 1 else map(_product, parts)
+    except ValueError:  # (also unless one or two sides)
         numerator = denominator = math.nan
     if not (math.isfinite(numerator) and math.isfinite(denominator)):
         raise AttentionInputError(f"holds “{text[:20]}”, which is not a number")
@@ -124,12 +136,13 @@ _SQUARE_ROOT = re.compile(r"sqrt\(([0-9]*\.?[0-9]+)\)|√\(([0-9]*\.?[0-9]+)\)|�
 
 def _square_roots(text: str) -> str:
     """``text`` with each square root of a plain number written out: "1/√2" -> "1/1.414…" and
-    "sqrt(512)" -> "22.627…". A root right after a digit ("2√2", a product) is left as it is, and so not read."""
+    "sqrt(512)" -> "22.627…"; a root right after a number is a product: "2√2" -> "2*1.414…"."""
     def value(match: re.Match) -> str:
         before = text[match.start() - 1] if match.start() else ""
-        if before and (before.isdigit() or before in ".)"):
+        if before in (".", ")"):  # (not a number before it: left as it is, and so not read)
             return match.group(0)
-        return repr(math.sqrt(float(next(group for group in match.groups() if group is not None))))
+        root = repr(math.sqrt(float(next(group for group in match.groups() if group is not None))))
+        return "*" + root if before.isdigit() else root
     return _SQUARE_ROOT.sub(value, text)
 
 
@@ -137,8 +150,9 @@ def read_number(cell) -> float:
     """One typed cell as a float; ``ValueError`` with a short reason when it is not a usable number.
 
     Accepts ints, floats and text such as "0.5", "-2", "−1" (a typographic minus), "1/2", "3/1.4142", "1e-3",
-    "0,5" (a decimal comma, when the text has one comma and no point), "25%" (0.25) and square roots of plain
-    numbers: "√512", "sqrt(512)", "1/√2", "3/sqrt(2)".
+    "0,5" (a decimal comma, when the text has one comma and no point), "25%" (0.25), square roots of plain
+    numbers: "√512", "sqrt(512)", "1/√2", "3/sqrt(2)", and products: "2√2", "2*sqrt(2)", "0.5×0.2", "1/2√2"
+    (one over 2√2).
     """
     if cell is None:
         raise AttentionInputError(EMPTY_REASON)

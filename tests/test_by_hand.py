@@ -56,7 +56,16 @@ def test_read_number_accepts_a_square_root(typed, value):
     assert read_number(typed) == pytest.approx(value, rel=1e-12)
 
 
-@pytest.mark.parametrize("typed", ["2√2", "√", "sqrt(-1)", "sqrt(2", "√x", "1/sqrt(0)"])
+@pytest.mark.parametrize("typed, value", [("2√2", 2 * math.sqrt(2)), ("2*sqrt(2)", 2 * math.sqrt(2)),
+                                          ("3×√2", 3 * math.sqrt(2)), ("−2√2", -2 * math.sqrt(2)), ("0.5*0.2", 0.1),
+                                          ("1/2√2", 1 / (2 * math.sqrt(2))), ("2√2/4", math.sqrt(2) / 2),
+                                          ("√2√2", 2.0)])
+def test_read_number_accepts_a_product(typed, value):
+    """A student who wrote √8 as 2√2 was told it was not a number. "1/2√2" is one over 2√2, as it is said."""
+    assert read_number(typed) == pytest.approx(value, rel=1e-12)
+
+
+@pytest.mark.parametrize("typed", ["√", "sqrt(-1)", "sqrt(2", "√x", "1/sqrt(0)", "2**2", "2*", "*2", "(2)√2", "2.√2"])
 def test_a_root_that_is_no_plain_number_is_refused(typed):
     with pytest.raises(AttentionInputError):
         read_number(typed)
