@@ -110,6 +110,8 @@ def test_overview_and_multi_head_answers_are_the_pages_numbers(s):
     found = page_questions("overview", s)
     assert answer(found, "largest") == pytest.approx(float(by_hand[s.follow].max()), abs=1e-5)
     assert f"“{token_labels(lesson.tokens)[s.follow]}”" in found[0].prompt
+    # (the question sits under the pipeline and the page's links, far below the chart it asks about: it names it)
+    assert found[0].prompt.startswith("In the chart “Your sentence right now” at the top of this page")
     found = page_questions("multi-head", s)
     assert answer(found, "last-column") == (s.head + 1) * d_k
     assert answer(found, "all-weights") == h * T * T

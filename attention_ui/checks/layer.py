@@ -32,10 +32,11 @@ def overview_questions(trace: AttentionTrace, labels: list[str], *, follow: int,
     me = quoted(labels[follow])
     largest, why_largest = largest_weight(trace.weights[head, follow], labels, me)
     return [
-        numeric(OVERVIEW, "largest", f"In the chart{_in_head(trace, head)}, what is the largest weight in the "
-                f"outlined row, the row of {me}?", largest, why_largest,
-                hint="Find the outlined row of the chart, hover over its cells (or read their numbers) and take "
-                     "the biggest one."),
+        numeric(OVERVIEW, "largest", f"In the chart “Your sentence right now” at the top of this page"
+                f"{_in_head(trace, head)}, what is the largest weight in the outlined row, the row of {me}?", largest,
+                why_largest,
+                hint="Scroll back up to the chart beside the formula. Find its outlined row, hover over its cells (or "
+                     "read their numbers) and take the biggest one."),
         choice(OVERVIEW, "row", "What does one row of the chart show?",
                ("How much each of the other tokens takes from the row's token",
                 "How much the row's token (the query) takes from each token (the keys)",
