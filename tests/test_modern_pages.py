@@ -405,6 +405,9 @@ def test_real_model_page_ends_with_the_summaries(tiny_gpt2_as_distilgpt2):
     assert list(sinks.columns) == ["layer", "weight on the first token", "share of what is added"]
     assert len(sinks) == 2 and ((sinks.iloc[:, 1:] >= 0) & (sinks.iloc[:, 1:] <= 1)).all().all()
     assert any("The first token's own row can only look at itself" in c.value for c in at.caption)
+    # nor does the heads grid's caption name them for GPT-2: its heads rest on the first token
+    look_for = next(c.value for c in at.caption if c.value.startswith("Each square's rows and columns"))
+    assert "to the first token, or to the same word" in look_for and "[CLS]" not in look_for
     table = next(d.value for d in at.dataframe if "to previous token" in d.value.columns)
     assert len(table) == 2 * 4  # tiny GPT-2: 2 layers × 4 heads
     assert table[["layer", "head"]].values.tolist()[:2] == [[1, 1], [1, 2]]
