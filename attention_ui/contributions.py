@@ -1,6 +1,6 @@
-"""Real model's section "a weight is not what a token adds": a head's weights beside the share of what it adds
-(Kobayashi et al., 2020), and how much of the weight parked on the sinks ([CLS] and [SEP], or GPT-2's first token)
-reaches the output."""
+"""Real model's section "a weight is not what a token adds": a head's weights beside the share of what it adds, by
+length (Kobayashi et al., 2020), and how much of what the attention adds comes from the tokens where heads park their
+weight ([CLS] and [SEP], or GPT-2's first token)."""
 
 from __future__ import annotations
 
@@ -16,36 +16,39 @@ from .render import cached_spec
 from .text import plain
 from .views import BARS_FRAME_PX, PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, show_chart, slide_bar_px
 
-WEIGHT_PANEL, SHARE_PANEL = "weight α (what the maps show)", "share of what the head adds"
+WEIGHT_PANEL, SHARE_PANEL = "weight α (what the maps show)", "share of what the head adds (by length)"
 """The two panels of the followed token's bars."""
+GAP_WORTH_A_LOOK = 0.005
+"""The button to the head where the weight most overstates what the sinks add shows only where some head does."""
 MIN_PAIRED_BAR_PX = 14
 """The narrowest bar of the two panels; past it they stand one above the other."""
 
 
-UNKNOWN_PIECE = "[UNK]"
-"""A BERT-style tokenizer's piece for what it has no entry for: special, but a word's stand-in, not a resting place."""
+ADDED_COLUMN = "share of the lengths added"
 
 
-def sink_tokens(is_special: list[bool], pieces: list[str]) -> tuple[list[bool], str]:
-    """Which tokens are the model's resting places, and their name: [CLS] and [SEP] (a BERT-style tokenizer's marker
-    tokens), or the first token where there are none (GPT-2)."""
-    markers = [special and piece != UNKNOWN_PIECE for special, piece in zip(is_special, pieces)]
-    if any(markers):
-        return markers, "[CLS] and [SEP]"
-    return [i == 0 for i in range(len(is_special))], "the first token"
+def sink_tokens(pieces: list[str], tokenizer) -> tuple[list[bool], str]:
+    """Which tokens are the model's resting places, and their name: [CLS] and [SEP], the marker tokens a BERT-style
+    tokenizer adds (not its other special pieces: [UNK] stands for a word, and a typed [MASK] is read as one), or the
+    first token where there are none (GPT-2)."""
+    markers = {getattr(tokenizer, "cls_token", None), getattr(tokenizer, "sep_token", None)} - {None}
+    found = [piece in markers for piece in pieces]
+    if any(found):
+        return found, "[CLS] and [SEP]"
+    return [i == 0 for i in range(len(pieces))], "the first token"
 
 
 def layer_table(weight: torch.Tensor, added: torch.Tensor, sinks: str) -> pd.DataFrame:
     """Per layer: the weight the heads give the sinks and the share of what they add that comes from them."""
     return pd.DataFrame({"layer": range(1, len(weight) + 1), f"weight on {sinks}": weight.numpy().round(2),
-                         "share of what is added": added.numpy().round(2)}).astype({"layer": int})
+                         ADDED_COLUMN: added.numpy().round(2)}).astype({"layer": int})
 
 
 def show_value_contributions(pick, settings, *, sentence: str, section: int) -> None:
     """Section ``section`` of the Real model page for the picked model, ``sentence``, layer, head and token."""
     run, model = pick.run, pick.model
     norms = torch.from_numpy(cached_value_norms(pick.name, sentence))  # (L, h, T)
-    sinks, sink_words = sink_tokens(run.is_special, run.pieces)
+    sinks, sink_words = sink_tokens(run.pieces, model.tokenizer)
     many = sum(sinks) > 1  # ([CLS] and [SEP], or one first token)
     layer, head = pick.layer, pick.head
     found = value_contributions(run.attentions[layer, head], norms[layer, head])  # (T, T)
@@ -56,18 +59,24 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
         "The maps above show weights: how much of each token's vector a token takes. What it gets is the weight "
         "times that vector, as the head hands it on: the token's value v, through the head's part of the output "
         "projection W_O. A large weight on a short vector adds little, and a small weight on a long one can add "
-        f"much. Measured this way (Kobayashi et al., 2020, in BERT), the weight many heads park on {sink_words} "
-        f"adds little: {'their vectors are' if many else 'its vector is'} short. A head with nothing to find puts "
-        "its weight where it changes nothing. The numbers below are this model's.")
-    st.latex(r"\text{added}_{ij} = \alpha_{ij}\,\lVert v_j W_O^{(h)} \rVert,\qquad "
+        "much. Kobayashi et al. (2020) found that in BERT the large weight on [CLS] and [SEP] adds much less than it "
+        "seems, because those tokens' vectors are short: a head with nothing to find parks its weight where it "
+        "changes little (a “no-op”, as Clark et al., 2019, call it). "
+        + ("The numbers below test this in this model." if many else
+           "The numbers below test whether the same holds for GPT-2's first token."))
+    st.latex(r"\text{added}_{ij} = \alpha_{ij}\,\lVert v^{(h)}_j W_O^{(h)} \rVert,\qquad "
              r"\text{share}_{ij} = \frac{\text{added}_{ij}}{\sum_{j'} \text{added}_{ij'}}")
+    if model.causal and run.num_tokens == 1:
+        st.info("One token can only look at itself: all its weight and all that is added are its own. Type a longer "
+                "sentence to compare the two.")
+        return
     keep = pick.shown
     all_labels = frames.token_labels(run.tokens)
     labels = frames.AxisLabels(all_labels[i] for i in keep)
     T = len(keep)
     column = PRESENTER_COLUMN_PX if settings.presenter else PAGE_WIDTH_PX
     follow = pick.shown_follow
-    if follow in keep and T > 1 and not all(sinks):
+    if follow in keep and T > 1 and not all(sinks) and not (model.causal and follow == 0):
         me = labels[keep.index(follow)]
         # two panels side by side, each in half the column, or one above the other where bars would be too thin
         widest = column if settings.presenter else settings.cell_size  # (a slide's bars span it, as its maps do)
@@ -89,17 +98,20 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
         parked, added = sink_shares_of(run.attentions, norms, sinks, follow)  # (L, h) each
         weight_on, added_by = float(parked[layer, head]), float(added[layer, head])
         sink_lengths = [f"{float(norms[layer, head, i]):.1f}" for i in range(len(sinks)) if sinks[i]]
-        long_words = sum(float(norms[layer, head, i]) for i in range(len(sinks)) if not sinks[i]) / (
-            len(sinks) - sum(sinks))
+        seen = range(follow + 1 if model.causal else len(sinks))  # (a causal model's token sees only those before it)
+        words_seen = [float(norms[layer, head, i]) for i in seen if not sinks[i]]
+        long_words = sum(words_seen) / len(words_seen)
         hidden = " (hidden from the bars)" if any(sinks[i] and i not in keep for i in range(len(sinks))) else ""
         st.success(f"In {where}, {plain(me)} gives {sink_words}{hidden} {weight_on:.2f} of its weight, and "
                    f"{'they make' if many else 'it makes'} up {added_by:.2f} of what the head adds to it. In this head "
                    + (f"their vectors v W_O are {' and '.join(sink_lengths)} long" if many else
                       f"its vector v W_O is {sink_lengths[0]} long")
-                   + f", the other tokens' {long_words:.1f} on average.")
+                   + f", the other tokens' {long_words:.1f} on average"
+                   + (" (those it may see)." if model.causal else "."))
         # the head where the followed token's weight on the sinks most overstates what they add
-        to_layer, to_head = divmod(int((parked - added).argmax()), model.num_heads)
-        if (to_layer, to_head) != (layer, head):
+        gap = parked - added  # (L, h)
+        to_layer, to_head = divmod(int(gap.argmax()), model.num_heads)
+        if float(gap.max()) > GAP_WORTH_A_LOOK and (to_layer, to_head) != (layer, head):
             st.button(f"Look at head {to_head + 1} of layer {to_layer + 1}, where the weight most overstates what "
                       f"{sink_words} {'add' if many else 'adds'}: {float(parked[to_layer, to_head]):.2f} of the "
                       f"weight, {float(added[to_layer, to_head]):.2f} of what is added",
@@ -123,6 +135,6 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
                      column_config={name: st.column_config.NumberColumn(format="%.2f") for name in table.columns[1:]})
     st.caption("The shares count lengths, not directions: vectors that point different ways partly cancel when "
                "added. What follows attention in the layer (the residual path and LayerNorm) is left out; Kobayashi "
-               "et al. weigh those too. "
+               "et al. (2021) extend the measure to those. "
                + ("The first token's own row can only look at itself, so the table leaves it out."
                   if model.causal else ""))

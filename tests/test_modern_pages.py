@@ -389,6 +389,22 @@ def test_real_model_generates_and_shows_each_tokens_attention(tiny_gpt2_as_disti
 
 # ---------------------------------------------------------------- real-model summaries
 
+def test_a_gpt2_first_token_and_a_one_token_sentence_claim_no_overstated_weight(tiny_gpt2_as_distilgpt2):
+    """GPT-2's first token sees only itself: its weight and what is added are both all its own (1.00 against 1.00),
+    so section 6 shows no comparison for it and no button to a head "where the weight most overstates" it; a
+    one-token sentence says why there is nothing to compare."""
+    at = switch_to(open_page("app.py"), REAL)
+    at.selectbox(key="model").set_value("distilgpt2").run()
+    at.selectbox(key="piece").set_value(0).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [s for s in at.success if "of what the head adds to it" in s.value]
+    assert not [b for b in at.button if b.key == "strongest_sink"]
+    at.text_input(key="sentence").input("cat").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("One token can only look at itself" in i.value for i in at.info)
+    assert not [d for d in at.dataframe if "share of the lengths added" in d.value.columns]
+
+
 def test_real_model_page_ends_with_the_summaries(tiny_gpt2_as_distilgpt2):
     at = open_page("app.py")
     at = switch_to(at, REAL)
@@ -401,8 +417,8 @@ def test_real_model_page_ends_with_the_summaries(tiny_gpt2_as_distilgpt2):
                           "6 · A weight is not what a token adds"]
     # GPT-2 adds no [CLS] or [SEP]: its resting place is the first token, whose own row (it sees only itself) is left
     # out of the per-layer means
-    sinks = next(d.value for d in at.dataframe if "share of what is added" in d.value.columns)
-    assert list(sinks.columns) == ["layer", "weight on the first token", "share of what is added"]
+    sinks = next(d.value for d in at.dataframe if "share of the lengths added" in d.value.columns)
+    assert list(sinks.columns) == ["layer", "weight on the first token", "share of the lengths added"]
     assert len(sinks) == 2 and ((sinks.iloc[:, 1:] >= 0) & (sinks.iloc[:, 1:] <= 1)).all().all()
     assert any("The first token's own row can only look at itself" in c.value for c in at.caption)
     # nor does the heads grid's caption name them for GPT-2: its heads rest on the first token

@@ -131,12 +131,13 @@ def test_real_model_asks_no_weight_when_the_followed_token_is_hidden():
 
 
 def test_real_model_sink_question_is_worked_from_its_numbers():
-    """[SEP] with weight 0.6 and a vector 1 long against the others' 0.4 and 4: 0.6 / (0.6 + 1.6) = 3/11."""
+    """[CLS] with weight 0.6 and a vector 1 long against the others' 0.4 and 4: 0.6 / (0.6 + 1.6) = 3/11."""
     found = real_model_questions(num_tokens=5, labels=["a", "b"], weights=_weights(2, 0), layer=0, head=0, follow=1,
                                  causal=False)
     sink = by_slug(found, "sink-adds")
     assert sink.answer == pytest.approx(3 / 11)
-    assert "0.6" in sink.prompt and "0.6 / (0.6 + 1.6) = 0.27" in sink.why
+    assert "0.6" in sink.prompt and "0.6 / (0.6 + 1.6) = 3/11 ≈ 0.273" in sink.why
+    assert sink.slips == ((0.6, "that is its weight, not its share of what is added"),)
 
 
 def test_user_text_in_a_prompt_is_escaped():

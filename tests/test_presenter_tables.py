@@ -154,7 +154,7 @@ def test_real_model_grids_and_tables_are_slide_sized_in_presenter_mode():
 def test_real_model_tables_stay_dataframes_outside_presenter_mode():
     at = open_page(REAL)
     assert len(at.dataframe) == 3  # the pieces, every head in numbers, the weight and share on [CLS] and [SEP]
-    assert not [t for t in at.table if "share of what is added" in t.value.columns]
+    assert not [t for t in at.table if "share of the lengths added" in t.value.columns]
     assert not [t for t in at.table if "looks like" in t.value.columns]
 
 

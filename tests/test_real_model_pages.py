@@ -708,10 +708,10 @@ def test_a_weight_is_not_what_a_token_adds():
     weight_on, added_by, (per_layer_weight, per_layer_added) = _contributions(at, layer, head, 2)
     line = next(s.value for s in at.success if "of what the head adds to it" in s.value)
     assert f"gives [CLS] and [SEP] {weight_on:.2f} of its weight" in line and f"make up {added_by:.2f}" in line
-    table = next(d.value for d in at.dataframe if "share of what is added" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "share of the lengths added" in d.value.columns)
     assert list(table["weight on [CLS] and [SEP]"]) == pytest.approx(per_layer_weight.numpy(), abs=0.006)
-    assert list(table["share of what is added"]) == pytest.approx(per_layer_added.numpy(), abs=0.006)
-    assert (table["weight on [CLS] and [SEP]"] > table["share of what is added"]).all()
+    assert list(table["share of the lengths added"]) == pytest.approx(per_layer_added.numpy(), abs=0.006)
+    assert (table["weight on [CLS] and [SEP]"] > table["share of the lengths added"]).all()
     specs = json.dumps(chart_specs(at), ensure_ascii=False)
     assert "what 3·cat takes, and what it gets" in specs and "share of what the head adds" in specs
     assert "how long each token's vector v W_O is" in specs
@@ -730,13 +730,18 @@ def test_a_weight_is_not_what_a_token_adds():
 def test_a_slide_shows_the_weight_and_share_table_in_the_slides_type():
     at = open_page("real_model", presenter=True)
     assert not at.exception
-    table = next(t.value for t in at.table if "share of what is added" in t.value.columns)
-    assert len(table) == 6 and all(len(value) == 4 for value in table["share of what is added"])  # "0.22"
+    table = next(t.value for t in at.table if "share of the lengths added" in t.value.columns)
+    assert len(table) == 6 and all(len(value) == 4 for value in table["share of the lengths added"])  # "0.22"
 
 
 def test_sinks_are_the_marker_tokens_or_the_first():
+    """[UNK] stands in for a word and a typed [MASK] is read as one: neither is a resting place, though both are
+    special pieces. GPT-2 adds no markers: its heads rest on the first token."""
+    from types import SimpleNamespace
+
     from attention_ui.contributions import sink_tokens
 
-    assert sink_tokens([True, False, True, True], ["[CLS]", "a", "[UNK]", "[SEP]"]) == (
-        [True, False, False, True], "[CLS] and [SEP]")  # an unknown piece stands in for a word
-    assert sink_tokens([False, False], ["The", "␣cat"]) == ([True, False], "the first token")  # GPT-2
+    bert = SimpleNamespace(cls_token="[CLS]", sep_token="[SEP]")
+    assert sink_tokens(["[CLS]", "a", "[UNK]", "[MASK]", "[SEP]"], bert) == (
+        [True, False, False, False, True], "[CLS] and [SEP]")
+    assert sink_tokens(["The", "␣cat"], SimpleNamespace(cls_token=None)) == ([True, False], "the first token")

@@ -76,18 +76,19 @@ def real_model_questions(*, num_tokens: int, labels, weights, layer: int, head: 
              "useful to it?"))
     others = 1 - SINK_WEIGHT
     found.append(numeric(
-        REAL_MODEL, "sink-adds", f"A head gives [SEP] a weight of {SINK_WEIGHT:g} and the other tokens {others:g} in "
-        f"all. [SEP]'s vector v W_O is {SINK_LENGTH:g} long, every other token's {OTHER_LENGTH:g} long. What share "
-        "of what the head adds comes from [SEP] (each token adds its weight × its length; its share is that over "
-        "the sum)?",
+        REAL_MODEL, "sink-adds", f"A head gives [CLS] a weight of {SINK_WEIGHT:g} and the other tokens {others:g} in "
+        f"all. [CLS]'s vector v W_O is {SINK_LENGTH:g} long, every other token's {OTHER_LENGTH:g} long. What share "
+        "of what the head adds comes from [CLS], by length? (What each token adds is as long as its weight × its "
+        "vector's length; its share is that over the sum.)",
         SINK_SHARE,
-        f"[SEP] adds {SINK_WEIGHT:g} × {SINK_LENGTH:g} = {SINK_WEIGHT * SINK_LENGTH:g}, and the others "
-        f"{others:g} × {OTHER_LENGTH:g} = {others * OTHER_LENGTH:g} together, so [SEP]'s share is "
-        f"{SINK_WEIGHT * SINK_LENGTH:g} / ({SINK_WEIGHT * SINK_LENGTH:g} + {others * OTHER_LENGTH:g}) = "
-        f"{SINK_SHARE:.2f}: most of the weight, about a quarter of what is added. Section 6 (“A weight is not what "
+        f"[CLS] adds {SINK_WEIGHT:g} × {SINK_LENGTH:g} = {SINK_WEIGHT * SINK_LENGTH:g}, and the others "
+        f"{others:g} × {OTHER_LENGTH:g} = {others * OTHER_LENGTH:g} together, so [CLS]'s share is "
+        f"{SINK_WEIGHT * SINK_LENGTH:g} / ({SINK_WEIGHT * SINK_LENGTH:g} + {others * OTHER_LENGTH:g}) = 3/11 ≈ "
+        f"{SINK_SHARE:.3f}: most of the weight, about a quarter of what is added. Section 6 (“A weight is not what "
         "a token adds”) measures this in the model.",
         hint="The others' weights add up to the rest of the row, and each of their vectors is as long: together "
-             "they add that weight times that length."))
+             "they add that weight times that length.",
+        slips=((SINK_WEIGHT, "that is its weight, not its share of what is added"),)))
     return found
 
 
