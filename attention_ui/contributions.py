@@ -18,6 +18,9 @@ from .views import BARS_FRAME_PX, PAGE_WIDTH_PX, PRESENTER_COLUMN_PX, show_chart
 
 WEIGHT_PANEL, SHARE_PANEL = "weight α (what the maps show)", "share of what the head adds (by length)"
 """The two panels of the followed token's bars."""
+LITTLE_SINK_WEIGHT = 0.2
+"""A head that gives the sinks less of the followed token's weight has too little there to compare: the section shows
+the head where that weight most overstates what they add (and offers to pick it above)."""
 GAP_WORTH_A_LOOK = 0.005
 """The button to the head where the weight most overstates what the sinks add shows only where some head does."""
 MIN_PAIRED_BAR_PX = 14
@@ -50,9 +53,6 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
     norms = torch.from_numpy(cached_value_norms(pick.name, sentence))  # (L, h, T)
     sinks, sink_words = sink_tokens(run.pieces, model.tokenizer)
     many = sum(sinks) > 1  # ([CLS] and [SEP], or one first token)
-    layer, head = pick.layer, pick.head
-    found = value_contributions(run.attentions[layer, head], norms[layer, head])  # (T, T)
-    where = f"head {head + 1} of layer {layer + 1}"  # (", head " names the close-up's title alone)
 
     st.subheader(f"{section} · A weight is not what a token adds")
     st.markdown(
@@ -70,14 +70,32 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
         st.info("One token can only look at itself: all its weight and all that is added are its own. Type a longer "
                 "sentence to compare the two.")
         return
-    keep = pick.shown
-    all_labels = frames.token_labels(run.tokens)
-    labels = frames.AxisLabels(all_labels[i] for i in keep)
-    T = len(keep)
+    # Every token, [CLS] and [SEP] too, whatever "Hide special tokens" says: they are what this section is about
+    labels = frames.token_labels(run.tokens)
+    T = len(labels)
     column = PRESENTER_COLUMN_PX if settings.presenter else PAGE_WIDTH_PX
     follow = pick.shown_follow
-    if follow in keep and T > 1 and not all(sinks) and not (model.causal and follow == 0):
-        me = labels[keep.index(follow)]
+    layer, head = pick.layer, pick.head
+    if pick.hide_special:
+        st.caption(f"This section shows {sink_words} although special tokens are hidden above: they are its subject.")
+    if T > 1 and not all(sinks) and not (model.causal and follow == 0):
+        me = labels[follow]
+        parked, added = sink_shares_of(run.attentions, norms, sinks, follow)  # (L, h) each
+        gap = parked - added  # how much the weight on the sinks overstates what they add, per head
+        best = divmod(int(gap.argmax()), model.num_heads) if float(gap.max()) > GAP_WORTH_A_LOOK else None
+        picked = f"head {head + 1} of layer {layer + 1}"
+        if float(parked[layer, head]) < LITTLE_SINK_WEIGHT and best is not None:
+            # the page's head hardly uses the sinks for this token (a first visit opens on a previous-token head):
+            # this section looks at the head where the weight on them most overstates what they add
+            st.caption(f"The head picked above, {picked}, gives {sink_words} only {float(parked[layer, head]):.2f} of "
+                       f"{plain(me)}'s weight: too little to compare. This section shows head {best[1] + 1} of layer "
+                       f"{best[0] + 1}, where that weight most overstates what {'they add' if many else 'it adds'}.")
+            st.button(f"Pick head {best[1] + 1} of layer {best[0] + 1} above too", key="strongest_sink",
+                      icon=":material/arrow_upward:", on_click=st.session_state.update,
+                      args=({"layer": best[0] + 1, "model_head": best[1] + 1},))
+            layer, head = best
+        where = f"head {head + 1} of layer {layer + 1}"  # (", head " names the close-up's title alone)
+        share = value_contributions(run.attentions[layer, head], norms[layer, head]).share  # (T, T)
         # two panels side by side, each in half the column, or one above the other where bars would be too thin
         widest = column if settings.presenter else settings.cell_size  # (a slide's bars span it, as its maps do)
         cell = min(widest, slide_bar_px(T, column // 2) if settings.presenter else (column // 2 - BARS_FRAME_PX) // T)
@@ -87,41 +105,37 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
                                               else (column - BARS_FRAME_PX) // T))
 
         def paired_rows():
-            parts = [frames.row_frame(values[follow, keep], labels).assign(head=panel, head_index=i)
+            parts = [frames.row_frame(values[follow], labels).assign(head=panel, head_index=i)
                      for i, (panel, values) in enumerate(((WEIGHT_PANEL, run.attentions[layer, head]),
-                                                          (SHARE_PANEL, found.share)))]
+                                                          (SHARE_PANEL, share)))]
             return pd.concat(parts, ignore_index=True)
 
         show_chart(cached_spec(charts.row_bars_by_head, paired_rows(), columns=2 if side_by_side else 1,
-                               font_size=settings.font_size, cell_size=cell, value_title="share",
+                               font_size=settings.font_size, cell_size=cell, value_title="weight, share",
                                title=f"{where}: what {me} takes, and what it gets"))
-        parked, added = sink_shares_of(run.attentions, norms, sinks, follow)  # (L, h) each
-        weight_on, added_by = float(parked[layer, head]), float(added[layer, head])
-        sink_lengths = [f"{float(norms[layer, head, i]):.1f}" for i in range(len(sinks)) if sinks[i]]
-        seen = range(follow + 1 if model.causal else len(sinks))  # (a causal model's token sees only those before it)
+        sink_lengths = [f"{float(norms[layer, head, i]):.1f}" for i in range(T) if sinks[i]]
+        seen = range(follow + 1 if model.causal else T)  # (a causal model's token sees only those before it)
         words_seen = [float(norms[layer, head, i]) for i in seen if not sinks[i]]
-        long_words = sum(words_seen) / len(words_seen)
-        hidden = " (hidden from the bars)" if any(sinks[i] and i not in keep for i in range(len(sinks))) else ""
-        st.success(f"In {where}, {plain(me)} gives {sink_words}{hidden} {weight_on:.2f} of its weight, and "
-                   f"{'they make' if many else 'it makes'} up {added_by:.2f} of what the head adds to it. In this head "
+        st.success(f"In {where}, {plain(me)} gives {sink_words} {float(parked[layer, head]):.2f} of its weight, and "
+                   f"{'they make' if many else 'it makes'} up {float(added[layer, head]):.2f} of what the head adds "
+                   "to it. In this head "
                    + (f"their vectors v W_O are {' and '.join(sink_lengths)} long" if many else
                       f"its vector v W_O is {sink_lengths[0]} long")
-                   + f", the other tokens' {long_words:.1f} on average"
+                   + f", the other tokens' {sum(words_seen) / len(words_seen):.1f} on average"
                    + (" (those it may see)." if model.causal else "."))
-        # the head where the followed token's weight on the sinks most overstates what they add
-        gap = parked - added  # (L, h)
-        to_layer, to_head = divmod(int(gap.argmax()), model.num_heads)
-        if float(gap.max()) > GAP_WORTH_A_LOOK and (to_layer, to_head) != (layer, head):
-            st.button(f"Look at head {to_head + 1} of layer {to_layer + 1}, where the weight most overstates what "
-                      f"{sink_words} {'add' if many else 'adds'}: {float(parked[to_layer, to_head]):.2f} of the "
-                      f"weight, {float(added[to_layer, to_head]):.2f} of what is added",
+        if best is not None and best != (layer, head):
+            st.button(f"Look at head {best[1] + 1} of layer {best[0] + 1}, where {plain(me)}'s weight most "
+                      f"overstates what {sink_words} {'add' if many else 'adds'}: {float(parked[best]):.2f} of its "
+                      f"weight, {float(added[best]):.2f} of what is added",
                       key="strongest_sink", icon=":material/arrow_upward:", on_click=st.session_state.update,
-                      args=({"layer": to_layer + 1, "model_head": to_head + 1},))
-    lengths = frames.row_frame(norms[layer, head, keep], labels)
+                      args=({"layer": best[0] + 1, "model_head": best[1] + 1},))
+    else:
+        where = f"head {head + 1} of layer {layer + 1}"
+    lengths = frames.row_frame(norms[layer, head], labels)
     bar = slide_bar_px(T) if settings.presenter else max(MIN_PAIRED_BAR_PX, min(
         max(settings.cell_size, 26), (column - BARS_FRAME_PX) // max(T, 1)))
-    show_chart(cached_spec(charts.row_bars, lengths, title=f"{where}: how long each token's vector v W_O is",
-                           domain=(0, 1.15 * float(norms[layer, head, keep].max()) or 1.0), value_title="‖v W_O‖",
+    show_chart(cached_spec(charts.row_bars, lengths, title=f"‖v W_O‖, each token's length in {where}",
+                           domain=(0, 1.15 * float(norms[layer, head].max()) or 1.0), value_title="‖v W_O‖",
                            cell_size=bar, font_size=settings.font_size))
     weight, added = sink_shares(run.attentions, norms, sinks, causal=model.causal)
     table = layer_table(weight, added, sink_words)

@@ -178,7 +178,10 @@ def test_hiding_special_tokens_removes_them_from_the_charts():
     at = open_page("real_model", sentence="The cat sat.")
     assert "[CLS]" in json.dumps(chart_specs(at))
     at.toggle(key="hide_special").set_value(True).run()
-    assert "[CLS]" not in json.dumps(chart_specs(at)) and "[SEP]" not in json.dumps(chart_specs(at))
+    # (but section 6, "a weight is not what a token adds", whose subject they are)
+    hidden = json.dumps([c for c in chart_specs(at) if not any(
+        part in json.dumps(c, ensure_ascii=False) for part in ("takes, and what it gets", "‖v W_O‖"))])
+    assert "[CLS]" not in hidden and "[SEP]" not in hidden
 
 
 @needs_model
@@ -699,31 +702,44 @@ def _contributions(at: AppTest, layer: int, head: int, follow: int):
 @needs_model
 def test_a_weight_is_not_what_a_token_adds():
     """Section 6: the followed token's weights beside its shares of what the head adds, the lengths of v W_O, the
-    sentence's numbers in words, and the per-layer table, all the core's; the button goes to the head where the
-    weight on [CLS] and [SEP] most overstates what they add."""
+    sentence's numbers in words, and the per-layer table, all the core's. A first visit opens on a previous-token
+    head, which gives [CLS] and [SEP] nothing to compare (0.00 against 0.00): the section shows the head where the
+    weight on them most overstates what they add, says so, and offers to pick it above; once picked, it is the
+    page's head and no button is left."""
+    from attention_core import sink_shares_of
+    import torch
+
     at = open_page("real_model", sentence="The cat sat on the mat.", piece=2)
     assert not at.exception
     assert any(h.value == "6 · A weight is not what a token adds" for h in at.subheader)
+    run = models.cached_run(MODEL, at.session_state["sentence"])
+    norms = torch.from_numpy(models.cached_value_norms(MODEL, at.session_state["sentence"]))
+    parked, added = sink_shares_of(run.attentions, norms, run.is_special, 2)
     layer, head = at.session_state["layer"] - 1, at.session_state["model_head"] - 1
-    weight_on, added_by, (per_layer_weight, per_layer_added) = _contributions(at, layer, head, 2)
+    assert parked[layer, head] < 0.2, "the page opens on a head that hardly uses [CLS] and [SEP]"
+    best = divmod(int((parked - added).argmax()), 12)
+    assert any(f"This section shows head {best[1] + 1} of layer {best[0] + 1}" in c.value for c in at.caption)
     line = next(s.value for s in at.success if "of what the head adds to it" in s.value)
-    assert f"gives [CLS] and [SEP] {weight_on:.2f} of its weight" in line and f"make up {added_by:.2f}" in line
+    assert line.startswith(f"In head {best[1] + 1} of layer {best[0] + 1}, 3·cat gives [CLS] and [SEP] "
+                           f"{float(parked[best]):.2f} of its weight, and they make up {float(added[best]):.2f}")
+    assert parked[best] - added[best] > 0.3
+    _, _, (per_layer_weight, per_layer_added) = _contributions(at, *best, 2)
     table = next(d.value for d in at.dataframe if "share of the lengths added" in d.value.columns)
     assert list(table["weight on [CLS] and [SEP]"]) == pytest.approx(per_layer_weight.numpy(), abs=0.006)
     assert list(table["share of the lengths added"]) == pytest.approx(per_layer_added.numpy(), abs=0.006)
     assert (table["weight on [CLS] and [SEP]"] > table["share of the lengths added"]).all()
     specs = json.dumps(chart_specs(at), ensure_ascii=False)
-    assert "what 3·cat takes, and what it gets" in specs and "share of what the head adds" in specs
-    assert "how long each token's vector v W_O is" in specs
+    assert f"head {best[1] + 1} of layer {best[0] + 1}: what 3·cat takes, and what it gets" in specs
+    assert "share of what the head adds (by length)" in specs and "‖v W_O‖, each token's length" in specs
 
     at.button(key="strongest_sink").click().run()
-    moved = (at.session_state["layer"] - 1, at.session_state["model_head"] - 1)
-    assert moved != (layer, head) and not at.exception
-    weight_on, added_by, _ = _contributions(at, *moved, 2)
-    assert weight_on - added_by > 0.3, "the head shown is one where the weight overstates what is added"
-    line = next(s.value for s in at.success if "of what the head adds to it" in s.value)
-    assert f"In head {moved[1] + 1} of layer {moved[0] + 1}, 3·cat gives [CLS] and [SEP] {weight_on:.2f}" in line
+    assert (at.session_state["layer"] - 1, at.session_state["model_head"] - 1) == best and not at.exception
+    assert not [c for c in at.caption if "This section shows head" in c.value]
     assert not [b for b in at.button if b.key == "strongest_sink"], "no button to the head already shown"
+    at.toggle(key="hide_special").set_value(True).run()  # the section keeps its subject in its charts
+    paired = next(c for c in chart_specs(at) if "what 3·cat takes" in json.dumps(c, ensure_ascii=False))
+    assert "1·[CLS]" in json.dumps(paired, ensure_ascii=False)
+    assert any("although special tokens are hidden above" in c.value for c in at.caption)
 
 
 @needs_model
