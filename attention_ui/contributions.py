@@ -41,6 +41,22 @@ def sink_tokens(pieces: list[str], tokenizer) -> tuple[list[bool], str]:
     return [i == 0 for i in range(len(pieces))], "the first token"
 
 
+def head_name(layer: int, head: int) -> str:
+    """A head as the section names it (0-based in): "head 3 of layer 5" (", head " names the close-up's title alone)."""
+    return f"head {head + 1} of layer {layer + 1}"
+
+
+def paired_bar_px(T: int, settings) -> tuple[int, bool]:
+    """The followed token's bars: two panels side by side, each in half the column, or one above the other where
+    their bars would be thinner than MIN_PAIRED_BAR_PX. Returns the bar width and whether they stand side by side."""
+    if settings.presenter:  # (a slide's bars span it, as its maps do)
+        half, whole = slide_bar_px(T, PRESENTER_COLUMN_PX // 2), slide_bar_px(T)
+    else:
+        half = min(settings.cell_size, (PAGE_WIDTH_PX // 2 - BARS_FRAME_PX) // T)
+        whole = min(settings.cell_size, (PAGE_WIDTH_PX - BARS_FRAME_PX) // T)
+    return (half, True) if half >= MIN_PAIRED_BAR_PX else (max(MIN_PAIRED_BAR_PX, whole), False)
+
+
 def layer_table(weight: torch.Tensor, added: torch.Tensor, sinks: str) -> pd.DataFrame:
     """Per layer: the weight the heads give the sinks and the share of what they add that comes from them."""
     return pd.DataFrame({"layer": range(1, len(weight) + 1), f"weight on {sinks}": weight.numpy().round(2),
@@ -73,9 +89,13 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
     # Every token, [CLS] and [SEP] too, whatever "Hide special tokens" says: they are what this section is about
     labels = frames.token_labels(run.tokens)
     T = len(labels)
-    column = PRESENTER_COLUMN_PX if settings.presenter else PAGE_WIDTH_PX
     follow = pick.shown_follow
     layer, head = pick.layer, pick.head
+
+    def pick_button(label: str, to: tuple[int, int]) -> None:  # the page's layer and head pickers go to ``to``
+        st.button(label, key="strongest_sink", icon=":material/arrow_upward:", on_click=st.session_state.update,
+                  args=({"layer": to[0] + 1, "model_head": to[1] + 1},))
+
     if pick.hide_special:
         st.caption(f"This section shows {sink_words} although special tokens are hidden above: they are its subject.")
     if T > 1 and not all(sinks) and not (model.causal and follow == 0):
@@ -83,31 +103,23 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
         parked, added = sink_shares_of(run.attentions, norms, sinks, follow)  # (L, h) each
         gap = parked - added  # how much the weight on the sinks overstates what they add, per head
         best = divmod(int(gap.argmax()), model.num_heads) if float(gap.max()) > GAP_WORTH_A_LOOK else None
-        picked = f"head {head + 1} of layer {layer + 1}"
         if float(parked[layer, head]) < LITTLE_SINK_WEIGHT and best is not None:
             # the page's head hardly uses the sinks for this token (a first visit opens on a previous-token head):
             # this section looks at the head where the weight on them most overstates what they add
-            st.caption(f"The head picked above, {picked}, gives {sink_words} only {float(parked[layer, head]):.2f} of "
-                       f"{plain(me)}'s weight: too little to compare. This section shows head {best[1] + 1} of layer "
-                       f"{best[0] + 1}, where that weight most overstates what {'they add' if many else 'it adds'}.")
-            st.button(f"Pick head {best[1] + 1} of layer {best[0] + 1} above too", key="strongest_sink",
-                      icon=":material/arrow_upward:", on_click=st.session_state.update,
-                      args=({"layer": best[0] + 1, "model_head": best[1] + 1},))
+            st.caption(f"The head picked above, {head_name(layer, head)}, gives {sink_words} only "
+                       f"{float(parked[layer, head]):.2f} of {plain(me)}'s weight: too little to compare. This "
+                       f"section shows {head_name(*best)}, where that weight most overstates what "
+                       f"{'they add' if many else 'it adds'}.")
+            pick_button(f"Pick {head_name(*best)} above too", best)
             layer, head = best
-        where = f"head {head + 1} of layer {layer + 1}"  # (", head " names the close-up's title alone)
-        share = value_contributions(run.attentions[layer, head], norms[layer, head]).share  # (T, T)
-        # two panels side by side, each in half the column, or one above the other where bars would be too thin
-        widest = column if settings.presenter else settings.cell_size  # (a slide's bars span it, as its maps do)
-        cell = min(widest, slide_bar_px(T, column // 2) if settings.presenter else (column // 2 - BARS_FRAME_PX) // T)
-        side_by_side = cell >= MIN_PAIRED_BAR_PX
-        if not side_by_side:
-            cell = max(MIN_PAIRED_BAR_PX, min(widest, slide_bar_px(T) if settings.presenter
-                                              else (column - BARS_FRAME_PX) // T))
+        where = head_name(layer, head)
+        row = run.attentions[layer, head, follow]  # (T,): the followed token's weights
+        share = value_contributions(row.unsqueeze(0), norms[layer, head]).share[0]  # (T,)
+        cell, side_by_side = paired_bar_px(T, settings)
 
         def paired_rows():
-            parts = [frames.row_frame(values[follow], labels).assign(head=panel, head_index=i)
-                     for i, (panel, values) in enumerate(((WEIGHT_PANEL, run.attentions[layer, head]),
-                                                          (SHARE_PANEL, share)))]
+            parts = [frames.row_frame(values, labels).assign(head=panel, head_index=i)
+                     for i, (panel, values) in enumerate(((WEIGHT_PANEL, row), (SHARE_PANEL, share)))]
             return pd.concat(parts, ignore_index=True)
 
         show_chart(cached_spec(charts.row_bars_by_head, paired_rows(), columns=2 if side_by_side else 1,
@@ -124,17 +136,13 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
                    + f", the other tokens' {sum(words_seen) / len(words_seen):.1f} on average"
                    + (" (those it may see)." if model.causal else "."))
         if best is not None and best != (layer, head):
-            st.button(f"Look at head {best[1] + 1} of layer {best[0] + 1}, where {plain(me)}'s weight most "
-                      f"overstates what {sink_words} {'add' if many else 'adds'}: {float(parked[best]):.2f} of its "
-                      f"weight, {float(added[best]):.2f} of what is added",
-                      key="strongest_sink", icon=":material/arrow_upward:", on_click=st.session_state.update,
-                      args=({"layer": best[0] + 1, "model_head": best[1] + 1},))
-    else:
-        where = f"head {head + 1} of layer {layer + 1}"
+            pick_button(f"Look at {head_name(*best)}, where {plain(me)}'s weight most overstates what "
+                        f"{sink_words} {'add' if many else 'adds'}: {float(parked[best]):.2f} of its weight, "
+                        f"{float(added[best]):.2f} of what is added", best)
     lengths = frames.row_frame(norms[layer, head], labels)
     bar = slide_bar_px(T) if settings.presenter else max(MIN_PAIRED_BAR_PX, min(
-        max(settings.cell_size, 26), (column - BARS_FRAME_PX) // max(T, 1)))
-    show_chart(cached_spec(charts.row_bars, lengths, title=f"‖v W_O‖, each token's length in {where}",
+        max(settings.cell_size, 26), (PAGE_WIDTH_PX - BARS_FRAME_PX) // max(T, 1)))
+    show_chart(cached_spec(charts.row_bars, lengths, title=f"‖v W_O‖, each token's length in {head_name(layer, head)}",
                            domain=(0, 1.15 * float(norms[layer, head].max()) or 1.0), value_title="‖v W_O‖",
                            cell_size=bar, font_size=settings.font_size))
     weight, added = sink_shares(run.attentions, norms, sinks, causal=model.causal)
