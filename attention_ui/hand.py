@@ -9,6 +9,8 @@ changed store (reset, resize, or a test setting it) starts a fresh editor from i
 from __future__ import annotations
 
 import math
+import numbers
+import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -219,6 +221,18 @@ def _cell(value):
     return value
 
 
+PLAIN_NUMBER = re.compile(r"\s*[-+−]?(\d+[.,]?\d*|[.,]\d+)\s*")
+"""A cell typed as a plain decimal number: its mark shows it as it is. Any other form (2√2, 1/3, 25%) also shows the
+number it was read as."""
+
+
+def read_as(typed, check: AnswerCheck, i: int, j: int) -> str:
+    """" = 2.828" after a cell typed as 2√2 (the number the check read), "" after a plain number such as 2.83."""
+    if check.values is None or isinstance(typed, numbers.Real) or PLAIN_NUMBER.fullmatch(str(typed)):
+        return ""
+    return f" = {format_value(float(check.values[i, j]))}"
+
+
 def marks_table(check: AnswerCheck, typed: list[list], row_labels: list[str], col_labels: list[str], *,
                 show_answer: bool):
     """A styled table: ✓ / ✗ per cell with the typed number, and the right value when asked for."""
@@ -229,7 +243,7 @@ def marks_table(check: AnswerCheck, typed: list[list], row_labels: list[str], co
         for j, mark in enumerate(marks):
             text = named.get((i, j), MARK_TEXT[mark])
             if mark in (RIGHT, WRONG):
-                text = f"{text} {typed[i][j]}".strip()
+                text = f"{text} {typed[i][j]}{read_as(typed[i][j], check, i, j)}".strip()
             if show_answer and mark != RIGHT:
                 text += f" → {format_value(float(check.truth[i, j]))}"
             row.append(text)

@@ -308,6 +308,17 @@ def test_a_wrong_cell_is_marked_and_the_right_answer_then_accepted():
     assert at.session_state["hand_solved"] == {"scores"}
 
 
+def test_a_cell_typed_as_a_root_or_a_fraction_is_marked_with_the_number_it_was_read_as():
+    """A student who typed 2√2 saw "✓ 2√2" and could not tell what the page had read; 2.83 typed plainly needs no
+    second number."""
+    scaled = [[f"{v / math.sqrt(2):.3f}" for v in row] for row in EXAMPLE_SCORES]
+    scaled[0][0], scaled[2][2], scaled[1][1] = "1/√2", "2√2", "3/4"  # right, right, wrong (1/√2 = 0.707)
+    at = check(run_page(typed_example() | {"answer_scaled": scaled}), "scaled")
+    marks = at.tabs[HAND_STAGES.index("scaled")].dataframe[-1].value
+    assert marks.iloc[0, 0] == "✓ 1/√2 = 0.707" and marks.iloc[2, 2] == "✓ 2√2 = 2.828", marks
+    assert marks.iloc[1, 1] == "✗ 3/4 = 0.750" and marks.iloc[0, 1] == f"✓ {scaled[0][1]}", marks
+
+
 def test_the_page_names_a_likely_slip():
     scaled_without_division = [[str(v) for v in row] for row in EXAMPLE_SCORES]  # the raw scores typed as scaled
     at = check(run_page(typed_example() | {"answer_scaled": scaled_without_division}), "scaled")
