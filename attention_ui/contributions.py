@@ -24,7 +24,11 @@ the head where that weight most overstates what they add (and offers to pick it 
 GAP_WORTH_A_LOOK = 0.005
 """The button to the head where the weight most overstates what the sinks add shows only where some head does."""
 MIN_PAIRED_BAR_PX = 14
-"""The narrowest bar of the two panels; past it they stand one above the other."""
+"""The narrowest bar of the section's charts."""
+SIDE_BY_SIDE_BAR_PX = 32
+"""The two panels stand side by side while their bars are this wide: wide enough for each value, "0.904", to stand
+level over its bar. Narrower bars turn their numbers upright, hard to read across a room: the panels then stand one
+above the other, each as wide as the page (to 21 tokens still this wide), the same token under the same token."""
 
 
 ADDED_COLUMN = "share of the lengths added"
@@ -48,13 +52,13 @@ def head_name(layer: int, head: int) -> str:
 
 def paired_bar_px(T: int, settings) -> tuple[int, bool]:
     """The followed token's bars: two panels side by side, each in half the column, or one above the other where
-    their bars would be thinner than MIN_PAIRED_BAR_PX. Returns the bar width and whether they stand side by side."""
+    their bars would be thinner than SIDE_BY_SIDE_BAR_PX. Returns the bar width and whether they stand side by side."""
     if settings.presenter:  # (a slide's bars span it, as its maps do)
         half, whole = slide_bar_px(T, PRESENTER_COLUMN_PX // 2), slide_bar_px(T)
     else:
         half = min(settings.cell_size, (PAGE_WIDTH_PX // 2 - BARS_FRAME_PX) // T)
         whole = min(settings.cell_size, (PAGE_WIDTH_PX - BARS_FRAME_PX) // T)
-    return (half, True) if half >= MIN_PAIRED_BAR_PX else (max(MIN_PAIRED_BAR_PX, whole), False)
+    return (half, True) if half >= SIDE_BY_SIDE_BAR_PX else (max(MIN_PAIRED_BAR_PX, whole), False)
 
 
 def layer_table(weight: torch.Tensor, added: torch.Tensor, sinks: str) -> pd.DataFrame:

@@ -742,6 +742,21 @@ def test_a_weight_is_not_what_a_token_adds():
     assert any("although special tokens are hidden above" in c.value for c in at.caption)
 
 
+@pytest.mark.parametrize("sentence, columns", [("The cat sat on the mat.", 2),
+                                               ("The students in the back row could not read the small numbers "
+                                                "on the slide", 1)], ids=["9 tokens", "17 tokens"])
+def test_the_weight_and_share_panels_print_their_values_level(sentence, columns):
+    """At 17 tokens the two panels side by side had 18-px bars with their numbers upright, unreadable across a room:
+    past 9 tokens they stand one above the other, as wide as the page, and every value stands level over its bar."""
+    at = open_page("real_model", sentence=sentence, piece=2)
+    assert not at.exception
+    paired = next(c for c in chart_specs(at) if "takes, and what it gets" in json.dumps(c.get("title", ""),
+                                                                                       ensure_ascii=False))
+    assert paired["columns"] == columns
+    marks = json.dumps(paired["spec"], ensure_ascii=False)
+    assert '"angle": 270' not in marks and '"dy": -3' in marks, "the values are level, above their bars"
+
+
 @needs_model
 def test_a_slide_shows_the_weight_and_share_table_in_the_slides_type():
     at = open_page("real_model", presenter=True)
