@@ -1,5 +1,5 @@
 """Presenter mode's "Page Down: worked numbers, then the next stage" (AppTest; its keys in a real browser are in
-``test_presenter_browser.py``).
+``test_presenter_keys.py``).
 
 A clicker sends only Page Down and Page Up, which went from slide to slide: a lecturer holding one could not show
 a stage's worked numbers. The switch is in a slide's Settings menu on the pages of stages, kept in the link, and
