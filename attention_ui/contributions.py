@@ -23,6 +23,8 @@ LITTLE_SINK_WEIGHT = 0.2
 the head where that weight most overstates what they add (and offers to pick it above)."""
 GAP_WORTH_A_LOOK = 0.005
 """The button to the head where the weight most overstates what the sinks add shows only where some head does."""
+UNDERRATED_GAP = 0.05
+"""A token whose share of what is added passes its weight by more than this is named beside the sinks."""
 MIN_PAIRED_BAR_PX = 14
 """The narrowest bar of the section's charts."""
 SIDE_BY_SIDE_BAR_PX = 32
@@ -110,11 +112,13 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
         if float(parked[layer, head]) < LITTLE_SINK_WEIGHT and best is not None:
             # the page's head hardly uses the sinks for this token (a first visit opens on a previous-token head):
             # this section looks at the head where the weight on them most overstates what they add
-            st.caption(f"The head picked above, {head_name(layer, head)}, gives {sink_words} only "
-                       f"{float(parked[layer, head]):.2f} of {plain(me)}'s weight: too little to compare. This "
-                       f"section shows {head_name(*best)}, where that weight most overstates what "
-                       f"{'they add' if many else 'it adds'}.")
-            pick_button(f"Pick {head_name(*best)} above too", best)
+            little = float(parked[layer, head])
+            st.caption(f"The head picked above, {head_name(layer, head)}, gives {sink_words} "
+                       + (f"almost none of {plain(me)}'s weight (under 0.01)" if little < 0.005 else
+                          f"only {little:.2f} of {plain(me)}'s weight")
+                       + f": too little to compare. This section shows {head_name(*best)}, where that weight most "
+                       f"overstates what {'they add' if many else 'it adds'}.")
+            pick_button(f"Show {head_name(*best)} in the maps above too", best)
             layer, head = best
         where = head_name(layer, head)
         row = run.attentions[layer, head, follow]  # (T,): the followed token's weights
@@ -129,16 +133,19 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
         show_chart(cached_spec(charts.row_bars_by_head, paired_rows(), columns=2 if side_by_side else 1,
                                font_size=settings.font_size, cell_size=cell, value_title="weight, share",
                                title=f"{where}: what {me} takes, and what it gets"))
-        sink_lengths = [f"{float(norms[layer, head, i]):.1f}" for i in range(T) if sinks[i]]
-        seen = range(follow + 1 if model.causal else T)  # (a causal model's token sees only those before it)
-        words_seen = [float(norms[layer, head, i]) for i in seen if not sinks[i]]
+        sink_lengths = [f"{plain(labels[i])}'s{' vector v W_O is' if not k else ''} {float(norms[layer, head, i]):.1f}"
+                        + (" long" if not k else "") for k, i in enumerate(i for i in range(T) if sinks[i])]
+        seen = [i for i in range(follow + 1 if model.causal else T) if not sinks[i]]  # (causal: those before it)
+        words_seen = [float(norms[layer, head, i]) for i in seen]
+        underrated = max(seen, key=lambda i: float(share[i] - row[i]))  # the token adding most beyond its weight
         st.success(f"In {where}, {plain(me)} gives {sink_words} {float(parked[layer, head]):.2f} of its weight, and "
                    f"{'they make' if many else 'it makes'} up {float(added[layer, head]):.2f} of what the head adds "
-                   "to it. In this head "
-                   + (f"their vectors v W_O are {' and '.join(sink_lengths)} long" if many else
-                      f"its vector v W_O is {sink_lengths[0]} long")
-                   + f", the other tokens' {sum(words_seen) / len(words_seen):.1f} on average"
-                   + (" (those it may see)." if model.causal else "."))
+                   f"to it. In this head (the chart below) {' and '.join(sink_lengths)}, "
+                   f"the other tokens' {sum(words_seen) / len(words_seen):.1f} on average"
+                   + (" (those it may see)." if model.causal else ".")
+                   + (f" The other way round: {plain(labels[underrated])} has only {float(row[underrated]):.3f} of "
+                      f"the weight but makes up {float(share[underrated]):.3f} of what is added."
+                      if float(share[underrated] - row[underrated]) > UNDERRATED_GAP else ""))
         if best is not None and best != (layer, head):
             pick_button(f"Look at {head_name(*best)}, where {plain(me)}'s weight most overstates what "
                         f"{sink_words} {'add' if many else 'adds'}: {float(parked[best]):.2f} of its weight, "

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 import apptest_support
 from apptest_support import shown_number
 from attention_core.real_models import ModelLoadError, SourceAttempt
-from attention_ui import models, views
+from attention_ui import frames, models, views
 
 TIMEOUT = 180
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -723,6 +723,18 @@ def test_a_weight_is_not_what_a_token_adds():
     assert line.startswith(f"In head {best[1] + 1} of layer {best[0] + 1}, 3·cat gives [CLS] and [SEP] "
                            f"{float(parked[best]):.2f} of its weight, and they make up {float(added[best]):.2f}")
     assert parked[best] - added[best] > 0.3
+    # each marker's length named (only [CLS]'s is short here: "their vectors are 0.1 and 5.0 long" read as both);
+    # and the word that adds far more than its weight says, as a student saw in the bars without a word about it
+    lengths = norms[best]  # (T,)
+    assert (f"1·\\[CLS\\]'s vector v W_O is {float(lengths[0]):.1f} long and 9·\\[SEP\\]'s "
+            f"{float(lengths[-1]):.1f}, the other tokens' {float(lengths[1:-1].mean()):.1f} on average.") in line, line
+    row = run.attentions[best[0], best[1], 2]
+    share = row * lengths / (row * lengths).sum()
+    most = int((share - row)[1:-1].argmax()) + 1
+    assert line.endswith(f"The other way round: {frames.token_labels(run.tokens)[most]} has only "
+                         f"{float(row[most]):.3f} of the weight but makes up {float(share[most]):.3f} of what is "
+                         "added."), line
+    assert any("almost none of 3·cat's weight (under 0.01)" in c.value for c in at.caption)
     _, _, (per_layer_weight, per_layer_added) = _contributions(at, *best, 2)
     table = next(d.value for d in at.dataframe if "share of the lengths added" in d.value.columns)
     assert list(table["weight on [CLS] and [SEP]"]) == pytest.approx(per_layer_weight.numpy(), abs=0.006)
