@@ -133,15 +133,15 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
         show_chart(cached_spec(charts.row_bars_by_head, paired_rows(), columns=2 if side_by_side else 1,
                                font_size=settings.font_size, cell_size=cell, value_title="weight, share",
                                title=f"{where}: what {me} takes, and what it gets"))
-        sink_lengths = [f"{plain(labels[i])}'s{' vector v W_O is' if not k else ''} {float(norms[layer, head, i]):.1f}"
-                        + (" long" if not k else "") for k, i in enumerate(i for i in range(T) if sinks[i])]
+        sink_lengths = " and ".join(f"{float(norms[layer, head, i]):.1f} for {plain(labels[i])}"
+                                    for i in range(T) if sinks[i])
         seen = [i for i in range(follow + 1 if model.causal else T) if not sinks[i]]  # (causal: those before it)
         words_seen = [float(norms[layer, head, i]) for i in seen]
         underrated = max(seen, key=lambda i: float(share[i] - row[i]))  # the token adding most beyond its weight
         st.success(f"In {where}, {plain(me)} gives {sink_words} {float(parked[layer, head]):.2f} of its weight, and "
                    f"{'they make' if many else 'it makes'} up {float(added[layer, head]):.2f} of what the head adds "
-                   f"to it. In this head (the chart below) {' and '.join(sink_lengths)}, "
-                   f"the other tokens' {sum(words_seen) / len(words_seen):.1f} on average"
+                   f"to it. In this head (the chart below) the length of v W_O is {sink_lengths}, and "
+                   f"{sum(words_seen) / len(words_seen):.1f} on average for the other tokens"
                    + (" (those it may see)." if model.causal else ".")
                    + (f" The other way round: {plain(labels[underrated])} has only {float(row[underrated]):.3f} of "
                       f"the weight but makes up {float(share[underrated]):.3f} of what is added."

@@ -726,8 +726,8 @@ def test_a_weight_is_not_what_a_token_adds():
     # each marker's length named (only [CLS]'s is short here: "their vectors are 0.1 and 5.0 long" read as both);
     # and the word that adds far more than its weight says, as a student saw in the bars without a word about it
     lengths = norms[best]  # (T,)
-    assert (f"1·\\[CLS\\]'s vector v W_O is {float(lengths[0]):.1f} long and 9·\\[SEP\\]'s "
-            f"{float(lengths[-1]):.1f}, the other tokens' {float(lengths[1:-1].mean()):.1f} on average.") in line, line
+    assert (f"the length of v W_O is {float(lengths[0]):.1f} for 1·\\[CLS\\] and {float(lengths[-1]):.1f} for "
+            f"9·\\[SEP\\], and {float(lengths[1:-1].mean()):.1f} on average for the other tokens.") in line, line
     row = run.attentions[best[0], best[1], 2]
     share = row * lengths / (row * lengths).sum()
     most = int((share - row)[1:-1].argmax()) + 1
