@@ -69,13 +69,13 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
     # A headless window still builds its address bar's suggestion popup, a web page of its own: about 0.9 CPU-seconds
-    # for every page a test opens, a third of Chromium's work in the suite. A second --disable-features replaces
-    # Playwright's, so its list comes first.
+    # for every page a test opens, a quarter of Chromium's work in the browser tests. A second --disable-features
+    # replaces Playwright's, so its list comes first.
     "--disable-features=" + ",".join([
         "AvoidUnnecessaryBeforeUnloadCheckSync", "DestroyProfileOnBrowserClose", "HttpsUpgrades",
-        "HttpsFirstBalancedModeAutoEnable", "LensOverlay", "MediaRouter", "PaintHolding", "ThirdPartyStoragePartitioning",
-        "AvoidCorsURLLoaderRestartOnRedirect", "OptimizationHints", "NetworkTimeServiceQuerying", "AimEnabled",
-        "PreconnectToSearch", "WebUIOmniboxPopup", "WebUIOmniboxAimPopup",
+        "HttpsFirstBalancedModeAutoEnable", "LensOverlay", "MediaRouter", "PaintHolding",
+        "ThirdPartyStoragePartitioning", "AvoidCorsURLLoaderRestartOnRedirect", "OptimizationHints",
+        "NetworkTimeServiceQuerying", "AimEnabled", "PreconnectToSearch", "WebUIOmniboxPopup", "WebUIOmniboxAimPopup",
     ]),
 ]
 
@@ -268,6 +268,13 @@ def streamlit_server(
                 os.unlink(log_name)
     assert last_error is not None
     raise last_error
+
+
+def server_log(server) -> str:
+    """The tail of a test server's output, to add to a failure message (the app hides tracebacks from the browser);
+    "" when it printed nothing."""
+    output = server.output(3000) if hasattr(server, "output") else ""
+    return f"\n--- streamlit server output (tail) ---\n{output}" if output.strip() else ""
 
 
 _IDLE_STATE_JS = """() => {

@@ -14,11 +14,6 @@ PHONE = {"width": 390, "height": 844}
 EIGHT_TOKENS = "The cat sat on the mat because it"
 
 
-def server_log(server) -> str:
-    output = server.output(3000) if hasattr(server, "output") else ""
-    return f"\n--- streamlit server output (tail) ---\n{output}" if output.strip() else ""
-
-
 def new_page(browser, viewport=PROJECTORS[0]):
     context = browser.new_context(viewport=viewport)
     context.set_default_timeout(LOAD_MS)

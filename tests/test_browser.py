@@ -115,12 +115,6 @@ def _load(page, url: str, timeout_ms: int = LOAD_TIMEOUT_MS) -> None:
     bs.wait_for_app_idle(page, timeout=timeout_ms)
 
 
-def _server_log(server) -> str:
-    """The tail of the server's output: the app hides tracebacks from the browser."""
-    output = server.output(3000) if hasattr(server, "output") else ""
-    return f"\n--- streamlit server output (tail) ---\n{output}" if output.strip() else ""
-
-
 
 
 @pytest.fixture()
@@ -146,7 +140,7 @@ def site(server, browser) -> list[PageReport]:
         try:
             _load(pg, home_url, FIRST_LOAD_TIMEOUT_MS)  # first run: imports torch, warms caches
         except Exception as exc:
-            pytest.fail(f"the home page ({home_url}) did not finish its first run: {exc}" + _server_log(server))
+            pytest.fail(f"the home page ({home_url}) did not finish its first run: {exc}" + bs.server_log(server))
         nav = bs.discover_pages(pg)
         targets: list[tuple[str, str, bool]] = []
         for i, (label, href) in enumerate(nav):
@@ -195,7 +189,7 @@ def test_every_page_renders_without_exception_and_draws_charts(site, server):
         f"{len(failures)} problem(s) across {len(site)} page(s):\n"
         + "\n".join(failures)
         + f"\n(pages: {summary})"
-        + (_server_log(server) if any(r.exceptions or r.load_error for r in site) else "")
+        + (bs.server_log(server) if any(r.exceptions or r.load_error for r in site) else "")
     )
 
 
@@ -251,7 +245,7 @@ def test_sidebar_slider_step_reruns_and_updates_url(site, page, server):
     )
     exceptions = _exception_texts(page)
     assert not exceptions, (
-        f"{report.label}: exception after moving slider {label!r}: {exceptions}" + _server_log(server)
+        f"{report.label}: exception after moving slider {label!r}: {exceptions}" + bs.server_log(server)
     )
     if report.charts:
         charts = bs.wait_for_charts(page, CHART_TIMEOUT_MS)
@@ -277,7 +271,7 @@ def test_sentence_markup_is_shown_as_text_not_html(site, page, server):
     bs.wait_for_app_idle(page)
     exceptions = _exception_texts(page)
     assert not exceptions, (
-        f"{report.label}: exception after entering a sentence with markup: {exceptions}" + _server_log(server)
+        f"{report.label}: exception after entering a sentence with markup: {exceptions}" + bs.server_log(server)
     )
     if report.charts:  # the sentence must really have been drawn, or this test proves nothing
         alerts = page.locator(f'{bs.MAIN} [data-testid="stAlert"]')

@@ -18,7 +18,7 @@ import pytest
 
 import browser_support as bs
 from slide_support import (EIGHT_TOKENS, FIRST_LOAD_MS, PHONE, PROJECTORS, TOLERANCE_PX, new_page, open_page,
-                           server_log, slide_problems)
+                           slide_problems)
 
 from attention_ui.text import STAGES
 
@@ -72,7 +72,7 @@ def test_every_stage_is_one_slide_inside_the_window(server, browser, viewport, q
     assert max(tops.values()) - min(tops.values()) <= TOLERANCE_PX, tops
     assert not failures, (
         f"{len(failures)} problem(s) in presenter mode at {viewport['width']}x{viewport['height']}"
-        f"{' with ' + query if query else ''}:\n  " + "\n  ".join(failures) + server_log(server)
+        f"{' with ' + query if query else ''}:\n  " + "\n  ".join(failures) + bs.server_log(server)
     )
 
 

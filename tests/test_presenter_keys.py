@@ -16,7 +16,7 @@ import pytest
 
 import browser_support as bs
 from slide_support import (FIRST_LOAD_MS, LOAD_MS, PROJECTORS, address_query, exceptions, new_page, open_page,
-                           outside_window, server_log, slide_problems)
+                           outside_window, slide_problems)
 
 from attention_ui.text import STAGES
 
@@ -41,7 +41,7 @@ def test_arrow_and_page_keys_move_between_stages(server, browser, presenter):
             assert shown == STAGES[expected].title, f"{key}: showed {shown!r}, expected {STAGES[expected].title!r}"
             page.wait_for_function("k => new URLSearchParams(location.search).get('step') === k",
                                    arg=STAGES[expected].key, timeout=5_000)
-            assert not exceptions(page), f"{key}: {exceptions(page)}" + server_log(server)
+            assert not exceptions(page), f"{key}: {exceptions(page)}" + bs.server_log(server)
         # with the page clicked first, a key made it draw a grey 3-px frame round the slide (and round a page's main
         # column, where a student clicked empty space so that → would step Generation)
         page.mouse.click(8 if presenter else 1255, 400)
@@ -100,7 +100,7 @@ def test_page_down_can_show_a_stages_worked_numbers_before_the_next_stage(server
         assert bs.stage_title(page) == STAGES[6].title, "the first Page Up goes back to the slide's top"
         assert _press_as_is(page, "PageUp") == STAGES[5].title
         assert _press_as_is(page, "ArrowRight") == STAGES[6].title, "→ goes on without the numbers"
-        assert not exceptions(page), exceptions(page) + [server_log(server)]
+        assert not exceptions(page), exceptions(page) + [bs.server_log(server)]
     finally:
         context.close()
 
@@ -404,7 +404,7 @@ def test_fresh_server_answers_deep_links_without_page_not_found(browser):
             for page, link in zip(pages, links):
                 bs.wait_for_app_idle(page, timeout=FIRST_LOAD_MS)
                 seen[link] = bs.page_not_found_seen(page)
-                assert not exceptions(page), f"{link}: {exceptions(page)}" + server_log(fresh)
+                assert not exceptions(page), f"{link}: {exceptions(page)}" + bs.server_log(fresh)
             assert not any(seen.values()), f"'Page not found' shown: { {k: v for k, v in seen.items() if v} }"
             assert bs.stage_title(pages[0]) == STAGES[5].title, f"the deep link opened {bs.stage_title(pages[0])!r}"
             # The check can fail: a page that does not exist shows the dialog it looks for.
