@@ -16,6 +16,9 @@ MASK_GRID_KEY = "mask_editor_"
 """The start of the Masking page's mask editor's widget key: a grid of tick boxes."""
 GRID_ROW_PX = 35
 """The height of a row of Streamlit's data editor, and of its header row."""
+COMMIT_AFTER_MS = 50
+"""Enter or Tab in a cell's editor waits until this long after the editor opened or was typed into: pressed sooner,
+the editor closed before it had taken in what it showed, and the cell came back empty."""
 
 GRID_INPUT_JS = """<script>
 if (!window.gridInput) {
@@ -116,6 +119,7 @@ if (!window.gridInput) {
     const table = grid?.querySelector("table[aria-colcount]");
     return table && [+table.getAttribute("aria-colcount") - 1, +table.getAttribute("aria-rowcount") - 1];
   };
+  const commits = (key) => key.key === "Tab" || (key.key === "Enter" && !key.shiftKey);  // keys that keep a cell
   const leaves = (cell, key) => {  // whether ``key`` selects another cell than ``cell``
     const [last, rows] = size(cell.grid) || [0, 0];
     if (key.key === "Tab") return key.shiftKey ? cell.col > 0 : cell.col < last;
@@ -145,8 +149,7 @@ if (!window.gridInput) {
       // next cell: a digit typed in between went into the cell just left, in place of its number, and the keys that
       // go on to the next row (``wrapKeys``) were undone by that run
       const from = selected?.grid === keyboardGrid ? selected : null, runs = runsEnded;
-      const commits = from && (key.key === "Tab" || (key.key === "Enter" && !key.shiftKey));
-      const after = !commits ? null : leaves(from, key) ? "moved" : "ran";
+      const after = !from || !commits(key) ? null : leaves(from, key) ? "moved" : "ran";
       const settled = () => after === "moved" ? selected.col !== from.col || selected.row !== from.row
         : after !== "ran" || runsEnded > runs && performance.now() - runEnd > 150;
       if (key.key === "Tab" || key.key === "Escape" || (key.key === "Enter" && !key.shiftKey))
@@ -166,6 +169,16 @@ if (!window.gridInput) {
     return editor?.isConnected && !inEditor(active) && typed(gridOf(active)) ? editor : null;
   };
   const unsettled = () => !!settling && performance.now() - settling.since < 1500 && !settling.done();
+  // Enter or Tab a moment after a cell's editor opened, or after a key typed into it (quick keys, a paste), closed
+  // the editor before it had taken in what it showed: the cell came back empty ("3/4" typed and Enter at once). Such
+  // a key waits until the editor has drawn (``COMMIT_AFTER_MS``).
+  let editorChanged = -Infinity;  // when a cell's editor last opened or was typed into
+  for (const type of ["focusin", "input"])
+    document.addEventListener(type, (event) => {
+      if (inEditor(event.target) && textField(event.target)) editorChanged = performance.now();
+    }, true);
+  const unsaved = (key) => commits(key) && inEditor(document.activeElement)
+    && performance.now() - editorChanged < COMMIT_AFTER_MS;
   const later = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
   const typeIn = (field, text) => {
     if (document.execCommand("insertText", false, text)) return;
@@ -179,7 +192,7 @@ if (!window.gridInput) {
     delivering = true;
     try {
       while (waiting.length) {
-        while (unsettled()) await later(20);
+        while (unsettled() || unsaved(waiting[0])) await later(20);
         settling = null;
         const key = waiting.shift(), stray = strayEditor();
         if (stray && (printable(key) || key.key === "Backspace")) stray.focus();
@@ -207,7 +220,7 @@ if (!window.gridInput) {
   };
   window.addEventListener("keydown", (event) => {
     if (!event.isTrusted || event.isComposing) return;
-    if (waiting.length || delivering || unsettled()) {
+    if (waiting.length || delivering || unsettled() || unsaved(event)) {
       event.preventDefault();
       event.stopImmediatePropagation();
       const {key, code, shiftKey, ctrlKey, altKey, metaKey} = event;
@@ -236,6 +249,6 @@ if (!window.gridInput) {
   }, true);
 }
 </script>""".replace("HAND_GRID_KEY", HAND_GRID_KEY).replace("MASK_GRID_KEY", MASK_GRID_KEY).replace(
-    "GRID_ROW_PX", str(GRID_ROW_PX))
+    "GRID_ROW_PX", str(GRID_ROW_PX)).replace("COMMIT_AFTER_MS", str(COMMIT_AFTER_MS))
 """The page script that makes a click on an editable grid select the clicked cell and the keys typed go into it,
 first time (fixed code, no user text). Drawn out of the page's flow with the page's style."""

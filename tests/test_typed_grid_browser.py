@@ -149,6 +149,24 @@ def test_tab_at_a_rows_last_number_goes_on_to_the_next_row(opened):
                             ["3·tea", "✓ 3", "… empty", "… empty"]]
 
 
+def test_fractions_typed_at_once_and_kept_with_enter_are_all_kept(opened):
+    """A student at about a second a cell: a click on the cell, the answer typed at once as a fraction (or pasted) and
+    Enter straight after it. Enter pressed while the editor that the first key opened was still taking in the rest
+    closed it empty: about one cell in nine came back "… empty" at Check."""
+    page = opened("/by-hand")
+    answers = [["2/2", "0/4", "3/3"], ["4/2", "2/2", "6/2"], ["6/2", "1/1", "8/2"]]  # the raw scores, as fractions
+    for row, texts in enumerate(answers):
+        for column, text in enumerate(texts):
+            page.mouse.click(*_cell_centre(page, row, column))
+            page.wait_for_timeout(250)
+            page.keyboard.type(text)
+            page.keyboard.press("Enter")
+            page.wait_for_timeout(100)
+            bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
+    message = _check(page)
+    assert "all 9 cells right" in message, (message, _marks(page))
+
+
 def test_after_a_click_on_a_tick_box_the_arrows_and_space_go_on_in_the_mask_editor(opened):
     """A click on one of the Masking page's tick boxes ticked it and selected nothing, leaving the focus on no
     element: the arrows and Space that followed scrolled the page. The clicked cell is now selected, so they move
