@@ -39,3 +39,15 @@ def browser():
             yield chromium
         finally:
             chromium.close()
+
+
+@pytest.fixture(scope="module")
+def shared_pages(browser):
+    """Pages of this module's server that several tests read without changing (``slide_support.SharedPages``)."""
+    from slide_support import SharedPages
+
+    pages = SharedPages(browser)
+    try:
+        yield pages
+    finally:
+        pages.close()

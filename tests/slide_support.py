@@ -72,3 +72,53 @@ def slide_problems(page, viewport: dict) -> list[str]:
 
 CHART_TITLES_JS = """() => Array.from(document.querySelectorAll(
     '[data-testid=stMain] [data-testid=stVegaLiteChart] .role-title-text'), t => t.textContent)"""
+
+
+class SharedPages:
+    """Pages opened once for the tests of a module that only read them (no click, key or scroll of their own):
+    ``show(url, viewport)`` returns the page at ``url`` in a window of ``viewport``, opened on first use. A stage in
+    the address (``step=``) is reached with the stage keys in a page opened at the address's other settings: a stage
+    walked to draws as one opened there (the slide tests walk every stage so). Each call puts the page back at its
+    top, the pointer off its charts. At most ``keep`` pages stay open; ``close()`` closes them all."""
+
+    def __init__(self, browser, keep: int = 4):
+        self.browser, self.keep = browser, keep
+        self._open: dict[tuple, tuple] = {}  # (address without step, width, height) -> (context, page)
+
+    def show(self, url: str, viewport: dict = PROJECTORS[0]):
+        from urllib.parse import urlencode
+
+        from attention_ui.text import STAGES
+
+        parts = urlsplit(url)
+        query = parse_qs(parts.query, keep_blank_values=True)
+        step = query.pop("step", [None])[-1]
+        if step is not None and step.isdigit():
+            step = STAGES[int(step) - 1].key
+        base = parts._replace(query=urlencode(query, doseq=True)).geturl()
+        key = (base, viewport["width"], viewport["height"])
+        if key in self._open:
+            self._open[key] = self._open.pop(key)  # the most recently used last
+        else:
+            while len(self._open) >= self.keep:
+                context, _ = self._open.pop(next(iter(self._open)))
+                context.close()
+            context, page = new_page(self.browser, viewport)
+            self._open[key] = context, page
+            open_page(page, bs.with_query(base, f"step={step}") if step else base, FIRST_LOAD_MS)
+        page = self._open[key][1]
+        keys = [stage.key for stage in STAGES]
+        if step is None and bs.stage_in_url(page) is not None:  # a stage walked to by a test before: back to the first
+            step = keys[0]
+        if step is not None:
+            while (bs.stage_in_url(page) or keys[0]) != step:
+                shown = keys.index(bs.stage_in_url(page) or keys[0])
+                bs.press_key(page, "ArrowRight" if shown < keys.index(step) else "ArrowLeft")
+        page.mouse.move(0, viewport["height"] - 1)
+        page.evaluate(f"() => {{ const main = document.querySelector({bs.MAIN!r}); if (main) main.scrollTop = 0; }}")
+        return page
+
+    def close(self) -> None:
+        for context, _ in self._open.values():
+            context.close()
+        self._open.clear()

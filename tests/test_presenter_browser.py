@@ -102,16 +102,13 @@ ROW_LABELS_JS = """() => Array.from(document.querySelectorAll('.st-key-slide [da
 
 
 @pytest.mark.parametrize("step", ["qkv", "softmax"])
-def test_a_slide_of_many_tokens_keeps_its_row_labels_apart(server, browser, step):
+def test_a_slide_of_many_tokens_keeps_its_row_labels_apart(server, shared_pages, step):
     """32 tokens on a 1280x800 slide: rows stay tall enough for their labels (the slide scrolls) instead of
-    squeezing 32 rows into the window, where the projector-sized labels ran into each other."""
-    context, page = new_page(browser, PROJECTORS[0])
-    try:
-        open_page(page, bs.with_query(server + "/step-through", f"presenter=true&mask=causal&step={step}&sentence="
-                                  f"{quote(THIRTY_TWO_TOKENS)}"), FIRST_LOAD_MS)
-        charts = page.evaluate(ROW_LABELS_JS)
-    finally:
-        context.close()
+    squeezing 32 rows into the window, where the projector-sized labels ran into each other. (One page, only read,
+    for both stages.)"""
+    page = shared_pages.show(bs.with_query(server + "/step-through", f"presenter=true&mask=causal&step={step}"
+                                           f"&sentence={quote(THIRTY_TWO_TOKENS)}"), PROJECTORS[0])
+    charts = page.evaluate(ROW_LABELS_JS)
     # Charts side by side name their rows once, beside the first (K and V beside Q have none)
     named = [labels for labels in charts if len(labels) >= 32]
     assert charts and len(charts[0]) >= 32, [len(labels) for labels in charts]
@@ -130,26 +127,22 @@ CELL_NUMBERS_JS = """() => Array.from(
 TWELVE_TOKENS = "one two three four five six seven eight nine ten eleven twelve"
 
 
-def _on_a_slide(server, browser, step: str, tokens: int, script: str):
+def _on_a_slide(server, shared_pages, step: str, tokens: int, script: str):
     """``script``'s answer on the slide of ``step`` at 1280x800, for the first ``tokens`` words of TWELVE_TOKENS
-    with a causal mask."""
-    context, page = new_page(browser, PROJECTORS[0])
-    try:
-        sentence = " ".join(TWELVE_TOKENS.split()[:tokens])
-        open_page(page, bs.with_query(server + "/step-through", f"presenter=true&mask=causal&step={step}&sentence="
-                                  f"{quote(sentence)}"), FIRST_LOAD_MS)
-        page.wait_for_timeout(500)
-        return page.evaluate(script)
-    finally:
-        context.close()
+    with a causal mask (one page per sentence, only read: its stages are walked to with the stage keys)."""
+    sentence = " ".join(TWELVE_TOKENS.split()[:tokens])
+    page = shared_pages.show(bs.with_query(server + "/step-through", f"presenter=true&mask=causal&step={step}"
+                                           f"&sentence={quote(sentence)}"), PROJECTORS[0])
+    page.wait_for_timeout(500)
+    return page.evaluate(script)
 
 
 @pytest.mark.parametrize("step, tokens", [("scaled", 10), ("scaled", 12), ("masked", 12), ("context", 12),
                                           ("scaled", 6), ("scores", 12)])
-def test_numbers_in_a_slides_cells_never_run_into_each_other(server, browser, step, tokens):
+def test_numbers_in_a_slides_cells_never_run_into_each_other(server, shared_pages, step, tokens):
     """Two charts side by side on a slide of 10-14 tokens printed 16-px numbers into 35-px cells
     ("-0.3900.165"); such cells now show colours only, and cells wide enough still show their numbers."""
-    charts = _on_a_slide(server, browser, step, tokens, CELL_NUMBERS_JS)
+    charts = _on_a_slide(server, shared_pages, step, tokens, CELL_NUMBERS_JS)
     assert charts, "no chart on the slide"
     for numbers in charts:
         rows: dict[int, list] = {}
@@ -178,16 +171,14 @@ FOURTEEN_TOKENS = "The quick brown fox jumps over the lazy dog and then runs far
 @pytest.mark.parametrize("step, sentence, hints", [
     ("scaled", FOURTEEN_TOKENS, True), ("context", FOURTEEN_TOKENS, False), ("scaled", "", False)],
     ids=["scaled-14", "context-14", "scaled-7"])
-def test_a_slides_chart_prints_its_numbers_or_says_where_they_are(server, browser, step, sentence, hints):
+def test_a_slides_chart_prints_its_numbers_or_says_where_they_are(server, shared_pages, step, sentence, hints):
     """A slide of 14 tokens showed colours only without a word (only the browser knows how wide it draws a cell):
-    a chart whose cells are too narrow for their numbers says over them to hover a cell."""
-    context, page = new_page(browser, PROJECTORS[0])
-    try:
-        open_page(page, server + f"/step-through?presenter=true&step={step}&sentence={quote(sentence)}", FIRST_LOAD_MS)
-        page.wait_for_timeout(500)
-        shown = page.evaluate(NUMBERS_OR_HINT_JS)
-    finally:
-        context.close()
+    a chart whose cells are too narrow for their numbers says over them to hover a cell. (One page per sentence,
+    only read.)"""
+    page = shared_pages.show(server + f"/step-through?presenter=true&step={step}&sentence={quote(sentence)}",
+                             PROJECTORS[0])
+    page.wait_for_timeout(500)
+    shown = page.evaluate(NUMBERS_OR_HINT_JS)
     tokens = len(sentence.split()) or 7
     heatmaps = [chart for chart in shown if chart["cells"] >= tokens * tokens]
     assert heatmaps, shown
@@ -207,10 +198,10 @@ CELL_AREAS_JS = """() => Array.from(
 
 
 @pytest.mark.parametrize("tokens", [7, 12])
-def test_the_weights_and_the_context_keep_their_rows_level(server, browser, tokens):
+def test_the_weights_and_the_context_keep_their_rows_level(server, shared_pages, tokens):
     """Stage 7 shows A beside C = A·V so that row i of one is row i of the other; the weights' slanted key labels
     took more room than the context's feature labels, so at 12 tokens the rows no longer lined up."""
-    areas = _on_a_slide(server, browser, "context", tokens, CELL_AREAS_JS)
+    areas = _on_a_slide(server, shared_pages, "context", tokens, CELL_AREAS_JS)
     assert len(areas) == 2, areas
     (top_a, bottom_a), (top_c, bottom_c) = areas
     assert abs(top_a - top_c) <= 2 and abs(bottom_a - bottom_c) <= 2, areas
@@ -267,18 +258,14 @@ def _font_px(page, selector: str) -> float:
     ("/generation", "[data-testid='stMain'] .stProgress p", 20),
     ("/start-here", "[data-testid='stMain'] [data-testid='stPageLink'] p", 20),
 ], ids=["page menus", "generation's step", "page link"])
-def test_small_words_are_enlarged_on_a_slide(server, browser, path, selector, smallest_px):
+def test_small_words_are_enlarged_on_a_slide(server, shared_pages, path, selector, smallest_px):
     """The page menus (14 px), Generation's "Step 1 of 7" and the page links kept the page's small text on a
-    projector."""
-    context, page = new_page(browser)
-    try:
-        open_page(page, server + path + "?presenter=true", FIRST_LOAD_MS)
-        assert _font_px(page, selector) >= smallest_px
-        open_page(page, server + path + "?presenter=false")
-        if page.locator(selector).count():  # the page menus are in the sidebar then
-            assert _font_px(page, selector) < smallest_px, "the lesson keeps its own size"
-    finally:
-        context.close()
+    projector. (Generation's slide and page, only read, serve two of these.)"""
+    page = shared_pages.show(server + path + "?presenter=true")
+    assert _font_px(page, selector) >= smallest_px
+    page = shared_pages.show(server + path + "?presenter=false")
+    if page.locator(selector).count():  # the page menus are in the sidebar then
+        assert _font_px(page, selector) < smallest_px, "the lesson keeps its own size"
 
 
 SIZES_DRAWN_JS = """() => {
