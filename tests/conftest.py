@@ -1,5 +1,5 @@
-"""Fixtures every test shares: Streamlit's component scan done once; for the browser tests, one app server and one
-Chromium per test module."""
+"""Fixtures every test shares: Streamlit's component scan done once; for the browser tests, one app server for all
+the test modules a test process runs and one Chromium per test module."""
 
 from __future__ import annotations
 
@@ -21,11 +21,20 @@ def scan_for_components_once():
         yield
 
 
-@pytest.fixture(scope="module")
-def server():
-    """The app, served on 127.0.0.1 for this module's tests (its base URL)."""
+@pytest.fixture(scope="session")
+def app_server():
+    """The app, served on 127.0.0.1 (its base URL), started when a test first asks for it and stopped when the test
+    process ends: each server's first run imports torch and loads the models its pages show (10 to 30 s), once per
+    process instead of once per module. A server keeps nothing of a browser session after it: a test that is about
+    a fresh server starts its own (``browser_support.streamlit_server``)."""
     with bs.streamlit_server(timeout=60) as base_url:
         yield base_url
+
+
+@pytest.fixture(scope="module")
+def server(app_server):
+    """The app's base URL for this module's tests (the process's one server, ``app_server``)."""
+    return app_server
 
 
 @pytest.fixture(scope="module")

@@ -21,23 +21,19 @@ WINDOW = {"width": 1280, "height": 800}
 
 
 @pytest.fixture(scope="module")
-def opened():
-    """``opened(path)``: a new 1280×800 page of one app server at ``path``, its run finished and charts drawn."""
-    sync_api = bs.require_browser()
-    with bs.streamlit_server(timeout=60) as server, sync_api.sync_playwright() as p:
-        browser = bs.launch_chromium(p)
+def opened(request):
+    """``opened(path)``: a new 1280×800 page of the app server at ``path``, its run finished and charts drawn."""
+    bs.require_browser()
+    server, browser = request.getfixturevalue("server"), request.getfixturevalue("browser")
 
-        def open_at(path: str):
-            page = browser.new_page(viewport=WINDOW)
-            page.goto(server + path, wait_until="domcontentloaded", timeout=90_000)
-            bs.wait_for_app_idle(page, timeout=90_000)
-            bs.wait_for_all_charts(page, timeout=15_000)
-            return page
+    def open_at(path: str):
+        page = browser.new_page(viewport=WINDOW)
+        page.goto(server + path, wait_until="domcontentloaded", timeout=90_000)
+        bs.wait_for_app_idle(page, timeout=90_000)
+        bs.wait_for_all_charts(page, timeout=15_000)
+        return page
 
-        try:
-            yield open_at
-        finally:
-            browser.close()
+    yield open_at
 
 
 def _text_sizes(spec: dict) -> list[float]:

@@ -22,18 +22,16 @@ MEASURE_TIMEOUT_MS = 240_000
 
 
 @pytest.fixture(scope="module")
-def session():
+def session(server, browser):
     """(a Chromium tab, the app's base URL), shared by this module's tests."""
-    with bs.streamlit_server(timeout=90) as base_url, sync_api.sync_playwright() as p:
-        browser = bs.launch_chromium(p)
-        try:
-            tab = browser.new_page(viewport={"width": 1280, "height": 800})
-            tab.set_default_timeout(TIMEOUT_MS)
-            tab.goto(base_url + "/", wait_until="domcontentloaded")  # the first run imports torch
-            bs.wait_for_app_idle(tab, timeout=TIMEOUT_MS)
-            yield tab, base_url
-        finally:
-            browser.close()
+    tab = browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        tab.set_default_timeout(TIMEOUT_MS)
+        tab.goto(server + "/", wait_until="domcontentloaded")  # the server's first run imports torch
+        bs.wait_for_app_idle(tab, timeout=TIMEOUT_MS)
+        yield tab, server
+    finally:
+        tab.close()
 
 
 def wait_for_drawn_charts(page, count: int) -> None:
