@@ -159,9 +159,12 @@ needs_browser = pytest.mark.skipif(not bs.browser_available(), reason=bs.NO_BROW
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(request):
     port = os.environ.get("PRESENTER_LAYOUT_PORT")  # a fixed port where several servers share a machine
-    with bs.streamlit_server(port=int(port) if port and port.isdigit() else None, timeout=60) as base_url:
+    if not (port and port.isdigit()):
+        yield request.getfixturevalue("app_server")  # the test process's server (conftest)
+        return
+    with bs.streamlit_server(port=int(port), timeout=60) as base_url:
         yield base_url
 
 
@@ -185,6 +188,19 @@ def slide(server, browser):
     yield open_slide
     for context in contexts:
         context.close()
+
+
+@pytest.fixture
+def read_slide(server, shared_pages):
+    """As ``slide``, for a test that only reads the page: one page per address and window, kept for the module's
+    other tests that read it (a stage in the address is walked to with the stage keys: ``SharedPages``)."""
+
+    def show(path: str, viewport: dict = VIEWPORT):
+        page = shared_pages.show(bs.with_query(server + path, "presenter=true"), viewport)
+        assert not page.locator(bs.EXCEPTION).count(), page.locator(bs.EXCEPTION).first.inner_text()
+        return page
+
+    return show
 
 
 def _layout_problems(page) -> list[str]:
@@ -242,8 +258,8 @@ def _too_small(sizes: dict[str, list[float]]) -> list[str]:
 
 
 @needs_browser
-def test_real_model_slide_fits_its_grid_and_tables_in_the_window(slide):
-    page = slide("/real-model")
+def test_real_model_slide_fits_its_grid_and_tables_in_the_window(read_slide):
+    page = read_slide("/real-model")
     problems = _layout_problems(page)
     small = _too_small(page.evaluate(_FONT_SIZES_JS, {
         "expander label": "[data-testid=stMain] [data-testid=stExpander] summary p",
@@ -416,12 +432,12 @@ def _labels_running_together(axis: dict) -> list[str]:
     ("/step-through?step=5", 1024),
 ], ids=["multi-head 1280", "multi-head 1024", "stage 4 1024", "stage 5 1280", "stage 7 1280",
         "stage 5, 7 tokens, 1024"])
-def test_key_labels_on_a_slide_stay_apart(slide, path, width):
+def test_key_labels_on_a_slide_stay_apart(read_slide, path, width):
     """Slides of 18 tokens slanted their key labels at −45° in columns too narrow for that, and they ran together
     into one unreadable band (and at 1024 px, stage 5's upright labels of 7 tokens too). Narrow columns turn their
     labels to −90° and the browser leaves out every other one where they would still overlap; at least a third
     stays."""
-    page = slide(path, {"width": width, "height": 800 if width == 1280 else 768})
+    page = read_slide(path, {"width": width, "height": 800 if width == 1280 else 768})
     page.wait_for_timeout(300)  # a fitted chart draws again once its container has its width
     axes = page.evaluate(_X_LABELS_JS)
     assert axes, "no chart with an x axis"
@@ -500,10 +516,10 @@ def test_real_model_grid_fits_a_1024_slide_and_a_click_picks_the_head_under_it(s
 
 @needs_browser
 @pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
-def test_real_model_grid_is_on_the_first_screen_of_a_slide(slide, size):
+def test_real_model_grid_is_on_the_first_screen_of_a_slide(read_slide, size):
     """At 1280 × 800 the slide's 6 × 12 grid of heads began under the model and head pickers and its last three
     layers were below the window. The pickers are under the grid now, and the grid is short enough for the window."""
-    page = slide("/real-model", {"width": size[0], "height": size[1]})
+    page = read_slide("/real-model", {"width": size[0], "height": size[1]})
     page.wait_for_timeout(300)  # a fitted chart draws again once its container has its width
     grid = page.evaluate(_GRID_JS)
     assert grid["top"] > 0 and grid["top"] + grid["height"] <= size[1], (grid, size)

@@ -330,7 +330,7 @@ def test_order_and_positions_slide_draws_its_grids_larger_on_a_large_screen(serv
                                              "+copied+it", False),
                                             (f"&sentence={SENTENCE}", True)],
                          ids=["2 heads, 7 tokens", "4 heads, 10 tokens", "2 heads, 11 tokens"])
-def test_multi_heads_grids_print_readable_numbers_or_none(server, browser, query, printed):
+def test_multi_heads_grids_print_readable_numbers_or_none(server, shared_pages, query, printed):
     """4 heads of a 10-token sentence printed their 400 weights at 8.6 px on a slide: the grid, sized to 36-px cells,
     is wider than the slide and the browser shrank it, numbers and all, below the 12 px a slide promises. A grid's
     numbers are now sized for the cells it is drawn with: 12 px or more, or none and a line that says to hover.
@@ -338,10 +338,10 @@ def test_multi_heads_grids_print_readable_numbers_or_none(server, browser, query
     cells are now as wide as the slide allows (their height is the screen's) and print their numbers."""
     from attention_ui.views import MIN_SLIDE_VALUE_PX
 
-    with _slide(browser, f"{server}/multi-head?presenter=true{query}", 1280, 800) as page:
-        page.wait_for_timeout(300)
-        drawn = page.evaluate(_CELL_TEXT_JS, True)
-        captions = page.locator("[data-testid='stMain'] [data-testid='stCaptionContainer']").all_inner_texts()
+    page = shared_pages.show(f"{server}/multi-head?presenter=true{query}", {"width": 1280, "height": 800})
+    page.wait_for_timeout(300)
+    drawn = page.evaluate(_CELL_TEXT_JS, True)
+    captions = page.locator("[data-testid='stMain'] [data-testid='stCaptionContainer']").all_inner_texts()
     grids = [drawn[0]] + [c for c in drawn if "Q of each head" in c["title"]]
     assert len(grids) == 2, [c["title"] for c in drawn]
     for grid in grids:
@@ -388,14 +388,15 @@ _SECTION_CHARTS_JS = """() => Array.from(document.querySelectorAll("[class*='st-
 
 @pytest.mark.browser
 @needs_browser
-def test_multi_heads_concat_and_w_o_sections_fill_the_slide_under_their_heading(server, browser):
+def test_multi_heads_concat_and_w_o_sections_fill_the_slide_under_their_heading(server, shared_pages):
     """Sections 4 and 5 drew Concat and the output at a page's size, 600 of a 1280-px slide's 1230 px with 17-px
     numbers, where the step-through's slides of the same stages fill the width. Each now spans the slide and fits, with
-    its heading, words and formula, in the window under the menu bar."""
-    with _slide(browser, f"{server}/multi-head?presenter=true", 1280, 800) as page:
-        page.wait_for_timeout(300)
-        sections = page.evaluate(_SECTION_CHARTS_JS)
-        main = page.evaluate(f"() => document.querySelector({bs.MAIN!r}).clientWidth")
+    its heading, words and formula, in the window under the menu bar. (Multi-head's slide, only read, is the one the
+    grids' check above reads.)"""
+    page = shared_pages.show(f"{server}/multi-head?presenter=true", {"width": 1280, "height": 800})
+    page.wait_for_timeout(300)
+    sections = page.evaluate(_SECTION_CHARTS_JS)
+    main = page.evaluate(f"() => document.querySelector({bs.MAIN!r}).clientWidth")
     assert len(sections) == 2, sections
     for section in sections:
         assert section["width"] >= 0.85 * (main - 48), (section, main)

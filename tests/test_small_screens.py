@@ -49,30 +49,34 @@ def _layout(page) -> dict:
 
 
 @pytest.fixture(scope="module")
-def open_on():
-    """``open_on(device, path)``: a new page (Playwright's) of one app server on ``device`` (PHONE or TABLET) at
+def open_on(request):
+    """``open_on(device, path)``: a new page (Playwright's) of the app server on ``device`` (PHONE or TABLET) at
     ``path``, its run finished and its charts drawn."""
-    sync_api = bs.require_browser()
-    with bs.streamlit_server(timeout=60) as server, sync_api.sync_playwright() as p:
-        browser = bs.launch_chromium(p)
-        contexts = []
+    bs.require_browser()
+    server, browser = request.getfixturevalue("server"), request.getfixturevalue("browser")
+    contexts, kept = [], {}
 
-        def open_at(device: dict, path: str):
-            context = browser.new_context(**device)
-            contexts.append(context)
-            page = context.new_page()
-            page.goto(server + path, wait_until="domcontentloaded", timeout=90_000)
-            bs.wait_for_app_idle(page, timeout=90_000)
-            bs.wait_for_all_charts(page, timeout=15_000)
-            page.wait_for_timeout(500)  # the charts' own layout after the first draw
-            return page
+    def open_at(device: dict, path: str, keep: bool = False):
+        """``keep``: the page stays open for the next test that keeps it at this size and address (a test that only
+        reads the page, or puts back what it changed)."""
+        if keep and (repr(device), path) in kept:
+            return kept[repr(device), path]
+        context = browser.new_context(**device)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(server + path, wait_until="domcontentloaded", timeout=90_000)
+        bs.wait_for_app_idle(page, timeout=90_000)
+        bs.wait_for_all_charts(page, timeout=15_000)
+        page.wait_for_timeout(500)  # the charts' own layout after the first draw
+        if keep:
+            kept[repr(device), path] = page
+        return page
 
-        try:
-            yield open_at
-        finally:
-            for context in contexts:
-                context.close()
-            browser.close()
+    try:
+        yield open_at
+    finally:
+        for context in contexts:
+            context.close()
 
 
 @pytest.mark.browser
@@ -247,15 +251,20 @@ def test_a_formula_wider_than_a_phone_shows_where_it_goes_on(open_on):
     """Work it by hand's "Q = XW_Q, K = XW_K, V = XW_V, …" is 726 px wide in a 358-px column; cut after
     "V = XW_V," it looked whole. A shadow marks the edge with more formula behind it, and moves to the other
     edge once the formula is scrolled to its end."""
-    page = open_on(PHONE, "/by-hand")
-    edge = page.evaluate(_EDGE_SHADES_JS)
-    assert edge is not None, "no formula on the page is wider than the phone: the case this test is about"
-    left, right = _edge_greys(page, edge)
-    assert left > 250 > right, (left, right)
-    page.evaluate("() => { for (const f of document.querySelectorAll('[data-testid=stMain] .katex-display'))"
-                  " f.scrollLeft = f.scrollWidth; }")
-    left, right = _edge_greys(page, edge)
-    assert right > 250 > left, (left, right)
+    page = open_on(PHONE, "/by-hand", keep=True)  # (its formulas scrolled back afterwards, for the next test)
+    scroll = "(left) => { for (const f of document.querySelectorAll('[data-testid=stMain] .katex-display'))" \
+             " f.scrollLeft = left ?? f.scrollWidth; }"
+    try:
+        edge = page.evaluate(_EDGE_SHADES_JS)
+        assert edge is not None, "no formula on the page is wider than the phone: the case this test is about"
+        left, right = _edge_greys(page, edge)
+        assert left > 250 > right, (left, right)
+        page.evaluate(scroll, None)
+        left, right = _edge_greys(page, edge)
+        assert right > 250 > left, (left, right)
+    finally:
+        page.evaluate(scroll, 0)
+        page.evaluate(f"() => {{ document.querySelector({bs.MAIN!r}).scrollTop = 0; }}")
 
 
 _TARGETS_JS = """() => {
@@ -313,8 +322,9 @@ def test_stage_6_on_a_phone_draws_its_lines_within_the_screen_and_says_where_a_c
 
 def test_a_grids_toolbar_on_a_touch_screen_leaves_the_line_above_it_whole(open_on):
     """A touch screen always shows a grid's toolbar, over the grid's top right corner: it lay over the end of the
-    formula above Work it by hand's scores grid (the Σ's “d”). A typed grid now has none; any other keeps clear."""
-    page = open_on(PHONE, "/by-hand")
+    formula above Work it by hand's scores grid (the Σ's “d”). A typed grid now has none; any other keeps clear.
+    (It only reads the page: the formula's check reads the same one.)"""
+    page = open_on(PHONE, "/by-hand", keep=True)
     overlaps = page.evaluate("""() => Array.from(document.querySelectorAll(
         '[data-testid=stMain] [data-testid=stElementContainer]:has([data-testid=stDataFrame])'), box => {
         const above = box.previousElementSibling, toolbar = box.querySelector('[data-testid=stElementToolbar]');
