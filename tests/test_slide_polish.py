@@ -25,12 +25,13 @@ import re
 import pytest
 
 from apptest_support import open_page, spec_titles
-from test_presenter_layout import needs_browser, server, slide
+from test_presenter_layout import needs_browser, read_slide, server, slide
 
 from attention_ui.views import MIN_SLIDE_VALUE_PX, PRESENTER_FONT, SLIDE_CELL
 from attention_ui import charts
 
-SHARED_FIXTURES = (server, slide)  # the presenter-layout tests' app server and ``slide(path)`` (Chromium: conftest)
+# the presenter-layout tests' app server, ``slide(path)`` and ``read_slide(path)`` (Chromium: conftest)
+SHARED_FIXTURES = (server, slide, read_slide)
 
 SLIDE = {"presenter": "true"}
 SLIDE_VALUE_PX = charts.cell_value_font(SLIDE_CELL, PRESENTER_FONT, diverging=True, fit=True)  # 16
@@ -202,10 +203,10 @@ _CELL_NUMBER_PX_JS = """() => Array.from(
     ("scaled", PROJECTOR, False), ("masked", PROJECTOR, False), ("softmax", PROJECTOR, False),
     ("context", PROJECTOR, True), ("scaled", {"width": 1280, "height": 800}, True)],
     ids=["scaling 1024", "masked 1024", "weights 1024", "context 1024", "scaling 1280"])
-def test_slide_numbers_are_readable_or_left_out(slide, step, window, printed):
+def test_slide_numbers_are_readable_or_left_out(read_slide, step, window, printed):
     """``printed``: some chart of the slide still prints its numbers (the context's wide cells at 1024 px, both
-    charts at 1280)."""
-    page = slide(f"/step-through?step={step}&mask=causal&sentence={ELEVEN_TOKENS.replace(' ', '+')}", window)
+    charts at 1280). (The four stages at 1024 px read one page, walked to each with the stage keys.)"""
+    page = read_slide(f"/step-through?step={step}&mask=causal&sentence={ELEVEN_TOKENS.replace(' ', '+')}", window)
     page.wait_for_timeout(500)
     charts_px = page.evaluate(_CELL_NUMBER_PX_JS)
     smallest = min((px for chart in charts_px for px in chart), default=None)
