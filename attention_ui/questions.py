@@ -597,10 +597,10 @@ def _show_feedback(feedback: Feedback) -> None:
 
 
 def _placeholder(question: Question) -> str:
-    """What a number's answer box says it takes: a whole number, or a number to the charts' 3 decimals."""
+    """What a number's answer box says it takes: a whole number, or a number, whole or to the charts' 3 decimals."""
     if question.tolerance == 0:
         return "a whole number"
-    return f"a number to 3 decimals (within ±{question.tolerance:g}), e.g. 0.125, 1/8 or 12.5%"
+    return f"a number, whole or to 3 decimals (within ±{question.tolerance:g}), e.g. 0.125, 1/8 or 12.5%"
 
 
 def _show_questions(found: list) -> None:

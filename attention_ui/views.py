@@ -309,6 +309,14 @@ def follow_note(view: StageView) -> str:
     return f"Outlined: the row of {plain(view.follow_label)}, the token followed; its worked numbers are below."
 
 
+def outline_note(label: str, where: str = "") -> str:
+    """What the outlined row on a lesson page's charts is, said under the first of them (a student saw the magenta
+    frame on several pages and no word about it). ``label``: the followed token's label, as the charts show it;
+    ``where``: where it stands now, if the chart moved it."""
+    return (f"Outlined: the row of {plain(label)}{where}, the token followed (“Query token to follow” in the sidebar, "
+            "the token whose numbers Step through works out).")
+
+
 COLOURS_ONLY_NOTE = ("These cells are too narrow for their numbers: hover a cell to read it, or (on a touch screen) "
                      "open “All the numbers” below.")
 """Said under a stage whose heatmap shows colours only (many tokens or features): the 7-token default prints

@@ -16,8 +16,8 @@ from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart
 from attention_ui.text import counted
 from attention_ui.url_state import check_linked_choice, show_link_notes
-from attention_ui.views import (StageView, in_the_sidebar, mask_chart, panel_prints_values, show_chart, show_table,
-                                slide_mask_pair, slide_panel_width, token_heatmap)
+from attention_ui.views import (StageView, in_the_sidebar, mask_chart, outline_note, panel_prints_values, show_chart,
+                                show_table, slide_mask_pair, slide_panel_width, token_heatmap)
 
 BYTES = {"16-bit (fp16 / bf16)": 2, "8-bit": 1, "32-bit (fp32)": 4}
 CONTEXT_LENGTHS = [2**n for n in range(8, MAX_CONTEXT_LENGTH.bit_length())]  # 256 … 1,048,576 tokens
@@ -137,8 +137,9 @@ else:
                                         lambda: sharing_diagram(h, groups, **options)))
         st.markdown(f"The grouped variants here are made from the multi-head weights by **averaging the W_K and W_V "
                     "columns of each group**. Ainslie et al. (2023) start converting a trained model that way and "
-                    "then train it a little longer, which this page does not: its weights change more than a trained "
-                    f"model's would. Their weights for your sentence, head by head (g = {shared}: {chosen}):")
+                    "then train it a little longer. This page skips that training, so its grouped heads' attention "
+                    "weights differ from the multi-head ones more than a trained model's would. The grouped heads' "
+                    f"weights for your sentence, head by head (g = {shared}: {chosen}):")
         grouped = traces["grouped-query"]
         per_row = min(h, 4)
         # On a slide as wide as the slide allows (900 px in all left 2 heads of 11 tokens 13-px numbers)
@@ -227,8 +228,8 @@ if rows is not None:
     beyond = [r["model"] for r in rows if r["longest context"] and int(context) > r["longest context"]]
     if beyond:
         st.caption(f"{int(context):,} tokens is more than {', '.join(beyond)} can read (its position limit): "
-                   "for such a model the row shows what its cache would need, and the chart draws it pale and marks it "
-                   "“what-if”: a size it would need, not one it ever reaches.")
+                   "such a model never holds that many tokens, so its row shows the cache it would have if it could "
+                   "read them, and the chart draws it pale and marks it “what-if”.")
     st.success("Takeaway: sharing key/value heads (g < h) divides the cache by h / g, one main reason long "
                "contexts fit in memory.")
 
@@ -239,7 +240,8 @@ if rows is not None:
 WINDOW_ROOM_PX = 330
 st.subheader("3 · Sliding-window attention")
 st.markdown("Each token may attend only to itself and the **w − 1** tokens before it. One layer sees w tokens; "
-            "but layer 2 reads outputs that already mixed w tokens each, so the reach grows with depth.")
+            "but layer 2 reads outputs that already mixed w tokens each, so the reach grows with depth. Here every "
+            "head has its own keys and values (g = h), whatever g you chose in section 1.")
 # On a slide the controls sit beside the formula, so that the mask and weights under them fit the same screen
 formula, controls = st.columns([3, 2], vertical_alignment="center") if presenter else (st.container(), None)
 formula.latex(r"M_{ij} = \begin{cases} 0 & 0 \le i - j < w \\ -\infty & \text{otherwise} \end{cases}"
@@ -249,10 +251,11 @@ left, right = controls.columns([3, 2]) if presenter else st.columns(3)[:2]
 window = left.number_input(f"Window w (tokens, up to {MAX_WINDOW})", min_value=None, max_value=None, value=3, step=1,
                            key="window", **BOUND)
 layers = right.slider("Layers stacked", 1, MAX_LAYERS, 3, key="window_layers", **BOUND)
+if not 1 <= int(window) <= MAX_WINDOW:  # (the rest of the section stays, with the nearest window allowed)
+    typed, window = int(window), min(max(int(window), 1), MAX_WINDOW)
+    st.warning(f"**Please choose another window.** The window must be a whole number from 1 to {MAX_WINDOW} tokens, "
+               f"got {typed}. The charts below show w = {window}, the nearest allowed.", icon=":material/warning:")
 try:
-    if not 1 <= int(window) <= MAX_WINDOW:
-        raise AttentionInputError(f"The window must be a whole number from 1 to {MAX_WINDOW} tokens, "
-                                  f"got {int(window)}.")
     mask = sliding_window_mask(T, int(window))
     windowed = trace_attention(lesson.x, **lesson.projections.as_kwargs(), mask=mask)
     reach = sliding_window_reach(T, int(window), int(layers))
@@ -277,6 +280,7 @@ else:
                               font_size=settings.font_size))
     with right:
         show_chart(token_heatmap(view, windowed.weights[settings.head], window_titles[1], weights=True, share=0.5))
+    st.caption(outline_note(labels[settings.follow]))
 layer_labels = [f"after layer {i + 1}" for i in range(int(layers))]
 reach_cell = max(8, min(settings.cell_size - 6, (1000 if settings.presenter else 640) // T))  # one chart, full width
 reach_title = f"which tokens can reach the last token, {labels[-1]}"
@@ -291,4 +295,5 @@ show_page_questions("modern-attention", modern_questions(
     num_heads=h, kv_heads=shared, d_k=lesson.trace.d_k, d_v=lesson.trace.d_v, window=int(window), layers=int(layers)))
 st.success("Takeaway: a window keeps each token's cost and the cache's size fixed (a layer's cost grows as T·w, "
            "not T²), and stacking layers still lets "
-           "information travel far: Mistral 7B's 32 layers × 4,096 reach about 131,000 tokens.")
+           "information travel far: with Mistral 7B's 32 layers and w = 4,096, the reach L·(w − 1) + 1 is about "
+           "131,000 tokens, more than the 32,768 it can read at all (the table above).")

@@ -14,8 +14,8 @@ from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_matrix_chart, cached_spec
 from attention_ui.text import counted, plain, size_in_words
 from attention_ui.views import (DRAWN_FRAME_SHARE, PRESENTER_COLUMN_PX, SIGNED_READABLE_CELL_PX, StageView,
-                                 column_cell, feature_heatmap, head_title, in_the_sidebar, prints_values, shared_domain,
-                                 shared_scale_cell, show_chart,
+                                 column_cell, feature_heatmap, head_title, in_the_sidebar, outline_note, prints_values,
+                                 shared_domain, shared_scale_cell, show_chart,
                                  shown_features, side_by_side, slide_token_pair, slide_usual_value_font,
                                  stacked_slide_cell, token_heatmap)
 from attention_ui.why import encoding_lines, half_share, line_chart, page_choice, page_slider
@@ -28,7 +28,7 @@ def positions_span(first: int, count: int, dash: str) -> str:
 
 KEYS = ("pos_shuffle", "pos_shift", "pos_alibi")
 ALIBI_HEAD_KEY = "_alibi_head"  # session key: the head the slope slider last started from
-ALIBI_DIVISORS = [2**k for k in range(9)]  # slopes 1, 1/2, …, 1/256: the paper's for up to 8 heads
+ALIBI_DIVISORS = [2**k for k in range(8, -1, -1)]  # slopes 1/256, …, 1/2, 1 (gentle to steep, left to right)
 LINE_POSITIONS = 64  # positions drawn in the line chart of the encodings
 EQUIVARIANT = 1e-4  # a largest difference below this counts as "the same rows, reordered"
 
@@ -148,7 +148,10 @@ else:
         with column:
             show_chart(chart)
     show_gap(plain_check, "largest difference, no positions")
-    st.caption("Both runs use the same weights and no mask (a causal mask itself depends on order).")
+    followed, moved_to = settings.labels[settings.follow], shuffled_labels[moved.follow]
+    where = f", {moved_to} in the shuffled sentence" if moved_to != followed else ""
+    st.caption("Both runs use the same weights and no mask (a causal mask itself depends on order)."
+               + ("" if settings.presenter else " " + outline_note(followed, where)))
 
 # ---------------------------------------------------------------------------------------- sinusoidal
 d_model = lesson.x.shape[1]
@@ -200,8 +203,9 @@ if d_k % 2:  # (the demo had stopped here: a lecturer's slider slipped to d_k = 
             f"formula's d_k is then {d_k - 1}: θᵢ = 10000^(−2i/{d_k - 1})) and the last one is left as it is, as "
             "models that turn only part of q and k do: its part of a score depends on no position.",
             icon=":material/info:")
-st.caption(f"The grids show the scores divided by √d_k = {d_k ** 0.5:.3f}, as the lesson's stage 4 does: a token at "
-           "position 0 is not turned, so the first row's score with itself is the one Step through shows at stage 4.")
+st.caption(f"The grids show the scores divided by √d_k = {d_k ** 0.5:.3f}, as attention itself does (Step "
+           "through's stage 4, “Scaling by √d_k”): a token at position 0 is not turned, so the first row's score with "
+           "itself is the scaled score that stage shows for it.")
 shift = page_slider("Shift every position by", 0, 1000, 100, "pos_shift",
                     help=f"Positions up to {MAX_POSITION:,} are accepted by the core.")
 try:
@@ -256,7 +260,8 @@ slope_text = {n: "1" if n == 1 else f"1/{n}" for n in ALIBI_DIVISORS}
 divisor = page_choice("Slope m", ALIBI_DIVISORS, own, "pos_alibi", format_func=slope_text.get,
                       help=f"The paper gives this lesson's {counted(heads, 'head')} the slope"
                            f"{'s' if heads > 1 else ''} {slopes_said}; head {head + 1}'s is 1/{own}, where the "
-                           "slider starts.")
+                           "slider starts. The slider runs from the gentlest slope on the left to 1, steeper than any "
+                           "of the paper's, on the right.")
 slope = 1 / divisor
 _, alibi_weights = alibi_attention(lesson.trace.q[head:head + 1], lesson.trace.k[head:head + 1],
                                    lesson.trace.v[head:head + 1], slope, lesson.trace.mask[head:head + 1])
@@ -282,7 +287,8 @@ if far:
     change = float((alibi_weights[0] - lesson.trace.weights[head]).abs().max())
     if change < 0.05:
         said += (f" Over {T} tokens a slope of {slope_text[divisor]} changes no weight by more than {change:.3f}: "
-                 "ALiBi's gentle heads matter over long texts. Slide m up to 1/2 or 1 to see the near keys win here.")
+                 "ALiBi's gentle heads matter over long texts. Slide m to the right, up to 1/2 or 1, to see the near "
+                 "keys win here.")
     if lesson.config.mask != "causal":
         said += (f" The paper's models are causal (pick “causal” {in_the_sidebar()}): a query sees only the keys "
                  "before it, and the further back a key lies, the more is taken off its score.")

@@ -13,8 +13,8 @@ from attention_ui.checks.why import scaling_questions
 from attention_ui.controls import keep_page_settings, lesson_settings, show_slide_row, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart, cached_spec
-from attention_ui.views import (StageView, head_title, in_the_sidebar, mean_row_peak, raise_d_k, show_chart, show_table,
-                                slide_token_pair, token_heatmap)
+from attention_ui.views import (StageView, head_title, in_the_sidebar, mean_row_peak, outline_note, raise_d_k,
+                                show_chart, show_table, slide_token_pair, token_heatmap)
 from attention_ui.why import (GUIDE_COLOR, SCALING_D_KS, SERIES_COLORS, gradient_words, half_share, line_chart,
                               page_slider, row_stats_frame, saturation_table, show_row_stats, variance_table)
 
@@ -163,6 +163,7 @@ def sentence_section(settings):
         for column, (values, title) in zip(st.columns(2), pair):
             with column:
                 show_chart(token_heatmap(view, values, title, weights=True, share=half))
+        st.caption(outline_note(settings.labels[settings.follow]))
     rows = row_stats_frame(settings.labels, {"unscaled": without, "scaled": with_scaling})
     with st.expander("The numbers, row by row"):
         show_row_stats(rows)

@@ -128,7 +128,7 @@ def test_the_slope_is_kept_in_the_link_and_why_alibi_exists_is_asked():
     at.run()
     asked = [w for w in at.radio if w.key.startswith("cy-order-and-position-alibi-longer-")]
     assert len(asked) == 1
-    asked[0].set_value(next(o for o in asked[0].options if o.startswith("ALiBi's penalty is a formula")))
+    asked[0].set_value(next(o for o in asked[0].options if o.startswith("ALiBi learns nothing per position")))
     at.button(key=f"FormSubmitter:cy-form-{asked[0].key[3:]}-Check").click().run()
     assert any(s.value.startswith("Right") for s in at.success)
 
@@ -153,10 +153,10 @@ def test_the_two_grids_sit_side_by_side_and_a_gentle_slope_says_how_little_it_ch
     charts = [c for c in at.get("vega_lite_chart") if "ALiBi" in c.proto.spec]
     assert len(charts) == 2
     said = " ".join(c.value for c in at.caption)
-    assert "Slide m up to 1/2 or 1" in said and "pick “causal”" in said, said
+    assert "Slide m to the right, up to 1/2 or 1" in said and "pick “causal”" in said, said
     at = open_page(PAGE, {"pos_alibi": "1", "mask": "causal"})
     said = " ".join(c.value for c in at.caption)
-    assert "Slide m up" not in said and "pick “causal”" not in said, said
+    assert "Slide m to the right" not in said and "pick “causal”" not in said, said
 
 
 def test_the_takeaway_names_alibi_and_the_formula_counts_heads_as_the_sidebar_does():

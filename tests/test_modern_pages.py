@@ -252,10 +252,12 @@ def test_sliding_window_controls_and_reach():
     at.number_input(key="window").set_value(7).run()  # 4 · 6 + 1 = 25 > 7: capped, and the page says why
     assert ("After 4 layers the last token can draw on **7 of 7** tokens (L·(w − 1) + 1 = 25, more than the "
             "sentence's 7: it reaches them all)") in texts(at)
-    for bad in (0, -3, 33):
+    for bad, shown in ((0, 1), (-3, 1), (33, 32), (40, 32)):
         at.number_input(key="window").set_value(bad).run()
         assert not at.exception
-        assert any("window" in w for w in warnings(at)), bad
+        assert any(f"got {bad}. The charts below show w = {shown}, the nearest allowed" in w for w in warnings(at)), bad
+        assert f"window w = {shown}" in chart_titles(at), bad  # the section goes on: its mask, reach and questions
+        assert "After 4 layers the last token can draw on" in texts(at), bad
 
 
 # ---------------------------------------------------------------- Generation

@@ -98,7 +98,8 @@ def test_shared_keys_says_what_a_rolling_buffer_and_a_what_if_are():
     at = open_page("pages/modern_attention.py", {"context_length": "1048576"})
     captions = " ".join(c.value for c in at.caption)
     assert "rolling buffer: each new token's keys and values overwrite the oldest" in captions
-    assert "a size it would need, not one it ever reaches" in captions, captions
+    assert "never holds that many tokens, so its row shows the cache it would have if it could read them" \
+        in captions, captions
 
 
 def test_stage_9_lists_what_a_real_layer_adds_one_item_at_a_time():
@@ -118,3 +119,45 @@ def test_why_scaling_says_what_a_gradient_and_a_one_hot_row_are():
     words = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
     assert "the gradient (how much a small change of q or k would move the weights" in words
     assert "near one-hot rows (one weight near 1, the rest near 0)" in words
+
+
+def _words(at) -> str:
+    return " ".join(e.value for kind in ("markdown", "caption", "success") for e in getattr(at, kind))
+
+
+def test_the_followed_rows_outline_is_named_on_the_lesson_pages():
+    """A magenta frame round one row of the charts on Modern attention, Why scaling and Order and position, and no
+    word about it there (Step through says it under each stage)."""
+    for page in ("pages/modern_attention.py", "pages/why_scaling.py"):
+        assert "Outlined: the row of 1·The, the token followed (“Query token to follow” in the sidebar" in _words(
+            open_page(page)), page
+    shuffled = _words(open_page("pages/positions.py", {"token": "2"}))
+    assert "Outlined: the row of 2·cat, " in shuffled and " in the shuffled sentence, the token followed" in shuffled
+
+
+def test_the_sliding_window_says_it_uses_every_heads_own_keys_and_that_its_reach_passes_the_position_limit():
+    """Section 3's weights stayed the same for every g of section 1 with no word why; the takeaway's 131,000 tokens
+    read against the table's 32,768 with no word on how."""
+    words = _words(open_page("pages/modern_attention.py", {"kv_heads": "1"}))
+    assert "Here every head has its own keys and values (g = h), whatever g you chose in section 1." in words
+    assert "the reach L·(w − 1) + 1 is about 131,000 tokens, more than the 32,768 it can read at all" in words
+
+
+def test_alibis_slope_slider_runs_from_gentle_to_steep_and_its_question_credits_more_than_defined_at_any_distance():
+    """The slider ran from 1 on the left to 1/256 on the right while the words said "slide m up to 1/2 or 1"; the
+    question's right answer gave "defined at any distance" as the reason, which the page's own words say is not
+    enough (sinusoidal and rotary encodings are too)."""
+    at = open_page("pages/positions.py")
+    slider = at.select_slider(key="pos_alibi")
+    assert slider.options == ["1/256", "1/128", "1/64", "1/32", "1/16", "1/8", "1/4", "1/2", "1"]
+    assert "from the gentlest slope on the left to 1, steeper than any of the paper's, on the right" in slider.help
+    assert "Slide m to the right, up to 1/2 or 1, to see the near keys win here." in _words(at)
+    at.session_state["open_check_order-and-position"] = True
+    at.run()
+    question = next(r for r in at.radio if r.key.startswith("cy-order-and-position-alibi-longer-"))
+    assert any(o.startswith("ALiBi learns nothing per position: its penalty −m·|i − j| is worked out from the "
+                            "distance") for o in question.options), question.options
+    question.set_value(next(o for o in question.options if o.startswith("ALiBi learns nothing")))
+    at.button(key=f"FormSubmitter:cy-form-{question.key[3:]}-Check").click().run()
+    assert any("sinusoidal and rotary encodings are too, yet their models read longer texts badly" in s.value
+               for s in at.success)

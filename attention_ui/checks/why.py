@@ -148,11 +148,13 @@ def alibi_questions() -> list[Question]:
     return [choice(
         POSITIONS, "alibi-longer", "A model with ALiBi was trained on texts of up to 1,024 tokens. Why can it still "
         "read a text of 2,000 tokens, where one with learned position vectors (one per position) cannot?",
-        ("ALiBi's penalty is a formula of the distance, defined at any distance; nothing was learned per position",
+        ("ALiBi learns nothing per position: its penalty −m·|i − j| is worked out from the distance, at any distance",
          "ALiBi cuts every text into pieces of 1,024 tokens and reads them one by one",
          "ALiBi's slopes are learned during training and grow with the text",
          "It cannot: ALiBi stops at the longest text it was trained on, as learned vectors do"), 0,
         "Learned position vectors exist only for the positions seen in training, so position 1,500 has none. ALiBi "
         "learns nothing per position: −m·|i − j| can be worked out at any distance (the paper's models read texts "
-        "longer than their training texts about as well).",
+        "longer than their training texts about as well). Being defined at any position is not all of it: "
+        "sinusoidal and rotary encodings are too, yet their models read longer texts badly; the page credits "
+        "ALiBi's steady pull toward nearby tokens for the rest.",
         hint="Ask what the model would need for position 1,500 in each case, and whether training had to produce it.")]
