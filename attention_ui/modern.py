@@ -95,11 +95,27 @@ def sharing_diagram(num_heads: int, groups: list[int], *, title: str = "", width
                      config=alt.Config(view=alt.ViewConfig(stroke=None)))
 
 
+GIB_PAST_MIB = 100 * 1024
+"""Past this many MiB (100 GiB) in a row, the KV-cache table and chart count in GiB: at a million tokens the chart's
+axis ran to "2,800,000" MiB."""
+MIB_COLUMNS = ("cache MiB", "cache MiB if multi-head")
+"""``kv_cache_table``'s columns of sizes in MiB."""
+
+
+def cache_unit(rows: list[dict]) -> tuple[str, int]:
+    """The unit the KV-cache table and chart count in for these rows, and how many MiB make one of it."""
+    largest = max((r[column] for r in rows for column in MIB_COLUMNS), default=0)
+    return ("GiB", 1024) if largest > GIB_PAST_MIB else ("MiB", 1)
+
+
 def cache_table_frame(rows: list[dict]) -> pd.DataFrame:
-    """The KV-cache table as shown: missing windows blank, sizes rounded."""
+    """The KV-cache table as shown: missing windows blank, sizes in ``cache_unit``'s unit ("cache GiB", …)."""
     df = pd.DataFrame(rows)
     df["window"] = [("" if pd.isna(w) else f"{int(w):,}") for w in df["window"]]
-    return df
+    unit, mib = cache_unit(rows)
+    for column in MIB_COLUMNS:
+        df[column] = df[column] / mib
+    return df.rename(columns={column: column.replace("MiB", unit) for column in MIB_COLUMNS})
 
 
 WHAT_IF = " (what-if)"
@@ -113,15 +129,16 @@ WHAT_IF_OUTLINE = "#555555"
 
 
 def cache_bars(rows: list[dict], *, context: int, font_size: int = 13, width: int = 520):
-    """Horizontal bars: each model's KV-cache size (MiB) for ``context`` tokens, beside what multi-head attention
-    would need; a model whose longest context is shorter is named a what-if and drawn pale."""
+    """Horizontal bars: each model's KV-cache size (in ``cache_unit``'s unit) for ``context`` tokens, beside what
+    multi-head attention would need; a model whose longest context is shorter is named a what-if and drawn pale."""
     def name(r: dict) -> str:
         return r["model"] + (WHAT_IF if r["longest context"] and context > r["longest context"] else "")
 
+    unit, mib = cache_unit(rows)
     long = pd.DataFrame(
-        [{"model": name(r), "cache": "as published", "MiB": r["cache MiB"], "attention": r["attention"],
+        [{"model": name(r), "cache": "as published", unit: r["cache MiB"] / mib, "attention": r["attention"],
           "what_if": name(r) != r["model"]} for r in rows]
-        + [{"model": name(r), "cache": "if every head had its own K/V", "MiB": r["cache MiB if multi-head"],
+        + [{"model": name(r), "cache": "if every head had its own K/V", unit: r["cache MiB if multi-head"] / mib,
             "attention": "multi-head", "what_if": name(r) != r["model"]} for r in rows])
     order = [name(r) for r in rows]
     # (a projector washed out the what-ifs at 0.4 and the light grey bars: darker grey, and a what-if is half as strong
@@ -129,7 +146,8 @@ def cache_bars(rows: list[dict], *, context: int, font_size: int = 13, width: in
     return alt.Chart(long).mark_bar(strokeWidth=1.5).encode(
         y=alt.Y("model:N", sort=order, title=None, axis=alt.Axis(labelFontSize=font_size, labelLimit=260)),
         yOffset=alt.YOffset("cache:N", sort=["as published", "if every head had its own K/V"]),
-        x=alt.X("MiB:Q", title="KV cache (MiB)", axis=alt.Axis(labelFontSize=font_size - 1, titleFontSize=font_size)),
+        x=alt.X(f"{unit}:Q", title=f"KV cache ({unit})",
+                axis=alt.Axis(labelFontSize=font_size - 1, titleFontSize=font_size)),
         color=alt.Color("cache:N", scale=alt.Scale(domain=["as published", "if every head had its own K/V"],
                                                    range=[KV_COLOR, MULTI_HEAD_BAR_COLOR]),
                         legend=alt.Legend(orient="bottom", title=None, labelFontSize=font_size - 1, labelLimit=400)),
@@ -137,7 +155,7 @@ def cache_bars(rows: list[dict], *, context: int, font_size: int = 13, width: in
         stroke=alt.condition("datum.what_if", alt.value(WHAT_IF_OUTLINE), alt.value(None)),
         strokeDash=alt.condition("datum.what_if", alt.value([4, 2]), alt.value([1, 0])),
         tooltip=[alt.Tooltip("model:N"), alt.Tooltip("cache:N"), alt.Tooltip("attention:N"),
-                 alt.Tooltip("MiB:Q", format=",.1f")],
+                 alt.Tooltip(f"{unit}:Q", format=",.1f")],
     ).properties(width=width, height=alt.Step(13))
 
 

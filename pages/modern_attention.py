@@ -11,7 +11,7 @@ from attention_core import (MAX_CONTEXT_LENGTH, MAX_HEADS, MAX_LAYERS, MAX_WINDO
 from attention_ui import charts, frames
 from attention_ui.checks.modern import modern_questions
 from attention_ui.controls import BOUND, lesson_settings, show_slide_row, stop_page
-from attention_ui.modern import cache_bars, cache_table_frame, reach_grid, sharing_diagram, sharing_takeaway
+from attention_ui.modern import cache_bars, cache_table_frame, cache_unit, reach_grid, sharing_diagram, sharing_takeaway
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart
 from attention_ui.text import counted
@@ -179,6 +179,8 @@ st.caption("d_head is each head's d_k, which equals its d_v in these models: 2 Ã
 check_linked_choice("context_length", [f"{n:,}" for n in CONTEXT_LENGTHS],
                     f"a power of 2 from {CONTEXT_LENGTHS[0]:,} to {CONTEXT_LENGTHS[-1]:,}")
 show_link_notes(key="context_link_notes")
+UNIT_FORMAT = {"MiB": "%,.0f", "GiB": "%,.1f"}  # (a rolling buffer's 512 MiB is 0.5 GiB)
+UNIT_HELP = {"MiB": "1 MiB = 1,024 KiB, about a million bytes", "GiB": "1 GiB = 1,024 MiB, about a billion bytes"}
 left, right, _ = st.columns(3)
 context = left.select_slider("Context length (tokens)", CONTEXT_LENGTHS, value=8192, format_func="{:,}".format,
                             key="context_length", **BOUND)
@@ -194,6 +196,7 @@ except (AttentionInputError, OverflowError) as err:
     rows = None
 if rows is not None:
     table = cache_table_frame(rows)
+    unit = cache_unit(rows)[0]
     number = st.column_config.NumberColumn
     # on a slide the bars and their key come first, under the controls: after the table they were cut at the
     # window's foot, their key out of sight
@@ -213,11 +216,11 @@ if rows is not None:
                                                           help="1 KiB = 1,024 bytes"),
                                   "cached tokens": number("cached", format="%,d", width=64,
                                                           help="tokens in the cache"),
-                                  "cache MiB": number("cache MiB", format="%,.0f", width=84,
-                                                      help="1 MiB = 1,024 KiB, about a million bytes"),
-                                  "cache MiB if multi-head": number("MiB if g = h", format="%,.0f", width=96,
-                                                                    help="the cache if every query head had its own "
-                                                                         "key and value head (g = h)")})
+                                  f"cache {unit}": number(f"cache {unit}", format=UNIT_FORMAT[unit], width=84,
+                                                          help=UNIT_HELP[unit]),
+                                  f"cache {unit} if multi-head": number(
+                                      f"{unit} if g = h", format=UNIT_FORMAT[unit], width=96,
+                                      help="the cache if every query head had its own key and value head (g = h)")})
     with bars_box:
         bars_width = 760 if settings.presenter else 560
         show_chart(cached_chart(("cache bars", int(context), BYTES[precision], settings.font_size, bars_width),

@@ -200,7 +200,10 @@ def test_kv_cache_table_follows_context_length_and_precision():
     at.select_slider(key="context_length").set_value(2**20).run()
     table = at.dataframe[1].value.set_index("model")
     assert table.loc["Mistral 7B v0.1", "cached tokens"] == 4096  # its window caps the cache
-    assert table.loc["Llama 3 8B", "cache MiB"] == 2**20 * 128 * 2 / 1024  # 1M tokens × 256 KiB (32-bit)
+    # 1M tokens × 256 KiB (32-bit) = 256 GiB: past 100 GiB the table and the chart count in GiB ("2,800,000" MiB
+    # was the chart's axis)
+    assert table.loc["Llama 3 8B", "cache GiB"] == 2**20 * 128 * 2 / 1024 / 1024
+    assert "cache MiB" not in table.columns and any("KV cache (GiB)" in c.proto.spec for c in at.get("vega_lite_chart"))
     # GPT-2 reads at most 1,024 tokens: the table says so, and the page calls a longer context a what-if
     assert table.loc["GPT-2 small", "longest context"] == 1024
     what_if = [c.value for c in at.caption if "can read (its position limit)" in c.value]
@@ -219,7 +222,7 @@ def cache_bar_names(at) -> dict[str, bool]:
 
     import pyarrow as pa
 
-    chart = next(c for c in at.get("vega_lite_chart") if "KV cache (MiB)" in c.proto.spec)
+    chart = next(c for c in at.get("vega_lite_chart") if re.search(r"KV cache \((MiB|GiB)\)", c.proto.spec))
     rows = [row for d in chart.proto.datasets for row in pa.ipc.open_stream(d.data.data).read_pandas()
             .to_dict("records")] or json.loads(chart.proto.spec)["datasets"]
     return {row["model"]: bool(row["what_if"]) for row in rows}
