@@ -146,8 +146,9 @@ def _square_roots(text: str) -> str:
     return _SQUARE_ROOT.sub(value, text)
 
 
-def read_number(cell) -> float:
-    """One typed cell as a float; ``ValueError`` with a short reason when it is not a usable number.
+def read_number(cell, limit: float = MAX_CELL_MAGNITUDE) -> float:
+    """One typed cell as a float; ``ValueError`` with a short reason when it is not a usable number (also one beyond
+    ±``limit``).
 
     Accepts ints, floats and text such as "0.5", "-2", "−1" (a typographic minus), "1/2", "3/1.4142", "1e-3",
     "0,5" (a decimal comma, when the text has one comma and no point), "25%" (0.25), square roots of plain
@@ -171,7 +172,7 @@ def read_number(cell) -> float:
         if "√" in text or "sqrt" in text.lower():
             text = _square_roots(text.lower())
         if text.endswith("%") and text.count("%") == 1 and len(text) > 1:  # a percentage, as Check yourself reads it
-            return read_number(text[:-1]) / 100
+            return read_number(text[:-1], limit) / 100
         try:
             value = float(text)
         except ValueError:
@@ -181,9 +182,8 @@ def read_number(cell) -> float:
                 value = _decimal_fraction(text)
     if math.isnan(value):
         raise AttentionInputError("is NaN (not a number)")
-    if abs(value) > MAX_CELL_MAGNITUDE:  # infinity too: a number, marked "too large" beside its cell as in the list
-        raise AttentionInputError(f"{TOO_LARGE_REASON}: use numbers between −{MAX_CELL_MAGNITUDE:g} and "
-                                  f"{MAX_CELL_MAGNITUDE:g}")
+    if abs(value) > limit:  # infinity too: a number, marked "too large" beside its cell as in the list
+        raise AttentionInputError(f"{TOO_LARGE_REASON}: use numbers between −{limit:g} and {limit:g}")
     return value
 
 

@@ -309,10 +309,16 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
     return []
 
 
+MAX_ANSWER_MAGNITUDE = 1e12
+"""The largest number an answer box takes: far beyond every answer (a cache's bytes, a cost's ratio), so that a wrong
+answer such as 1024 is marked wrong, with its hint, instead of refused (Work it by hand's cells stop at 1000)."""
+
+
 def read_answer(text) -> float:
     """A typed answer as a number: what ``read_number`` reads, as in Work it by hand's grids (a decimal comma too:
-    "0,127", and a percentage: "12.7%" is 0.127). ``AttentionInputError`` when it is none of these."""
-    return read_number(str(text if text is not None else ""))
+    "0,127", and a percentage: "12.7%" is 0.127), up to ±MAX_ANSWER_MAGNITUDE. ``AttentionInputError`` when it is
+    none of these."""
+    return read_number(str(text if text is not None else ""), limit=MAX_ANSWER_MAGNITUDE)
 
 
 ANSWER_DECIMALS = 3

@@ -6,6 +6,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from attention_core import PAD_TOKEN
+
 EXAMPLE_SENTENCES = (
     "The cat sat on the mat.",
     "The chicken crossed the road because it wanted to get to the other side.",
@@ -214,6 +216,24 @@ TOY_NOTE = ("**This is a toy layer.** Its W_Q, W_K and W_V are random numbers (f
             "which word attends to which means nothing yet: a word may put most of its weight on a word that has "
             "nothing to do with it. The same word always gets the same vector (capital letters do not count), so a "
             "word that appears twice gets two identical rows of X. The Real model page shows learned weights.")
+def repeated_words_note(tokens, labels, lines: str = "rows", *, made: str = "the same query, key and value",
+                        last: bool = True) -> str:
+    """Under a lesson's weights, when a word appears twice (capital letters do not count): why its ``lines`` ("rows",
+    "columns") are the same (a student saw 1·The and 5·the with equal rows and suspected a bug); "" when none is.
+    ``made``: what the same vector gives them; ``last``: end with the way to tell them apart (once a caption)."""
+    seen: dict[str, list[str]] = {}
+    for token, label in zip(tokens, labels):
+        if token != PAD_TOKEN:  # (padding, blocked as a key, is no word)
+            seen.setdefault(str(token).lower(), []).append(label)
+    twins = [found for found in seen.values() if len(found) > 1]
+    if not twins:
+        return ""
+    named = "; ".join(" and ".join(plain(label) for label in found) for found in twins)
+    return (f"{named}: the same word (capital letters do not count), so the same vector in X, {made}, and the same "
+            f"{lines} here." + (" Nothing in this lesson tells them apart by position: the Order and position page "
+                                "adds positions." if last else ""))
+
+
 TOY_CAPTION = ("A toy layer: W_Q, W_K and W_V are random (from the seed), not trained, so who attends to whom "
                "means nothing yet. The Real model page shows learned weights.")
 

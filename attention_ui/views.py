@@ -312,7 +312,7 @@ def follow_note(view: StageView) -> str:
 def outline_note(label: str, where: str = "") -> str:
     """What the outlined row on a lesson page's charts is, said under the first of them (a student saw the magenta
     frame on several pages and no word about it). ``label``: the followed token's label, as the charts show it;
-    ``where``: where it stands now, if the chart moved it."""
+    ``where``: where it stands now, if the chart moved it (made safe with ``plain`` already)."""
     return (f"Outlined: the row of {plain(label)}{where}, the token followed (“Query token to follow” in the sidebar, "
             "the token whose numbers Step through works out).")
 

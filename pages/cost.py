@@ -102,9 +102,10 @@ st.markdown("Both charts have log axes: each step along an axis multiplies by th
             "numbers (32-bit floating point), 4 bytes each; 1 MiB is 2²⁰ bytes, about a million.")
 st.markdown(f"The self-attention and recurrent lines cross at T = d = {width} (the grey line marked T = d): for "
             f"sentences shorter than the width, attention's QKᵀ and AV do fewer operations than a recurrent layer; "
-            f"beyond it, more. The counts are Vaswani et al.'s per-layer orders, T²·d and T·d²: QKᵀ alone is T²·d "
-            "and AV as many again, and a recurrent layer that multiplies its state and its input by d × d matrices "
-            "does 2·T·d², so both lines double and still cross at T = d. "
+            f"beyond it, more. The chart plots Vaswani et al.'s per-layer orders, T²·d and T·d², as their table "
+            "gives them. Counted one by one, QKᵀ alone is T²·d and AV as many again, and a recurrent layer that "
+            "multiplies its state and its input by d × d matrices does 2·T·d²: both exact counts are twice the "
+            "plotted lines, so they too cross at T = d. "
             f"(A whole attention layer also has its Q, K, V and output projections, about 4·T·d² at "
             f"any T, which the table leaves out, as the paper's does.) The convolution's kernel is k = "
             f"{CONVOLUTION_KERNEL} tokens wide. At T = {longest} one head's weights take "

@@ -11,7 +11,7 @@ from attention_ui.controls import (BOUND, DEFAULTS, keep_page_settings, lesson_s
                                    show_slide_row, stop_page)
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
-from attention_ui.text import counted, plain, size_in_words
+from attention_ui.text import counted, plain, repeated_words_note, size_in_words
 from attention_ui.views import (StageView, in_the_sidebar, numbers_table, prints_values, show_chart,
                                 slide_bar_px, slide_token_pair, token_heatmap)
 from attention_ui.why import half_share, page_slider, source_word_vectors
@@ -164,10 +164,18 @@ with weights_box:
                 f"{in_the_sidebar()}). Right, the same queries attend to the source (T × S): every row is still a set "
                 "of weights that adds up to 1, now spread over the other sentence. The same weights W_Q, W_K, W_V "
                 "are used for both here; a real model learns separate ones for its cross-attention.")
+    if config.seeded_embeddings:  # (equal rows, or equal columns, looked like a bug)
+        twins = [repeated_words_note(cross.source_tokens, source_labels, "columns of the cross-attention weights",
+                                     made="the same key and value", last=False),
+                 repeated_words_note(settings.lesson.tokens, settings.labels, "rows")]
+        if any(twins):
+            st.caption(" ".join(filter(None, twins)))
     if config.init == "random":  # a translation beside its sentence made a student expect cat → chat
+        example = source.strip() == DEFAULT_SOURCE and config.sentence.strip() == DEFAULTS.sentence
         st.info("**An untrained layer.** W_Q, W_K and W_V are random numbers (from the seed), so these weights do "
-                "not pair a word with its translation: “cat” need not look at “chat”. A trained translator learns "
-                "weights that mostly do; the Real model page shows learned weights.", icon=":material/casino:")
+                "not pair a word with its translation" + (": “cat” need not look at “chat”" if example else "")
+                + ". A trained translator learns weights that mostly do; the Real model page shows learned weights.",
+                icon=":material/casino:")
     if config.mask != "causal":  # the diagram's decoder masks its self-attention: say why the chart does not
         diagram = "the diagram below" if presenter else "the diagram above"  # a slide shows the weights first
         used = "no mask" if config.mask == "none" else f"the {config.mask} mask"  # ("the none mask" read oddly)

@@ -7,7 +7,7 @@ from attention_ui import charts, frames
 from attention_ui.checks.layer import multi_head_questions
 from attention_ui.controls import lesson_settings
 from attention_ui.questions import show_page_questions
-from attention_ui.text import plain
+from attention_ui.text import plain, repeated_words_note
 from attention_ui.render import cached_chart
 from attention_ui.views import (MIN_SLIDE_VALUE_PX, PRESENTER_COLUMN_PX, StageView, in_the_sidebar, main_column_px,
                                 note_lone_key, on_pick, panel_prints_values, show_chart, show_lines, show_stage,
@@ -81,10 +81,11 @@ grid = cached_chart(("head grid", trace.weights, trace.mask, tuple(labels), sort
                                              **grid_options))
 show_chart(grid, key="pick_head", on_select=on_pick("pick_head", "head_index", lambda i: {"head": i + 1}),
            description="each head's attention weights, one panel per head, one colour scale")
-st.caption("Same colour = same weight in every head, so the panels can be compared directly. "
-           + ("Click a head to look at it closely (outlined: the head shown below). " if h > 1 else "")
-           + ("" if grid_values else "The cells are too small for numbers that can be read: hover a cell for its "
-                                     "weight."))
+st.caption(" ".join(filter(None, (
+    "Same colour = same weight in every head, so the panels can be compared directly.",
+    "Click a head to look at it closely (outlined: the head shown below)." if h > 1 else "",
+    "" if grid_values else "The cells are too small for numbers that can be read: hover a cell for its weight.",
+    repeated_words_note(settings.lesson.tokens, labels) if settings.config.seeded_embeddings else ""))))
 if settings.presenter:
     st.markdown(INTRO)
 view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,

@@ -149,7 +149,7 @@ else:
             show_chart(chart)
     show_gap(plain_check, "largest difference, no positions")
     followed, moved_to = settings.labels[settings.follow], shuffled_labels[moved.follow]
-    where = f", {moved_to} in the shuffled sentence" if moved_to != followed else ""
+    where = f", {plain(moved_to)} in the shuffled sentence" if moved_to != followed else ""
     st.caption("Both runs use the same weights and no mask (a causal mask itself depends on order)."
                + ("" if settings.presenter else " " + outline_note(followed, where)))
 

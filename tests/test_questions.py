@@ -758,3 +758,14 @@ def test_the_right_option_is_not_always_first_and_the_order_stays():
     assert [(q.id, q.choices, q.correct) for q in choices(DEFAULT)] == [(q.id, q.choices, q.correct) for q in found]
     order = next(q for q in found if q.id.startswith("embed-order"))
     assert order.right_answer == "They are identical: X does not yet say where a word stands"
+
+
+@pytest.mark.parametrize("typed", ["1024", "4096", "1e6", "12345678"])
+def test_a_large_wrong_answer_is_marked_wrong_with_its_hint_not_refused(typed):
+    """What it costs asks for a ratio; a student who squared it typed 1024 and was told "your answer is too large: use
+    numbers between −1000 and 1000", a rule no question states, and learned nothing about the cost."""
+    q = by_slug("softmax", "weight")
+    feedback = grade(q, typed)
+    assert feedback.correct is False and "Hint" in feedback.message and "too large" not in feedback.message
+    assert read_answer(typed) == float(typed)
+    assert grade(q, "1e13").correct is None  # past any answer: still refused, with the reason

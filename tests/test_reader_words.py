@@ -161,3 +161,33 @@ def test_alibis_slope_slider_runs_from_gentle_to_steep_and_its_question_credits_
     at.button(key=f"FormSubmitter:cy-form-{question.key[3:]}-Check").click().run()
     assert any("sinusoidal and rotary encodings are too, yet their models read longer texts badly" in s.value
                for s in at.success)
+
+
+def test_what_it_costs_says_its_chart_plots_the_tables_orders_not_the_doubled_counts():
+    """The words said "both lines double" under a chart that plots T²·d and T·d² as they are."""
+    at = open_page("pages/cost.py")
+    assert "The chart plots Vaswani et al.'s per-layer orders, T²·d and T·d², as their table gives them." in _words(at)
+    assert "both exact counts are twice the plotted lines, so they too cross at T = d" in _words(at)
+    assert "both lines double" not in _words(at)
+
+
+def test_equal_rows_of_a_repeated_word_are_explained_next_to_the_charts():
+    """Rows 1·The and 5·the were equal in every grid of Multi-head and Cross-attention (and columns 1·Le and 6·le),
+    said only in a question's feedback: a student suspected a bug."""
+    words = _words(open_page("pages/multi_head.py"))
+    assert "1·The and 5·the: the same word (capital letters do not count), so the same vector in X, the same query, " \
+           "key and value, and the same rows here." in words
+    cross = _words(open_page("pages/cross_attention.py"))
+    assert "1·Le and 6·le: the same word (capital letters do not count), so the same vector in X, the same key and " \
+           "value, and the same columns of the cross-attention weights here." in cross
+    assert cross.count("Nothing in this lesson tells them apart by position") == 1
+    assert "capital letters do not count" not in _words(open_page("pages/multi_head.py", {"sentence": "A cat sat."}))
+
+
+def test_cross_attention_names_cat_and_chat_only_beside_the_example_pair():
+    """With a German source the note still said "“cat” need not look at “chat”", a word no longer on the page."""
+    def untrained(at) -> str:
+        return next(i.value for i in at.info if "An untrained layer" in i.value)
+    assert "“cat” need not look at “chat”" in untrained(open_page("pages/cross_attention.py"))
+    german = untrained(open_page("pages/cross_attention.py", {"cross_source": "Die Katze sitzt"}))
+    assert "chat" not in german and "do not pair a word with its translation." in german
