@@ -77,11 +77,15 @@ CHART_TITLES_JS = """() => Array.from(document.querySelectorAll(
 class SharedPages:
     """Pages opened once for the tests of a module that only read them (no click, key or scroll of their own):
     ``show(url, viewport)`` returns the page at ``url`` in a window of ``viewport``, opened on first use. A stage in
-    the address (``step=``) is reached with the stage keys in a page opened at the address's other settings: a stage
-    walked to draws as one opened there (the slide tests walk every stage so). Each call puts the page back at its
-    top, the pointer off its charts. At most ``keep`` pages stay open; ``close()`` closes them all."""
+    the address (``step=``) up to ``MOST_STEPS`` stages from the one shown is reached with the stage keys in a page
+    opened at the address's other settings: a stage walked to draws as one opened there (the slide tests walk every
+    stage so); farther, a step costs more than a new page, and the page is opened again at that stage. Each call
+    puts the page back at its top, the pointer off its charts. At most ``keep`` pages stay open; ``close()`` closes
+    them all."""
 
-    def __init__(self, browser, keep: int = 4):
+    MOST_STEPS = 2
+
+    def __init__(self, browser, keep: int = 8):
         self.browser, self.keep = browser, keep
         self._open: dict[tuple, tuple] = {}  # (address without step, width, height) -> (context, page)
 
@@ -97,9 +101,13 @@ class SharedPages:
             step = STAGES[int(step) - 1].key
         base = parts._replace(query=urlencode(query, doseq=True)).geturl()
         key = (base, viewport["width"], viewport["height"])
+        keys = [stage.key for stage in STAGES]
         if key in self._open:
             self._open[key] = self._open.pop(key)  # the most recently used last
-        else:
+            shown = bs.stage_in_url(self._open[key][1])
+            if shown is not None and abs(keys.index(shown) - keys.index(step or keys[0])) > self.MOST_STEPS:
+                self._open.pop(key)[0].close()  # opened again below, at that stage
+        if key not in self._open:
             while len(self._open) >= self.keep:
                 context, _ = self._open.pop(next(iter(self._open)))
                 context.close()
@@ -107,7 +115,6 @@ class SharedPages:
             self._open[key] = context, page
             open_page(page, bs.with_query(base, f"step={step}") if step else base, FIRST_LOAD_MS)
         page = self._open[key][1]
-        keys = [stage.key for stage in STAGES]
         if step is None and bs.stage_in_url(page) is not None:  # a stage walked to by a test before: back to the first
             step = keys[0]
         if step is not None:

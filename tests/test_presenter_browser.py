@@ -104,8 +104,8 @@ ROW_LABELS_JS = """() => Array.from(document.querySelectorAll('.st-key-slide [da
 @pytest.mark.parametrize("step", ["qkv", "softmax"])
 def test_a_slide_of_many_tokens_keeps_its_row_labels_apart(server, shared_pages, step):
     """32 tokens on a 1280x800 slide: rows stay tall enough for their labels (the slide scrolls) instead of
-    squeezing 32 rows into the window, where the projector-sized labels ran into each other. (One page, only read,
-    for both stages.)"""
+    squeezing 32 rows into the window, where the projector-sized labels ran into each other. (Only read: the
+    module's shared pages.)"""
     page = shared_pages.show(bs.with_query(server + "/step-through", f"presenter=true&mask=causal&step={step}"
                                            f"&sentence={quote(THIRTY_TWO_TOKENS)}"), PROJECTORS[0])
     charts = page.evaluate(ROW_LABELS_JS)
@@ -129,7 +129,7 @@ TWELVE_TOKENS = "one two three four five six seven eight nine ten eleven twelve"
 
 def _on_a_slide(server, shared_pages, step: str, tokens: int, script: str):
     """``script``'s answer on the slide of ``step`` at 1280x800, for the first ``tokens`` words of TWELVE_TOKENS
-    with a causal mask (one page per sentence, only read: its stages are walked to with the stage keys)."""
+    with a causal mask (only read: one page per sentence, its nearby stages walked to with the stage keys)."""
     sentence = " ".join(TWELVE_TOKENS.split()[:tokens])
     page = shared_pages.show(bs.with_query(server + "/step-through", f"presenter=true&mask=causal&step={step}"
                                            f"&sentence={quote(sentence)}"), PROJECTORS[0])
@@ -137,8 +137,8 @@ def _on_a_slide(server, shared_pages, step: str, tokens: int, script: str):
     return page.evaluate(script)
 
 
-@pytest.mark.parametrize("step, tokens", [("scaled", 10), ("scaled", 12), ("masked", 12), ("context", 12),
-                                          ("scaled", 6), ("scores", 12)])
+@pytest.mark.parametrize("step, tokens", [("scores", 12), ("scaled", 12), ("masked", 12), ("context", 12),
+                                          ("scaled", 10), ("scaled", 6)])  # (12 tokens: one page, stage after stage)
 def test_numbers_in_a_slides_cells_never_run_into_each_other(server, shared_pages, step, tokens):
     """Two charts side by side on a slide of 10-14 tokens printed 16-px numbers into 35-px cells
     ("-0.3900.165"); such cells now show colours only, and cells wide enough still show their numbers."""
@@ -173,8 +173,8 @@ FOURTEEN_TOKENS = "The quick brown fox jumps over the lazy dog and then runs far
     ids=["scaled-14", "context-14", "scaled-7"])
 def test_a_slides_chart_prints_its_numbers_or_says_where_they_are(server, shared_pages, step, sentence, hints):
     """A slide of 14 tokens showed colours only without a word (only the browser knows how wide it draws a cell):
-    a chart whose cells are too narrow for their numbers says over them to hover a cell. (One page per sentence,
-    only read.)"""
+    a chart whose cells are too narrow for their numbers says over them to hover a cell. (Only read: the module's
+    shared pages.)"""
     page = shared_pages.show(server + f"/step-through?presenter=true&step={step}&sentence={quote(sentence)}",
                              PROJECTORS[0])
     page.wait_for_timeout(500)
