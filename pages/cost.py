@@ -21,6 +21,12 @@ from attention_ui.why import (BYTES_LABEL, SECONDS_LABEL, SERIES_COLORS, CostRun
                               fused_in_words, line_chart, measure_costs, one_two_five, page_choice, page_slider,
                               seconds_text)
 
+def listed_numbers(numbers) -> str:
+    """[256, 512, 1024] → "256, 512 or 1,024"."""
+    shown = [f"{n:,}" for n in numbers]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+
+
 KEYS = ("cost_longest", "cost_width", "cost_tile")
 LONGEST_CHOICES = [n for n in (256, 512, 1024, 2048, 4096) if n <= MAX_COST_LENGTH]
 CPU_LONGEST = 2048  # on a shared CPU host, T = 4096 would hold about 250 MB of scores and weights at once
@@ -67,6 +73,15 @@ except AttentionInputError as err:
     stop_page()
 choices = [n for n in LONGEST_CHOICES if device != "cpu" or n <= CPU_LONGEST]
 above = st.container()  # the page's two sliders: above section 1, or on a slide under its charts
+# A link's form was checked (a whole number in range); one the sliders do not offer (4,096 from a GPU's page, opened on
+# a CPU) was dropped without a word
+for key, offered, what in (("cost_longest", choices, f"Longest T is one of {listed_numbers(choices)} on {device}"),
+                           ("cost_width", WIDTH_CHOICES, f"Width d is one of {listed_numbers(WIDTH_CHOICES)}")):
+    linked = st.query_params.get(key)
+    if linked is not None and key not in st.session_state and int(linked) not in offered:
+        note_ignored(key, linked, what)
+with above:
+    show_link_notes(key="cost_size_link_notes")
 st.subheader("1 · What the formulas predict")
 charts = st.container()
 with st.container() if wide else above:

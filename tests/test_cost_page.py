@@ -386,3 +386,18 @@ def test_step_throughs_context_stage_points_to_the_tiles_on_the_page_not_on_the_
     slide = open_page("pages/step_through.py", {"step": "context", "presenter": "true"})
     said = " ".join(m.value for m in slide.markdown)
     assert "What it costs, section 3" not in said, "a slide keeps its short words"
+
+
+def test_a_links_length_or_width_the_sliders_do_not_offer_is_named_not_silently_dropped():
+    """A lecturer's link with cost_longest=4096 (a GPU's page) opened on a CPU host, or with a width between the
+    sliders' steps, showed 2,048 and 64 without a word."""
+    at = open_page(PAGE, {"cost_longest": "4096", "cost_width": "100"})
+    assert not at.exception
+    notes = [i.value for i in at.info if "could not be used" in i.value]
+    assert len(notes) == 1, notes
+    assert "cost_longest = “4096” (Longest T is one of 256, 512, 1,024 or 2,048 on cpu)" in notes[0], notes
+    assert "cost_width = “100” (Width d is one of 16, 32, 64, 128 or 256)" in notes[0], notes
+    assert at.select_slider(key="cost_longest").value == 2048 and at.select_slider(key="cost_width").value == 64
+    offered = open_page(PAGE, {"cost_longest": "512", "cost_width": "128"})
+    assert offered.select_slider(key="cost_longest").value == 512 and offered.select_slider(key="cost_width").value \
+        == 128 and not [i for i in offered.info if "could not be used" in i.value]
