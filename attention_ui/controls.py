@@ -300,6 +300,8 @@ h4 {font-size: clamp(1.5rem, 1.875vw, 2.1rem) !important;}
 [data-baseweb='popover'] [role='option'] {font-size: 1.3rem !important;}
 [data-testid='stMain'] .st-key-link_notes [data-testid='stAlertContainer'] p {font-size: 1rem !important;}
 [data-testid='stMain'] [data-testid='stSliderThumbValue'] {margin-top: -0.55rem;}
+/* a slider's two ends, which Streamlit shows only under a hovering pointer: no one hovers on a projector */
+[data-testid='stMain'] [data-testid='stSliderTickBar'] {opacity: 1 !important;}
 @media (min-width: 1180px) {[data-testid='stMain'] [data-testid='stDataFrame'] {zoom: 1.4; height: auto !important;}
   [data-testid='stMain'] :is([data-testid='stElementContainer']:has(> [data-testid='stFullScreenFrame'] >
     [data-testid='stDataFrame']), [data-testid='stFullScreenFrame']:has(> [data-testid='stDataFrame'])) {
