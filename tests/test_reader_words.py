@@ -181,6 +181,7 @@ def test_equal_rows_of_a_repeated_word_are_explained_next_to_the_charts():
     assert "1·Le and 6·le: the same word (capital letters do not count), so the same vector in X, the same key and " \
            "value, and the same columns of the cross-attention weights here." in cross
     assert cross.count("Nothing in this lesson tells them apart by position") == 1
+    assert "1·The and 5·the: the same word" in _words(open_page("pages/modern_attention.py"))
     assert "capital letters do not count" not in _words(open_page("pages/multi_head.py", {"sentence": "A cat sat."}))
 
 
