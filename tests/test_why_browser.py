@@ -81,3 +81,17 @@ def test_cost_page_measures_on_a_button_press(session):
     bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
     wait_for_drawn_charts(page, 3)
     assert page.locator(bs.EXCEPTION).count() == 0
+
+
+def test_a_slides_sliders_show_their_two_ends(session):
+    """On a slide ALiBi's slope read "1/16" with no range and no direction: Streamlit shows a slider's ends only under
+    a hovering pointer, and no one hovers on a projector. On a page they still wait for the pointer."""
+    ends = """() => [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stSliderTickBar']")]
+        .map(bar => [bar.innerText.split(/\\s+/).filter(Boolean).join(" "), getComputedStyle(bar).opacity])"""
+    page = open_lesson(session, "order-and-position?presenter=true", PAGES["order-and-position"])
+    page.mouse.move(5, 5)
+    shown = page.evaluate(ends)
+    assert ["1/256 1", "1"] in shown and all(opacity == "1" for _, opacity in shown), shown
+    page = open_lesson(session, "order-and-position", PAGES["order-and-position"])
+    page.mouse.move(5, 5)
+    assert all(opacity == "0" for _, opacity in page.evaluate(ends))
