@@ -216,6 +216,8 @@ TOY_NOTE = ("**This is a toy layer.** Its W_Q, W_K and W_V are random numbers (f
             "which word attends to which means nothing yet: a word may put most of its weight on a word that has "
             "nothing to do with it. The same word always gets the same vector (capital letters do not count), so a "
             "word that appears twice gets two identical rows of X. The Real model page shows learned weights.")
+
+
 def repeated_words_note(tokens, labels, lines: str = "rows", *, made: str = "the same query, key and value",
                         last: bool = True) -> str:
     """Under a lesson's weights, when a word appears twice (capital letters do not count): why its ``lines`` ("rows",

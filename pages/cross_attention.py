@@ -164,7 +164,7 @@ with weights_box:
                 f"{in_the_sidebar()}). Right, the same queries attend to the source (T × S): every row is still a set "
                 "of weights that adds up to 1, now spread over the other sentence. The same weights W_Q, W_K, W_V "
                 "are used for both here; a real model learns separate ones for its cross-attention.")
-    if config.seeded_embeddings:  # (equal rows, or equal columns, looked like a bug)
+    if config.seeded_embeddings and not presenter:  # (equal rows, or equal columns, looked like a bug)
         twins = [repeated_words_note(cross.source_tokens, source_labels, "columns of the cross-attention weights",
                                      made="the same key and value", last=False),
                  repeated_words_note(settings.lesson.tokens, settings.labels, "rows")]

@@ -85,7 +85,9 @@ st.caption(" ".join(filter(None, (
     "Same colour = same weight in every head, so the panels can be compared directly.",
     "Click a head to look at it closely (outlined: the head shown below)." if h > 1 else "",
     "" if grid_values else "The cells are too small for numbers that can be read: hover a cell for its weight.",
-    repeated_words_note(settings.lesson.tokens, labels) if settings.config.seeded_embeddings else ""))))
+    # (on a page: a slide's charts fill the window down to its words)
+    repeated_words_note(settings.lesson.tokens, labels)
+    if settings.config.seeded_embeddings and not settings.presenter else ""))))
 if settings.presenter:
     st.markdown(INTRO)
 view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,

@@ -183,6 +183,8 @@ def test_equal_rows_of_a_repeated_word_are_explained_next_to_the_charts():
     assert cross.count("Nothing in this lesson tells them apart by position") == 1
     assert "1·The and 5·the: the same word" in _words(open_page("pages/modern_attention.py"))
     assert "capital letters do not count" not in _words(open_page("pages/multi_head.py", {"sentence": "A cat sat."}))
+    for page in ("pages/multi_head.py", "pages/cross_attention.py"):  # a slide's charts fill it down to its words
+        assert "capital letters do not count" not in _words(open_page(page, {"presenter": "true"})), page
 
 
 def test_cross_attention_names_cat_and_chat_only_beside_the_example_pair():
