@@ -547,6 +547,9 @@ def test_on_a_slide_the_clicker_keys_show_every_tab_of_work_it_by_hand(server, b
                 forward.append(tab)
         assert [tab.split(" · ")[0] for tab in forward] == ["1", "2", "3", "4"], forward
         assert path == "/multi-head", "past the last tab, the path's link"
+        # (Multi-head's first run may still be going on a busy machine: a clicker's press during a page's first run is
+        # not kept, on purpose, and the Page Up below was lost in a full run of the suite)
+        bs.wait_for_app_idle(page, timeout=LOAD_MS)
         page.wait_for_timeout(1000)
         page.keyboard.press("PageUp")  # back from Multi-head's top: the tab left there (it opened on tab 1's foot)
         page.wait_for_timeout(400)
