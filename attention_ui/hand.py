@@ -23,7 +23,7 @@ from attention_core.by_hand import DIVISION_BY_ZERO, EMPTY, INVALID, RIGHT, TOO_
 
 from .frames import format_value
 from .grid_input import HAND_GRID_KEY
-from .text import quoted
+from .text import joined, quoted
 from .url_state import HAND_LINK_DIGITS, decode_hand, encode_hand, hand_shapes, keep_in_link
 from .views import PRESENTER_COLUMN_PX
 
@@ -420,8 +420,7 @@ def softmax_working(trace: AttentionTrace) -> SoftmaxWorking:
 def listed(labels) -> str:
     """Labels in running markdown, quoted and escaped: "“1·I”", "“1·I” and “3·tea”",
     "“1·I”, “2·like” and “3·tea”"."""
-    names = [quoted(label) for label in labels]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return joined(quoted(label) for label in labels)
 
 
 def shifted_exp(largest: float) -> str:

@@ -218,6 +218,12 @@ TOY_NOTE = ("**This is a toy layer.** Its W_Q, W_K and W_V are random numbers (f
             "word that appears twice gets two identical rows of X. The Real model page shows learned weights.")
 
 
+def joined(items, last: str = "and") -> str:
+    """Items as running words: ["a"] → "a", ["a", "b", "c"] → "a, b and c" (``last``: the word before the last)."""
+    items = [str(item) for item in items]
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
 def repeated_words_note(tokens, labels, lines: str = "rows", *, made: str = "the same query, key and value",
                         last: bool = True) -> str:
     """Under a lesson's weights, when a word appears twice (capital letters do not count): why its ``lines`` ("rows",

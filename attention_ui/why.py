@@ -23,6 +23,7 @@ from attention_core.cost import predicted_timing_seconds, timing_seconds
 
 from .charts import chart_title
 from .controls import BOUND
+from .text import joined
 from .views import show_table
 
 SERIES_COLORS = ["#3b5bdb", "#f08c00", "#2b8a3e", "#c2255c", "#5f3dc4"]
@@ -208,8 +209,7 @@ def fused_in_words(timings: pd.DataFrame) -> str:
     parts = []
     for verdict in dict.fromkeys(verdicts.values()):  # in the order of the first length with each verdict
         lengths = [str(n) for n, v in verdicts.items() if v == verdict]
-        listed = lengths[0] if len(lengths) == 1 else f"{', '.join(lengths[:-1])} and {lengths[-1]}"
-        parts.append(f"**{verdict}** at T = {listed}")
+        parts.append(f"**{verdict}** at T = {joined(lengths)}")
     extra = SLOWER_NOTE if verdicts[longest] == "slower" else ""
     return (f"Against attention (attend), in this measurement the fused kernel was {', '.join(parts)} ({example})"
             f"{extra}.")

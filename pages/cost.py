@@ -13,19 +13,13 @@ from attention_ui.controls import keep_page_settings, lesson_settings, stop_page
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
 from attention_ui.charts import heatmap
-from attention_ui.text import counted, plain
+from attention_ui.text import counted, joined, plain
 from attention_ui.url_state import note_ignored, show_link_notes
 from attention_ui.tiles import TILE_ROW, running_table, weights_so_far_frame
 from attention_ui.views import in_the_sidebar, show_chart, show_table
 from attention_ui.why import (BYTES_LABEL, SECONDS_LABEL, SERIES_COLORS, CostRun, binary_ticks, bytes_text,
                               fused_in_words, line_chart, measure_costs, one_two_five, page_choice, page_slider,
                               seconds_text)
-
-def listed_numbers(numbers) -> str:
-    """[256, 512, 1024] → "256, 512 or 1,024"."""
-    shown = [f"{n:,}" for n in numbers]
-    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
-
 
 KEYS = ("cost_longest", "cost_width", "cost_tile")
 LONGEST_CHOICES = [n for n in (256, 512, 1024, 2048, 4096) if n <= MAX_COST_LENGTH]
@@ -75,8 +69,9 @@ choices = [n for n in LONGEST_CHOICES if device != "cpu" or n <= CPU_LONGEST]
 above = st.container()  # the page's two sliders: above section 1, or on a slide under its charts
 # A link's form was checked (a whole number in range); one the sliders do not offer (4,096 from a GPU's page, opened on
 # a CPU) was dropped without a word
-for key, offered, what in (("cost_longest", choices, f"Longest T is one of {listed_numbers(choices)} on {device}"),
-                           ("cost_width", WIDTH_CHOICES, f"Width d is one of {listed_numbers(WIDTH_CHOICES)}")):
+for key, offered, what in (("cost_longest", choices,
+                            f"Longest T is one of {joined([f'{n:,}' for n in choices], 'or')} on {device}"),
+                           ("cost_width", WIDTH_CHOICES, f"Width d is one of {joined(WIDTH_CHOICES, 'or')}")):
     linked = st.query_params.get(key)
     if linked is not None and key not in st.session_state and int(linked) not in offered:
         note_ignored(key, linked, what)
