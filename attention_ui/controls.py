@@ -1187,10 +1187,12 @@ def _follow_controls(labels: list[str], num_heads: int, mask: str, keys_per_quer
         if linked is not None and linked >= len(labels):
             note_ignored("token", str(linked + 1), f"the sentence has {len(labels)} tokens")
         st.session_state["token"] = linked if linked is not None and linked < len(labels) else default
-    moved = []  # a followed token or a head that a shorter sentence or fewer heads took away: the nearest one left
+    # a followed token or a head that a shorter sentence or fewer heads took away, the nearest one left: (the
+    # sidebar's note, the toast's words); a toast shows three lines, and a longer one was cut, over the chart
+    moved: list[tuple[str, str]] = []
     if whole_number_in(st.session_state.get("token", 0), len(labels), MAX_TOKENS):
         st.session_state["token"] = len(labels) - 1
-        moved.append(f"The sentence has {len(labels)} tokens now: the last one is followed.")
+        moved.append((f"The sentence has {len(labels)} tokens now: the last one is followed.",) * 2)
     elif not whole_number_in(st.session_state.get("token", 0), 0, len(labels) - 1):
         st.session_state["token"] = 0
     elif (st.session_state.get(FOLLOW_MASK_KEY, mask) != mask and int(keys_per_query[st.session_state["token"]]) == 1
@@ -1199,21 +1201,24 @@ def _follow_controls(labels: list[str], num_heads: int, mask: str, keys_per_quer
         st.session_state[FOLLOW_SET_ASIDE_KEY] = {"mask": st.session_state[FOLLOW_MASK_KEY],
                                                   "token": st.session_state["token"], "instead": default}
         st.session_state["token"] = default
-        moved.append(f"With this mask {plain(lone)} may attend to only one key, so its weights would mix nothing: "
-                     f"{plain(labels[default])} is followed instead (it may attend to "
-                     f"{int(keys_per_query[default])} keys).")
+        moved.append((f"With this mask {plain(lone)} may attend to only one key, so its weights would mix nothing: "
+                      f"{plain(labels[default])} is followed instead (it may attend to "
+                      f"{int(keys_per_query[default])} keys).",
+                      f"Now following {plain(labels[default])}: {plain(lone)} has one key under this mask "
+                      "(see Follow)."))
     elif (st.session_state.get(FOLLOW_MASK_KEY, mask) != mask
           and (aside := st.session_state.pop(FOLLOW_SET_ASIDE_KEY, None)) and aside["mask"] == mask
           and aside["instead"] == st.session_state["token"] and aside["token"] < len(labels)):
         st.session_state["token"] = aside["token"]
-        moved.append(f"Back to this mask, {plain(labels[aside['token']])} is followed again.")
+        moved.append((f"Back to this mask, {plain(labels[aside['token']])} is followed again.",) * 2)
     st.session_state[FOLLOW_MASK_KEY] = mask
     linked_head = st.query_params.get("head")
     if linked_head and "head" not in st.session_state and int(linked_head.split()[-1]) > num_heads:
         note_ignored("head", linked_head, f"there are {num_heads} heads")
     if whole_number_in(st.session_state.get("head", 1), num_heads + 1, MAX_HEADS):
         if num_heads > 1:
-            moved.append(f"Head {st.session_state['head']} is gone with {num_heads} heads: head {num_heads} is shown.")
+            moved.append((f"Head {st.session_state['head']} is gone with {num_heads} heads: head {num_heads} is "
+                          "shown.",) * 2)
         st.session_state["head"] = num_heads
     elif not whole_number_in(st.session_state.get("head", 1), 1, num_heads):
         st.session_state["head"] = 1
@@ -1225,10 +1230,10 @@ def _follow_controls(labels: list[str], num_heads: int, mask: str, keys_per_quer
     head = 1
     if num_heads > 1:
         head = st.selectbox("Head to show", range(1, num_heads + 1), key="head", **BOUND)  # a link says head=3
-    for note in moved:  # under the token menu, and for a moment where a student's eyes are (a button in the page
-        st.caption(note)  # moved it); on a slide that moment covered Next, and the outlined row shows the move
+    for note, short in moved:  # under the token menu, and for a moment where a student's eyes are (a button in the
+        st.caption(note)  # page moved it); on a slide that moment covered Next, and the outlined row shows the move
         if not presenting():
-            st.toast(note, icon=":material/swap_horiz:")
+            st.toast(short, icon=":material/swap_horiz:")
     return int(follow), int(head) - 1
 
 

@@ -224,11 +224,18 @@ def joined(items, last: str = "and") -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
 
 
+def says_why_words_repeat(config, presenter: bool) -> bool:
+    """Whether a page explains a repeated word's equal rows (``repeated_words_note``): with the lesson's seeded word
+    vectors (one vector a word), and on the page only, since a slide's charts fill the window down to its words."""
+    return config.seeded_embeddings and not presenter
+
+
 def repeated_words_note(tokens, labels, lines: str = "rows", *, made: str = "the same query, key and value",
-                        last: bool = True) -> str:
+                        last: bool = True, ending: str = "") -> str:
     """Under a lesson's weights, when a word appears twice (capital letters do not count): why its ``lines`` ("rows",
     "columns") are the same (a student saw 1·The and 5·the with equal rows and suspected a bug); "" when none is.
-    ``made``: what the same vector gives them; ``last``: end with the way to tell them apart (once a caption)."""
+    ``made``: what the same vector gives them; ``ending``: what follows from it, in place of "the same ``lines``
+    here"; ``last``: end with the way to tell them apart (once a caption)."""
     seen: dict[str, list[str]] = {}
     for token, label in zip(tokens, labels):
         if token != PAD_TOKEN:  # (padding, blocked as a key, is no word)
@@ -237,9 +244,10 @@ def repeated_words_note(tokens, labels, lines: str = "rows", *, made: str = "the
     if not twins:
         return ""
     named = "; ".join(" and ".join(plain(label) for label in found) for found in twins)
-    return (f"{named}: the same word (capital letters do not count), so the same vector in X, {made}, and the same "
-            f"{lines} here." + (" Nothing in this lesson tells them apart by position: the Order and position page "
-                                "adds positions." if last else ""))
+    ending = ending or f"the same {lines} here"
+    return (f"{named}: the same word (capital letters do not count), so the same vector in X, {made}, and {ending}."
+            + (" Nothing in this lesson tells them apart by position: the Order and position page adds positions."
+               if last else ""))
 
 
 TOY_CAPTION = ("A toy layer: W_Q, W_K and W_V are random (from the seed), not trained, so who attends to whom "

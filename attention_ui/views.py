@@ -542,6 +542,13 @@ def show_worked(view: StageView, rec: StageRecord, *, lone_key_note: bool = True
     _folded_table(numbers.table, key=f"worked_rest_{rec.key}")
     if numbers.sums is not None:
         st.table(numbers.sums, hide_index=True)
+    if not presenting():  # (a student who redid 0.2891 × −1.5822 by hand got −0.4574, not the table's −0.4575)
+        st.caption(ROUNDING_NOTE)
+
+
+ROUNDING_NOTE = (f"Every number is shown to {worked.DIGITS} decimals, and each result is worked out from the exact "
+                 "numbers, not from the rounded ones shown: redone by hand from the table, a result can differ by 1 in "
+                 "its last digit.")
 
 
 WORKED_ROWS_FOLDED = 12

@@ -11,7 +11,7 @@ from attention_ui.controls import (BOUND, DEFAULTS, keep_page_settings, lesson_s
                                    show_slide_row, stop_page)
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_spec
-from attention_ui.text import counted, plain, repeated_words_note, size_in_words
+from attention_ui.text import counted, plain, repeated_words_note, says_why_words_repeat, size_in_words
 from attention_ui.views import (StageView, in_the_sidebar, numbers_table, prints_values, show_chart,
                                 slide_bar_px, slide_token_pair, token_heatmap)
 from attention_ui.why import half_share, page_slider, source_word_vectors
@@ -164,7 +164,7 @@ with weights_box:
                 f"{in_the_sidebar()}). Right, the same queries attend to the source (T × S): every row is still a set "
                 "of weights that adds up to 1, now spread over the other sentence. The same weights W_Q, W_K, W_V "
                 "are used for both here; a real model learns separate ones for its cross-attention.")
-    if config.seeded_embeddings and not presenter:  # (equal rows, or equal columns, looked like a bug)
+    if says_why_words_repeat(config, presenter):  # (equal rows, or equal columns, looked like a bug)
         twins = [repeated_words_note(cross.source_tokens, source_labels, "columns of the cross-attention weights",
                                      made="the same key and value", last=False),
                  repeated_words_note(settings.lesson.tokens, settings.labels, "rows")]

@@ -14,7 +14,7 @@ from attention_ui.frames import ALLOWED, BLOCKED
 from attention_ui.grid_input import GRID_ROW_PX, MASK_GRID_KEY
 from attention_ui.hand import DARK_ROW_NAMES, PRESENTER_GRID_ZOOM
 from attention_ui.questions import show_page_questions
-from attention_ui.text import counted, plain
+from attention_ui.text import counted, plain, repeated_words_note, says_why_words_repeat
 from attention_ui.views import (COLOURS_ONLY_NOTE, WEIGHT_TITLE, StageView, column_cell, head_title, in_the_sidebar,
                                 main_column_px, mask_chart, numbers_table, pad_rows_note, show_chart, slide_mask_pair,
                                 token_heatmap)
@@ -124,6 +124,11 @@ for kind in MASK_KINDS:
         st.caption(COLOURS_ONLY_NOTE)
         numbers_table(lesson.trace.weights[settings.head], variant_labels, variant_labels, key=f"numbers_{kind}",
                       caption=f"All the numbers: weights with {kind} mask{head_title(view)}")
+    if kind == "none" and says_why_words_repeat(config, settings.presenter):  # (equal rows looked like a bug)
+        twins = repeated_words_note(lesson.tokens, variant_labels, ending=(
+            "so a row that may see both gives them the same weight (with no mask, their own rows are the same too)"))
+        if twins:
+            st.caption(twins)
     if kind == "padding":  # why the [PAD] rows are even (1/7 on every real key; the words above say why weighted)
         pad_rows_note(replace(view, x=lesson.x, mask_choice="padding"), why_weighted=False)
 
@@ -222,8 +227,8 @@ with weights_box:
             show_grid_weights(custom_lesson.trace, "weights with your grid")
         if grid is not None:
             st.info(f"These are your grid's weights (the “custom” pair above shows them too), but the lesson's mask is "
-                    f"“{config.mask}”, so the other pages do not use it yet. Use it as the mask (the lesson's mask "
-                    "becomes “custom”) to see its fully blocked rows here and every page with it.")
+                    f"still “{config.mask}”, so the other pages do not use your grid yet. Use it as the mask (the "
+                    "lesson's mask becomes “custom”) to step through it on every page.")
             st.button("Use my grid as the mask", on_click=use_custom_mask, icon=":material/grid_on:")
     else:
         trace = settings.lesson.trace

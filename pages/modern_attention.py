@@ -14,7 +14,7 @@ from attention_ui.controls import BOUND, lesson_settings, show_slide_row, stop_p
 from attention_ui.modern import cache_bars, cache_table_frame, cache_unit, reach_grid, sharing_diagram, sharing_takeaway
 from attention_ui.questions import show_page_questions
 from attention_ui.render import cached_chart
-from attention_ui.text import counted, repeated_words_note
+from attention_ui.text import counted, repeated_words_note, says_why_words_repeat
 from attention_ui.url_state import check_linked_choice, show_link_notes
 from attention_ui.views import (StageView, in_the_sidebar, mask_chart, outline_note, panel_prints_values, show_chart,
                                 show_table, slide_mask_pair, slide_panel_width, token_heatmap)
@@ -157,7 +157,7 @@ else:
 
         show_chart(cached_chart(("grouped grid", grouped.weights, tuple(labels), grouped.kv_groups, per_row, cell,
                                  settings.font_size, values), grouped_grid))
-        if settings.config.seeded_embeddings and not settings.presenter:
+        if says_why_words_repeat(settings.config, settings.presenter):
             twins = repeated_words_note(lesson.tokens, labels)
             if twins:
                 st.caption(twins)

@@ -7,7 +7,7 @@ from attention_ui import charts, frames
 from attention_ui.checks.layer import multi_head_questions
 from attention_ui.controls import lesson_settings
 from attention_ui.questions import show_page_questions
-from attention_ui.text import plain, repeated_words_note
+from attention_ui.text import plain, repeated_words_note, says_why_words_repeat
 from attention_ui.render import cached_chart
 from attention_ui.views import (MIN_SLIDE_VALUE_PX, PRESENTER_COLUMN_PX, StageView, in_the_sidebar, main_column_px,
                                 note_lone_key, on_pick, panel_prints_values, show_chart, show_lines, show_stage,
@@ -87,7 +87,7 @@ st.caption(" ".join(filter(None, (
     "" if grid_values else "The cells are too small for numbers that can be read: hover a cell for its weight.",
     # (on a page: a slide's charts fill the window down to its words)
     repeated_words_note(settings.lesson.tokens, labels)
-    if settings.config.seeded_embeddings and not settings.presenter else ""))))
+    if says_why_words_repeat(settings.config, settings.presenter) else ""))))
 if settings.presenter:
     st.markdown(INTRO)
 view = StageView(trace, settings.labels, settings.follow, settings.head, settings.cell_size, settings.font_size,

@@ -541,7 +541,7 @@ def test_masking_page_buttons_edit_the_grid():
     assert not at.warning
 
     set_widget(at, "radio", "mask", "causal")
-    assert any("the other pages do not use it yet" in i for i in texts(at, "info")), \
+    assert any("the other pages do not use your grid yet" in i for i in texts(at, "info")), \
         "the grid is kept while another mask is chosen"
     assert not any("no chart uses" in i for i in texts(at, "info")), "the page's custom chart does use it"
 

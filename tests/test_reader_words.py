@@ -182,8 +182,13 @@ def test_equal_rows_of_a_repeated_word_are_explained_next_to_the_charts():
            "value, and the same columns of the cross-attention weights here." in cross
     assert cross.count("Nothing in this lesson tells them apart by position") == 1
     assert "1·The and 5·the: the same word" in _words(open_page("pages/modern_attention.py"))
+    masks = _words(open_page("pages/masking.py"))  # (a student checked the none mask's rows and asked about a bug)
+    assert "1·The and 5·the: the same word (capital letters do not count), so the same vector in X, the same query, " \
+           "key and value, and so a row that may see both gives them the same weight (with no mask, their own rows " \
+           "are the same too)." in masks
+    assert masks.count("capital letters do not count") == 1
     assert "capital letters do not count" not in _words(open_page("pages/multi_head.py", {"sentence": "A cat sat."}))
-    for page in ("pages/multi_head.py", "pages/cross_attention.py"):  # a slide's charts fill it down to its words
+    for page in ("pages/multi_head.py", "pages/cross_attention.py", "pages/masking.py"):  # a slide's charts fill it down to its words
         assert "capital letters do not count" not in _words(open_page(page, {"presenter": "true"})), page
 
 
@@ -194,3 +199,14 @@ def test_cross_attention_names_cat_and_chat_only_beside_the_example_pair():
     assert "“cat” need not look at “chat”" in untrained(open_page("pages/cross_attention.py"))
     german = untrained(open_page("pages/cross_attention.py", {"cross_source": "Die Katze sitzt"}))
     assert "chat" not in german and "do not pair a word with its translation." in german
+
+
+def test_the_worked_numbers_say_their_results_come_from_unrounded_numbers():
+    """A student redid the context stage's 0.2891 × −1.5822 from the table, got −0.4574 against its −0.4575, and
+    thought the slip was theirs."""
+    at = open_page("pages/step_through.py", {"step": "context"})
+    said = [c.value for c in at.caption if "each result is worked out from the exact numbers" in c.value]
+    assert len(said) == 1 and "shown to 4 decimals" in said[0], said
+    assert "redone by hand from the table, a result can differ by 1 in its last digit" in said[0]
+    assert "each result is worked out from the exact" not in _words(open_page(
+        "pages/step_through.py", {"step": "context", "presenter": "true"}))  # (a slide keeps its room for numbers)
