@@ -36,6 +36,18 @@ above the other, each as wide as the page (to 21 tokens still this wide), the sa
 ADDED_COLUMN = "share of the lengths added"
 
 
+def underrated_words(token: str, weight: float, share: float, *, keys: int) -> str:
+    """The sentence on the token that adds most beyond its weight (``share`` of what is added against ``weight``),
+    "" when that gap is under UNDERRATED_GAP. "Only" where its weight is under an even share of the ``keys`` the
+    row may see: the token adding most beyond its weight may be the one with the most weight (0.588 was called
+    "only" beside the row's next largest, 0.234)."""
+    if share - weight <= UNDERRATED_GAP:
+        return ""
+    if weight < 1 / keys:
+        return (f" The other way round: {token} has only {weight:.3f} of the weight but makes up {share:.3f} of what "
+                "is added.")
+    return f" And {token} makes up more of what is added than its weight gives it: {share:.3f} against {weight:.3f}."
+
 def sink_tokens(pieces: list[str], tokenizer) -> tuple[list[bool], str]:
     """Which tokens are the model's resting places, and their name: [CLS] and [SEP], the marker tokens a BERT-style
     tokenizer adds (not its other special pieces: [UNK] stands for a word, and a typed [MASK] is read as one), or the
@@ -143,9 +155,8 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
                    f"to it. In this head (the chart below) the length of v W_O is {sink_lengths}, and "
                    f"{sum(words_seen) / len(words_seen):.1f} on average for the other tokens"
                    + (" (those it may see)." if model.causal else ".")
-                   + (f" The other way round: {plain(labels[underrated])} has only {float(row[underrated]):.3f} of "
-                      f"the weight but makes up {float(share[underrated]):.3f} of what is added."
-                      if float(share[underrated] - row[underrated]) > UNDERRATED_GAP else ""))
+                   + underrated_words(plain(labels[underrated]), float(row[underrated]), float(share[underrated]),
+                                      keys=follow + 1 if model.causal else T))
         if best is not None and best != (layer, head):
             pick_button(f"Look at {head_name(*best)}, where {plain(me)}'s weight most overstates what "
                         f"{sink_words} {'add' if many else 'adds'}: {float(parked[best]):.2f} of its weight, "

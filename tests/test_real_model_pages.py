@@ -788,3 +788,24 @@ def test_sinks_are_the_marker_tokens_or_the_first():
     assert sink_tokens(["[CLS]", "a", "[UNK]", "[MASK]", "[SEP]"], bert) == (
         [True, False, False, False, True], "[CLS] and [SEP]")
     assert sink_tokens(["The", "␣cat"], SimpleNamespace(cls_token=None)) == ([True, False], "the first token")
+
+
+@needs_model
+def test_the_token_adding_most_beyond_its_weight_is_called_a_small_weight_only_when_it_is_one():
+    """Head 9 of layer 2 gives 4·sat 0.588 of 3·cat's weight, the row's largest, and 4·sat makes up 0.779 of what is
+    added: the page said "4·sat has only 0.588 of the weight", beside a chart of it as the longest bar."""
+    import torch
+
+    at = open_page("real_model", sentence="The cat sat on the mat.", piece=2)
+    at.session_state["layer"], at.session_state["model_head"] = 2, 9
+    at.run()
+    run = models.cached_run(MODEL, at.session_state["sentence"])
+    norms = torch.from_numpy(models.cached_value_norms(MODEL, at.session_state["sentence"]))
+    row = run.attentions[1, 8, 2]  # (T,): 3·cat's weights in head 9 of layer 2
+    share = row * norms[1, 8] / (row * norms[1, 8]).sum()
+    most = int((share - row)[1:-1].argmax()) + 1
+    assert most == int(row.argmax()), "the token adding most beyond its weight is the one with the most weight"
+    line = next(s.value for s in at.success if "of what the head adds to it" in s.value)
+    assert "has only" not in line, line
+    assert line.endswith(f"And {frames.token_labels(run.tokens)[most]} makes up more of what is added than its "
+                         f"weight gives it: {float(share[most]):.3f} against {float(row[most]):.3f}."), line
