@@ -547,8 +547,8 @@ def show_worked(view: StageView, rec: StageRecord, *, lone_key_note: bool = True
 
 
 ROUNDING_NOTE = (f"Every number is shown to {worked.DIGITS} decimals, and each result is worked out from the exact "
-                 "numbers, not from the rounded ones shown: redone by hand from the table, a result can differ by 1 in "
-                 "its last digit.")
+                 "numbers, not from the rounded ones shown: redone by hand from the table, a result can differ in its "
+                 "last digit (a sum of many terms by a few units there).")
 
 
 WORKED_ROWS_FOLDED = 12

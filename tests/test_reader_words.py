@@ -188,7 +188,8 @@ def test_equal_rows_of_a_repeated_word_are_explained_next_to_the_charts():
            "are the same too)." in masks
     assert masks.count("capital letters do not count") == 1
     assert "capital letters do not count" not in _words(open_page("pages/multi_head.py", {"sentence": "A cat sat."}))
-    for page in ("pages/multi_head.py", "pages/cross_attention.py", "pages/masking.py"):  # a slide's charts fill it down to its words
+    # a slide's charts fill it down to its words
+    for page in ("pages/multi_head.py", "pages/cross_attention.py", "pages/masking.py"):
         assert "capital letters do not count" not in _words(open_page(page, {"presenter": "true"})), page
 
 
@@ -207,6 +208,7 @@ def test_the_worked_numbers_say_their_results_come_from_unrounded_numbers():
     at = open_page("pages/step_through.py", {"step": "context"})
     said = [c.value for c in at.caption if "each result is worked out from the exact numbers" in c.value]
     assert len(said) == 1 and "shown to 4 decimals" in said[0], said
-    assert "redone by hand from the table, a result can differ by 1 in its last digit" in said[0]
+    assert "redone by hand from the table, a result can differ in its last digit (a sum of many terms by a few " \
+           "units there)" in said[0]
     assert "each result is worked out from the exact" not in _words(open_page(
         "pages/step_through.py", {"step": "context", "presenter": "true"}))  # (a slide keeps its room for numbers)
