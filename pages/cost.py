@@ -27,6 +27,8 @@ CPU_LONGEST = 2048  # on a shared CPU host, T = 4096 would hold about 250 MB of 
 WIDTH_CHOICES = [16, 32, 64, 128, 256]
 RESULTS = "cost_results"  # session key: {(device, longest, width): CostRun}
 BACKGROUND = "Why T²: the formulas and the paper's table"  # a slide folds them away, so its first chart is on screen
+COUNTS_IN_DETAIL = "Reading the log axes, and the exact counts"  # on a slide, under section 1's charts
+HOW_TIMED = "How the times are measured"  # on a slide, in section 2
 LAYER_NAMES = {"attend": "attention (attend: keeps the T×T weights)",
                "fused": "fused scaled_dot_product_attention",
                "recurrent": "recurrent layer (torch.nn.RNN)"}
@@ -107,31 +109,45 @@ with charts:
                                title="memory of the attention weights", y_title="memory", y_tooltip="memory",
                                y_label_expr=BYTES_LABEL,
                                y_values=binary_ticks(memory["bytes"].min(), memory["bytes"].max()), **size))
-st.markdown("Both charts have log axes: each step along an axis multiplies by the same factor, so a cost that "
-            "grows as T² is a straight line twice as steep as one that grows as T. The weights are float32 "
-            "numbers (32-bit floating point), 4 bytes each; 1 MiB is 2²⁰ bytes, about a million.")
-st.markdown(f"The self-attention and recurrent lines cross at T = d = {width} (the grey line marked T = d): for "
+LOG_AXES = ("Both charts have log axes: each step along an axis multiplies by the same factor, so a cost that grows as "
+            "T² is a straight line twice as steep as one that grows as T. The weights are float32 numbers (32-bit "
+            "floating point), 4 bytes each; 1 MiB is 2²⁰ bytes, about a million.")
+crossing = (f"The self-attention and recurrent lines cross at T = d = {width} (the grey line marked T = d): for "
             f"sentences shorter than the width, attention's QKᵀ and AV do fewer operations than a recurrent layer; "
-            f"beyond it, more. The chart plots Vaswani et al.'s per-layer orders, T²·d and T·d², as their table "
-            "gives them. Counted one by one, QKᵀ alone is T²·d and AV as many again, and a recurrent layer that "
-            "multiplies its state and its input by d × d matrices does 2·T·d²: both exact counts are twice the "
-            "plotted lines, so they too cross at T = d. "
-            f"(A whole attention layer also has its Q, K, V and output projections, about 4·T·d² at "
-            f"any T, which the table leaves out, as the paper's does.) The convolution's kernel is k = "
-            f"{CONVOLUTION_KERNEL} tokens wide. At T = {longest} one head's weights take "
-            f"{bytes_text(weights_bytes(longest))}. More operations need not mean more time: section 2 measures "
-            "it, and says why the two can disagree.")
+            f"beyond it, more.")
+counts = ("The chart plots Vaswani et al.'s per-layer orders, T²·d and T·d², as their table gives them. Counted one "
+          "by one, QKᵀ alone is T²·d and AV as many again, and a recurrent layer that multiplies its state and its "
+          "input by d × d matrices does 2·T·d²: both exact counts are twice the plotted lines, so they too cross at "
+          "T = d. (A whole attention layer also has its Q, K, V and output projections, about 4·T·d² at any T, which "
+          f"the table leaves out, as the paper's does.) The convolution's kernel is k = {CONVOLUTION_KERNEL} tokens "
+          "wide.")
+takeaway = (f"At T = {longest} one head's weights take {bytes_text(weights_bytes(longest))}. More operations need "
+            "not mean more time: section 2 measures it, and says why the two can disagree.")
+if wide:  # a slide keeps what the charts say; how to read them and the exact counts are a click away
+    st.markdown(f"{crossing} {takeaway}")
+    with st.expander(COUNTS_IN_DETAIL):
+        st.markdown(LOG_AXES)
+        st.markdown(counts)
+else:
+    st.markdown(LOG_AXES)
+    st.markdown(f"{crossing} {counts} {takeaway}")
 questions = cost_questions(longest, width)
 
 st.subheader("2 · Measure it on this machine")
 clock = "the CPU time of one thread, which other programs cannot inflate" if device == "cpu" else "wall time"
-st.markdown(f"Times one forward pass at T = {', '.join(map(str, lengths))} on **{device}** ({clock}), for each "
-            "layer: attention as this app computes it (`attend`, which keeps the T × T weights), a recurrent layer "
-            "(`torch.nn.RNN`) and PyTorch's **fused kernel** (`scaled_dot_product_attention`: one routine that does "
-            "the scores, the softmax and the weighted sum together, without keeping the weights), each "
-            f"repeated for at least {MIN_RUN_TIME:g} s, in two passes (the faster counts). A length is timed "
-            f"only if it is expected to fit in the {MAX_COST_SECONDS:.0f} s the whole run may take; results are kept "
-            "for this device, so pressing again is instant.")
+timed = (f"Times one forward pass at T = {', '.join(map(str, lengths))} on **{device}** for each layer: attention as "
+         "this app computes it (`attend`, which keeps the T × T weights), a recurrent layer (`torch.nn.RNN`) and "
+         "PyTorch's **fused kernel** (`scaled_dot_product_attention`: one routine that does the scores, the softmax "
+         "and the weighted sum together, without keeping the weights).")
+how = (f"The time is {clock}. Each layer is repeated for at least {MIN_RUN_TIME:g} s, in two passes (the faster "
+       f"counts). A length is timed only if it is expected to fit in the {MAX_COST_SECONDS:.0f} s the whole run may "
+       "take; results are kept for this device, so pressing again is instant.")
+if wide:
+    st.markdown(timed)
+    with st.expander(HOW_TIMED):
+        st.markdown(how)
+else:
+    st.markdown(f"{timed} {how}")
 key = (device, longest, width)
 if st.button(f"Measure on {device}", key="cost_measure", type="primary", icon=":material/timer:"):
     bar = st.progress(0.0, text="Starting…")

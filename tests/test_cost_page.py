@@ -236,6 +236,28 @@ def test_a_slide_folds_the_background_away_and_puts_the_sliders_under_the_charts
     assert kinds[:4] == ["select_slider"] * 2 + ["vega_lite_chart"] * 2, kinds
 
 
+def test_a_slide_keeps_what_the_charts_say_and_folds_how_to_read_them_and_the_timing_details():
+    """Under a slide's first charts stood two long paragraphs (log axes, the exact counts), and section 2 opened with
+    another: a hall read walls of words. A slide keeps the crossing and the weights' memory; the rest is a click away.
+    The page shows every word as it is."""
+    at = open_page(PAGE, {"presenter": "true"})
+    main = [m.value for m in at.main.markdown]
+    shown = " ".join(m for m in main if "cross at T = d = 64" in m)
+    assert "one head's weights take 16.0 MiB" in shown and "both exact counts" not in shown, shown
+    counts = next(e for e in at.expander if e.label == "Reading the log axes, and the exact counts")
+    folded = " ".join(m.value for m in counts.markdown)
+    assert "Both charts have log axes" in folded and "both exact counts are twice the plotted lines" in folded
+    timing = next(e for e in at.expander if e.label == "How the times are measured")
+    assert "repeated for at least 0.1 s, in two passes" in " ".join(m.value for m in timing.markdown)
+    assert any(m.startswith("Times one forward pass at T = 64") and "in two passes" not in m for m in main)
+    page = open_page(PAGE)
+    assert not [e for e in page.expander if e.label in ("Reading the log axes, and the exact counts",
+                                                          "How the times are measured")]
+    words = " ".join(m.value for m in page.markdown)
+    assert "Both charts have log axes" in words and "both exact counts are twice the plotted lines" in words
+    assert "The time is the CPU time of one thread" in words or "The time is wall time" in words
+
+
 def _in_order(node):
     """Every element under ``node``, depth first, in the order the page draws them."""
     children = getattr(node, "children", None)
