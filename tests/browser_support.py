@@ -319,7 +319,7 @@ follows at once (one requested while the run went on) to have shown."""
 _idle_waits = iter(range(1, 1 << 62))
 
 
-def wait_for_app_idle(page, timeout: float = 60_000, settle_ms: int = 300) -> None:
+def wait_for_app_idle(page, timeout: float = 60_000, settle_ms: int = 300, run_seen: bool = False) -> None:
     """Wait until the app's script run has finished and the page has stopped changing.
 
     Idle means: ``stApp`` carries ``data-test-script-state="notRunning"``, no
@@ -331,7 +331,8 @@ def wait_for_app_idle(page, timeout: float = 60_000, settle_ms: int = 300) -> No
     ``settle_ms``, so a rerun requested just before (e.g. by a key press) is not mistaken for a finished one:
     Streamlit's browser side sends a widget's rerun without changing the script state, which says "running" only
     once the server has started the run. When the wait saw a run going on (after the progress store's report), the
-    rerun asked for has started and ended, and ``RUN_SEEN_SETTLE_MS`` (at most ``settle_ms``) is enough.
+    rerun asked for has started and ended, and ``RUN_SEEN_SETTLE_MS`` (at most ``settle_ms``) is enough; so too when
+    the caller says so (``run_seen``: it saw something only that run sends, such as the stage it moved to).
     ``timeout`` is in milliseconds; raises
     ``TimeoutError`` describing what was still pending.
     """
@@ -350,7 +351,7 @@ def wait_for_app_idle(page, timeout: float = 60_000, settle_ms: int = 300) -> No
                 f"status widget shown: {state['status']}, loading placeholders: {state['skeletons']}, "
                 f"stale elements: {state['stale']}, progress store not read yet: {state['progressUnread']})"
             ) from None
-        run_seen = page.evaluate("(token) => window.__attentionRunSeen === token", token)
+        run_seen = run_seen or page.evaluate("(token) => window.__attentionRunSeen === token", token)
         page.wait_for_timeout(min(settle_ms, RUN_SEEN_SETTLE_MS) if run_seen else settle_ms)
         if page.evaluate(_IS_IDLE_JS):
             return
@@ -548,11 +549,15 @@ def stage_in_url(page) -> str | None:
 
 
 def _wait_for_stage_change(page, before: str, timeout: float) -> None:
-    page.wait_for_function(
-        "([sel, before]) => { const el = document.querySelector(sel); return el && el.value !== before; }",
+    # The stage shown is the server's: once it changed, the run the key or click asked for has started. (With the
+    # progress store's report still to come, its rerun may follow: the wait for idle then settles in full.)
+    changed = page.wait_for_function(
+        """([sel, before]) => { const el = document.querySelector(sel);
+            return el && el.value !== before && {read: !document.querySelector('.st-key-progress_store')
+                                                       || window.__attentionProgressRead === true}; }""",
         arg=[STAGE_SELECT, before], timeout=timeout,
     )
-    wait_for_app_idle(page, timeout=timeout)
+    wait_for_app_idle(page, timeout=timeout, run_seen=changed.json_value()["read"])
     wait_for_all_charts(page, timeout=timeout)
 
 
