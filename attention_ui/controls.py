@@ -554,6 +554,15 @@ CLICKER_KEYS_JS = """<span id="page-keys"></span><script>
 if (!window.clickerKeysAfterUse) {
   window.clickerKeysAfterUse = true;
   const ways = {ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1};  // a clicker's keys: forward or back
+  // A dialog of Streamlit's over a slide ("Page not found", after a link with a mistyped page) stayed over every slide
+  // after it, for the rest of the lecture: a clicker cannot press its ×. Its first key closes the dialog.
+  document.addEventListener("keydown", (event) => {
+    const dialog = document.querySelector("[data-testid='stDialog'] [role='dialog']");
+    if (!(event.key in ways) || !dialog || !presenting()) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    dialog.querySelector("button[aria-label='Close']")?.click();
+  }, true);
   // the button that can still take a step that way on this page (the step-through's stages, Generation's tokens)
   const stepButton = (way) => document.querySelector(
     STEP_KEYS[way > 0 ? "forward" : "back"].map((key) => `.st-key-${key} button:not([disabled])`).join(", "));

@@ -415,6 +415,27 @@ def test_fresh_server_answers_deep_links_without_page_not_found(browser):
             context.close()
 
 
+def test_a_clickers_key_closes_the_page_not_found_dialog_over_a_slide(server, browser):
+    """A link with a mistyped page ("/work-it-by-hand") opens the main page under Streamlit's "Page not found"
+    dialog, which stayed over every slide the clicker went on to: its first key closes it, the next takes a step."""
+    context, page = new_page(browser)
+    dialog = page.locator(bs.DIALOG).filter(has_text=bs.PAGE_NOT_FOUND)
+    try:
+        open_page(page, server + "/work-it-by-hand?presenter=true", FIRST_LOAD_MS)
+        dialog.first.wait_for(timeout=LOAD_MS)
+        moved = f"p => location.href !== p || document.querySelector({bs.MAIN!r}).scrollTop > 0"
+        path = page.url
+        page.keyboard.press("PageDown")
+        dialog.first.wait_for(state="detached", timeout=5_000)
+        page.wait_for_timeout(500)
+        assert not page.evaluate(moved, path), "the key that closed the dialog took no step under it"
+        page.keyboard.press("PageDown")  # (Start here, the main page: it goes on down the slide)
+        page.wait_for_function(moved, arg=path, timeout=LOAD_MS)
+        assert not dialog.count()
+    finally:
+        context.close()
+
+
 def _followed_token(page) -> str:
     token = page.locator(f'{bs.SIDEBAR} input[aria-label*="Query token"]')
     return token.first.input_value()
