@@ -99,15 +99,17 @@ for kind in MASK_KINDS:
                 f"keys. The padding charts below pad it to {pad_to} to show them.", icon=":material/info:")
     said = EXPLAIN[kind] + (f" {padding_note()}" if kind == "padding" else "")
     if kind == "custom" and grid is None:  # (a slide's custom pair looked exactly like "none", with nothing said)
-        said += (" Until a cell is changed it allows everything, as “none” does; “Start from a window” below gives "
-                 "it a pattern of its own.")
+        said += (" Until a cell is changed it allows everything, as “none” does"
+                 + (", so its pair would repeat the one above" if settings.presenter else "")
+                 + "; “Start from a window” below gives it a pattern of its own.")
     st.markdown(f"**{kind.capitalize()}**: {said}")
     # the followed token (a row of the sentence; [PAD] rows come after it) is outlined as on the rest of the page
     follow = min(settings.follow, len(variant_labels) - 1)
     shown[kind] = ShownMask(variant_labels, mask, follow)
     view = StageView(lesson.trace, variant_labels, follow, settings.head, settings.cell_size - 6, settings.font_size)
     if settings.presenter:
-        show_slide_pair(kind, view, f"mask: {kind}", f"weights with {kind} mask{head_title(view)}")
+        if kind != "custom" or grid is not None:  # (an untouched grid's pair repeats "none": nothing new to see)
+            show_slide_pair(kind, view, f"mask: {kind}", f"weights with {kind} mask{head_title(view)}")
         continue
     # One cell size for the two, so their rows are level, each drawn at its own size in its half of the row (with a
     # long sentence they were drawn wider and shrunk, the ✓ marks to 8 px)

@@ -473,6 +473,22 @@ def test_the_custom_mask_says_it_allows_everything_until_changed_and_can_start_f
     assert "weights with your grid" in json.dumps(charts_in_order[-1]), charts_in_order
 
 
+def test_a_slide_leaves_out_an_untouched_custom_masks_pair_which_repeats_none():
+    """A clicker went from "none" to a "custom" pair with the same ticks and the same weights: a press that showed
+    nothing new. A slide draws the custom pair once a cell is changed."""
+    def titles(at) -> str:
+        return json.dumps([json.loads(c.proto.spec).get("title") for c in at.get("vega_lite_chart")])
+
+    slide = open_page("pages/masking.py", {"presenter": "true"})
+    custom = next(m for m in texts(slide, "markdown") if m.startswith("**Custom**"))
+    assert "as “none” does, so its pair would repeat the one above" in custom, custom
+    assert "mask: none" in titles(slide) and "mask: custom" not in titles(slide)
+    next(b for b in slide.button if b.label == "Start from a window").click().run()
+    assert_ok(slide)
+    assert "mask: custom" in titles(slide) and "weights with custom mask" in titles(slide)
+    assert "mask: custom" in titles(open_page("pages/masking.py")), "the page shows every pair"
+
+
 def test_a_slides_mask_editor_has_its_weights_beside_it_where_they_fit():
     """On a slide the zoomed editor of a 7-token sentence was 800 px wide, and the weights it changes a screen below:
     a tick in front of a class showed nothing. Where its numbered columns leave room, the weights stand beside it."""
