@@ -554,8 +554,9 @@ CLICKER_KEYS_JS = """<span id="page-keys"></span><script>
 if (!window.clickerKeysAfterUse) {
   window.clickerKeysAfterUse = true;
   const ways = {ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1};  // a clicker's keys: forward or back
-  // A dialog of Streamlit's over a slide ("Page not found", after a link with a mistyped page) stayed over every slide
-  // after it, for the rest of the lecture: a clicker cannot press its ×. Its first key closes the dialog.
+  // A dialog of Streamlit's over a slide (the one saying a link's page does not exist, after a mistyped page) stayed
+  // over every slide after it, for the rest of the lecture: a clicker cannot press its ×. Its first key closes it.
+  // (These words must not name the dialog's title: a script's text is part of the page's.)
   document.addEventListener("keydown", (event) => {
     const dialog = document.querySelector("[data-testid='stDialog'] [role='dialog']");
     if (!(event.key in ways) || !dialog || !presenting()) return;
