@@ -48,6 +48,7 @@ def underrated_words(token: str, weight: float, share: float, *, keys: int) -> s
                 "is added.")
     return f" And {token} makes up more of what is added than its weight gives it: {share:.3f} against {weight:.3f}."
 
+
 def sink_tokens(pieces: list[str], tokenizer) -> tuple[list[bool], str]:
     """Which tokens are the model's resting places, and their name: [CLS] and [SEP], the marker tokens a BERT-style
     tokenizer adds (not its other special pieces: [UNK] stands for a word, and a typed [MASK] is read as one), or the
