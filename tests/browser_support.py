@@ -297,29 +297,8 @@ _IS_IDLE_JS = """() => {
         && (!document.querySelector('.st-key-progress_store') || window.__attentionProgressRead === true);
 }"""
 
-# The same test, polled by ``wait_for_app_idle``, which also notes (under the wait's token) whether a run was seen
-# going on: a script state other than "notRunning" once the progress store, where the page has one, had sent its
-# report (before that, the report's rerun is still to come).
-_IS_IDLE_NOTING_RUNS_JS = """(token) => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const state = app ? app.getAttribute('data-test-script-state') : null;
-    const read = !document.querySelector('.st-key-progress_store') || window.__attentionProgressRead === true;
-    if (state && state !== 'notRunning' && read) window.__attentionRunSeen = token;
-    return !!app && state === 'notRunning'
-        && !document.querySelector('[data-testid="stStatusWidget"]')
-        && !document.querySelector('[data-testid="stSkeleton"]')
-        && !document.querySelector('[data-stale="true"]')
-        && read;
-}"""
 
-RUN_SEEN_SETTLE_MS = 100
-"""How long ``wait_for_app_idle`` lets an idle app stand when it saw the run end: long enough for a rerun that
-follows at once (one requested while the run went on) to have shown."""
-
-_idle_waits = iter(range(1, 1 << 62))
-
-
-def wait_for_app_idle(page, timeout: float = 60_000, settle_ms: int = 300, run_seen: bool = False) -> None:
+def wait_for_app_idle(page, timeout: float = 60_000, settle_ms: int = 300) -> None:
     """Wait until the app's script run has finished and the page has stopped changing.
 
     Idle means: ``stApp`` carries ``data-test-script-state="notRunning"``, no
@@ -328,20 +307,15 @@ def wait_for_app_idle(page, timeout: float = 60_000, settle_ms: int = 300, run_s
     *after* the run has finished), no element is marked stale, and the progress store, where the page has one,
     has read the browser's record (a stored record is reported once a page load, and that report reruns the
     page: a key pressed during that run was seen lost on a busy machine). The condition must hold again after
-    ``settle_ms``, so a rerun requested just before (e.g. by a key press) is not mistaken for a finished one:
-    Streamlit's browser side sends a widget's rerun without changing the script state, which says "running" only
-    once the server has started the run. When the wait saw a run going on (after the progress store's report), the
-    rerun asked for has started and ended, and ``RUN_SEEN_SETTLE_MS`` (at most ``settle_ms``) is enough; so too when
-    the caller says so (``run_seen``: it saw something only that run sends, such as the stage it moved to).
+    ``settle_ms``, so a rerun requested just before (e.g. by a key press) is not mistaken for a finished one.
     ``timeout`` is in milliseconds; raises
     ``TimeoutError`` describing what was still pending.
     """
     deadline = time.monotonic() + timeout / 1000
-    token = next(_idle_waits)
     while True:
         remaining_ms = (deadline - time.monotonic()) * 1000
         try:
-            page.wait_for_function(_IS_IDLE_NOTING_RUNS_JS, arg=token, timeout=max(remaining_ms, 1))
+            page.wait_for_function(_IS_IDLE_JS, timeout=max(remaining_ms, 1))
         except Exception as exc:  # playwright's TimeoutError; not imported here on purpose
             if "timeout" not in str(exc).lower() and type(exc).__name__ != "TimeoutError":
                 raise
@@ -351,8 +325,7 @@ def wait_for_app_idle(page, timeout: float = 60_000, settle_ms: int = 300, run_s
                 f"status widget shown: {state['status']}, loading placeholders: {state['skeletons']}, "
                 f"stale elements: {state['stale']}, progress store not read yet: {state['progressUnread']})"
             ) from None
-        run_seen = run_seen or page.evaluate("(token) => window.__attentionRunSeen === token", token)
-        page.wait_for_timeout(min(settle_ms, RUN_SEEN_SETTLE_MS) if run_seen else settle_ms)
+        page.wait_for_timeout(settle_ms)
         if page.evaluate(_IS_IDLE_JS):
             return
 
@@ -549,15 +522,11 @@ def stage_in_url(page) -> str | None:
 
 
 def _wait_for_stage_change(page, before: str, timeout: float) -> None:
-    # The stage shown is the server's: once it changed, the run the key or click asked for has started. (With the
-    # progress store's report still to come, its rerun may follow: the wait for idle then settles in full.)
-    changed = page.wait_for_function(
-        """([sel, before]) => { const el = document.querySelector(sel);
-            return el && el.value !== before && {read: !document.querySelector('.st-key-progress_store')
-                                                       || window.__attentionProgressRead === true}; }""",
+    page.wait_for_function(
+        "([sel, before]) => { const el = document.querySelector(sel); return el && el.value !== before; }",
         arg=[STAGE_SELECT, before], timeout=timeout,
     )
-    wait_for_app_idle(page, timeout=timeout, run_seen=changed.json_value()["read"])
+    wait_for_app_idle(page, timeout=timeout)
     wait_for_all_charts(page, timeout=timeout)
 
 
