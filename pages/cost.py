@@ -160,11 +160,6 @@ if st.button(f"Measure on {device}", key="cost_measure", type="primary", icon=":
     bar.empty()
 
 
-def listed(numbers: list[int]) -> str:
-    """[1024] -> "1024", [512, 1024, 2048] -> "512, 1024 and 2048"."""
-    return ", ".join(map(str, numbers[:-1])) + (" and " if len(numbers) > 1 else "") + str(numbers[-1])
-
-
 def about_seconds(seconds: float) -> str:
     """A predicted or elapsed time, as rounded as it is rough: "0.4 s", "12 s"."""
     return f"{seconds:.1f} s" if seconds < 2 else f"{seconds:.0f} s"
@@ -180,7 +175,7 @@ def left_out_words(run: CostRun) -> str:
                  f"{MAX_COST_SECONDS:.0f} s the run may take, ")
     else:
         said += f"To stay within {MAX_COST_SECONDS:.0f} s, "
-    return said + (f"so T = {listed(run.skipped)} {'was' if len(run.skipped) == 1 else 'were'} left out. This machine "
+    return said + (f"so T = {joined(run.skipped)} {'was' if len(run.skipped) == 1 else 'were'} left out. This machine "
                    "is busy: press the button again later (the lengths already timed are reused, which leaves more "
                    "time for the longer ones), or pick a smaller longest T.")
 
@@ -238,13 +233,13 @@ def show_measured(run: CostRun) -> None:
         st.markdown(
             f"**Why the count and the clock disagree.** Beyond T = d = {width}, section 1 counts more multiply-adds "
             f"for attention than for the recurrent layer, yet on this machine attention ran faster at "
-            f"T = {listed(disagree)}. "
+            f"T = {joined(disagree)}. "
             "A count is not a time. Attention's T × T work is a few large matrix products, each one call to an "
             "optimised kernel that keeps the processor busy (vectorised; on a GPU spread over thousands of cores). "
             "The recurrent layer takes T small steps, and step t cannot start before step t − 1 is done: each "
             "multiplies one vector by a d × d matrix and pays a fixed overhead, so the hardware mostly waits. That "
             "per-step overhead dominates until T is large enough for attention's T² to catch up."
-            + (f" Here it had caught up at T = {listed(caught_up)}: there attention was the slower of the two."
+            + (f" Here it had caught up at T = {joined(caught_up)}: there attention was the slower of the two."
                if caught_up and min(caught_up) > max(disagree) else "")
         )
 
