@@ -19,7 +19,7 @@ import torch
 
 from attention_core import (LAYER_KINDS, MAX_COST_SECONDS, dot_product_variance, row_entropy, softmax_saturation,
                             time_layer)
-from attention_core.cost import predicted_timing_seconds, timing_seconds
+from attention_core.cost import MIN_RUN_TIME, cost_lengths, predicted_timing_seconds, timing_seconds
 
 from .charts import chart_title
 from .controls import BOUND
@@ -135,9 +135,12 @@ class CostRun(NamedTuple):
 
 
 def measure_costs(device: str, lengths: list[int], width: int, on_progress: Callable[[float, str], None],
-                  budget: float = MAX_COST_SECONDS, clock: Callable[[], float] | None = None) -> CostRun:
-    """Time every layer kind at every length, shortest first, in MEASURE_PASSES passes, within ``budget`` s of
-    ``clock`` (``time.perf_counter`` by default).
+                  budget: float = MAX_COST_SECONDS, clock: Callable[[], float] | None = None, *,
+                  passes: int = MEASURE_PASSES, min_run_time: float = MIN_RUN_TIME, always: int = 1) -> CostRun:
+    """Time every layer kind at every length, shortest first, in ``passes`` passes, within ``budget`` s of
+    ``clock`` (``time.perf_counter`` by default), each timing repeating a layer for at least ``min_run_time`` s
+    (timings of the default length are cached per pass; shorter ones are not). The first ``always`` lengths are
+    timed whatever the budget says.
 
     The first pass times a length (and every longer one) only if the time spent so far plus the time the length is
     predicted to take stays within the budget. The prediction grows the previous length's time per forward pass
@@ -149,27 +152,28 @@ def measure_costs(device: str, lengths: list[int], width: int, on_progress: Call
     times: dict[tuple[int, str], float] = {}
     took: dict[int, float] = {}  # seconds each length took in the first pass
     started, timed, next_seconds = clock(), [], 0.0
-    steps, done = len(lengths) * len(LAYER_KINDS) * MEASURE_PASSES, 0
-    for attempt in range(MEASURE_PASSES):
+    steps, done = len(lengths) * len(LAYER_KINDS) * passes, 0
+    for attempt in range(passes):
         previous = None  # (length, {layer: seconds per pass}, seconds its timing took)
         for length in lengths if attempt == 0 else timed:
             spent = clock() - started
             if attempt > 0:
                 expected = took[length]
-            elif previous is None:
-                expected = 0.0  # the shortest length is always timed
+            elif len(timed) < always:
+                expected = 0.0  # the shortest length (or the first few) is always timed
             else:
                 before, per_call, seconds = previous
-                slower = max(1.0, seconds / sum(timing_seconds(s) for s in per_call.values()))
-                expected = predicted_timing_seconds(per_call, before, length) * slower
-            if spent + expected > budget:
+                slower = max(1.0, seconds / sum(timing_seconds(s, min_run_time) for s in per_call.values()))
+                expected = predicted_timing_seconds(per_call, before, length, min_run_time) * slower
+            if spent + expected > budget and (attempt > 0 or len(timed) >= always):
                 if attempt == 0:  # (a later pass keeps the first pass's time of a length it cannot time again)
                     next_seconds = expected
                 break
             begin, per_call = clock(), {}
             for kind in LAYER_KINDS:
-                on_progress(done / steps, f"Pass {attempt + 1} of {MEASURE_PASSES}: timing {kind} at T = {length}…")
-                per_call[kind] = measured_seconds(device, kind, length, width, attempt)
+                on_progress(done / steps, f"Pass {attempt + 1} of {passes}: timing {kind} at T = {length}…")
+                per_call[kind] = (measured_seconds(device, kind, length, width, attempt) if min_run_time == MIN_RUN_TIME
+                                  else time_layer(kind, length, width, device, min_run_time=min_run_time))
                 times[length, kind] = min(per_call[kind], times.get((length, kind), per_call[kind]))
                 done += 1
             previous = (length, per_call, clock() - begin)
@@ -179,6 +183,29 @@ def measure_costs(device: str, lengths: list[int], width: int, on_progress: Call
     on_progress(1.0, "Done.")
     rows = [{"T": n, "layer": kind, "seconds": times[n, kind]} for n in timed for kind in LAYER_KINDS]
     return CostRun(pd.DataFrame(rows), [n for n in lengths if n not in timed], clock() - started, next_seconds)
+
+
+QUICK_RUN_TIME = 0.01
+"""Seconds a quick measurement (a slide's, made without a press) repeats each layer for, at least."""
+QUICK_SECONDS = 1.5
+"""The seconds a quick measurement may take: a longer length is left out rather than keep a slide waiting."""
+QUICK_LONGEST = 1024
+"""The longest T a quick measurement times."""
+
+
+def quick_lengths(longest: int) -> list[int]:
+    """The lengths a quick measurement times: the three longest of the full run's, up to QUICK_LONGEST (where T²
+    already shows over the fixed costs of a call)."""
+    return cost_lengths(min(longest, QUICK_LONGEST))[-3:]
+
+
+@st.cache_data(max_entries=32, max_size="1MB", show_spinner=False)
+def quick_costs(device: str, longest: int, width: int) -> CostRun:
+    """A quick measurement for a slide, which a clicker cannot ask for: :func:`quick_lengths`, one pass of
+    QUICK_RUN_TIME per layer, the first two lengths (a slope needs two) and the third if it fits in QUICK_SECONDS;
+    made once per (device, longest T, d) on the server, then kept."""
+    return measure_costs(device, quick_lengths(longest), width, lambda fraction, text: None, budget=QUICK_SECONDS,
+                         passes=1, min_run_time=QUICK_RUN_TIME, always=2)
 
 
 SLOWER_NOTE = ": less memory traffic does not always mean less time"

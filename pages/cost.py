@@ -1,5 +1,6 @@
 """What attention costs: time and memory against the sequence length T, next to a recurrent layer and a
-fused kernel. Measurements run only when the button is pressed."""
+fused kernel. Measurements run when the button is pressed; a slide, which a clicker cannot press, makes a quick one
+by itself."""
 
 import pandas as pd
 import streamlit as st
@@ -18,8 +19,8 @@ from attention_ui.url_state import note_ignored, show_link_notes
 from attention_ui.tiles import TILE_ROW, running_table, weights_so_far_frame
 from attention_ui.views import in_the_sidebar, show_chart, show_table
 from attention_ui.why import (BYTES_LABEL, SECONDS_LABEL, SERIES_COLORS, CostRun, binary_ticks, bytes_text,
-                              fused_in_words, line_chart, measure_costs, one_two_five, page_choice, page_slider,
-                              seconds_text)
+                              QUICK_RUN_TIME, fused_in_words, line_chart, measure_costs, one_two_five, page_choice,
+                              page_slider, quick_costs, seconds_text)
 
 KEYS = ("cost_longest", "cost_width", "cost_tile")
 LONGEST_CHOICES = [n for n in (256, 512, 1024, 2048, 4096) if n <= MAX_COST_LENGTH]
@@ -180,12 +181,24 @@ def left_out_words(run: CostRun) -> str:
                    "time for the longer ones), or pick a smaller longest T.")
 
 
-def show_measured(run: CostRun) -> None:
+def quick_words(run: CostRun) -> str:
+    """What a quick measurement (a slide's, made without a press) timed, and what the button does instead."""
+    timed = sorted(set(run.timings["T"]))
+    left_out = (f" T = {joined(run.skipped)} {'was' if len(run.skipped) == 1 else 'were'} left out to keep the slide "
+                "quick." if run.skipped else "")
+    return (f"**A quick run, measured without a press:** T = {joined(timed)} only, each layer timed once for "
+            f"{QUICK_RUN_TIME:g} s, in {about_seconds(run.elapsed)}.{left_out} **Measure on {device}** times every "
+            f"T from {lengths[0]} to {longest}, twice and for longer: steadier numbers.")
+
+
+def show_measured(run: CostRun, quick: bool = False) -> None:
     """Section 2's results: the times per T (``run.timings``, long format: T, layer, seconds) as a chart, fitted
     slopes and a table, what they say, and why the count and the clock may disagree; ``run.skipped`` lengths were
-    not timed."""
+    not timed. A ``quick`` run (:func:`quick_costs`) says so above its chart and in the chart's title."""
     timings = run.timings
-    if run.skipped:
+    if quick:
+        st.info(quick_words(run), icon=":material/timer:")
+    elif run.skipped:
         st.warning(left_out_words(run))
     measured_lengths = sorted(set(timings["T"]))
     slopes = {}
@@ -196,7 +209,8 @@ def show_measured(run: CostRun) -> None:
                                   for k in timings["layer"]], time=timings["seconds"].map(seconds_text))
     show_chart(cached_spec(line_chart, named, x="T", y="seconds", series="layer",
                            colors=[KIND_COLORS[k] for k in dict.fromkeys(timings["layer"])],
-                           title=f"time per forward pass on {device} (log–log)", y_title="time per forward pass",
+                           title=f"time per forward pass on {device} (log–log{', quick run' if quick else ''})",
+                           y_title="time per forward pass",
                            y_label_expr=SECONDS_LABEL, y_tooltip="time", x_values=measured_lengths,
                            y_values=one_two_five(timings["seconds"].min(), timings["seconds"].max()), log_x=True,
                            log_y=True, font_size=font, width=900 if wide else 560, height=380 if wide else 300,
@@ -244,11 +258,18 @@ def show_measured(run: CostRun) -> None:
         )
 
 
-measured = st.session_state.get(RESULTS, {}).get(key)
+measured, quick = st.session_state.get(RESULTS, {}).get(key), False
+if measured is None and wide:  # a clicker cannot press the button: a slide times a few lengths quickly by itself
+    try:
+        with st.spinner("Timing a quick run…"):
+            measured, quick = quick_costs(device, longest, width), True
+    except (AttentionInputError, RuntimeError) as err:
+        st.warning(f"**The quick measurement failed.** {err} Press the button to try the full one.",
+                   icon=":material/warning:")
 if measured is None:
     st.info("Nothing measured yet for these settings: press the button (it takes a few seconds).")
 else:
-    show_measured(measured)
+    show_measured(measured, quick)
 
 
 def tiles_section(settings) -> list:

@@ -258,6 +258,50 @@ def test_a_slide_keeps_what_the_charts_say_and_folds_how_to_read_them_and_the_ti
     assert "The time is the CPU time of one thread" in words or "The time is wall time" in words
 
 
+def test_a_quick_run_times_its_first_two_lengths_whatever_the_budget_and_leaves_out_the_third(monkeypatch):
+    """A slide's quick run must give a slope (two lengths) even where the first length alone used up its budget."""
+    machine = FakeMachine(load=20.0)  # every timing takes seconds: far past the quick budget
+    monkeypatch.setattr(why, "time_layer", lambda kind, length, width, device, min_run_time: (
+        machine.measured_seconds(device, kind, length, width)))
+    run = why.measure_costs("cpu", why.quick_lengths(2048), 64, lambda f, text: None, budget=why.QUICK_SECONDS,
+                            clock=machine.clock, passes=1, min_run_time=why.QUICK_RUN_TIME, always=2)
+    assert sorted(set(run.timings["T"])) == [256, 512] and run.skipped == [1024]
+    assert [length for length, _, _ in machine.calls] == [256] * 3 + [512] * 3
+
+
+def test_a_slide_shows_a_quick_run_without_a_press_and_the_page_waits_for_the_button(monkeypatch):
+    """A clicker cannot press Measure: the slide's section 2 stayed empty ("Nothing measured yet"). A slide times
+    a few lengths quickly by itself and says so; the page still measures on a press only."""
+    calls = []
+
+    def fake_time_layer(kind, length, width, device="cpu", *, min_run_time=core.MIN_RUN_TIME, seed=0):
+        calls.append((kind, length, width, min_run_time))
+        return dict(zip(LAYER_KINDS, PER_CALL[length]))[kind]
+
+    monkeypatch.setattr(why, "time_layer", fake_time_layer)
+    why.quick_costs.clear()
+    try:
+        slide = open_page(PAGE, {"presenter": "true", "cost_longest": "2048", "cost_width": "64"})
+        assert not slide.exception
+        assert not [i for i in slide.info if "Nothing measured yet" in i.value]
+        quick = [i.value for i in slide.info if i.value.startswith("**A quick run, measured without a press:**")]
+        assert len(quick) == 1 and "T = 256, 512 and 1024 only" in quick[0], [i.value for i in slide.info]
+        assert "**Measure on cpu** times every T from 64 to 2048" in quick[0]
+        assert "quick run" in json.dumps(chart_spec(slide, "time per forward pass")["title"])
+        assert sorted(set(chart_data(slide, "time per forward pass")["T"])) == [256, 512, 1024]
+        assert len(calls) == 9 and {c[3] for c in calls} == {why.QUICK_RUN_TIME}
+        page = open_page(PAGE, {"cost_longest": "2048", "cost_width": "64"})
+        assert any("Nothing measured yet" in i.value for i in page.info)
+        assert not [c for c in page.get("vega_lite_chart") if "time per forward pass" in c.proto.spec]
+        assert len(calls) == 9
+        # a press on the slide replaces the quick run with the full one
+        slide.button(key="cost_measure").click().run()
+        assert not [i for i in slide.info if i.value.startswith("**A quick run")]
+        assert sorted(set(chart_data(slide, "time per forward pass")["T"])) == cost_lengths(2048)
+    finally:
+        why.quick_costs.clear()
+
+
 def _in_order(node):
     """Every element under ``node``, depth first, in the order the page draws them."""
     children = getattr(node, "children", None)
@@ -283,7 +327,7 @@ def test_the_slides_first_chart_is_on_its_first_screen(slide):
     page = slide("/what-it-costs")
     tops = page.evaluate("""() => Array.from(document.querySelectorAll(
         '[data-testid=stMain] [data-testid=stVegaLiteChart]')).map(e => e.getBoundingClientRect().top)""")
-    assert len(tops) == 3 and max(tops[:2]) <= 450, tops  # section 3's chart far below
+    assert len(tops) == 4 and max(tops[:2]) <= 450, tops  # section 2's quick run and section 3's chart far below
     sliders = page.evaluate("""() => Array.from(document.querySelectorAll(
         '[data-testid=stMain] [data-testid=stSlider]')).map(e => e.getBoundingClientRect().top)""")
     assert len(sliders) == 3 and min(sliders) > max(tops[:2]), (sliders, tops)
