@@ -357,6 +357,23 @@ drawn shorter than its cells are wide (a slide of 12 tokens: 22-px rows under 57
 MIN_FITTED_VALUE_PX = 12
 """Smallest font of the numbers in the cells of a chart that fills its container (a slide's): read from the back of
 a hall. Narrower cells (a 1024-px projector with 9–12 tokens) show their colours only; the value is in the tooltip."""
+SHORTER_BELOW_PX = 16
+"""A chart that fills its container (a slide's) prints its numbers rounded shorter (``short_labels``: "−30.8" for
+"−30.825") where its cells would print them whole under this font and the shorter ones print larger: a real head's
+scores were 13 px at 1280 px and colours only at 1024 px, read from the back of a hall."""
+
+
+def short_labels(df: pd.DataFrame) -> np.ndarray:
+    """Each cell's number rounded to fewer places, as ``format_value`` writes it: 2 decimals under 10, 1 under 100,
+    none from 100 on ("0.39", "−3.65", "−30.8", "135"); a blocked or not-finite cell keeps its ``label``."""
+    values = pd.to_numeric(df["value"], errors="coerce").to_numpy(dtype=float)
+    labels = df["label"].astype(str).to_numpy(dtype=object).copy()
+    masked = df["masked"].to_numpy(dtype=bool) if "masked" in df.columns else np.zeros(len(df), dtype=bool)
+    for i in np.flatnonzero(np.isfinite(values) & ~masked):
+        size = abs(values[i])
+        text = f"{values[i]:.{2 if size < 9.995 else 1 if size < 99.95 else 0}f}"  # (9.996 is "10.0", not "10.00")
+        labels[i] = (text[1:] if text.strip("-0.") == "" else text).replace("-", "−")
+    return labels
 
 
 def cell_value_font(cell_size: int, font_size: int, *, diverging: bool, fit: bool, chars: int = 0) -> int:
@@ -478,22 +495,32 @@ def _heatmap_layers(
                                       int(cell_height / TEXT_LINE_EM))
     mark_font = min(_value_font_size(cell_size, font_size, chars=3),  # a blocked cell's "×" or "−∞": 1–2 characters
                     int(cell_height / TEXT_LINE_EM))
-    hint = None
+    hint, shorter_sent = None, ()
     if fit and show_values:
         # Only the browser knows how wide a fitted chart's cells are drawn: the numbers fill them up to value_font,
         # and a cell too narrow for MIN_FITTED_VALUE_PX shows its colour only (its value stays in the tooltip; a
         # line over the cells says so)
+        # (a number that would print whole under SHORTER_BELOW_PX prints rounded shorter where that is larger)
         blocked = df["masked"].to_numpy(dtype=bool)
+        df = df.assign(short=short_labels(df))  # (sent only where shorter: ``shorter_sent``)
         em = VALUE_CHAR_EM * max((len(str(label)) for label in df["label"][~blocked]), default=1)
+        short_em = VALUE_CHAR_EM * max((len(str(label)) for label in df["short"][~blocked]), default=1)
         mark_em = MARK_CHAR_EM * max((len(str(label)) for label in df["label"][blocked]), default=1)
         tall = f"floor(bandwidth('y') / {TEXT_LINE_EM})"
-        number_font = f"min({value_font}, floor(bandwidth('x') / {em:.3g}), {tall})"
+        whole_font = f"min({value_font}, floor(bandwidth('x') / {em:.3g}), {tall})"
+        short_font = f"min({value_font}, floor(bandwidth('x') / {short_em:.3g}), {tall})"
+        shorter = f"(({whole_font}) < {SHORTER_BELOW_PX} && ({short_font}) > ({whole_font}))"
+        number_font = f"({shorter} ? {short_font} : {whole_font})"
         fitted = (f"datum.masked ? min({max(mark_font, value_font)}, floor(bandwidth('x') / {mark_em:.3g}), {tall}) : "
                   f"{number_font}")
-        text = base.mark_text(fontSize=alt.ExprRef(expr=fitted)).encode(
-            text=alt.condition(f"({fitted}) >= {MIN_FITTED_VALUE_PX}", alt.Text("label:N"), alt.value("")),
-            color=_colour_when(dark, LIGHT_TEXT, DARK_TEXT),
-        )
+        if short_em < em:  # the whole number where it prints large enough (or the shorter is no larger)
+            printed, shorter_sent = f"!datum.masked && {shorter} ? datum.short : datum.label", ("short",)
+            text = base.mark_text(fontSize=alt.ExprRef(expr=fitted), text=alt.ExprRef(
+                expr=f"({fitted}) >= {MIN_FITTED_VALUE_PX} ? ({printed}) : ''"))
+        else:
+            text = base.mark_text(fontSize=alt.ExprRef(expr=fitted)).encode(
+                text=alt.condition(f"({fitted}) >= {MIN_FITTED_VALUE_PX}", alt.Text("label:N"), alt.value("")))
+        text = text.encode(color=_colour_when(dark, LIGHT_TEXT, DARK_TEXT))
         hint = _colours_only_hint(f"({number_font}) < {MIN_FITTED_VALUE_PX}", font_size)
     else:
         text = base.mark_text(fontSize=value_font).encode(
@@ -518,7 +545,8 @@ def _heatmap_layers(
     else:
         layers = [backdrop, colored, text]
     df = _columns_read(df, {row, col, "value", color_field, "row_index", "col_index", *pick_fields, *panel_fields,
-                            *(() if every_cell_shown and not show_values else ("label", "masked"))})
+                            *(() if every_cell_shown and not show_values else ("label", "masked")),
+                            *shorter_sent})
     if hint is not None:
         layers.append(hint)
     if follow_row is not None:

@@ -848,11 +848,15 @@ def slide_value_font(view: StageView, columns: int, share: float, *, signed: boo
     return slide_cell_value_font(cell, view.font_size, signed=signed)
 
 
-def slide_cell_value_font(cell_px: float, font_size: int, *, signed: bool, row_px: int | None = None) -> int | None:
+def slide_cell_value_font(cell_px: float, font_size: int, *, signed: bool, row_px: int | None = None,
+                          largest: bool = False) -> int | None:
     """The font of the numbers in a slide's cells ``cell_px`` wide (and ``row_px`` tall, when given): the slide's
-    usual value font where they fit, else as large as fits; None under MIN_SLIDE_VALUE_PX (colours only)."""
+    usual value font where they fit, else as large as fits; None under MIN_SLIDE_VALUE_PX (colours only).
+    ``largest``: up to ``slide_largest_value_font`` in cells that hold it, for a chart drawn at its own size (the
+    real model's close-up printed 16-px numbers in 112-px cells, 13 px once a 1024-px window shrank it)."""
     em = SLIDE_SIGNED_NUMBER_EM if signed else SLIDE_WEIGHT_NUMBER_EM
-    font = min(slide_usual_value_font(font_size), int(cell_px / em), *(() if row_px is None else (row_px - 8,)))
+    most = slide_largest_value_font(font_size) if largest else slide_usual_value_font(font_size)
+    font = min(most, int(cell_px / em), *(() if row_px is None else (row_px - 8,)))
     return font if font >= MIN_SLIDE_VALUE_PX else None
 
 
@@ -947,21 +951,23 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
                   share: float = 1.0, blocked: bool | None = None, value_title: str | None = None,
                   cell: int | None = None, min_value_px: int = 0,
                   row_labels: bool = True, legend: bool = True, slide_row: tuple[SlideColumn, ...] | None = None,
-                  col_label_angle: str | None = None, col_labels_px: str | None = None):
+                  col_label_angle: str | None = None, col_labels_px: str | None = None,
+                  value_font_px: int | None = None):
     """A queries × keys heatmap: weights on a 0..1 sequential scale (or per row), scores diverging around 0.
     ``blocked`` draws the mask's blocked cells grey with "×" (by default for weights, on every page alike: a
     blocked key's weight 0 would otherwise look like a small weight); ``cell`` overrides the size ``share`` gives;
     numbers that would print under ``min_value_px`` are left out (colours only, the values in the tooltips).
     ``row_labels``, ``legend``: as for ``charts.heatmap``; ``slide_row``: on a slide, the row of charts it is one of
     (``slide_columns``); ``col_label_angle``: its key labels' angle, a Vega expression (``charts.heatmap``);
-    ``col_labels_px``: their least height (a Vega expression)."""
+    ``col_labels_px``: their least height (a Vega expression); ``value_font_px``: the numbers' font in a chart drawn
+    at its own size (by default as large as a page's cells hold them)."""
     matrix = (values, view.labels, view.keys)
     cut = view.blocked if (weights if blocked is None else blocked) else None
     if view.fit:
         cell = SLIDE_CELL
     elif cell is None:
         cell = view.fit_cell(len(view.keys) + 3, share)
-    value_font = None
+    value_font = None if view.fit else value_font_px
     if view.fit and slide_row is not None:
         value_font = slide_row_value_font(view, slide_row, signed=not weights)
         many = value_font is None

@@ -259,7 +259,8 @@ with step_box:
         for col, (values, rows, titles, prefix) in zip((q_col, k_col, v_col), matrices):
             shown, _ = shown_features(values)
             own_cell = cache_cell(cell, features, shown.shape[-1])
-            value_font = slide_cell_value_font(own_cell, settings.font_size, signed=True, row_px=row_px)
+            value_font = slide_cell_value_font(own_cell, settings.font_size, signed=True, row_px=row_px,
+                                               largest=True)
             spec = cached_matrix_chart(
                 charts.matrix_heatmap, shown, rows, frames.feature_labels(shown.shape[-1], prefix),
                 row_name="token", col_name="feature", title=fitting_title(titles, features * cell),

@@ -16,8 +16,8 @@ from attention_ui.hand import DARK_ROW_NAMES, PRESENTER_GRID_ZOOM
 from attention_ui.questions import show_page_questions
 from attention_ui.text import counted, plain, repeated_words_note, says_why_words_repeat
 from attention_ui.views import (COLOURS_ONLY_NOTE, WEIGHT_TITLE, StageView, column_cell, head_title, in_the_sidebar,
-                                main_column_px, mask_chart, numbers_table, pad_rows_note, show_chart, slide_mask_pair,
-                                token_heatmap)
+                                main_column_px, mask_chart, numbers_table, pad_rows_note, show_chart,
+                                slide_cell_value_font, slide_mask_pair, token_heatmap)
 
 settings = lesson_settings("Masking: who may look at whom")
 config = settings.config
@@ -215,12 +215,14 @@ def use_custom_mask() -> None:
 def show_grid_weights(trace, title: str) -> None:
     """The weights of ``trace``, a lesson masked by the grid above, drawn under the editor (``title`` and its head)."""
     view = StageView(trace, labels, min(settings.follow, T - 1), settings.head, settings.cell_size, settings.font_size)
-    cell = None
+    cell = value_font = None
     if beside:  # rows as tall as the zoomed grid's, so that each row of weights stands beside its row of ticks
         share = (1 - numbered_share) * main_column_px(True) / view.width_budget
         cell = min(view.fit_cell(T + 3, share), int(EDITOR_ROW_PX * PRESENTER_GRID_ZOOM))
+        # its numbers as large as its cells hold them on a slide (a page's rule printed 16 px in 49-px cells)
+        value_font = slide_cell_value_font(cell, settings.font_size, signed=False, row_px=cell, largest=True)
     show_chart(token_heatmap(view, trace.weights[settings.head], f"{title}{head_title(view)}", weights=True,
-                             cell=cell))
+                             cell=cell, value_font_px=value_font))
 
 
 with weights_box:

@@ -16,7 +16,8 @@ from attention_ui.text import counted, plain, size_in_words
 from attention_ui.views import (DRAWN_FRAME_SHARE, PRESENTER_COLUMN_PX, SIGNED_READABLE_CELL_PX, StageView,
                                  column_cell, feature_heatmap, head_title, in_the_sidebar, outline_note, prints_values,
                                  shared_domain, shared_scale_cell, show_chart,
-                                 shown_features, side_by_side, slide_token_pair, slide_usual_value_font,
+                                 shown_features, side_by_side, slide_largest_value_font, slide_token_pair,
+                                 slide_usual_value_font,
                                  stacked_slide_cell, token_heatmap)
 from attention_ui.why import encoding_lines, half_share, line_chart, page_choice, page_slider
 
@@ -81,8 +82,10 @@ def slide_pair(columns: int, legend_title: str, legends: int, key: str) -> tuple
     else:  # each column as wide as its grid (the one with a colour bar is wider)
         places = box.columns([columns * cell + DRAWN_FRAME_SHARE * (rows + (legend if legends == 2 or i else 0))
                              for i in (0, 1)])
-    font_px = value_font(cell) if value_font(cell) >= charts.MIN_FITTED_VALUE_PX else None
-    return cell, font_px, places, stacked
+    # printed as large as the cells hold, up to the slide's largest numbers (at the usual 16 px they were 13 px once
+    # a 1024-px window shrank the grids)
+    font_px = min(slide_largest_value_font(font), int(cell / (charts.VALUE_CHAR_EM * SIGNED_CHARS)))
+    return cell, font_px if font_px >= charts.MIN_FITTED_VALUE_PX else None, places, stacked
 
 
 def slide_grid(builder, values, rows, cols, title: str, *, cell: int, value_font: int | None, follow: int,

@@ -116,7 +116,8 @@ if settings.presenter:
     close_cell = max(MIN_CLOSE_UP_CELL, min(close_cell, SLIDE_CLOSE_UP_ROWS_PX // max(len(keep), 1)))
     close_width = max(close_cell, min(WIDEST_SLIDE_CELL_PX, int(
         (column - charts.heatmap_fit_room(labels, settings.font_size, "weight")) // max(len(keep), 1))))
-    close_font = slide_cell_value_font(close_width, settings.font_size, signed=False, row_px=close_cell)
+    close_font = slide_cell_value_font(close_width, settings.font_size, signed=False, row_px=close_cell,
+                                       largest=True)
 readable = close_font is not None or not settings.presenter
 close_spec = cached_matrix_chart(charts.heatmap, weights, labels, labels,
                                  title=f"layer {pick.layer + 1}, head {pick.head + 1}", domain=(0, 1),
