@@ -531,6 +531,9 @@ SECTION_TOP_PX = 72
 the slide's menu bar (60 px), with a little air."""
 NEAR_HEADING_PX = 100
 """A heading this close to where the clicker's keys bring headings counts as there: the keys go on past it."""
+SMALL_REST_PX = 60
+"""Forward, a press that would move less than half a screen goes on to the first part not yet seen when what runs
+past the window's foot has at most this much of it out of view (a chart's axis labels), which is then skipped."""
 STEPS_WAIT_MS = 4000
 """A clicker's press made while the page still runs the step before waits for it at most this long, then is
 dropped: a slide that moved on seconds after the last press would surprise the lecturer more than a lost press."""
@@ -783,14 +786,14 @@ if (!window.clickerKeysAfterUse) {
     const next = way > 0 ? offsets.find((o) => o > NEAR_HEADING_PX)
       : offsets.filter((o) => o < -NEAR_HEADING_PX).pop();
     let step = next !== undefined && Math.abs(next) <= screen + 60 ? next : way * screen;
+    const boxes = [...main.querySelectorAll("[data-testid='stElementContainer']")]
+      .map((e) => e.getBoundingClientRect()).filter((r) => r.height > 0).map((r) => [r.top - line, r.bottom - line]);
+    const cuts = (at) => boxes.some(([top, bottom]) => bottom - top < screen && top < at - 4 && bottom > at + 4);
     if (step === way * screen) {
       // a screen at a time, each starting where a chart, a table or a line starts and none that fits a screen is
       // cut (the farthest such start within the window: all above it was in view), not part-way down one, its title
       // half under the menu bar. (Only starts within a screen, 60 px short of the window's foot, left a line cut
       // there for the next press: Real model's first → moved 76 px, hiding its title and showing nothing new.)
-      const boxes = [...main.querySelectorAll("[data-testid='stElementContainer']")]
-        .map((e) => e.getBoundingClientRect()).filter((r) => r.height > 0).map((r) => [r.top - line, r.bottom - line]);
-      const cuts = (at) => boxes.some(([top, bottom]) => bottom - top < screen && top < at - 4 && bottom > at + 4);
       const whole = boxes.map(([top]) => top).filter((top) => way * top >= 60 && way * top <= screen + 60)
         .sort((a, b) => way * (b - a)).find((top) => !cuts(top));
       if (whole !== undefined) step = whole;
@@ -801,6 +804,22 @@ if (!window.clickerKeysAfterUse) {
       const unseen = Math.min(...boxes.map(([top]) => top).filter((top) => top >= foot - 4));
       if (way > 0 && Number.isFinite(unseen) && unseen > step
           && !boxes.some(([top, bottom]) => top < foot - 4 && bottom > foot + 4)) step = unseen;
+    }
+    if (way > 0 && step < screen / 2) {
+      // Forward, a press shows mostly what was not on the screen: one that moved less than half a screen showed
+      // most of it again (a heading 137 px down brought to the line on Order and position, a chart's title 221 px
+      // down on Multi-head). It brings up the first part not yet seen where nothing runs past the window's foot,
+      // else the farthest start in the screen's lower half that cuts nothing (a caption's second line stays), else
+      // the first part not yet seen where what runs past the foot has at most SMALL_REST_PX out of view (a chart's
+      // axis labels, skipped), else a whole screen.
+      const foot = screen + 60;
+      const starts = [...boxes.map(([top]) => top), ...offsets];
+      const unseen = Math.min(...starts.filter((top) => top >= foot - 4));
+      const rest = Math.max(0, ...boxes.filter(([top, bottom]) => top < foot - 4 && bottom > foot + 4)
+        .map(([, bottom]) => bottom - foot));
+      const lower = starts.filter((top) => top >= screen / 2 && top <= foot && !cuts(top)).sort((a, b) => b - a);
+      step = Number.isFinite(unseen) && rest === 0 ? unseen : lower.length ? lower[0]
+        : Number.isFinite(unseen) && rest <= SMALL_REST_PX ? unseen : screen;
     }
     main.scrollBy({top: step});
   }
@@ -979,7 +998,8 @@ if (!window.clickerKeysAfterUse) {
     shownStage = stage;
   }).observe(document.body, {childList: true, subtree: true});
 }
-</script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace("STEPS_WAIT_MS", str(STEPS_WAIT_MS)).replace(
+</script>""".replace("SECTION_TOP_PX", str(SECTION_TOP_PX)).replace("SMALL_REST_PX", str(SMALL_REST_PX)).replace(
+    "STEPS_WAIT_MS", str(STEPS_WAIT_MS)).replace(
     "NEAR_HEADING_PX", str(NEAR_HEADING_PX)).replace("WORKED_FIRST_KEY", WORKED_FIRST_KEY).replace(
     "PATH_LINK_KEY", PATH_LINK_KEY).replace(
     "PATH_BACK_LINK_KEY", PATH_BACK_LINK_KEY).replace(
