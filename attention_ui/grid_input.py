@@ -14,6 +14,9 @@ HAND_GRID_KEY = "hand-edit-"
 """The start of Work it by hand's grids' widget keys (``hand.grid_editor``): grids of text cells."""
 MASK_GRID_KEY = "mask_editor_"
 """The start of the Masking page's mask editor's widget key: a grid of tick boxes."""
+RUN_QUIET_MS = 250
+"""Enter or Tab in a cell's editor waits while the page's script runs and until it has been idle this long: kept while
+a run went on, or just after it ended, the number was sometimes dropped on a busy machine."""
 GRID_ROW_PX = 35
 """The height of a row of Streamlit's data editor, and of its header row."""
 COMMIT_AFTER_MS = 50
@@ -42,6 +45,7 @@ if (!window.gridInput) {
   let drawnBefore = null;
   let runsEnded = 0, runEnd = 0;  // the page's script runs ended since this script started; when the last did
   const app = document.querySelector("[data-testid='stApp']");
+  const running = () => !!app && app.getAttribute("data-test-script-state") !== "notRunning";
   if (app) new MutationObserver(() => {
     if (app.getAttribute("data-test-script-state") !== "notRunning") return;
     [runsEnded, runEnd] = [runsEnded + 1, performance.now()];
@@ -179,6 +183,11 @@ if (!window.gridInput) {
     }, true);
   const unsaved = (key) => commits(key) && inEditor(document.activeElement)
     && performance.now() - editorChanged < COMMIT_AFTER_MS;
+  // A number kept (Enter or Tab in a cell's editor) while the page's script ran, or just after a run ended, was
+  // sometimes dropped by the grid on a busy machine: the cell came back empty and the next number's run did not carry
+  // it. Such a key waits until the page has been idle a moment (``RUN_QUIET_MS``); a click meanwhile waits behind it.
+  const busy = (key) => commits(key) && inEditor(document.activeElement) && typed(keyboardGrid)
+    && (running() || performance.now() - runEnd < RUN_QUIET_MS);
   const later = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
   const typeIn = (field, text) => {
     if (document.execCommand("insertText", false, text)) return;
@@ -192,8 +201,14 @@ if (!window.gridInput) {
     delivering = true;
     try {
       while (waiting.length) {
-        while (unsettled() || unsaved(waiting[0])) await later(20);
+        const since = performance.now();
+        while (unsettled() || unsaved(waiting[0]) || (busy(waiting[0]) && performance.now() - since < 10000))
+          await later(20);
         settling = null;
+        if (waiting[0].pointer) {
+          await replay(waiting.shift());
+          continue;
+        }
         const key = waiting.shift(), stray = strayEditor();
         if (stray && (printable(key) || key.key === "Backspace")) stray.focus();
         const active = document.activeElement;
@@ -218,9 +233,38 @@ if (!window.gridInput) {
       delivering = false;
     }
   };
+  // a click that waits behind a key: its events, replayed in their order once the keys before it have gone
+  const POINTER = ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "dblclick"];
+  const replay = async ({pointer: type, at, x, y, init}) => {
+    const target = document.elementFromPoint(x, y);
+    if (!target) return;
+    if (type === "pointerdown" && gridOf(target)) overIt(target, x, y, null);
+    const Kind = type.startsWith("pointer") ? PointerEvent : MouseEvent;
+    target.dispatchEvent(new Kind(type, {...init, bubbles: true, cancelable: true, composed: true}));
+    if (type === "dblclick" && typed(gridOf(target))) {
+      const mine = settling = {since: performance.now(), done: () => inEditor(document.activeElement)};
+      setTimeout(() => { if (settling === mine && !inEditor(document.activeElement)) settling = null; }, 1000);
+    }
+    const next = waiting[0];
+    if (next?.pointer) await later(Math.min(Math.max(next.at - at, 0), 200));
+  };
+  for (const type of POINTER)
+    window.addEventListener(type, (event) => {
+      if (!event.isTrusted || !(waiting.length || delivering) || !event.target?.closest?.("[data-testid='stApp']"))
+        return;
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      const {clientX, clientY, screenX, screenY, button, buttons, detail, shiftKey, ctrlKey, altKey, metaKey} = event;
+      const init = {clientX, clientY, screenX, screenY, button, buttons, detail, shiftKey, ctrlKey, altKey, metaKey,
+                    view: window};
+      if (event instanceof PointerEvent)
+        Object.assign(init, {pointerId: event.pointerId, pointerType: event.pointerType, isPrimary: event.isPrimary});
+      waiting.push({pointer: type, at: performance.now(), x: clientX, y: clientY, init});
+      deliver();
+    }, true);
   window.addEventListener("keydown", (event) => {
     if (!event.isTrusted || event.isComposing) return;
-    if (waiting.length || delivering || unsettled() || unsaved(event)) {
+    if (waiting.length || delivering || unsettled() || unsaved(event) || busy(event)) {
       event.preventDefault();
       event.stopImmediatePropagation();
       const {key, code, shiftKey, ctrlKey, altKey, metaKey} = event;
@@ -249,6 +293,7 @@ if (!window.gridInput) {
   }, true);
 }
 </script>""".replace("HAND_GRID_KEY", HAND_GRID_KEY).replace("MASK_GRID_KEY", MASK_GRID_KEY).replace(
-    "GRID_ROW_PX", str(GRID_ROW_PX)).replace("COMMIT_AFTER_MS", str(COMMIT_AFTER_MS))
+    "GRID_ROW_PX", str(GRID_ROW_PX)).replace("COMMIT_AFTER_MS", str(COMMIT_AFTER_MS)).replace(
+    "RUN_QUIET_MS", str(RUN_QUIET_MS))
 """The page script that makes a click on an editable grid select the clicked cell and the keys typed go into it,
 first time (fixed code, no user text). Drawn out of the page's flow with the page's style."""
