@@ -532,8 +532,8 @@ the slide's menu bar (60 px), with a little air."""
 NEAR_HEADING_PX = 100
 """A heading this close to where the clicker's keys bring headings counts as there: the keys go on past it."""
 SMALL_REST_PX = 60
-"""Forward, a press that would move less than half a screen goes on to the first part not yet seen when what runs
-past the window's foot has at most this much of it out of view (a chart's axis labels), which is then skipped."""
+"""Forward, a press that would move less than half a screen goes on past what runs over the window's foot when at
+most this much of it is out of view (a chart's axis labels), which is then skipped."""
 STEPS_WAIT_MS = 4000
 """A clicker's press made while the page still runs the step before waits for it at most this long, then is
 dropped: a slide that moved on seconds after the last press would surprise the lecturer more than a lost press."""
@@ -805,21 +805,27 @@ if (!window.clickerKeysAfterUse) {
       if (way > 0 && Number.isFinite(unseen) && unseen > step
           && !boxes.some(([top, bottom]) => top < foot - 4 && bottom > foot + 4)) step = unseen;
     }
-    if (way > 0 && step < screen / 2) {
+    if (way > 0 && step < screen / 2 && step !== next) {
       // Forward, a press shows mostly what was not on the screen: one that moved less than half a screen showed
-      // most of it again (a heading 137 px down brought to the line on Order and position, a chart's title 221 px
-      // down on Multi-head). It brings up the first part not yet seen where nothing runs past the window's foot,
-      // else the farthest start in the screen's lower half that cuts nothing (a caption's second line stays), else
-      // the first part not yet seen where what runs past the foot has at most SMALL_REST_PX out of view (a chart's
-      // axis labels, skipped), else a whole screen.
+      // most of it again (a chart's title 221 px down on Multi-head). A section's heading still comes up to the
+      // line however near it is: a press is a section. It brings up the first part not yet seen where nothing runs
+      // past the window's foot, else the farthest start in the screen's lower half that cuts nothing (a caption's
+      // second line stays), else past what runs over the foot where at most SMALL_REST_PX of it is out of view (a
+      // chart's axis labels, skipped) and nothing is left cut under the menu bar.
       const foot = screen + 60;
       const starts = [...boxes.map(([top]) => top), ...offsets];
       const unseen = Math.min(...starts.filter((top) => top >= foot - 4));
       const rest = Math.max(0, ...boxes.filter(([top, bottom]) => top < foot - 4 && bottom > foot + 4)
         .map(([, bottom]) => bottom - foot));
       const lower = starts.filter((top) => top >= screen / 2 && top <= foot && !cuts(top)).sort((a, b) => b - a);
-      step = Number.isFinite(unseen) && rest === 0 ? unseen : lower.length ? lower[0]
-        : Number.isFinite(unseen) && rest <= SMALL_REST_PX ? unseen : screen;
+      if (Number.isFinite(unseen) && rest === 0) step = unseen;
+      else if (lower.length) step = lower[0];
+      else if (rest <= SMALL_REST_PX) {
+        // (a section's heading there, or just under it, comes up to the line: it is not passed by or left just below)
+        const heading = offsets.find((o) => o >= foot - 4 && o <= foot + rest + NEAR_HEADING_PX);
+        if (heading !== undefined) step = heading;
+        else if (!cuts(foot + rest)) step = foot + rest;
+      }
     }
     main.scrollBy({top: step});
   }
