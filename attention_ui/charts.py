@@ -372,7 +372,7 @@ def short_labels(df: pd.DataFrame) -> np.ndarray:
     for i in np.flatnonzero(np.isfinite(values) & ~masked):
         size = abs(values[i])
         text = f"{values[i]:.{2 if size < 9.995 else 1 if size < 99.95 else 0}f}"  # (9.996 is "10.0", not "10.00")
-        labels[i] = (text[1:] if text.strip("-0.") == "" else text).replace("-", "−")
+        labels[i] = (text.lstrip("-") if text.strip("-0.") == "" else text).replace("-", "−")  # (no "−0.00")
     return labels
 
 

