@@ -20,20 +20,27 @@ from attention_ui.views import _cell_px
 WINDOW = {"width": 1280, "height": 800}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def opened(request):
-    """``opened(path)``: a new 1280×800 page of the app server at ``path``, its run finished and charts drawn."""
+    """``opened(path)``: a new 1280×800 page of the app server at ``path``, its run finished and charts drawn; the
+    test's pages are closed after it."""
     bs.require_browser()
     server, browser = request.getfixturevalue("server"), request.getfixturevalue("browser")
+    pages = []
 
     def open_at(path: str):
         page = browser.new_page(viewport=WINDOW)
+        pages.append(page)
         page.goto(server + path, wait_until="domcontentloaded", timeout=90_000)
         bs.wait_for_app_idle(page, timeout=90_000)
         bs.wait_for_all_charts(page, timeout=15_000)
         return page
 
-    yield open_at
+    try:
+        yield open_at
+    finally:
+        for page in pages:
+            page.close()
 
 
 def _text_sizes(spec: dict) -> list[float]:

@@ -37,8 +37,12 @@ AT_1280 = {"weights A": SLIDE_VALUE_PX, "context =": SLIDE_VALUE_PX}
 def _problems(page, where: str, least: dict[str, float]) -> list[str]:
     """What is wrong with the numbers of the slide shown in ``page``: a chart whose title starts with a key of
     ``least`` prints none or smaller ones than its value; any chart's number lies out of its cell."""
-    page.wait_for_timeout(300)  # a chart stretched to a new width draws again
-    drawn = page.evaluate(_CELL_TEXT_JS, False)
+    drawn = None
+    for _ in range(20):  # a chart stretched to a new width draws again: read it once it has stopped changing
+        page.wait_for_timeout(300)
+        drawn, before = page.evaluate(_CELL_TEXT_JS, False), drawn
+        if drawn == before:
+            break
     problems = []
     for start, px in least.items():
         chart = next((c for c in drawn if c["title"].startswith(start)), None)
