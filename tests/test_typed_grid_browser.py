@@ -209,9 +209,9 @@ def test_a_typed_grid_shows_no_toolbar_over_the_words_above_it(opened):
 def test_a_number_kept_while_the_page_runs_waits_for_the_run_and_a_click_meanwhile_goes_where_it_was_aimed(opened):
     """On a busy server (a hall of students on one machine) a number kept with Enter while the page's script ran, or
     just after a run ended, was sometimes dropped by the grid: the cell came back empty (about one walk in four
-    through six numbers typed that way lost one). Enter now waits until the page has been idle a moment, and a click made meanwhile on
-    another cell, with the keys typed after it, waits behind it. Here the page is held "running" while a student
-    keeps one number and goes on to the next cell."""
+    through six numbers typed that way lost one). Enter now waits until the page has been idle a moment, and a click
+    made meanwhile on another cell, with the keys typed after it, waits behind it. Here the page is held "running"
+    while a student keeps one number and goes on to the next cell."""
     page = opened("/by-hand")
     app_state = ("(state) => document.querySelector(\"[data-testid='stApp']\")"
                  ".setAttribute('data-test-script-state', state)")
