@@ -612,9 +612,9 @@ def value_fonts(specs: list[dict]) -> list[int]:
     gives its font as an expression of its cells' width: there, the largest it prints them at."""
     fonts = [layer["mark"]["fontSize"] for spec in specs for layer in spec["layer"]
              if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"
-             and "text" not in layer["mark"]]  # (a line of the mark's own text, such as the hover hint, is no cell's)
-    return [int(re.search(r": min\((\d+),", font["expr"]).group(1)) if isinstance(font, dict) else font
-            for font in fonts]
+             and ("text" not in layer["mark"] or "datum.label" in str(layer["mark"]["text"]))]  # (not the hint)
+    # (the numbers' font ends with their largest: whole, or rounded shorter where that prints larger)
+    return [int(re.findall(r"min\((\d+),", font["expr"])[-1]) if isinstance(font, dict) else font for font in fonts]
 
 
 def columns_with_chart(at: AppTest, title_start: str) -> list:
