@@ -3,18 +3,9 @@ the test modules a test process runs and one Chromium per test module."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 import browser_support as bs
-
-
-def pytest_xdist_auto_num_workers(config):
-    """``-n auto``: three test processes for every two cores (``--maxprocesses`` caps them). The suite mostly waits,
-    for page loads, app reruns and server starts, not for a core: on two cores, two processes left the cores idle most
-    of the time. (Four on two cores made a quick clicker's press wait past its limit now and then.)"""
-    return max(1, 3 * (os.cpu_count() or 1) // 2)
 
 
 @pytest.fixture(autouse=True, scope="session")
