@@ -161,6 +161,11 @@ if st.button(f"Measure on {device}", key="cost_measure", type="primary", icon=":
     bar.empty()
 
 
+def left_out(skipped: list[int]) -> str:
+    """[1024] -> "T = 1024 was left out", [1024, 2048] -> "T = 1024 and 2048 were left out"."""
+    return f"T = {joined(skipped)} {'was' if len(skipped) == 1 else 'were'} left out"
+
+
 def about_seconds(seconds: float) -> str:
     """A predicted or elapsed time, as rounded as it is rough: "0.4 s", "12 s"."""
     return f"{seconds:.1f} s" if seconds < 2 else f"{seconds:.0f} s"
@@ -176,7 +181,7 @@ def left_out_words(run: CostRun) -> str:
                  f"{MAX_COST_SECONDS:.0f} s the run may take, ")
     else:
         said += f"To stay within {MAX_COST_SECONDS:.0f} s, "
-    return said + (f"so T = {joined(run.skipped)} {'was' if len(run.skipped) == 1 else 'were'} left out. This machine "
+    return said + (f"so {left_out(run.skipped)}. This machine "
                    "is busy: press the button again later (the lengths already timed are reused, which leaves more "
                    "time for the longer ones), or pick a smaller longest T.")
 
@@ -184,10 +189,9 @@ def left_out_words(run: CostRun) -> str:
 def quick_words(run: CostRun) -> str:
     """What a quick measurement (a slide's, made without a press) timed, and what the button does instead."""
     timed = sorted(set(run.timings["T"]))
-    left_out = (f" T = {joined(run.skipped)} {'was' if len(run.skipped) == 1 else 'were'} left out to keep the slide "
-                "quick." if run.skipped else "")
+    skipped = f" {left_out(run.skipped)} to keep the slide quick." if run.skipped else ""
     return (f"**A quick run, measured without a press:** T = {joined(timed)} only, each layer timed once for "
-            f"{QUICK_RUN_TIME:g} s, in {about_seconds(run.elapsed)}.{left_out} **Measure on {device}** times every "
+            f"{QUICK_RUN_TIME:g} s, in {about_seconds(run.elapsed)}.{skipped} **Measure on {device}** times every "
             f"T from {lengths[0]} to {longest}, twice and for longer: steadier numbers.")
 
 
