@@ -47,7 +47,7 @@ if (!window.gridInput) {
   const app = document.querySelector("[data-testid='stApp']");
   const running = () => !!app && app.getAttribute("data-test-script-state") !== "notRunning";
   if (app) new MutationObserver(() => {
-    if (app.getAttribute("data-test-script-state") !== "notRunning") return;
+    if (running()) return;
     [runsEnded, runEnd] = [runsEnded + 1, performance.now()];
   }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
   document.addEventListener("focusin", (event) => {
