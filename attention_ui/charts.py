@@ -527,6 +527,8 @@ def _heatmap_layers(
             text=alt.Text("label:N"),
             color=_colour_when(dark, LIGHT_TEXT, DARK_TEXT),
         )
+        if fit:  # a slide's chart the server found too narrow for its numbers (22 tokens showed colours without a word)
+            hint = _colours_only_hint("true", font_size)
     if not (fit and show_values) and not every_cell_shown and mark_font > value_font:
         # (a blocked "×" was printed at the numbers' 8 px)
         text = text.encode(size=alt.SizeValue(**alt.when("datum.masked").then(alt.value(mark_font))
@@ -587,7 +589,7 @@ HINT_COLOR = "#555"
 def colours_only(spec: dict) -> bool:
     """Whether ``spec`` is a heatmap (a layered ``heatmap`` spec) that prints none of its cells' values: with
     ``show_values=False`` it has no text layer, or only the blocked cells' marks ("×", "−∞")."""
-    layers = spec.get("layer", [])
+    layers = [layer for layer in spec.get("layer", []) if "data" not in layer]  # (not ``_colours_only_hint``'s line)
     marks = [(layer.get("mark", {}).get("type") if isinstance(layer.get("mark"), dict) else layer.get("mark"),
               layer.get("transform", [])) for layer in layers]
     is_heatmap = any(mark == "rect" for mark, _ in marks)

@@ -884,9 +884,21 @@ def test_a_fitted_heatmap_says_over_its_cells_when_the_browser_draws_them_too_na
     assert f"< {charts.MIN_FITTED_VALUE_PX}" in said and f">= {charts.MIN_FITTED_VALUE_PX}" in str(shown)
     assert all(f"'{hint}'" in said for hint in charts.COLOURS_ONLY_HINTS) and said.endswith(": ''")
     assert mark["y"]["expr"].endswith("? -6 : height"), "where it says nothing it lies among the cells"
-    for sized in (charts.heatmap(matrix_frame(np.zeros((14, 14)), tokens, tokens)),  # the server sizes its cells
-                  charts.heatmap(matrix_frame(np.zeros((14, 14)), tokens, tokens), fit=True, show_values=False)):
-        assert not any("hover" in str(layer.get("mark", "")) for layer in sized.to_dict()["layer"])
+    sized = charts.heatmap(matrix_frame(np.zeros((14, 14)), tokens, tokens))  # the server sizes its cells
+    assert not any("hover" in str(layer.get("mark", "")) for layer in sized.to_dict()["layer"])
+
+
+def test_a_fitted_heatmap_the_server_finds_too_narrow_for_numbers_says_so_over_its_cells():
+    # A slide of 22 tokens: the server leaves the numbers out, and the chart showed colours without a word (the
+    # caption saying so was under the stage's words, below the window).
+    tokens = [f"{i}·w" for i in range(1, 23)]
+    spec = charts.heatmap(matrix_frame(np.zeros((22, 22)), tokens, tokens), fit=True, show_values=False,
+                          font_size=20).to_dict()
+    hints = [layer for layer in spec["layer"] if "hover" in str(layer.get("mark", {}).get("text", ""))]
+    assert len(hints) == 1, [layer.get("mark") for layer in spec["layer"]]
+    assert hints[0]["mark"]["text"]["expr"].startswith("(true) && width >= ")
+    assert hints[0]["mark"]["y"]["expr"] == "(true) ? -6 : height"
+    assert charts.colours_only(spec), "the line is not a number: the page still says it under the stage's words"
 
 
 def test_a_head_grid_without_axes_names_each_panel_nearer_its_panel_than_the_row_above():

@@ -168,9 +168,13 @@ NUMBERS_OR_HINT_JS = """() => Array.from(
 FOURTEEN_TOKENS = "The quick brown fox jumps over the lazy dog and then runs far away"
 
 
+TWENTY_TWO_TOKENS = FOURTEEN_TOKENS + " from the old grey house on the hill"
+
+
 @pytest.mark.parametrize("step, sentence, hints", [
-    ("scaled", FOURTEEN_TOKENS, False), ("context", FOURTEEN_TOKENS, False), ("scaled", "", False)],
-    ids=["scaled-14", "context-14", "scaled-7"])
+    ("scaled", FOURTEEN_TOKENS, False), ("context", FOURTEEN_TOKENS, False), ("scaled", "", False),
+    ("scaled", TWENTY_TWO_TOKENS, True)],
+    ids=["scaled-14", "context-14", "scaled-7", "scaled-22"])
 def test_a_slides_chart_prints_its_numbers_or_says_where_they_are(server, shared_pages, step, sentence, hints):
     """A slide of 14 tokens showed colours only without a word (only the browser knows how wide it draws a cell):
     a chart whose cells are too narrow for their numbers says over them to hover a cell. (Only read: the module's
