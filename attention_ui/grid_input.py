@@ -19,6 +19,11 @@ RUN_QUIET_MS = 250
 a run went on, or just after it ended, the number was sometimes dropped on a busy machine."""
 GRID_ROW_PX = 35
 """The height of a row of Streamlit's data editor, and of its header row."""
+HOLD_NOTE_MS = 400
+"""A number held that long (``RUN_QUIET_MS``: the page is still running) gets a line under its editor saying it waits:
+on a busy server the editor stayed open a second or two without a word."""
+HOLD_NOTE = "Your number goes in as soon as the page has finished updating…"
+"""The line under a held cell's editor (fixed text)."""
 COMMIT_AFTER_MS = 50
 """Enter or Tab in a cell's editor waits until this long after the editor opened or was typed into: pressed sooner,
 the editor closed before it had taken in what it showed, and the cell came back empty."""
@@ -188,6 +193,20 @@ if (!window.gridInput) {
   // it. Such a key waits until the page has been idle a moment (``RUN_QUIET_MS``); a click meanwhile waits behind it.
   const busy = (key) => commits(key) && inEditor(document.activeElement) && typed(keyboardGrid)
     && (running() || performance.now() - runEnd < RUN_QUIET_MS);
+  const holdNote = () => {  // a line under the open editor while its number waits for the page (``busy``)
+    const editor = document.querySelector(".gdg-clip-region")?.getBoundingClientRect();
+    if (!editor) return null;
+    const note = document.createElement("div");
+    note.setAttribute("role", "status");
+    note.className = "grid-hold-note";
+    note.textContent = "HOLD_NOTE";
+    Object.assign(note.style, {position: "fixed", left: `${editor.left}px`, top: `${editor.bottom + 4}px`,
+                               zIndex: 100000, padding: "2px 8px", borderRadius: "4px", fontSize: "0.85rem",
+                               background: "#fff4cc", color: "#31333f", border: "1px solid #e0c060",
+                               pointerEvents: "none"});
+    document.body.appendChild(note);
+    return note;
+  };
   const later = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
   const typeIn = (field, text) => {
     if (document.execCommand("insertText", false, text)) return;
@@ -202,8 +221,12 @@ if (!window.gridInput) {
     try {
       while (waiting.length) {
         const since = performance.now();
-        while (unsettled() || unsaved(waiting[0]) || (busy(waiting[0]) && performance.now() - since < 10000))
+        let note = null;
+        while (unsettled() || unsaved(waiting[0]) || (busy(waiting[0]) && performance.now() - since < 10000)) {
+          if (!note && busy(waiting[0]) && performance.now() - since > HOLD_NOTE_MS) note = holdNote();
           await later(20);
+        }
+        note?.remove();
         settling = null;
         if (waiting[0].pointer) {
           await replay(waiting.shift());
@@ -294,6 +317,6 @@ if (!window.gridInput) {
 }
 </script>""".replace("HAND_GRID_KEY", HAND_GRID_KEY).replace("MASK_GRID_KEY", MASK_GRID_KEY).replace(
     "GRID_ROW_PX", str(GRID_ROW_PX)).replace("COMMIT_AFTER_MS", str(COMMIT_AFTER_MS)).replace(
-    "RUN_QUIET_MS", str(RUN_QUIET_MS))
+    "RUN_QUIET_MS", str(RUN_QUIET_MS)).replace("HOLD_NOTE_MS", str(HOLD_NOTE_MS)).replace("HOLD_NOTE", HOLD_NOTE)
 """The page script that makes a click on an editable grid select the clicked cell and the keys typed go into it,
 first time (fixed code, no user text). Drawn out of the page's flow with the page's style."""

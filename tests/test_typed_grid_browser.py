@@ -18,6 +18,8 @@ import pytest
 
 import browser_support as bs
 
+from attention_ui.grid_input import HOLD_NOTE
+
 pytestmark = pytest.mark.browser
 sync_api = bs.require_browser()
 
@@ -230,8 +232,11 @@ def test_a_number_kept_while_the_page_runs_waits_for_the_run_and_a_click_meanwhi
     page.keyboard.press("Enter")
     page.wait_for_timeout(800)
     assert page.evaluate(editor_open), "while the page runs, Enter waits and the first cell's editor stays open"
+    notes = page.locator(".grid-hold-note")
+    assert notes.count() == 1 and notes.inner_text() == HOLD_NOTE, "a line under the editor says why it waits"
     page.evaluate(app_state, "notRunning")
     page.wait_for_timeout(1500)
+    assert notes.count() == 0, "the line goes once the number is kept"
     bs.wait_for_app_idle(page, timeout=TIMEOUT_MS)
     message = _check(page)
     assert "2 of 9 cells right" in message, (message, _marks(page))
