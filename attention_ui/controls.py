@@ -827,6 +827,19 @@ if (!window.clickerKeysAfterUse) {
         else if (!cuts(foot + rest)) step = foot + rest;
       }
     }
+    const room = main.scrollHeight - main.clientHeight - main.scrollTop;
+    if (way > 0 && step > room) {
+      // At the page's foot the move stops short: a part it would leave cut by the menu bar (Work it by hand's row of
+      // tabs, its labels half hidden) comes wholly into view instead, where all below it still fits the window
+      const bar = (document.querySelector("[data-testid='stHeader']")?.getBoundingClientRect().bottom ?? line) - line;
+      const rows = [...main.querySelectorAll("[role='tablist']")].map((e) => e.getBoundingClientRect())
+        .filter((r) => r.height > 0).map((r) => [r.top - line, r.bottom - line]);
+      const cut = [...boxes, ...rows].filter(([top, bottom]) => top > 4 && top < room + bar - 2
+        && bottom > room + bar + 2).map(([top]) => top);
+      const lowest = Math.max(...boxes.map(([, bottom]) => bottom));
+      // (within 10 px: the last link's box has its padding under the words)
+      if (cut.length && lowest - Math.min(...cut) <= main.clientHeight - SECTION_TOP_PX + 10) step = Math.min(...cut);
+    }
     main.scrollBy({top: step});
   }
   // A clicker's blank-screen button (B or . on a slide, as in slide software) turns the projector black, so that the

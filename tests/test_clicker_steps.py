@@ -63,3 +63,40 @@ def test_every_page_down_shows_mostly_new_content(server, browser, path):
         assert len(moves) >= 4, moves
     finally:
         context.close()
+
+
+CUT_BY_THE_BAR = """() => { const bar = document.querySelector('[data-testid=stHeader]').getBoundingClientRect().bottom;
+  const m = document.querySelector('[data-testid=stMain]');
+  return [...m.querySelectorAll('[data-testid=stElementContainer], [role=tablist]')].filter((e) => {
+    const r = e.getBoundingClientRect();
+    return r.height > 0 && r.top < bar - 2 && r.bottom > bar + 2 && e.innerText.trim(); })
+    .map((e) => e.innerText.slice(0, 40)); }"""
+"""The parts of the page the menu bar cuts, their top under it and the rest below it: their text's start (a closed
+expander's content, which shows nothing, is left out)."""
+
+
+@pytest.mark.browser
+@needs_browser
+def test_the_last_page_down_before_work_it_by_hands_next_tab_leaves_nothing_cut_by_the_menu_bar(server, browser):
+    """At the page's foot the browser stops a press short; Work it by hand's last press left its row of tabs cut in
+    half by the menu bar ("1 · Raw scores QKᵀ" with its lower half showing). It now stops at that row's top."""
+    context = browser.new_context(viewport=WINDOW)
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/by-hand?presenter=true", wait_until="domcontentloaded", timeout=LOAD_MS)
+        bs.wait_for_app_idle(page, timeout=LOAD_MS)
+        bs.wait_for_all_charts(page, timeout=15_000)
+        tab = "() => document.querySelector('[role=tab][aria-selected=true]').innerText"
+        first = page.evaluate(tab)
+        seen = []
+        for _ in range(6):
+            page.keyboard.press("PageDown")
+            page.wait_for_timeout(700)
+            bs.wait_for_app_idle(page)
+            if page.evaluate(tab) != first:  # the clicker went on to the next tab: the first one's foot was seen
+                break
+            seen.append((page.evaluate(SCROLL), page.evaluate(CUT_BY_THE_BAR)))
+        assert len(seen) >= 3 and page.evaluate(tab) != first, seen
+        assert all(not cut for _, cut in seen), seen
+    finally:
+        context.close()
