@@ -1425,14 +1425,14 @@ def stop_page() -> NoReturn:
     on the path first, so that a student who cannot fix the settings is not left at a dead end."""
     url_path = st.session_state.get(CURRENT_PAGE)
     if url_path is not None:  # None: a page file run on its own, without the app's navigation
-        page_end(url_path)
+        page_end(url_path, stopped=True)
     st.stop()
 
 
-def page_end(url_path: str) -> None:
-    """What ``app.py`` draws under every page (``stop_page`` too): the path link, and the browser's copy of the
-    student's progress brought up to date."""
-    path_footer(url_path)
+def page_end(url_path: str, *, stopped: bool = False) -> None:
+    """What ``app.py`` draws under every page (``stop_page`` too, ``stopped``): the path link, and the browser's copy
+    of the student's progress brought up to date."""
+    path_footer(url_path, stopped=stopped)
     keep_progress()
     keep_bound_values_in_link()
     write_opened_link()
@@ -1459,10 +1459,11 @@ foot repeats (it said "Start the path: Overview" under "Carry on with 5. Masking
 all are."""
 
 
-def path_footer(url_path: str) -> None:
-    """Under a lesson page (not the step-through, which has its own): a link to the next page on Start here's path,
-    or back to Start here after the last one. On a slide too: there → or Page Down at the bottom of the page
-    follows it (a lecturer reached the end of Masking and had to take the mouse to the top menus)."""
+def path_footer(url_path: str, *, stopped: bool = False) -> None:
+    """Under a lesson page (not the step-through, which has its own under its stages, unless it was ``stopped``
+    before them): a link to the next page on Start here's path, or back to Start here after the last one. On a
+    slide too: there → or Page Down at the bottom of the page follows it (a lecturer reached the end of Masking and
+    had to take the mouse to the top menus)."""
     file = path_file(url_path)
     if file is not None and linked_flag("presenter"):
         path_back_link(file)
@@ -1473,7 +1474,7 @@ def path_footer(url_path: str) -> None:
     elif url_path == START_HERE_PATH:  # the path's start (a clicker at its foot had nowhere to go)
         first_file, first_paths, first_title, _ = LEARNING_PATH[0]
         following, label = (first_file, first_paths[0], first_title), f"Start the path: {first_title}"
-    elif file is None or file == "pages/step_through.py":
+    elif file is None or (file == "pages/step_through.py" and not stopped):
         return
     else:
         following = next_on_path(file)

@@ -576,6 +576,8 @@ st.markdown("not reached")
     ('st.session_state[CURRENT_PAGE] = "why-scaling"',
      [("Next on the path: Order and position", "order-and-position")]),
     ("", []),  # a page file run on its own (no navigation): no page to link from
+    # the step-through's own link is under its stages: stopped before them, it ended at the error box
+    ('st.session_state[CURRENT_PAGE] = "step-through"', [("Next on the path: Work it by hand", "by-hand")]),
 ])
 def test_stop_page_draws_the_path_link_then_stops(current, links):
     from streamlit.testing.v1 import AppTest
