@@ -15,11 +15,11 @@ import pytest
 import browser_support as bs
 from test_presenter_layout import needs_browser
 from test_presenter_path import _SECTION_AT_TOP_JS
+from test_slide_numbers import _slide
 
 from attention_ui.controls import SECTION_TOP_PX
 
 WINDOW = {"width": 1280, "height": 800}
-LOAD_MS = 120_000
 SCROLL = "document.querySelector('[data-testid=stMain]').scrollTop"
 FOOT = "(() => { const m = document.querySelector('[data-testid=stMain]'); return m.scrollHeight - m.clientHeight; })()"
 PARTS = """() => { const m = document.querySelector('[data-testid=stMain]'), top = m.getBoundingClientRect().top;
@@ -38,12 +38,7 @@ def _completed(parts: list, before: int, after: int, window: int) -> bool:
 @needs_browser
 @pytest.mark.parametrize("path", ["/multi-head", "/order-and-position"])
 def test_every_page_down_shows_mostly_new_content(server, browser, path):
-    context = browser.new_context(viewport=WINDOW)
-    try:
-        page = context.new_page()
-        page.goto(f"{server}{path}?presenter=true", wait_until="domcontentloaded", timeout=LOAD_MS)
-        bs.wait_for_app_idle(page, timeout=LOAD_MS)
-        bs.wait_for_all_charts(page, timeout=15_000)
+    with _slide(browser, f"{server}{path}?presenter=true", **WINDOW) as page:
         window = page.evaluate("document.querySelector('[data-testid=stMain]').clientHeight")
         screen = window - SECTION_TOP_PX - 60
         moves = []
@@ -61,8 +56,6 @@ def test_every_page_down_shows_mostly_new_content(server, browser, path):
             if page.evaluate(_SECTION_AT_TOP_JS % SECTION_TOP_PX)["heading"] is None:
                 assert after - before >= screen / 2 or _completed(parts, before, after, window), (path, moves)
         assert len(moves) >= 4, moves
-    finally:
-        context.close()
 
 
 CUT_BY_THE_BAR = """() => { const bar = document.querySelector('[data-testid=stHeader]').getBoundingClientRect().bottom;
@@ -80,12 +73,7 @@ expander's content, which shows nothing, is left out)."""
 def test_the_last_page_down_before_work_it_by_hands_next_tab_leaves_nothing_cut_by_the_menu_bar(server, browser):
     """At the page's foot the browser stops a press short; Work it by hand's last press left its row of tabs cut in
     half by the menu bar ("1 · Raw scores QKᵀ" with its lower half showing). It now stops at that row's top."""
-    context = browser.new_context(viewport=WINDOW)
-    try:
-        page = context.new_page()
-        page.goto(f"{server}/by-hand?presenter=true", wait_until="domcontentloaded", timeout=LOAD_MS)
-        bs.wait_for_app_idle(page, timeout=LOAD_MS)
-        bs.wait_for_all_charts(page, timeout=15_000)
+    with _slide(browser, f"{server}/by-hand?presenter=true", **WINDOW) as page:
         tab = "() => document.querySelector('[role=tab][aria-selected=true]').innerText"
         first = page.evaluate(tab)
         seen = []
@@ -98,5 +86,3 @@ def test_the_last_page_down_before_work_it_by_hands_next_tab_leaves_nothing_cut_
             seen.append((page.evaluate(SCROLL), page.evaluate(CUT_BY_THE_BAR)))
         assert len(seen) >= 3 and page.evaluate(tab) != first, seen
         assert all(not cut for _, cut in seen), seen
-    finally:
-        context.close()
