@@ -363,13 +363,18 @@ SHORTER_BELOW_PX = 16
 scores were 13 px at 1280 px and colours only at 1024 px, read from the back of a hall."""
 
 
+ASKED_MARK = "?"
+"""Printed in the cell a Check yourself question asks for, until it is answered (``render.cached_matrix_chart``)."""
+
+
 def short_labels(df: pd.DataFrame) -> np.ndarray:
     """Each cell's number rounded to fewer places, as ``format_value`` writes it: 2 decimals under 10, 1 under 100,
-    none from 100 on ("0.39", "−3.65", "−30.8", "135"); a blocked or not-finite cell keeps its ``label``."""
+    none from 100 on ("0.39", "−3.65", "−30.8", "135"); a blocked or not-finite cell, or one that prints ASKED_MARK,
+    keeps its ``label``."""
     values = pd.to_numeric(df["value"], errors="coerce").to_numpy(dtype=float)
     labels = df["label"].astype(str).to_numpy(dtype=object).copy()
     masked = df["masked"].to_numpy(dtype=bool) if "masked" in df.columns else np.zeros(len(df), dtype=bool)
-    for i in np.flatnonzero(np.isfinite(values) & ~masked):
+    for i in np.flatnonzero(np.isfinite(values) & ~masked & (labels != ASKED_MARK)):
         size = abs(values[i])
         text = f"{values[i]:.{2 if size < 9.995 else 1 if size < 99.95 else 0}f}"  # (9.996 is "10.0", not "10.00")
         labels[i] = (text.lstrip("-") if text.strip("-0.") == "" else text).replace("-", "−")  # (no "−0.00")

@@ -478,7 +478,36 @@ def show_check_yourself(settings, stage_key: str) -> None:
     # Drawn only while open (it stays open from stage to stage once opened): its forms cost a click time.
     with st.expander(CHECK_LABEL, key=CHECK_KEY, on_change="rerun", icon=":material/quiz:") as box:
         if box.open:
+            if asked_cell(settings, stage_key) is not None:
+                slug = CELL_QUESTIONS[stage_key]
+                number = next(n for n, q in enumerate(found, start=1) if _slug(q.id, stage_key) == slug)
+                st.caption(ASKED_NOTE.format(number=number))
             _show_questions(found)
+
+
+ASKED_NOTE = ("The chart above shows “?” in the cell question {number} asks for, until you answer it right or show "
+              "its answer: work it out from the stage before, as the worked numbers do.")
+"""Said at the top of the step-through's open Check yourself while a chart's cell waits for an answer."""
+CELL_QUESTIONS = {"qkv": "q-value", "scores": "score", "scaled": "scaled", "softmax": "weight", "context": "context"}
+"""Stage -> the slug of its numeric question whose answer the stage's main chart prints in a cell."""
+
+
+def asked_cell(settings, stage_key: str) -> tuple[int, int] | None:
+    """The (row, column) of ``stage_key``'s main chart that its numeric question asks for, while the step-through's
+    Check yourself is open and that question is neither answered right nor shown: the chart then prints a mark there
+    instead of the number (a student copied the answer from the chart above, where it was printed). None otherwise.
+    Q's and the context's column is their first (the question asks for the first number)."""
+    slug = CELL_QUESTIONS.get(stage_key)
+    if slug is None or not st.session_state.get(CHECK_KEY):
+        return None
+    trace = settings.lesson.trace
+    found = questions_for(trace, settings.labels, stage_key, follow=settings.follow, head=settings.head)
+    question = next((q for q in found if _slug(q.id, stage_key) == slug), None)
+    done = attempt(question) if question is not None else {"shown": True}
+    if done.get("correct") or done.get("shown"):
+        return None
+    row = practice_query(trace, settings.follow)
+    return row, (0 if stage_key in ("qkv", "context") else _other_key(trace, settings.head, row))
 
 
 PAGE_CHECK_LABEL = "Check yourself: questions on this page, with the reasons"

@@ -134,14 +134,24 @@ def _cached(key: str) -> object | None:
 
 
 def cached_matrix_chart(builder: Callable[..., alt.TopLevelMixin], values, rows: list[str], cols: list[str], *,
-                        row_name: str = "query", col_name: str = "key", blocked=None, **options) -> dict:
+                        row_name: str = "query", col_name: str = "key", blocked=None,
+                        asked: tuple[int, int] | None = None, **options) -> dict:
     """``builder(frames.matrix_frame(values, rows, cols, …), **options)`` as a prepared spec, cached under the
-    matrix's values (and ``blocked``) rather than under its frame: on a hit no frame is made or hashed."""
+    matrix's values (and ``blocked``) rather than under its frame: on a hit no frame is made or hashed. ``asked``:
+    the (row, column) of a cell that prints ``charts.ASKED_MARK`` instead of its number (its colour and tooltip
+    stay)."""
     inputs = (builder.__module__, builder.__qualname__, values, blocked, list(rows), list(cols), row_name, col_name,
-              sorted(options.items()))
-    return cached_chart(inputs, lambda: builder(matrix_frame(values, AxisLabels(rows), AxisLabels(cols),
-                                                             row_name=row_name, col_name=col_name, blocked=blocked),
-                                                **options))
+              asked, sorted(options.items()))
+
+    def build() -> alt.TopLevelMixin:
+        frame = matrix_frame(values, AxisLabels(rows), AxisLabels(cols), row_name=row_name, col_name=col_name,
+                             blocked=blocked)
+        if asked is not None:
+            cell = (frame["row_index"] == asked[0]) & (frame["col_index"] == asked[1]) & ~frame["masked"]
+            frame.loc[cell, "label"] = charts.ASKED_MARK
+        return builder(frame, **options)
+
+    return cached_chart(inputs, build)
 
 
 MAX_TEMPLATES = 64

@@ -116,6 +116,9 @@ class StageView:
     stacked: bool = False
     hidden_tokens: int = 0
     identity: bool = False  # the projections are “Q = K = V = X”: d_k = d_model / h, not a setting of its own
+    asked: tuple[int, int] | None = None
+    """The (row, column) of the stage's main chart that an open Check yourself question asks for, unanswered: that
+    cell prints ``charts.ASKED_MARK`` (its number was there to copy)."""
 
     @property
     def width_budget(self) -> int:
@@ -692,7 +695,8 @@ def _caption_cut(*widths: tuple[str, int], table: str = "“All the numbers” b
 def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], title: str, prefix: str = "d",
                     share: float = 1.0, row_name: str = "token", col_labels=None, domain=None,
                     cell: int | None = None, legend: bool = True, row_labels: bool = True,
-                    slide_row: tuple[SlideColumn, ...] | None = None, col_labels_px: str | None = None):
+                    slide_row: tuple[SlideColumn, ...] | None = None, col_labels_px: str | None = None,
+                    asked: bool = False):
     """A rows × features heatmap (diverging colours around 0; ``domain`` fixes the colour scale), capped at
     MAX_FEATURES_SHOWN columns and sized to fit ``share`` of the page width (or given its ``cell`` size).
     ``legend=False``: no colour bar; ``slide_row``: on a slide, the row of charts it is one of (``slide_columns``;
@@ -721,7 +725,7 @@ def feature_heatmap(view: StageView, values: torch.Tensor, rows: list[str], titl
                                 value_font_px=value_font,
                                 row=row_name, show_values=(view.fit or shown.shape[-1] <= 12) and values_fit,
                                 value_title="feature value", follow_row=follow, fit=view.fit, domain=domain,
-                                col_labels_px=col_labels_px,
+                                col_labels_px=col_labels_px, asked=view.asked if asked else None,
                                 legend=legend, row_labels=row_labels)
     return chart, note
 
@@ -952,7 +956,7 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
                   cell: int | None = None, min_value_px: int = 0,
                   row_labels: bool = True, legend: bool = True, slide_row: tuple[SlideColumn, ...] | None = None,
                   col_label_angle: str | None = None, col_labels_px: str | None = None,
-                  value_font_px: int | None = None):
+                  value_font_px: int | None = None, asked: bool = False):
     """A queries × keys heatmap: weights on a 0..1 sequential scale (or per row), scores diverging around 0.
     ``blocked`` draws the mask's blocked cells grey with "×" (by default for weights, on every page alike: a
     blocked key's weight 0 would otherwise look like a small weight); ``cell`` overrides the size ``share`` gives;
@@ -960,7 +964,8 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
     ``row_labels``, ``legend``: as for ``charts.heatmap``; ``slide_row``: on a slide, the row of charts it is one of
     (``slide_columns``); ``col_label_angle``: its key labels' angle, a Vega expression (``charts.heatmap``);
     ``col_labels_px``: their least height (a Vega expression); ``value_font_px``: the numbers' font in a chart drawn
-    at its own size (by default as large as a page's cells hold them)."""
+    at its own size (by default as large as a page's cells hold them); ``asked``: the chart whose cell ``view.asked``
+    is."""
     matrix = (values, view.labels, view.keys)
     cut = view.blocked if (weights if blocked is None else blocked) else None
     if view.fit:
@@ -981,7 +986,7 @@ def token_heatmap(view: StageView, values: torch.Tensor, title: str, *, weights:
               "value_font_px": value_font,
               "follow_row": view.follow, "pick": view.pick, "fit": view.fit, "row_labels": row_labels,
               "legend": legend, "col_label_angle": col_label_angle,
-              "col_labels_px": col_labels_px}
+              "col_labels_px": col_labels_px, "asked": view.asked if asked else None}
     if weights:
         color_field = "row_scaled" if view.colour == "row" else "value"
         return cached_matrix_chart(charts.heatmap, *matrix, blocked=cut, domain=domain or (0, 1), scheme="viridis",
@@ -1042,7 +1047,8 @@ def _qkv_charts(view: StageView) -> list:
     for name, values in matrices:
         rows = view.labels if name == "Q" else view.keys
         chart, _ = feature_heatmap(view, values, rows, f"{name}{head_title(view)}", prefix=name.lower(),
-                                   share=1 / 3, domain=domain, cell=cell, legend=not joint or name == "V")
+                                   share=1 / 3, domain=domain, cell=cell, legend=not joint or name == "V",
+                                   asked=name == "Q")
         out.append(chart)
     return out
 
@@ -1060,7 +1066,7 @@ def _qkv_slide_charts(view: StageView, matrices: tuple, domain) -> list:
     for (name, values), column in zip(matrices, row):
         chart, _ = feature_heatmap(view, values, view.labels if name == "Q" else view.keys,
                                    f"{name}{head_title(view)}", prefix=name.lower(), domain=domain,
-                                   legend=name == "V", row_labels=named[name], slide_row=row)
+                                   legend=name == "V", row_labels=named[name], slide_row=row, asked=name == "Q")
         out.append(in_slide_column(chart, column))
     return out
 
@@ -1120,7 +1126,7 @@ def _qkv_worked(view: StageView) -> worked.Worked:
 
 
 def _scores_charts(view: StageView) -> list:
-    return [token_heatmap(view, view.trace.scores[view.head], f"QKᵀ{head_title(view)}")]
+    return [token_heatmap(view, view.trace.scores[view.head], f"QKᵀ{head_title(view)}", asked=True)]
 
 
 def _scores_extra(view: StageView) -> None:
@@ -1135,12 +1141,13 @@ def _raw_scores_domain(view: StageView) -> tuple[float, float]:
 
 
 def slide_token_pair(view: StageView, left: tuple[torch.Tensor, str], right: tuple[torch.Tensor, str], *,
-                     right_view: StageView | None = None, **options) -> list:
+                     right_view: StageView | None = None, asked_right: bool = False, **options) -> list:
     """Two token charts (values, title) side by side on a slide, on one colour scale (``options``, as for
     ``token_heatmap``): row labels beside the left one, the colour bar beside the right one, cells of one width
     (47 px at 1280 px for 11 tokens: with each its own labels and colour bar they were 39 px, too narrow for
     numbers). ``right_view``: the right chart's, when its keys are others (cross-attention's source) and its rows
-    the same queries; both then leave room under their cells for the longer key labels, so their rows stay level."""
+    the same queries; both then leave room under their cells for the longer key labels, so their rows stay level.
+    ``asked_right``: the right chart is the one whose cell ``view.asked`` is."""
     right_view = right_view or view
     weights = options.get("weights", False)
     value_title, by_row = WEIGHT_TITLE if weights else "score", weights and view.colour == "row"
@@ -1161,7 +1168,7 @@ def slide_token_pair(view: StageView, left: tuple[torch.Tensor, str], right: tup
     return [in_slide_column(token_heatmap(view, left_values, left_title, legend=False, slide_row=row,
                                           col_labels_px=left_px, **options), row[0]),
             in_slide_column(token_heatmap(right_view, right_values, right_title, row_labels=False, slide_row=row,
-                                          col_labels_px=right_px, **options), row[1])]
+                                          col_labels_px=right_px, asked=asked_right, **options), row[1])]
 
 
 def _scaled_charts(view: StageView) -> list:
@@ -1169,9 +1176,10 @@ def _scaled_charts(view: StageView) -> list:
     domain = _raw_scores_domain(view)
     if view.fit:
         return slide_token_pair(view, (raw, f"before: QKᵀ{head_title(view)}"),
-                                (scaled, f"after: QKᵀ / √d_k{head_title(view)}"), domain=domain)
+                                (scaled, f"after: QKᵀ / √d_k{head_title(view)}"), domain=domain, asked_right=True)
     return [token_heatmap(view, raw, f"before: QKᵀ{head_title(view)}", domain=domain, share=0.5),
-            token_heatmap(view, scaled, f"after: QKᵀ / √d_k{head_title(view)}", domain=domain, share=0.5)]
+            token_heatmap(view, scaled, f"after: QKᵀ / √d_k{head_title(view)}", domain=domain, share=0.5,
+                          asked=True)]
 
 
 def _unscaled_charts(view: StageView) -> list:
@@ -1362,7 +1370,7 @@ def _custom_grid_link(view: StageView) -> None:
 def _softmax_charts(view: StageView) -> list:
     t = view.trace
     return [token_heatmap(view, t.weights[view.head], f"attention weights{head_title(view)}", weights=True,
-                          blocked=True)]
+                          blocked=True, asked=True)]
 
 
 def _softmax_extra(view: StageView) -> None:
@@ -1517,7 +1525,7 @@ def _context_charts(view: StageView) -> list:
         columns = len(view.keys) + shown_features(context)[0].shape[-1]
         cell = shared_scale_cell(view, view.labels, columns, 2, legends=2)
     chart, _ = feature_heatmap(view, context, view.labels, f"context = A·V{head_title(view)}",
-                               prefix="c", share=1 / 3, cell=cell)
+                               prefix="c", share=1 / 3, cell=cell, asked=True)
     return [token_heatmap(view, t.weights[view.head], f"weights A{head_title(view)}", weights=True, blocked=True,
                           share=2 / 3, cell=cell), chart]
 
@@ -1542,7 +1550,7 @@ def _context_slide_charts(view: StageView, context: torch.Tensor) -> list:
     weights = token_heatmap(view, view.trace.weights[view.head], f"weights A{head_title(view)}", weights=True,
                             blocked=True, slide_row=row, col_labels_px=slide_key_labels_px(view))
     chart, _ = feature_heatmap(view, context, view.labels, f"context = A·V{head_title(view)}", prefix="c",
-                               row_labels=False, slide_row=row, col_labels_px=keys_px_beside)
+                               row_labels=False, slide_row=row, col_labels_px=keys_px_beside, asked=True)
     return [in_slide_column(weights, weights_column), in_slide_column(chart, context_column)]
 
 

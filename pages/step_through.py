@@ -1,5 +1,7 @@
 """Step through one attention layer, stage by stage, with the followed token's numbers."""
 
+from dataclasses import replace
+
 import streamlit as st
 
 from attention_core import unscaled_weights
@@ -39,8 +41,9 @@ def stage(settings: Settings) -> None:
     st.session_state.setdefault("stages_seen", set()).add(key)  # this page's stages only: Start here counts them
     lesson = settings.lesson
     unscaled = unscaled_weights(lesson.trace) if key == "scaled" and linked_flag(UNSCALED_KEY) else None
-    view = lesson_view(lesson, settings.labels, settings.follow, settings.head, cell_size=settings.cell_size,
-                       font_size=settings.font_size, colour=settings.colour, unscaled=unscaled)
+    view = replace(lesson_view(lesson, settings.labels, settings.follow, settings.head, cell_size=settings.cell_size,
+                               font_size=settings.font_size, colour=settings.colour, unscaled=unscaled),
+                   asked=questions.asked_cell(settings, key))
     if settings.presenter:
         show_slide(view, key)
     else:

@@ -11,12 +11,13 @@ from urllib.parse import parse_qs
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import is_path_mark, open_page, switch_to
+from apptest_support import chart_data, is_path_mark, open_page, switch_to
 from attention_core import LessonConfig, run_lesson
 from attention_ui.frames import token_labels
 from attention_ui.questions import (ANSWERED_BEFORE, ANSWERS_KEY, CHECK_KEY, CHECK_LABEL, KEPT_RIGHT, PAGE_CHECK_LABEL,
                                    SAME_ANSWER, SCORE_RULE, _other_key, choice, grade, numeric, practice_query,
                                    questions_for, read_answer)
+from attention_ui.charts import ASKED_MARK
 from attention_ui.text import LEARNING_PATH, STAGE_KEYS
 
 DONE, STARTED, NOT_YET = (":green[:material/check_circle:]", ":orange[:material/clock_loader_40:]",
@@ -210,6 +211,44 @@ def test_a_right_answer_after_the_answer_was_shown_says_it_does_not_count():
 
 
 # ------------------------------------------------------------------------------------------- pages
+
+
+@pytest.mark.parametrize(("stage", "slug", "title", "column"), [
+    ("qkv", "q-value", "Q", 0), ("scores", "score", "QKᵀ", 2), ("scaled", "scaled", "after:", 2),
+    ("softmax", "weight", "attention weights", 2), ("context", "context", "context", 0)])
+def test_the_cell_an_open_question_asks_for_shows_a_mark_until_it_is_answered(stage, slug, title, column):
+    """Each stage's number question asked for a number its chart printed (2·cat's weight on 3·sat, 0.112, typed off
+    the heatmap was right). While Check yourself is open and the question unanswered, that cell shows "?"."""
+    question = default_question(stage, f"{stage}-{slug}-")
+    at = open_page("pages/step_through.py")
+    at.selectbox(key="step").set_value(stage).run()
+
+    def labels() -> list:  # the chart's printed labels in row 2 (2·cat, the question's query), column ``column``
+        data = chart_data(at, title)
+        cell = data[(data["row_index"] == 1) & (data["col_index"] == column)]
+        return list(cell["label"]) + [list(data["label"]).count(ASKED_MARK)]
+
+    assert labels()[0] != ASKED_MARK, "closed questions hide nothing"
+    at.session_state[CHECK_KEY] = True
+    at.run()
+    assert labels() == [ASKED_MARK, 1], "open and unanswered: that one cell shows the mark"
+    assert any(c.value.startswith("The chart above shows “?”") for c in at.caption)
+    at.text_input(key=f"cy-{question.id}").input(f"{question.answer:.4f}")
+    at.button(key=f"FormSubmitter:cy-form-{question.id}-Check").click().run()
+    assert any(s.value.startswith("Right") for s in at.success)
+    assert labels()[1] == 0 and labels()[0] == f"{question.answer:.3f}".replace("-", "−"), labels()
+
+
+@pytest.mark.parametrize("stage", ["scaled", "softmax"])
+def test_on_a_slide_the_asked_cell_shows_the_mark_in_its_shorter_numbers_too(stage):
+    """A slide's chart may print its numbers rounded shorter ("0.11"): the asked cell keeps the mark there too."""
+    at = open_page("pages/step_through.py", {"presenter": "true", "step": stage})
+    at.session_state[CHECK_KEY] = True
+    at.run()
+    data = chart_data(at, "after:" if stage == "scaled" else "attention weights")
+    cell = data[(data["row_index"] == 1) & (data["col_index"] == 2)]
+    printed = [column for column in ("label", "short") if column in data.columns]
+    assert [cell[column].item() for column in printed] == [ASKED_MARK] * len(printed), cell.to_dict("records")
 
 
 def test_step_through_asks_questions_and_keeps_the_score():
