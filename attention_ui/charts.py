@@ -556,6 +556,11 @@ def _heatmap_layers(
                             *shorter_sent})
     if hint is not None:
         layers.append(hint)
+    if (df["label"] == ASKED_MARK).any() if "label" in df.columns else False:
+        # over the asked cell, so that its tooltip too says "?" (the coloured cell's gave the number away)
+        layers.append(base.transform_filter(f"datum.label === '{ASKED_MARK}'").mark_rect(fill="white", fillOpacity=0)
+                      .encode(tooltip=[alt.Tooltip(f"{row}:N", title=row), alt.Tooltip(f"{col}:N", title=col),
+                                       alt.Tooltip("label:N", title=value_title)]))
     if follow_row is not None:
         outline = f"datum.row_index == {int(follow_row)}"
     if outline is not None:

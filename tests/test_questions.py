@@ -232,11 +232,14 @@ def test_the_cell_an_open_question_asks_for_shows_a_mark_until_it_is_answered(st
     at.session_state[CHECK_KEY] = True
     at.run()
     assert labels() == [ASKED_MARK, 1], "open and unanswered: that one cell shows the mark"
+    cover = f"datum.label === '{ASKED_MARK}'"  # a layer over that cell, whose tooltip says the mark too
+    assert sum(cover in c.proto.spec for c in at.get("vega_lite_chart")) == 1
     assert any(c.value.startswith("The chart above shows “?”") for c in at.caption)
     at.text_input(key=f"cy-{question.id}").input(f"{question.answer:.4f}")
     at.button(key=f"FormSubmitter:cy-form-{question.id}-Check").click().run()
     assert any(s.value.startswith("Right") for s in at.success)
     assert labels()[1] == 0 and labels()[0] == f"{question.answer:.3f}".replace("-", "−"), labels()
+    assert not any(cover in c.proto.spec for c in at.get("vega_lite_chart"))
 
 
 @pytest.mark.parametrize("stage", ["scaled", "softmax"])
