@@ -556,7 +556,7 @@ def _heatmap_layers(
                             *shorter_sent})
     if hint is not None:
         layers.append(hint)
-    if (df["label"] == ASKED_MARK).any() if "label" in df.columns else False:
+    if "label" in df.columns and (df["label"] == ASKED_MARK).any():
         # over the asked cell, so that its tooltip too says "?" (the coloured cell's gave the number away)
         layers.append(base.transform_filter(f"datum.label === '{ASKED_MARK}'").mark_rect(fill="white", fillOpacity=0)
                       .encode(tooltip=[alt.Tooltip(f"{row}:N", title=row), alt.Tooltip(f"{col}:N", title=col),

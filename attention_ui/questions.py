@@ -61,6 +61,8 @@ class Question:
     hint: str = ""
     slips: tuple[tuple[float, str], ...] = ()
     """Numeric: wrong numbers a common slip gives, each with what it is ("the key's number, not the query's")."""
+    cell: tuple[int, int] | None = None
+    """Numeric: the (row, column) of the stage's main chart that prints the answer, if one does (``asked_cell``)."""
 
     @property
     def is_choice(self) -> bool:
@@ -107,12 +109,12 @@ def _rounded(fact):
 
 
 def numeric(stage: str, slug: str, prompt: str, answer: float, why: str, tolerance: float = NUMBER_TOLERANCE, *,
-            hint: str, slips: tuple[tuple[float, str], ...] = ()) -> Question:
+            hint: str, slips: tuple[tuple[float, str], ...] = (), cell: tuple[int, int] | None = None) -> Question:
     """A question answered by a number: right within ``tolerance`` of ``answer``; ``slips`` name the wrong numbers
-    of common slips (one that is also the right answer is left out)."""
+    of common slips (one that is also the right answer is left out); ``cell``: where the stage's chart prints it."""
     named = tuple((float(value), what) for value, what in slips if abs(float(value) - float(answer)) > tolerance)
     return Question(_id(stage, slug, prompt, round(float(answer), 6)), stage, prompt, why, answer=float(answer),
-                    tolerance=tolerance, hint=hint, slips=named)
+                    tolerance=tolerance, hint=hint, slips=named, cell=cell)
 
 
 def choice(stage: str, slug: str, prompt: str, choices: tuple[str, ...], correct: int, why: str, *,
@@ -187,7 +189,8 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
                     hint="Multiply this token's row of X by the first of this head's columns of W_Q, number by "
                          "number, and add the products.",
                     slips=((trace.k[h, i, 0], "that is the first number of its key (K), not of its query"),
-                           (trace.v[h, i, 0], "that is the first number of its value (V), not of its query"))),
+                           (trace.v[h, i, 0], "that is the first number of its value (V), not of its query")),
+                    cell=(i, 0)),
             numeric(stage, "q-width", "How many numbers does each query of one head have (its width)?", d_k,
                     f"A head's query and key vectors have d_k = {d_k} numbers.", tolerance=0,
                     hint="Count the columns of one head's Q in the chart: that width has a name in the formula, "
@@ -207,7 +210,8 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
                          "anything yet.",
                     slips=(*(((trace.scores[h, j, i], f"that is the score the other way round, from {other} to "
                                                       f"{me}: the row is the query's"),) if j < T and i < S else ()),
-                           (trace.scaled[h, i, j], "that score is already divided by √d_k (stage 4)"))),
+                           (trace.scaled[h, i, j], "that score is already divided by √d_k (stage 4)")),
+                    cell=(i, j)),
             choice(stage, "meaning", "A query–key pair has a large positive score. What does that mean?",
                    ("The key matches what the query looks for, so it will get more weight",
                     "The two tokens are next to each other", "The key is blocked"), 0,
@@ -224,7 +228,8 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
                     f"{float(trace.scaled[h, i, j]):.3f}.",
                     hint="Take this pair's raw score QKᵀ from the stage before and divide it by √d_k.",
                     slips=((trace.scores[h, i, j], "that is the raw score, not yet divided by √d_k"),
-                           (trace.scores[h, i, j] / d_k, "that is the raw score divided by d_k, not by √d_k"))),
+                           (trace.scores[h, i, j] / d_k, "that is the raw score divided by d_k, not by √d_k")),
+                    cell=(i, j)),
             choice(stage, "why", "Why divide by √d_k?",
                    ("To make the scores add up to 1",
                     "Dot products grow with d_k; scaling keeps softmax from saturating on one key",
@@ -258,7 +263,7 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
                     trace.weights[h, i, j],
                     "Softmax: e^(its scaled score) divided by the sum of e^(·) over the whole row.",
                     hint="Take e to the power of every scaled score in this token's row (a blocked key adds "
-                         "nothing), then divide this key's term by the row's sum."),
+                         "nothing), then divide this key's term by the row's sum.", cell=(i, j)),
             numeric(stage, "row-sum", f"What do the weights in the row of {followed} add up to?", round(row_total),
                     "Softmax rows add up to 1" + (", except a fully blocked row, which is all zero."
                                                   if round(row_total) == 0 else "."), tolerance=NUMBER_TOLERANCE,
@@ -275,7 +280,7 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
                     trace.context[h, i, 0],
                     "c = Σ_j a_j v_j: the value rows weighted by this token's row of attention weights.",
                     hint="Multiply the first number of each value row by this token's weight for that key, and "
-                         "add the products."),
+                         "add the products.", cell=(i, 0)),
             choice(stage, "average", "A token's context vector is …",
                    ("the sum of all keys", "a weighted average of the value vectors",
                     "the query with the highest score"), 1,
@@ -468,8 +473,9 @@ CHECK_KEY = f"{OPEN_CHECK_PREFIX}_yourself"
 """The questions' expander: its label stays the same on every stage, so once opened it stays open."""
 
 
-def show_check_yourself(settings, stage_key: str) -> None:
-    """The check-yourself questions for ``stage_key`` on the current settings, with feedback and the score."""
+def show_check_yourself(settings, stage_key: str, *, asked: tuple[int, int] | None = None) -> None:
+    """The check-yourself questions for ``stage_key`` on the current settings, with feedback and the score.
+    ``asked``: the chart's cell drawn with ``charts.ASKED_MARK`` (``asked_cell``), which the panel then explains."""
     lesson = settings.lesson
     found = questions_for(lesson.trace, settings.labels, stage_key, follow=settings.follow, head=settings.head,
                           x=lesson.x)
@@ -478,9 +484,8 @@ def show_check_yourself(settings, stage_key: str) -> None:
     # Drawn only while open (it stays open from stage to stage once opened): its forms cost a click time.
     with st.expander(CHECK_LABEL, key=CHECK_KEY, on_change="rerun", icon=":material/quiz:") as box:
         if box.open:
-            if asked_cell(settings, stage_key) is not None:
-                slug = CELL_QUESTIONS[stage_key]
-                number = next(n for n, q in enumerate(found, start=1) if _slug(q.id, stage_key) == slug)
+            number = next((n for n, q in enumerate(found, start=1) if asked is not None and q.cell == asked), None)
+            if number is not None:
                 st.caption(ASKED_NOTE.format(number=number))
             _show_questions(found)
 
@@ -488,26 +493,22 @@ def show_check_yourself(settings, stage_key: str) -> None:
 ASKED_NOTE = ("The chart above shows “?” in the cell question {number} asks for, until you answer it right or show "
               "its answer: work it out from the stage before, as the worked numbers do.")
 """Said at the top of the step-through's open Check yourself while a chart's cell waits for an answer."""
-CELL_QUESTIONS = {"qkv": "q-value", "scores": "score", "scaled": "scaled", "softmax": "weight", "context": "context"}
-"""Stage -> the slug of its numeric question whose answer the stage's main chart prints in a cell."""
 
 
 def asked_cell(settings, stage_key: str) -> tuple[int, int] | None:
     """The (row, column) of ``stage_key``'s main chart that its numeric question asks for, while the step-through's
     Check yourself is open and that question is neither answered right nor shown: the chart then prints a mark there
-    instead of the number (a student copied the answer from the chart above, where it was printed). None otherwise.
-    Q's and the context's column is their first (the question asks for the first number)."""
-    slug = CELL_QUESTIONS.get(stage_key)
-    if slug is None or not st.session_state.get(CHECK_KEY):
+    instead of the number (a student copied the answer from the chart above, where it was printed). None otherwise."""
+    if not st.session_state.get(CHECK_KEY):
         return None
-    trace = settings.lesson.trace
-    found = questions_for(trace, settings.labels, stage_key, follow=settings.follow, head=settings.head)
-    question = next((q for q in found if _slug(q.id, stage_key) == slug), None)
-    done = attempt(question) if question is not None else {"shown": True}
-    if done.get("correct") or done.get("shown"):
-        return None
-    row = practice_query(trace, settings.follow)
-    return row, (0 if stage_key in ("qkv", "context") else _other_key(trace, settings.head, row))
+    found = questions_for(settings.lesson.trace, settings.labels, stage_key, follow=settings.follow,
+                          head=settings.head)
+    return next((q.cell for q in found if q.cell is not None and not _settled_or_shown(attempt(q))), None)
+
+
+def _settled_or_shown(entry: dict) -> bool:
+    """An ``ANSWERS_KEY`` entry whose question no longer hides its chart's cell: answered right, or its answer shown."""
+    return bool(entry.get("correct") or entry.get("shown"))
 
 
 PAGE_CHECK_LABEL = "Check yourself: questions on this page, with the reasons"

@@ -52,7 +52,7 @@ def stage(settings: Settings) -> None:
         seen = st.session_state["stages_seen"]
         st.caption(READING if restoring() else
                    f"You have looked at {len(seen)} of {len(STAGES)} stages (kept in this browser).")
-    questions.show_check_yourself(settings, key)
+    questions.show_check_yourself(settings, key, asked=view.asked)
     if not settings.presenter:  # downloads are for a student or a lecturer preparing: a hall has no use for them
         export.show_downloads(settings, key)
         stage_footer(step, (next_page[0], f"Next on the path: {title}"))
