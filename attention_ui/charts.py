@@ -44,8 +44,9 @@ VALID = "isValid(datum.value) && isFinite(datum.value)"
 FOLLOW_COLOR = "#d6336c"
 """Outline of the followed query's row, in every chart of a stage: a magenta that no value is drawn in (orange is
 the positive end of the diverging scheme; an orange outline vanished among a row's large scores)."""
-PICK, PICK_BLOCKED = "pick", "pick_blocked"
-"""Names of the click selections that follow the clicked row's token."""
+PICK, PICK_BLOCKED, PICK_ASKED = "pick", "pick_blocked", "pick_asked"
+"""Names of the click selections that follow the clicked row's token (on the coloured cells, the blocked ones and the
+cell that shows ``ASKED_MARK``)."""
 
 
 def _ordered(df: pd.DataFrame, field: str, index_field: str) -> list[str]:
@@ -558,9 +559,10 @@ def _heatmap_layers(
         layers.append(hint)
     if "label" in df.columns and (df["label"] == ASKED_MARK).any():
         # over the asked cell, so that its tooltip too says "?" (the coloured cell's gave the number away)
-        layers.append(base.transform_filter(f"datum.label === '{ASKED_MARK}'").mark_rect(fill="white", fillOpacity=0)
-                      .encode(tooltip=[alt.Tooltip(f"{row}:N", title=row), alt.Tooltip(f"{col}:N", title=col),
-                                       alt.Tooltip("label:N", title=value_title)]))
+        cover = (base.transform_filter(f"datum.label === '{ASKED_MARK}'").mark_rect(fill="white", fillOpacity=0)
+                 .encode(tooltip=[alt.Tooltip(f"{row}:N", title=row), alt.Tooltip(f"{col}:N", title=col),
+                                  alt.Tooltip("label:N", title=value_title)]))
+        layers.append(cover.add_params(_click_selection(pick_fields, name=PICK_ASKED)) if pick else cover)
     if follow_row is not None:
         outline = f"datum.row_index == {int(follow_row)}"
     if outline is not None:

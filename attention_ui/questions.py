@@ -490,8 +490,8 @@ def show_check_yourself(settings, stage_key: str, *, asked: tuple[int, int] | No
             _show_questions(found)
 
 
-ASKED_NOTE = ("The chart above shows “?” in the cell question {number} asks for, until you answer it right or show "
-              "its answer: work it out from the stage before, as the worked numbers do.")
+ASKED_NOTE = ("The chart above and its “All the numbers” show “?” in the cell question {number} asks for, until you "
+              "answer it right or show its answer: work it out from the stage before, as the worked numbers do.")
 """Said at the top of the step-through's open Check yourself while a chart's cell waits for an answer."""
 
 

@@ -628,9 +628,11 @@ def lazy_expander(label: str, key: str):
     return st.expander(label, key=f"open_{key}", on_change="rerun")
 
 
-def numbers_table(values, rows: list[str], cols: list[str], *, key: str, caption: str = "All the numbers") -> None:
+def numbers_table(values, rows: list[str], cols: list[str], *, key: str, caption: str = "All the numbers",
+                  asked: tuple[int, int] | None = None) -> None:
     """The exact numbers of a matrix in an expander (user text is shown as plain table text); ``key`` names
-    the expander (unique on the page).
+    the expander (unique on the page). ``asked``: a (row, column) that shows ``charts.ASKED_MARK`` instead of its
+    number, as the chart above it does (``StageView.asked``).
 
     In presenter mode the table is HTML (``st.table``), which the slide's style enlarges: a dataframe is painted on
     a canvas at the page's small size. Its token labels are escaped (st.table reads every cell as Markdown); a wide
@@ -641,6 +643,8 @@ def numbers_table(values, rows: list[str], cols: list[str], *, key: str, caption
         array = frames.to_numpy(values)
         table = pd.DataFrame([[worked.number(v) for v in row] for row in array.tolist()], index=list(rows),
                              columns=list(cols))
+        if asked is not None:
+            table.iloc[asked] = charts.ASKED_MARK
         if presenting():  # a width in pixels (at most the column's) keeps the labels in view as the table scrolls
             st.table(table.rename(index=plain, columns=plain), hide_index=False, width=PRESENTER_COLUMN_PX)
         else:
@@ -1103,7 +1107,8 @@ def _qkv_extra(view: StageView) -> None:
         with lazy_expander("The weight matrices W_Q, W_K, W_V (this head's columns)", "weights_qkv") as box:
             if box.open:
                 _show_head_weights(view)
-    numbers_table(t.q[h], view.labels, frames.feature_labels(t.d_k, "q"), key="qkv", caption="All the numbers of Q")
+    numbers_table(t.q[h], view.labels, frames.feature_labels(t.d_k, "q"), key="qkv", caption="All the numbers of Q",
+                  asked=view.asked)
     numbers_table(t.k[h], view.keys, frames.feature_labels(t.d_k, "k"), key="qkv_k", caption="All the numbers of K")
     numbers_table(t.v[h], view.keys, frames.feature_labels(t.d_v, "v"), key="qkv_v", caption="All the numbers of V")
 
@@ -1130,7 +1135,7 @@ def _scores_charts(view: StageView) -> list:
 
 
 def _scores_extra(view: StageView) -> None:
-    numbers_table(view.trace.scores[view.head], view.labels, view.keys, key="scores")
+    numbers_table(view.trace.scores[view.head], view.labels, view.keys, key="scores", asked=view.asked)
 
 
 def _raw_scores_domain(view: StageView) -> tuple[float, float]:
@@ -1231,7 +1236,7 @@ def _scaled_extra(view: StageView) -> None:
         for column, chart in zip(st.columns(2), below(replace(view, fit=False, pick=False))):
             with column:
                 show_chart(chart)
-    numbers_table(t.scaled[view.head], view.labels, view.keys, key="scaled")
+    numbers_table(t.scaled[view.head], view.labels, view.keys, key="scaled", asked=view.asked)
 
 
 def mean_row_peak(weights: torch.Tensor, allowed: torch.Tensor) -> float | None:
@@ -1397,7 +1402,7 @@ def _softmax_extra(view: StageView) -> None:
         if view.hidden_tokens and not blocked_row and (note := hidden_share_note(
                 plain(view.follow_label), 1.0 - float(t.weights[view.head, view.follow].sum()))):
             st.caption(note)
-    numbers_table(t.weights[view.head], view.labels, view.keys, key="softmax")
+    numbers_table(t.weights[view.head], view.labels, view.keys, key="softmax", asked=view.asked)
 
 
 def pad_rows_note(view: StageView, *, why_weighted: bool = True) -> None:
@@ -1557,7 +1562,8 @@ def _context_slide_charts(view: StageView, context: torch.Tensor) -> list:
 def _context_extra(view: StageView) -> None:
     t = view.trace
     _caption_cut(("the context", t.d_v))
-    numbers_table(t.context[view.head], view.labels, frames.feature_labels(t.d_v, "c"), key="context")
+    numbers_table(t.context[view.head], view.labels, frames.feature_labels(t.d_v, "c"), key="context",
+                  asked=view.asked)
 
 
 def concat_shown(num_heads: int, d_v: int) -> int:

@@ -17,7 +17,7 @@ from attention_ui.frames import token_labels
 from attention_ui.questions import (ANSWERED_BEFORE, ANSWERS_KEY, CHECK_KEY, CHECK_LABEL, KEPT_RIGHT, PAGE_CHECK_LABEL,
                                    SAME_ANSWER, SCORE_RULE, _other_key, choice, grade, numeric, practice_query,
                                    questions_for, read_answer)
-from attention_ui.charts import ASKED_MARK
+from attention_ui.charts import ASKED_MARK, PICK_ASKED
 from attention_ui.text import LEARNING_PATH, STAGE_KEYS
 
 DONE, STARTED, NOT_YET = (":green[:material/check_circle:]", ":orange[:material/clock_loader_40:]",
@@ -228,17 +228,28 @@ def test_the_cell_an_open_question_asks_for_shows_a_mark_until_it_is_answered(st
         cell = data[(data["row_index"] == 1) & (data["col_index"] == column)]
         return list(cell["label"]) + [list(data["label"]).count(ASKED_MARK)]
 
-    assert labels()[0] != ASKED_MARK, "closed questions hide nothing"
+    def table_cell() -> str:  # the same cell in the stage's "All the numbers" (its first table, open)
+        return at.dataframe[0].value.iloc[1, column]
+
+    at.session_state[f"open_{stage}"] = True  # "All the numbers" held the number too
+    at.run()
+    assert labels()[0] != ASKED_MARK and table_cell() != ASKED_MARK, "closed questions hide nothing"
     at.session_state[CHECK_KEY] = True
     at.run()
     assert labels() == [ASKED_MARK, 1], "open and unanswered: that one cell shows the mark"
+    assert table_cell() == ASKED_MARK
     cover = f"datum.label === '{ASKED_MARK}'"  # a layer over that cell, whose tooltip says the mark too
-    assert sum(cover in c.proto.spec for c in at.get("vega_lite_chart")) == 1
-    assert any(c.value.startswith("The chart above shows “?”") for c in at.caption)
+    covered = [c for c in at.get("vega_lite_chart") if cover in c.proto.spec]
+    assert len(covered) == 1
+    follows = stage in ("scores", "scaled", "softmax")  # a click on the other cells of these charts follows a row
+    assert list(covered[0].proto.selection_mode) == (["pick", PICK_ASKED] if follows else []), \
+        "a click on the asked cell follows its row like one on the cells around it"
+    assert any(c.value.startswith("The chart above and its “All the numbers” show “?”") for c in at.caption)
     at.text_input(key=f"cy-{question.id}").input(f"{question.answer:.4f}")
     at.button(key=f"FormSubmitter:cy-form-{question.id}-Check").click().run()
     assert any(s.value.startswith("Right") for s in at.success)
     assert labels()[1] == 0 and labels()[0] == f"{question.answer:.3f}".replace("-", "−"), labels()
+    assert float(table_cell().replace("−", "-")) == pytest.approx(question.answer, abs=1e-4)
     assert not any(cover in c.proto.spec for c in at.get("vega_lite_chart"))
 
 
