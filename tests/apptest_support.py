@@ -28,6 +28,19 @@ def open_page(page: str = "app.py", query: dict[str, str] | None = None) -> AppT
     return at
 
 
+def one_session_per_page():
+    """``get(page)``: an opened session of ``page``, the same one each time (for a module's tests that each set what
+    they need)."""
+    cache: dict[str, AppTest] = {}
+
+    def get(page: str) -> AppTest:
+        if page not in cache:
+            cache[page] = open_page(page)
+        return cache[page]
+
+    return get
+
+
 def is_path_mark(markdown: str) -> bool:
     """Whether a Markdown element's text is one of Start here's cards' marks (done, started, not yet)."""
     return markdown in (":green[:material/check_circle:]", ":orange[:material/clock_loader_40:]",

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import APP, ROOT, TIMEOUT, open_page, shown_number, switch_to  # noqa: F401
+from apptest_support import APP, ROOT, TIMEOUT, one_session_per_page, open_page, shown_number, switch_to  # noqa: F401
 from attention_ui import views
 
 
@@ -739,14 +739,7 @@ RAW_MARKUP = re.compile(r"(?<!\\)<\s*/?\s*(script|b)\b|(?<!\\)\[link(?<!\\)\]\(|
 @pytest.fixture(scope="module")
 def sessions():
     """One session per page, reused by the bad-input tests (each test sets its own sentence)."""
-    cache: dict[str, AppTest] = {}
-
-    def get(page: str) -> AppTest:
-        if page not in cache:
-            cache[page] = open_page(page)
-        return cache[page]
-
-    return get
+    return one_session_per_page()
 
 
 def assert_no_raw_markup(at: AppTest) -> None:

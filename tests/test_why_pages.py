@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import ROOT, chart_data, open_page, shown_number, spec_titles, switch_to
+from apptest_support import ROOT, chart_data, one_session_per_page, open_page, shown_number, spec_titles, switch_to
 from attention_ui.why import AHEAD_SHARE
 
 WHY_PAGES = {
@@ -58,14 +58,7 @@ def set_widget(at: AppTest, kind: str, key: str, value) -> AppTest:
 @pytest.fixture(scope="module")
 def pages():
     """One session per page, shared by the tests of this module (each sets what it needs)."""
-    cache: dict[str, AppTest] = {}
-
-    def get(page: str) -> AppTest:
-        if page not in cache:
-            cache[page] = open_page(page)
-        return cache[page]
-
-    return get
+    return one_session_per_page()
 
 
 @pytest.mark.parametrize("page", sorted(WHY_PAGES))
