@@ -498,12 +498,15 @@ ASKED_NOTE = ("The chart above and its “All the numbers” show “?” in the
 def asked_cell(settings, stage_key: str) -> tuple[int, int] | None:
     """The (row, column) of ``stage_key``'s main chart that its numeric question asks for, while the step-through's
     Check yourself is open and that question is neither answered right nor shown: the chart then prints a mark there
-    instead of the number (a student copied the answer from the chart above, where it was printed). None otherwise."""
+    instead of the number (a student copied the answer from the chart above, where it was printed). None otherwise,
+    and when the question asks about the followed token itself (a sentence of one token): its worked numbers and
+    bars print the answer anyway, so a "?" in the chart would only disagree with them."""
     if not st.session_state.get(CHECK_KEY):
         return None
     found = questions_for(settings.lesson.trace, settings.labels, stage_key, follow=settings.follow,
                           head=settings.head)
-    return next((q.cell for q in found if q.cell is not None and not _settled_or_shown(attempt(q))), None)
+    return next((q.cell for q in found if q.cell is not None and q.cell[0] != settings.follow
+                 and not _settled_or_shown(attempt(q))), None)
 
 
 def _settled_or_shown(entry: dict) -> bool:

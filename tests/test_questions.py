@@ -253,6 +253,17 @@ def test_the_cell_an_open_question_asks_for_shows_a_mark_until_it_is_answered(st
     assert not any(cover in c.proto.spec for c in at.get("vega_lite_chart"))
 
 
+def test_a_one_token_sentence_hides_no_cell_its_worked_numbers_print():
+    """With one token the question asks about the followed token itself: its chart showed "?" while the bars and the
+    worked numbers under it printed 1.000."""
+    at = open_page("pages/step_through.py", {"sentence": "Hello", "step": "softmax"})
+    at.session_state[CHECK_KEY] = True
+    at.run()
+    assert [q.label for q in at.text_input if q.key.startswith("cy-")], "the number question is asked"
+    assert list(chart_data(at, "attention weights")["label"]) == ["1.000"]
+    assert not any(c.value.startswith("The chart above") for c in at.caption)
+
+
 @pytest.mark.parametrize("stage", ["scaled", "softmax"])
 def test_on_a_slide_the_asked_cell_shows_the_mark_in_its_shorter_numbers_too(stage):
     """A slide's chart may print its numbers rounded shorter ("0.11"): the asked cell keeps the mark there too."""
