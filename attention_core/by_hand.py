@@ -115,18 +115,19 @@ def _product(text: str) -> float:
     return math.prod(factors)
 
 
-def _decimal_fraction(text: str) -> float:
+def _decimal_fraction(text: str, typed: str) -> float:
     """ "3/1.4142" (a score over √d_k as a student writes it; ``Fraction`` reads whole numbers only) as a float, and
-    products on either side: "2*1.4142", "1/2*1.4142" (one over the product, as "1/2√2" is read)."""
+    products on either side: "2*1.4142", "1/2*1.4142" (one over the product, as "1/2√2" is read). ``typed``: the
+    cell as the student typed it ("3/√2"), which a reason quotes."""
     try:
         parts = text.split("/")
         numerator, denominator = (_product(parts[0]), 1.0) if len(parts) == 1 else map(_product, parts)
     except ValueError:  # (also unless one or two sides)
         numerator = denominator = math.nan
     if not (math.isfinite(numerator) and math.isfinite(denominator)):
-        raise AttentionInputError(f"holds “{text[:20]}”, which is not a number")
+        raise AttentionInputError(f"holds “{typed[:20]}”, which is not a number")
     if denominator == 0:
-        raise AttentionInputError(f"holds “{text[:20]}”, a {DIVISION_BY_ZERO}")
+        raise AttentionInputError(f"holds “{typed[:20]}”, a {DIVISION_BY_ZERO}")
     return numerator / denominator
 
 
@@ -162,7 +163,8 @@ def read_number(cell, limit: float = MAX_CELL_MAGNITUDE) -> float:
     if isinstance(cell, numbers.Real):
         value = float(cell)
     else:
-        text = str(cell).strip().replace("−", "-").replace("–", "-").replace(" ", "")
+        typed = str(cell).strip()
+        text = typed.replace("−", "-").replace("–", "-").replace(" ", "")
         if not text:
             raise AttentionInputError(EMPTY_REASON)
         if text.count(",") == 1 and "." not in text:
@@ -172,14 +174,14 @@ def read_number(cell, limit: float = MAX_CELL_MAGNITUDE) -> float:
         if "√" in text or "sqrt" in text.lower():
             text = _square_roots(text.lower())
         if text.endswith("%") and text.count("%") == 1 and len(text) > 1:  # a percentage, as Check yourself reads it
-            return read_number(text[:-1], limit) / 100
+            return read_number(typed[:-1], limit) / 100
         try:
             value = float(text)
         except ValueError:
             try:
                 value = float(Fraction(text))
             except (ValueError, ZeroDivisionError, OverflowError):
-                value = _decimal_fraction(text)
+                value = _decimal_fraction(text, typed)
     if math.isnan(value):
         raise AttentionInputError("is NaN (not a number)")
     if abs(value) > limit:  # infinity too: a number, marked "too large" beside its cell as in the list

@@ -122,8 +122,18 @@ def test_check_answer_marks_each_cell_within_the_tolerance():
     assert check.marks == ((RIGHT, WRONG), (EMPTY, INVALID))
     assert check.count(RIGHT) == 1 and not check.all_right and check.cells == 4
     assert [p.message for p in check.problems] == [
-        "Scores, row b, column a is empty.", "Scores, row b, column b holds “minusone”, which is not a number."]
+        "Scores, row b, column a is empty.", "Scores, row b, column b holds “minus one”, which is not a number."]
     assert check_answer([["0.5", "1"], ["2", "-1"]], truth).all_right
+
+
+@pytest.mark.parametrize(("typed", "reason"), [("1/1/√2", "which is not a number"),
+                                               ("3/√0", "a division by zero"), ("SQRT(2)/x", "which is not a number")])
+def test_a_cell_that_cannot_be_read_is_quoted_as_typed(typed, reason):
+    """The reason quoted "1/1/1.41421356237309" for a cell typed "1/1/√2": the text after its square roots were
+    worked out, which the student never typed."""
+    with pytest.raises(AttentionInputError) as error:
+        read_number(typed)
+    assert str(error.value) == f"holds “{typed}”, {reason}"
 
 
 def typed_from(values: torch.Tensor, decimals: int = 3) -> list[list[str]]:
