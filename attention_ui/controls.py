@@ -991,8 +991,12 @@ if (!window.clickerKeysAfterUse) {
     const change = history[name];
     history[name] = function (...args) {
       const path = location.pathname, done = change.apply(this, args);
-      if (location.pathname !== path)
+      if (location.pathname !== path) {
         arriveAtTop = arriveAtEnd ? null : {path: location.pathname, ran: false, since: performance.now()};
+        // Another page starts at its top: the main column is the same element from page to page, and a page opened
+        // while the one before was scrolled down (Start here from What it costs' foot) kept that scroll.
+        if (arriveAtTop) document.querySelector("[data-testid='stMain']")?.scrollTo(0, 0);
+      }
       ownReferences();
       return done;
     };

@@ -341,6 +341,25 @@ def test_colour_bars_stay_when_the_address_changes(page, server):
     assert page.evaluate(_FOREIGN_REFERENCES_JS) == []
 
 
+_MAIN_SCROLL_JS = "() => document.querySelector('[data-testid=stMain]').scrollTop"
+
+
+def test_a_page_opened_from_the_navigation_starts_at_its_top(page, server):
+    """The main column is one element from page to page, and a page opened from the sidebar while the one before was
+    scrolled to its foot often kept that scroll: Start here opened at its foot, its list of pages above the window
+    (What it costs → Start here, twice out of two; Order and position → Start here, once out of two)."""
+    landed = []
+    for before in ("what-it-costs", "order-and-position") * 2:
+        _load(page, f"{server}/{before}")
+        page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 100000)")
+        page.wait_for_function(f"() => ({_MAIN_SCROLL_JS})() > 800")
+        page.locator('[data-testid="stSidebarNav"] a:has-text("Start here")').first.click()
+        page.wait_for_url("**/start-here*", timeout=LOAD_TIMEOUT_MS)
+        bs.wait_for_app_idle(page, timeout=LOAD_TIMEOUT_MS)
+        landed.append((before, page.evaluate(_MAIN_SCROLL_JS)))
+    assert all(top == 0 for _, top in landed), landed
+
+
 def _step_through_caption(page) -> str:
     return next(text for text in page.locator("[data-testid=stCaptionContainer]").all_inner_texts()
                 if "stages looked at" in text)
