@@ -34,7 +34,7 @@ from .url_state import (BOUND, CURRENT_PAGE, LINK_PARAMS, check_link, keep_bound
 from .questions import OPEN_CHECK_PREFIX
 from .render import show_chart
 from .views import (PAGE_CELL, PAGE_FONT, PRESENTER_CELL, PRESENTER_FONT, SLIDE_COLUMN_GAP_PX, SLIDE_FRAME_PX,
-                    SLIDE_ROW_PX, WORKED_FIRST_KEY, StageView, presenting, richest_word,
+                    SLIDE_MOVE_NOTE_KEY, SLIDE_ROW_PX, WORKED_FIRST_KEY, StageView, presenting, richest_word,
                     presenter_charts_zoom_style, side_by_side)
 
 APP_ROOT = Path(__file__).resolve().parent.parent
@@ -1284,9 +1284,12 @@ def _follow_controls(labels: list[str], num_heads: int, mask: str, keys_per_quer
     if num_heads > 1:
         head = st.selectbox("Head to show", range(1, num_heads + 1), key="head", **BOUND)  # a link says head=3
     for note, short in moved:  # under the token menu, and for a moment where a student's eyes are (a button in the
-        st.caption(note)  # page moved it); on a slide that moment covered Next, and the outlined row shows the move
+        st.caption(note)  # page moved it); on a slide that moment covered Next: the slide's mask button says it
         if not presenting():
             st.toast(short, icon=":material/swap_horiz:")
+    if presenting() and moved:
+        st.session_state[SLIDE_MOVE_NOTE_KEY] = (st.session_state.get("step"),
+                                                 [short.replace(" (see Follow)", "") for _, short in moved])
     return int(follow), int(head) - 1
 
 

@@ -239,12 +239,15 @@ def show_slide(view: StageView, key: str, *, worked_view: StageView | None = Non
     if key == "scaled" and view.unscaled is not None:  # asked for on this slide: the two softmaxes take its place
         rec = replace(rec, charts=_unscaled_charts)
     stage = _stage_of(view, key)
+    moved_on, moved = st.session_state.pop(SLIDE_MOVE_NOTE_KEY, (None, []))
     with st.container(key="slide_formula"):  # one height on every stage: the charts under it stay put
         if key == "masked" and _mask_toggle(view):  # beside the formula: under the words it was off the screen
             formula, toggle = st.columns([3, 1], vertical_alignment="center")
             formula.latex(stage.latex)
             with toggle:
                 _mask_toggle_button(view)
+                for note in moved if moved_on == key else ():
+                    st.caption(note)
         else:
             st.latex(stage.latex)
     with st.container(key="slide"), st.container(key=f"slide_rows_{len(view.labels)}"):  # rows stay readable
@@ -1348,7 +1351,8 @@ def _mask_toggle(view: StageView) -> str | None:
 
 
 def _mask_toggle_button(view: StageView) -> None:
-    """Stage 5's one-click mask (``_mask_toggle``), if any: on a slide the mask is a menu away."""
+    """Stage 5's one-click mask (``_mask_toggle``), if any: on a slide the mask is a menu away (and what a click on it
+    moved, ``SLIDE_MOVE_NOTE_KEY``, is said under it)."""
     if (choice := _mask_toggle(view)) == "causal":
         st.button("Use the causal mask", icon=":material/visibility_off:", key="try_causal_mask",
                   help="Sets the causal mask on every page; “Back to no mask” here undoes it.", on_click=_choose_mask,
@@ -1356,6 +1360,12 @@ def _mask_toggle_button(view: StageView) -> None:
     elif choice == "none":
         st.button("Back to no mask", icon=":material/visibility:", key="back_to_no_mask", on_click=_choose_mask,
                   args=("none",))
+
+
+SLIDE_MOVE_NOTE_KEY = "_slide_move_notes"
+"""Session: on a slide, (the stage shown, the short notes) of what a whole run of the page moved (the followed token,
+the head), which the next slide drawn says under stage 5's mask button if it is that stage: the audience saw the
+outlined row jump, and the toast that says it on a page covered Next on a slide."""
 
 
 MASK_TRIED_KEY = "_causal_mask_tried"

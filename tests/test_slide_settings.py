@@ -103,6 +103,24 @@ def test_a_slide_offers_the_mask_beside_its_formula():
     assert not slide.main.get_by_key("slide_formula").button, "only stage 5 has a button there"
 
 
+def test_the_slides_mask_button_says_when_it_moves_the_followed_row():
+    """The outlined row jumped from 1·The to 6·mat with no word on the slide (the page's toast covered Next there,
+    and the sidebar's note is inside the closed Settings)."""
+    slide = open_page("pages/step_through.py", {"presenter": "true", "step": "masked"})
+
+    def said() -> list[str]:
+        return [c.value for c in slide.main.get_by_key("slide_formula").caption]
+
+    assert said() == []
+    slide.button(key="try_causal_mask").click().run()
+    assert said() == ["Now following 6·mat: 1·The has one key under this mask."], said()
+    slide.button(key="back_to_no_mask").click().run()
+    assert said() == ["Back to this mask, 1·The is followed again."], said()
+    slide.selectbox(key="step").set_value("scores").run()
+    slide.selectbox(key="step").set_value("masked").run()
+    assert said() == [], "said once, when it moved"
+
+
 def test_a_value_set_on_a_slide_stays_when_presenter_mode_is_switched_off():
     slide = open_page("pages/step_through.py", {"presenter": "true", "heads": "3"})
     settings_menu(slide).selectbox(key="head").set_value(2)
