@@ -23,7 +23,7 @@ from attention_core import (MAX_D_K, MAX_D_MODEL, MAX_D_V, MAX_HEADS, MAX_SEED, 
 from attention_core.tokens import first_tokens, tokenize
 
 from .frames import token_labels
-from .grid_input import GRID_INPUT_JS, HAND_GRID_KEY
+from .grid_input import GRID_INPUT_JS, HAND_GRID_KEY, MASK_GRID_KEY
 from .pickling import TensorsAsArrays
 from .progress import keep_progress
 from .text import (EXAMPLE_SENTENCES, LEARNING_PATH, REAL_VECTORS_CAPTION, STAGE_KEYS, STAGES, counted,
@@ -336,7 +336,9 @@ h4 {font-size: clamp(1.5rem, 1.875vw, 2.1rem) !important;}
 .st-key-slide [data-testid='stElementToolbar'] {display: none;}
 [data-testid='stMain'] [data-testid='stElementContainer']:has([data-testid='stVegaLiteChart']) {margin-top: 0;}
 #vg-tooltip-element.vg-tooltip {font-size: 1.15rem; padding: 6px 10px;}
-</style>""".replace("REAL_HEAD_LINE_KEY", REAL_HEAD_LINE_KEY)
+[class*='st-key-MASK_GRID_KEY'] [data-testid='stDataFrame'] {filter: url(#ticks-in-mask-blue);}
+</style>""".replace("REAL_HEAD_LINE_KEY", REAL_HEAD_LINE_KEY).replace(
+    "MASK_GRID_KEY", MASK_GRID_KEY)
 """Presenter mode: no sidebar, large text (also in expander and tab labels, slider values, inputs, select options and
 message boxes; captions darker, as their 60 % grey, 3.9 : 1 on white, is what a projector washes out first, and on a
 slide a caption is often the key to the chart beside it) and tables, and the slide's charts as tall as the window
@@ -556,6 +558,22 @@ top of the page."""
 CLICKER_KEYS_JS = """<span id="page-keys"></span><script>
 if (!window.clickerKeysAfterUse) {
   window.clickerKeysAfterUse = true;
+  // The mask editor's tick boxes are drawn (on a canvas) in a mid grey, which on a projector looked switched off
+  // beside the mask charts' blue. On a slide its grid is seen through this filter (PRESENTER_STYLE): every grey keeps
+  // its lightness except the tick boxes' mid grey, which becomes the charts' ALLOWED_COLOR. (Made element by element:
+  // Streamlit drops a script whose text holds markup.)
+  const svgElement = (parent, name, attributes) => {
+    const element = parent.appendChild(document.createElementNS("http://www.w3.org/2000/svg", name));
+    for (const [attribute, value] of Object.entries(attributes)) element.setAttribute(attribute, value);
+    return element;
+  };
+  const tickFilter = svgElement(svgElement(document.body, "svg", {width: 0, height: 0, style: "position: absolute",
+    "aria-hidden": "true"}), "filter", {id: "ticks-in-mask-blue", "color-interpolation-filters": "sRGB"});
+  const tickTransfer = svgElement(tickFilter, "feComponentTransfer", {});
+  const greys = (from, to) => Array.from({length: to - from + 1}, (_, i) => (from + i) / 16);  // kept as they are
+  for (const [channel, blue, edge] of [["R", 0.173, 0.46], ["G", 0.435, 0.59], ["B", 0.733, 0.74]])
+    svgElement(tickTransfer, "feFunc" + channel, {type: "table",
+      tableValues: [...greys(0, 7), blue, blue, blue, edge, ...greys(12, 16)].join(" ")});
   const ways = {ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1};  // a clicker's keys: forward or back
   // A dialog of Streamlit's over a slide (the one saying a link's page does not exist, after a mistyped page) stayed
   // over every slide after it, for the rest of the lecture: a clicker cannot press its ×. Its first key closes it.

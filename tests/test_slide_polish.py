@@ -22,6 +22,7 @@ import json
 import math
 import re
 
+import numpy as np
 import pytest
 
 from apptest_support import open_page, spec_titles
@@ -271,6 +272,24 @@ def test_a_slides_charts_keep_no_room_for_the_toolbar(slide):
         "[data-testid='stMain'] [data-testid='stElementContainer']:has([data-testid='stVegaLiteChart'])"),
         e => getComputedStyle(e).marginTop)""")
     assert margins and set(margins) == {"0px"}, margins
+
+
+@pytest.mark.browser
+@needs_browser
+def test_the_mask_editors_ticks_are_the_mask_charts_blue_on_a_slide(slide):
+    """Its tick boxes, drawn in a mid grey on the editor's canvas, looked switched off on a projector beside the mask
+    charts' blue ✓ cells. On a slide the grid is seen through a filter that draws that grey in the charts' blue."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    page = slide("/masks")
+    editor = page.locator("[class*='st-key-mask_editor_'] [data-testid='stDataFrame']").first
+    image = Image.open(BytesIO(editor.screenshot())).convert("RGB")
+    blue = tuple(int(charts.ALLOWED_COLOR[i:i + 2], 16) for i in (1, 3, 5))
+    pixels = np.asarray(image, dtype=int).reshape(-1, 3)
+    in_blue, total = int((np.abs(pixels - blue) <= 12).all(axis=1).sum()), len(pixels)
+    assert in_blue > 0.05 * total, f"{in_blue} of {total} pixels in {charts.ALLOWED_COLOR}"
 
 
 def test_real_model_numbers_its_sections_alike_on_a_page_and_a_slide():
