@@ -1275,8 +1275,8 @@ def _follow_controls(labels: list[str], num_heads: int, mask: str, keys_per_quer
         moved.append((f"With this mask {plain(lone)} may attend to only one key, so its weights would mix nothing: "
                       f"{plain(labels[default])} is followed instead (it may attend to "
                       f"{int(keys_per_query[default])} keys).",
-                      f"Now following {plain(labels[default])}: {plain(lone)} has one key under this mask "
-                      "(see Follow)."))
+                      f"Now following {plain(labels[default])}: {plain(lone)} has one key under this mask"
+                      f"{SEE_FOLLOW}."))
     elif (st.session_state.get(FOLLOW_MASK_KEY, mask) != mask
           and (aside := st.session_state.pop(FOLLOW_SET_ASIDE_KEY, None)) and aside["mask"] == mask
           and aside["instead"] == st.session_state["token"] and aside["token"] < len(labels)):
@@ -1307,8 +1307,12 @@ def _follow_controls(labels: list[str], num_heads: int, mask: str, keys_per_quer
             st.toast(short, icon=":material/swap_horiz:")
     if presenting() and moved:
         st.session_state[SLIDE_MOVE_NOTE_KEY] = (st.session_state.get("step"),
-                                                 [short.replace(" (see Follow)", "") for _, short in moved])
+                                                 [short.replace(SEE_FOLLOW, "") for _, short in moved])
     return int(follow), int(head) - 1
+
+
+SEE_FOLLOW = " (see Follow)"
+"""Where a page's toast sends a student for the whole note (under the token menu); a slide's note leaves it out."""
 
 
 COLOUR_LABELS = {"fixed": "0 to 1 for every row", "row": "each row from its own smallest to largest weight"}
