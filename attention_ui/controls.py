@@ -1256,14 +1256,15 @@ def _follow_controls(labels: list[str], num_heads: int, mask: str, keys_per_quer
     if "token" not in st.session_state:
         linked = linked_token()
         if linked is not None and linked >= len(labels):
-            note_ignored("token", str(linked + 1), f"the sentence has {len(labels)} tokens")
+            note_ignored("token", str(linked + 1), f"the sentence has {counted(len(labels), 'token')}")
         st.session_state["token"] = linked if linked is not None and linked < len(labels) else default
     # a followed token or a head that a shorter sentence or fewer heads took away, the nearest one left: (the
     # sidebar's note, the toast's words); a toast shows three lines, and a longer one was cut, over the chart
     moved: list[tuple[str, str]] = []
     if whole_number_in(st.session_state.get("token", 0), len(labels), MAX_TOKENS):
         st.session_state["token"] = len(labels) - 1
-        moved.append((f"The sentence has {len(labels)} tokens now: the last one is followed.",) * 2)
+        moved.append((f"The sentence has {counted(len(labels), 'token')} now: the last one is followed."
+                      if len(labels) > 1 else "The sentence has 1 token now: it is followed.",) * 2)
     elif not whole_number_in(st.session_state.get("token", 0), 0, len(labels) - 1):
         st.session_state["token"] = 0
     elif (st.session_state.get(FOLLOW_MASK_KEY, mask) != mask and int(keys_per_query[st.session_state["token"]]) == 1

@@ -28,7 +28,7 @@ import streamlit as st
 from attention_core import AttentionInputError, AttentionTrace, read_number
 
 from .frames import MINUS
-from .text import plain, quoted
+from .text import counted, plain, quoted
 
 NUMBER_TOLERANCE = 0.002
 """A numeric answer within this distance of the true value is right (the charts show 3 decimals)."""
@@ -166,9 +166,10 @@ def questions_for(trace: AttentionTrace, labels: list[str], stage: str, *, follo
         d_model = x.shape[1] if x is not None else None
         found = []
         if d_model is not None:
-            found.append(numeric(stage, "x-size", f"How many numbers does X hold for this sentence ({T} tokens, "
-                                 f"d_model = {d_model})?", T * d_model, f"X has one row of d_model numbers per "
-                                 f"token: {T} × {d_model} = {T * d_model}.", tolerance=0,
+            found.append(numeric(stage, "x-size", "How many numbers does X hold for this sentence "
+                                 f"({counted(T, 'token')}, d_model = {d_model})?", T * d_model,
+                                 f"X has one row of d_model numbers per token: {T} × {d_model} = {T * d_model}.",
+                                 tolerance=0,
                                  hint="X has one row per token and d_model numbers in each row: multiply the "
                                       "two sizes given in the question."))
         found.append(choice(stage, "order", "The same word appears twice in a sentence. In this lesson's X (word "

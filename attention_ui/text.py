@@ -195,6 +195,14 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+def numbered(first: int, last: int, noun: str = "", prefix: str = "") -> str:
+    """A run of numbered things from ``first`` to ``last``: "columns 5–8" or, of one, "column 5" (``noun``); "q1–q4"
+    or "q1" (``prefix``, no noun)."""
+    if not noun:
+        return f"{prefix}{first}" if first == last else f"{prefix}{first}–{prefix}{last}"
+    return f"{noun} {prefix}{first}" if first == last else f"{noun}s {prefix}{first}–{prefix}{last}"
+
+
 def layer_input_words(layer: int) -> tuple[str, str]:
     """What X is at a real model's layer ``layer`` (0-based), as the step-through's first stage's words and the more
     a page adds (``Stage.more``; a slide has room for the words only)."""

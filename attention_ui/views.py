@@ -25,7 +25,7 @@ from attention_core import MAX_D_K, PAD_TOKEN, AttentionTrace, Projections
 from . import charts, frames, worked
 from .render import cached_chart, cached_matrix_chart, cached_spec, cached_value, show_chart
 from .text import (EMBED_WORDS_REAL, OUTPUT_WITH_BIAS, QKV_BIASES_WORDS, QKV_WITH_BIASES, STAGES, Stage,
-                   hidden_share_note, identity_qkv_more, plain, real_qkv_more)
+                   counted, hidden_share_note, identity_qkv_more, numbered, plain, real_qkv_more)
 from .url_state import BOUND, linked_flag
 
 PAGE_CELL, PAGE_FONT = 44, 13
@@ -1100,8 +1100,8 @@ def pale_on_shared_scale(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> s
 
 def _qkv_extra(view: StageView) -> None:
     t, h = view.trace, view.head
-    st.markdown(f"Head {h + 1} uses columns {h * t.d_k + 1}–{(h + 1) * t.d_k} of W_Q and W_K and columns "
-                f"{h * t.d_v + 1}–{(h + 1) * t.d_v} of W_V: d_k = {t.d_k}, d_v = {t.d_v}.")
+    st.markdown(f"Head {h + 1} uses {numbered(h * t.d_k + 1, (h + 1) * t.d_k, 'column')} of W_Q and W_K and "
+                f"{numbered(h * t.d_v + 1, (h + 1) * t.d_v, 'column')} of W_V: d_k = {t.d_k}, d_v = {t.d_v}.")
     pale = pale_on_shared_scale(*(shown_features(m)[0] for m in (t.q[h], t.k[h], t.v[h])))
     if pale:
         st.caption(pale)
@@ -1633,8 +1633,8 @@ def _output_extra(view: StageView) -> None:
     rows = t.output.shape[0]
     hidden = (f" (the {rows} shown; the model's output has a row for each of its {rows + view.hidden_tokens} "
               "tokens, special ones included)") if view.hidden_tokens else ""
-    st.markdown(f"The output's shape: {rows} tokens × {t.output.shape[1]} features{hidden}, the same width as X, so "
-                "attention layers can be stacked.")
+    st.markdown(f"The output's shape: {counted(rows, 'token')} × {t.output.shape[1]} features{hidden}, the same width "
+                "as X, so attention layers can be stacked.")
     if view.projections is not None and view.projections.w_o is not None:
         with lazy_expander("The weight matrix W_O", "weights_o") as box:
             if box.open:

@@ -18,6 +18,7 @@ import torch
 from attention_core import AttentionTrace, Projections, linear_terms, row_arithmetic
 
 from .frames import MINUS
+from .text import numbered
 
 DIGITS = 4
 MAX_TERMS = 64
@@ -128,7 +129,7 @@ def projection(x: torch.Tensor, projections: Projections, labels: list[str], fol
             text += f" + bias b{c + 1} ({number(b[c])})"
         rows.append({"feature of q": f"q{c + 1}", "x · column of W_Q (x_m · W_Q[m, c])": text,
                      "= q": number(terms.result[c])})
-    intro = (f"q for {labels[follow]} is its row x times W_Q's columns {head * d_k + 1}–{(head + 1) * d_k} "
+    intro = (f"q for {labels[follow]} is its row x times W_Q's {numbered(head * d_k + 1, (head + 1) * d_k, 'column')} "
              "(this head's slice): each feature of q is a sum over x's features. k and v are made the same way "
              "with W_K and W_V." + _shortening(len(rows), x.shape[1]))
     return Worked(intro, pd.DataFrame(rows), r"q_c = \sum_{m=1}^{d_{model}} x_m\, W_Q[m, c]"

@@ -186,9 +186,12 @@ with weights_box:
         real = is_padding.count(False)
         st.info(f"The source is padded from {real} to {S} tokens. The [PAD] keys are blocked in every row, so they "
                 "get zero weight and the real source tokens share all of it.")
-    elif pad:  # switched on, and nothing to see: say why
+    elif pad and S < MAX_TOKENS:  # switched on, and nothing to see: say why
         st.info(f"Padding adds nothing here: the source already has {S} tokens, so no [PAD] token was added. Pad it "
                 f"to more than {S} tokens to see the [PAD] keys blocked.")
+    elif pad:  # (the slider stops at MAX_TOKENS: "pad it to more" could not be done)
+        st.info(f"Padding adds nothing here: the source has {MAX_TOKENS} tokens, the most a sentence may have, so "
+                "there is no room for a [PAD] token. Shorten the source to see the [PAD] keys blocked.")
 
     # the followed token's row and the numbers belong to the weights (on a slide, before the next section)
     st.markdown(f"**What {plain(settings.labels[settings.follow])} reads from the source** (head {head + 1}):")

@@ -80,7 +80,7 @@ with step_box:  # a note on a link's step goes above the buttons
         if int(linked) <= T:  # the link's form was checked by check_link
             st.session_state[STEP_KEY] = int(linked)
         else:
-            note_ignored(STEP_KEY, linked, f"the sentence has {T} tokens")
+            note_ignored(STEP_KEY, linked, f"the sentence has {counted(T, 'token')}")
             show_link_notes(key="generation_step_link_notes")  # (the settings' notes may have taken "link_notes")
             step_note_shown = True
     if not isinstance(st.session_state.get(STEP_KEY), int) or not 1 <= st.session_state[STEP_KEY] <= T:

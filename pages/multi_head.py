@@ -7,7 +7,7 @@ from attention_ui import charts, frames
 from attention_ui.checks.layer import multi_head_questions
 from attention_ui.controls import lesson_settings
 from attention_ui.questions import show_page_questions
-from attention_ui.text import plain, repeated_words_note, says_why_words_repeat
+from attention_ui.text import numbered, plain, repeated_words_note, says_why_words_repeat
 from attention_ui.render import cached_chart
 from attention_ui.views import (MIN_SLIDE_VALUE_PX, PRESENTER_COLUMN_PX, StageView, in_the_sidebar, main_column_px,
                                 note_lone_key, on_pick, panel_prints_values, show_chart, show_lines, show_stage,
@@ -122,7 +122,8 @@ q_cell_width = cell_width(q_cell, per_row, "feature value", columns=q_shown.shap
 def q_grid():
     df = frames.heads_frame(q_shown, labels, frames.feature_labels(q_shown.shape[-1], "q"), row_name="token",
                             col_name="feature",
-                            head_labels=[f"head {i + 1}: q1–q{d_k} = Q's columns {i * d_k + 1}–{(i + 1) * d_k}"
+                            head_labels=[f"head {i + 1}: {numbered(1, d_k, prefix='q')} = Q's "
+                                         f"{numbered(i * d_k + 1, (i + 1) * d_k, 'column')}"
                                          for i in range(h)])  # every panel's axis reads q1 … q_dk: its own
     return charts.head_grid(df, columns=per_row, domain=None, diverging=True, scheme="blueorange", row="token",
                             col="feature", value_title="feature value", cell_size=q_cell_width, cell_height=q_cell,

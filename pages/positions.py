@@ -289,9 +289,9 @@ if far:
             "softmax.")
     change = float((alibi_weights[0] - lesson.trace.weights[head]).abs().max())
     if change < 0.05:
-        said += (f" Over {T} tokens a slope of {slope_text[divisor]} changes no weight by more than {change:.3f}: "
-                 "ALiBi's gentle heads matter over long texts. Slide m to the right, up to 1/2 or 1, to see the near "
-                 "keys win here.")
+        said += (f" Over {counted(T, 'token')} a slope of {slope_text[divisor]} changes no weight by more than "
+                 f"{change:.3f}: ALiBi's gentle heads matter over long texts. Slide m to the right, up to 1/2 or 1, "
+                 "to see the near keys win here.")
     if lesson.config.mask != "causal":
         said += (f" The paper's models are causal (pick “causal” {in_the_sidebar()}): a query sees only the keys "
                  "before it, and the further back a key lies, the more is taken off its score.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apptest_support import open_page
+from apptest_support import chart_data, open_page
 
 
 def test_d_k_1_says_the_scaled_scores_are_the_same():
@@ -212,3 +212,32 @@ def test_the_worked_numbers_say_their_results_come_from_unrounded_numbers():
            "units there)" in said[0]
     assert "each result is worked out from the exact" not in _words(open_page(
         "pages/step_through.py", {"step": "context", "presenter": "true"}))  # (a slide keeps its room for numbers)
+
+
+def test_one_of_a_kind_is_counted_in_the_singular():
+    """"The sentence has 1 tokens now", "1 tokens × 8 features" and "Q's columns 1–1" for a head of d_k = 1."""
+    from attention_ui.text import numbered
+
+    assert [numbered(5, 8, "column"), numbered(2, 2, "column"), numbered(1, 4, prefix="q"), numbered(1, 1, prefix="q")
+            ] == ["columns 5–8", "column 2", "q1–q4", "q1"]
+    at = open_page("pages/multi_head.py", {"d_k": "1", "heads": "4"})
+    assert sorted(chart_data(at, "Q of each head")["head"].unique()) == [
+        f"head {i}: q1 = Q's column {i}" for i in range(1, 5)]
+    at.selectbox(key="token").set_value(2).run()
+    at.text_input(key="sentence").input("Hello").run()
+    assert "The sentence has 1 token now: it is followed." in [c.value for c in at.sidebar.caption]
+    words = " ".join(m.value for m in at.markdown)
+    assert "1 token ×" in words and "1 tokens" not in words
+    step = open_page("pages/step_through.py", {"step": "qkv", "d_k": "1", "heads": "2", "head": "2"})
+    words = " ".join(m.value for m in step.markdown)
+    assert "Head 2 uses column 2 of W_Q and W_K" in words and "W\\_Q's column 2 " in words, words
+
+
+def test_cross_attention_at_the_most_tokens_asks_for_no_padding_past_them():
+    """With a 32-token source and padding on, a box said "Pad it to more than 32 tokens", which the slider's 32 does
+    not allow, under the switch's own "there is no room to pad it"."""
+    source = " ".join(f"w{i}" for i in range(31)) + "."
+    at = open_page("pages/cross_attention.py", {"cross_pad": "true", "cross_source": source})
+    infos = " ".join(i.value for i in at.info)
+    assert "no room to pad it" in " ".join(c.value for c in at.caption)
+    assert "Shorten the source" in infos and "more than 32" not in infos, infos
