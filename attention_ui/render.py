@@ -419,6 +419,11 @@ def show_chart(chart, *, key: str | None = None, on_select=None, fit: bool = Fal
         spec["description"] = description if description.startswith("Chart: ") else f"Chart: {description}"
     if fit and ("layer" in spec or "mark" in spec):
         spec.update(width="container", height="container")
+    title = {"text": spec["title"]} if isinstance(spec.get("title"), (str, list)) else spec.get("title")
+    if not fit and isinstance(title, dict) and "limit" not in title:
+        # Drawn at its own size, it grows to hold its title. Vega cut the title of a chart drawn where a narrower one
+        # had been to that one's width ("what 1·[CLS] att…" after a sentence of one word): no width cuts it.
+        spec["title"] = {**title, "limit": UNCUT_TITLE_PX}
     selections = _selections(spec)
     options = {"theme": None, "width": "stretch" if fit else "content"}
     if fit:
@@ -426,6 +431,10 @@ def show_chart(chart, *, key: str | None = None, on_select=None, fit: bool = Fal
     if on_select is not None and key is not None and selections:
         return st.vega_lite_chart(spec, key=key, on_select=on_select, selection_mode=selections, **options)
     return st.vega_lite_chart(spec, **options)
+
+
+UNCUT_TITLE_PX = 10_000
+"""The title length (px) past which Vega would cut a chart's title drawn at its own size: none is that long."""
 
 
 def spec_title(spec: dict) -> str:

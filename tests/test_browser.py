@@ -360,6 +360,26 @@ def test_a_page_opened_from_the_navigation_starts_at_its_top(page, server):
     assert all(top == 0 for _, top in landed), landed
 
 
+_TITLES_JS = "() => [...document.querySelectorAll('[data-testid=stVegaLiteChart] g.role-title-text text')]" \
+    ".map(t => t.textContent)"
+
+
+def test_a_charts_title_is_not_cut_to_the_size_of_the_chart_drawn_there_before(page, server):
+    """After a sentence of one word, the next sentence's bar charts kept titles cut to one bar's width: Real model's
+    "what 1·[CLS] att…", the step-through's heatmap "attention weights …"."""
+    _load(page, f"{server}/step-through?step=softmax&sentence=Hi")
+    bs.wait_for_all_charts(page)
+    box = _sentence_box(page)
+    box.fill("The quick brown fox jumps over the lazy dog again today")
+    box.press("Enter")
+    page.wait_for_function("() => document.querySelectorAll("  # the new sentence's charts are drawn
+                           "'[data-testid=stVegaLiteChart] g.role-axis-label text').length > 40")
+    bs.wait_for_app_idle(page, timeout=LOAD_TIMEOUT_MS)
+    bs.wait_for_all_charts(page)
+    titles = page.evaluate(_TITLES_JS)
+    assert "softmax weights" in titles and not [t for t in titles if t.endswith("…")], titles
+
+
 def _step_through_caption(page) -> str:
     return next(text for text in page.locator("[data-testid=stCaptionContainer]").all_inner_texts()
                 if "stages looked at" in text)
