@@ -1235,6 +1235,10 @@ def _embeddings_control() -> tuple[str, int | None]:
 
 FOLLOW_MASK_KEY = "follow_mask"
 """The mask the followed token was last shown under: a change of mask that leaves it one key follows another."""
+DEFAULT_FOLLOW_KEY = "follow_defaulted"
+"""Session key: (the sentence's token labels, the token followed) of the last run that followed the default token, or
+None when another was followed. On a new sentence that follow is the new sentence's default: under the causal mask a
+follow kept from a sentence of one word (its token 1) was left one key, though no one had chosen it."""
 FOLLOW_SET_ASIDE_KEY = "follow_set_aside"
 """Session key: {"mask", "token", "instead"}: the token a change of mask stopped following (under ``mask``) and the
 one followed instead. Back to that mask, while ``instead`` is still followed, the token comes back (stage 5's "Use the
@@ -1258,6 +1262,9 @@ def _follow_controls(labels: list[str], num_heads: int, mask: str, keys_per_quer
         if linked is not None and linked >= len(labels):
             note_ignored("token", str(linked + 1), f"the sentence has {counted(len(labels), 'token')}")
         st.session_state["token"] = linked if linked is not None and linked < len(labels) else default
+    defaulted = st.session_state.get(DEFAULT_FOLLOW_KEY)
+    if defaulted is not None and defaulted[0] != tuple(labels) and st.session_state.get("token") == defaulted[1]:
+        st.session_state["token"] = default  # a new sentence: the follow nobody chose is chosen again, for it
     # a followed token or a head that a shorter sentence or fewer heads took away, the nearest one left: (the
     # sidebar's note, the toast's words); a toast shows three lines, and a longer one was cut, over the chart
     moved: list[tuple[str, str]] = []
@@ -1299,6 +1306,7 @@ def _follow_controls(labels: list[str], num_heads: int, mask: str, keys_per_quer
                           help="Its row of numbers is worked out step by step. Clicking a row of a chart follows that "
                           "token too.")
     keep_in_link("token", str(follow + 1), str(default + 1))
+    st.session_state[DEFAULT_FOLLOW_KEY] = (tuple(labels), follow) if follow == default else None
     head = 1
     if num_heads > 1:
         head = st.selectbox("Head to show", range(1, num_heads + 1), key="head", **BOUND)  # a link says head=3

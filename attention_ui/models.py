@@ -237,10 +237,15 @@ def real_model_controls(sentence: str, *, status_place=None) -> RealSelection | 
     cols = st.columns(4)
     layer = cols[0].selectbox("Layer", range(1, loaded.num_layers + 1), key="layer", **BOUND)
     head = cols[1].selectbox("Head", range(1, loaded.num_heads + 1), key="model_head", **BOUND)
+    default = default_piece(run.is_special)
+    defaulted = st.session_state.get(DEFAULT_PIECE_KEY)
+    if defaulted is not None and defaulted[0] != tuple(run.tokens) and st.session_state.get("piece") == defaulted[1]:
+        st.session_state["piece"] = default  # a new sentence: the follow nobody chose is chosen again, for it
     if not whole_number_in(st.session_state.get("piece", 0), 0, run.num_tokens - 1):
         st.session_state["piece"] = 0
     follow = cols[2].selectbox("Token to follow", range(run.num_tokens), key="piece",
                                format_func=token_labels(run.tokens).__getitem__, **BOUND)
+    st.session_state[DEFAULT_PIECE_KEY] = (tuple(run.tokens), follow) if follow == default else None
     hide_special = cols[3].toggle("Hide special tokens", key="hide_special",
                                   help="Hide [CLS]/[SEP]-style tokens in the charts.",
                                   on_change=follow_a_shown_token, args=(run.is_special,), **BOUND)
@@ -265,11 +270,23 @@ def open_on_a_clear_head(run: ModelRun) -> None:
     layer, head = divmod(best, previous.shape[1])
     st.session_state["layer"], st.session_state["model_head"] = layer + 1, head + 1
     st.session_state[OPENED_ON_KEY] = (layer + 1, head + 1)
-    words = [i for i, special in enumerate(run.is_special) if not special]
-    if "piece" not in st.query_params and "piece" not in st.session_state and len(words) >= 2:
-        # the second word, whose previous token is a word: followed from [CLS], which has no token before it, the
-        # previous-token head's bars showed [CLS] giving all its weight to itself as the lecturer said "previous"
-        st.session_state["piece"] = words[1]
+    if "piece" not in st.query_params and "piece" not in st.session_state:
+        st.session_state["piece"] = default_piece(run.is_special)
+
+
+def default_piece(is_special) -> int:
+    """The token a real model's pages follow when a first visit chose the head (``open_on_a_clear_head``; a link that
+    chose the layer or the head follows the first token unless it says another): the second word, whose previous
+    token is a word (followed from [CLS], which has no token before it, the previous-token head's bars showed [CLS]
+    giving all its weight to itself as the lecturer said "previous"); the word of a one-word sentence (it followed
+    [CLS] or [SEP]); else the first token."""
+    words = [i for i, special in enumerate(is_special) if not special]
+    return words[1] if len(words) >= 2 else words[0] if words else 0
+
+
+DEFAULT_PIECE_KEY = "piece_defaulted"
+"""Session key: (the model's tokens, the token followed) of the last run that followed ``default_piece``, else None:
+on a new sentence that follow is the new sentence's default (after "Hi" the next sentence followed 1·[CLS])."""
 
 
 def share_words(share: float) -> str:

@@ -98,3 +98,15 @@ def test_a_change_to_the_causal_mask_moves_a_lone_follow_to_the_word_with_most_k
     at.sidebar.radio(key="mask").set_value("none").run()
     at.sidebar.radio(key="mask").set_value("causal").run()
     assert at.session_state["token"] == 2, "3·sat has three keys under the causal mask: a chosen token stays"
+
+
+def test_a_new_sentence_follows_its_own_default_unless_a_token_was_chosen():
+    """After "Hello" under the causal mask (its one token followed, as no other was there), a new sentence kept
+    following token 1, which sees only itself: no one had chosen it. A chosen token stays."""
+    at = open_page("pages/multi_head.py", {"mask": "causal", "sentence": "Hello"})
+    at.text_input(key="sentence").input("a dog ran across the big green field today").run()
+    assert at.session_state["token"] == 8 and not lone_key_notes(at), "9·today, which sees the most keys"
+    assert "token" not in at.query_params
+    at.selectbox(key="token").set_value(2).run()
+    at.text_input(key="sentence").input("one two three four five six").run()
+    assert at.session_state["token"] == 2 and at.query_params["token"] == "3", "3·three: the token chosen stays"

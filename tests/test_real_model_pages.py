@@ -437,6 +437,21 @@ def test_a_first_visit_follows_a_word_whose_previous_token_is_a_word():
 
 
 @needs_model
+def test_a_one_word_sentence_follows_its_word_and_a_new_sentence_its_own_second_word():
+    """"Hi" followed 1·[CLS]; from a sentence following 3·dog, "Hi" followed 3·[SEP]; and a sentence after "Hi" kept
+    following 1·[CLS], though no one had chosen it."""
+    at = apptest_support.open_page("pages/real_model.py", {"sentence": "Hi"})
+    assert at.selectbox(key="piece").value == 1, "2·hi, the only word"
+    at.text_input(key="sentence").input("The quick brown fox jumps over the lazy dog").run()
+    assert at.selectbox(key="piece").value == 2, "3·quick, the second word"
+    at.text_input(key="sentence").input("Hi").run()
+    assert at.selectbox(key="piece").value == 1, "2·hi again, not 3·[SEP]"
+    at.selectbox(key="piece").set_value(0).run()
+    at.text_input(key="sentence").input("The dog barked").run()
+    assert at.selectbox(key="piece").value == 0, "1·[CLS], chosen, stays"
+
+
+@needs_model
 def test_a_click_on_a_row_of_the_close_up_follows_its_token():
     """The close-up outlined the followed row as the step-through's charts do, but a click on a row did nothing."""
     at = apptest_support.open_page("pages/real_model.py", {"sentence": "The cat sat on the mat.",
