@@ -23,6 +23,9 @@ LITTLE_SINK_WEIGHT = 0.2
 the head where that weight most overstates what they add (and offers to pick it above)."""
 GAP_WORTH_A_LOOK = 0.005
 """The button to the head where the weight most overstates what the sinks add shows only where some head does."""
+PICKED_HERE_KEY = "sink_head_picked_here"
+"""Session key: the (layer, head) the section's button just picked above, which the section then says once (the maps
+it changed are 4000 px up the page, and the button went with nothing on the screen to show for it)."""
 UNDERRATED_GAP = 0.05
 """A token whose share of what is added passes its weight by more than this is named beside the sinks."""
 MIN_PAIRED_BAR_PX = 14
@@ -113,7 +116,7 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
 
     def pick_button(label: str, to: tuple[int, int]) -> None:  # the page's layer and head pickers go to ``to``
         st.button(label, key="strongest_sink", icon=":material/arrow_upward:", on_click=st.session_state.update,
-                  args=({"layer": to[0] + 1, "model_head": to[1] + 1},))
+                  args=({"layer": to[0] + 1, "model_head": to[1] + 1, PICKED_HERE_KEY: to},))
 
     if pick.hide_special:
         st.caption(f"This section shows {sink_words} although special tokens are hidden above: they are its subject.")
@@ -133,6 +136,9 @@ def show_value_contributions(pick, settings, *, sentence: str, section: int) -> 
                        f"overstates what {'they add' if many else 'it adds'}.")
             pick_button(f"Show {head_name(*best)} in the maps above too", best)
             layer, head = best
+        elif st.session_state.pop(PICKED_HERE_KEY, None) == (layer, head):  # the button's click: said where it is
+            st.caption(f"{head_name(layer, head).capitalize()} is the head picked above now: the grid of heads and the "
+                       "close-up at the top of the page show it too.")
         where = head_name(layer, head)
         row = run.attentions[layer, head, follow]  # (T,): the followed token's weights
         share = value_contributions(row.unsqueeze(0), norms[layer, head]).share[0]  # (T,)

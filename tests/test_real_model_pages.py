@@ -763,7 +763,10 @@ def test_a_weight_is_not_what_a_token_adds():
     assert (at.session_state["layer"] - 1, at.session_state["model_head"] - 1) == best and not at.exception
     assert not [c for c in at.caption if "This section shows head" in c.value]
     assert not [b for b in at.button if b.key == "strongest_sink"], "no button to the head already shown"
+    picked = f"Head {best[1] + 1} of layer {best[0] + 1} is the head picked above now"
+    assert [c.value for c in at.caption if c.value.startswith(picked)], "where the button was, it says what it did"
     at.toggle(key="hide_special").set_value(True).run()  # the section keeps its subject in its charts
+    assert not [c.value for c in at.caption if c.value.startswith(picked)], "said once"
     paired = next(c for c in chart_specs(at) if "what 3·cat takes" in json.dumps(c, ensure_ascii=False))
     assert "1·[CLS]" in json.dumps(paired, ensure_ascii=False)
     assert any("although special tokens are hidden above" in c.value for c in at.caption)
