@@ -1020,9 +1020,60 @@ if (!window.clickerKeysAfterUse) {
     };
   }
   window.addEventListener("popstate", ownReferences);
+  // A button of the page pressed with the keyboard (Tab to it, then Enter or Space) keeps the focus through the run it
+  // starts: Masking's "Start from causal" drew its mask above the editor, the button was drawn anew and the focus went
+  // to the top of the page, 30 Tabs from the next button. (Step buttons and Settings have their own rules above.)
+  let pressed = null;  // {label, at, ran}: the button's words, when, and whether its run has started
+  document.addEventListener("keydown", (event) => {
+    const button = event.target?.closest?.("[data-testid='stMain'] button");
+    if ((event.key !== "Enter" && event.key !== " ") || event.repeat || !button) return;
+    const owner = button.closest("[class*='st-key-']");
+    const own = !!owner && [...STEP_KEYS.forward, ...STEP_KEYS.back, "next_bottom", "back_bottom", "slide_settings",
+      "presenter"].some((key) => owner.classList.contains(`st-key-${key}`));
+    pressed = own ? null : {label: button.textContent, at: performance.now(), ran: false};
+  }, true);
+  const keepPressedFocus = () => {
+    if (!pressed) return;
+    if (scriptState() === "running") pressed.ran = true;
+    if (performance.now() - pressed.at > 10000) pressed = null;
+    if (!pressed?.ran || scriptState() !== "notRunning") return;
+    const active = document.activeElement, main = document.querySelector("[data-testid='stMain']");
+    const lost = !active || active === document.body || active === main;
+    const again = lost && [...(main?.querySelectorAll("button") || [])].find((b) => b.textContent === pressed.label);
+    pressed = null;
+    again?.focus();
+  };
+  const appRoot = document.querySelector("[data-testid='stApp']");  // (the run's end may change nothing else)
+  if (appRoot) new MutationObserver(keepPressedFocus).observe(appRoot, {attributes: true,
+    attributeFilter: ["data-test-script-state"]});
+  // The Settings menu opened with the keyboard takes the focus to its first control: Tab went first through the
+  // slide's own controls under the menu (24 of them on Cross-attention) before it reached the menu.
+  let menuKeyAt = -Infinity;
+  document.addEventListener("keydown", (event) => {
+    if ((event.key === "Enter" || event.key === " ") && event.target?.closest?.(".st-key-slide_settings button"))
+      menuKeyAt = performance.now();
+  }, true);
+  const focusOpenedMenu = () => {  // (its controls come in after the menu's box: each change looks again)
+    const menu = document.querySelector("[data-testid='stPopoverBody']");
+    const first = menu && performance.now() - menuKeyAt < 2000
+      && (menu.querySelector("input:not([disabled]), textarea") || menu.querySelector("button"));
+    if (!first) return;
+    menuKeyAt = -Infinity;
+    first.focus({preventScroll: true});
+  };
+  // On a slide a chart's toolbar (show the data, download, full screen) is no Tab stop: each chart added four hidden
+  // ones, and Masking's "Start from causal" was the 31st. The mouse still shows and uses it.
+  const untabToolbars = () => {
+    if (!presenting()) return;
+    for (const button of document.querySelectorAll(
+      "[data-testid='stMain'] [data-testid='stElementToolbar'] button:not([tabindex='-1'])")) button.tabIndex = -1;
+  };
   let shownStage = null;
   new MutationObserver(() => {
     changedAt = performance.now();
+    keepPressedFocus();
+    focusOpenedMenu();
+    untabToolbars();
     focusSlideSoon();
     keepAtEnd();
     keepAtTop();

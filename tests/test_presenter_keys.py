@@ -382,6 +382,40 @@ def test_the_keyboards_focus_stays_on_a_step_button_that_can_still_step(server, 
         context.close()
 
 
+_ACTIVE_JS = "() => [document.activeElement.tagName, document.activeElement.textContent.trim(), " \
+    "!!document.activeElement.closest('[data-testid=stPopoverBody]')]"
+
+
+def test_a_slides_keyboard_user_keeps_the_focus_on_a_button_and_tabs_into_the_menu_and_past_the_toolbars(
+        server, browser):
+    """A lecturer with the keyboard only, at a 1024×768 projector:
+    - Enter on Masking's "Start from causal" sent the focus to the top of the page, 30 Tabs from the next button;
+    - each chart's hidden toolbar took four Tab stops before the mask's buttons;
+    - after Enter on Settings, Tab went through 24 of the slide's controls under the menu before it reached the menu."""
+    context, page = new_page(browser, {"width": 1024, "height": 768})
+    try:
+        open_page(page, server + "/masks?presenter=true", FIRST_LOAD_MS)
+        toolbars = page.locator(f"{bs.MAIN} [data-testid=stElementToolbar] button")
+        assert toolbars.count() and all(b.get_attribute("tabindex") == "-1" for b in toolbars.all())
+        page.get_by_role("button", name="Start from causal").focus()
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => new URLSearchParams(location.search).has('grid')", timeout=10_000)
+        bs.wait_for_app_idle(page)
+        page.wait_for_timeout(300)
+        assert page.evaluate(_ACTIVE_JS)[:2] == ["BUTTON", "Start from causal"], page.evaluate(_ACTIVE_JS)
+        page.keyboard.press("Tab")
+        assert page.evaluate(_ACTIVE_JS)[:2] == ["BUTTON", "Start from a window"], page.evaluate(_ACTIVE_JS)
+        page.locator(".st-key-slide_settings button").first.focus()
+        page.keyboard.press("Enter")
+        page.wait_for_selector("[data-testid=stPopoverBody]", timeout=10_000)
+        page.wait_for_timeout(300)
+        assert page.evaluate(_ACTIVE_JS)[2], f"the menu has the focus: {page.evaluate(_ACTIVE_JS)}"
+        page.keyboard.press("Tab")
+        assert page.evaluate(_ACTIVE_JS)[2], f"and keeps it: {page.evaluate(_ACTIVE_JS)}"
+    finally:
+        context.close()
+
+
 def _visit(page, url: str) -> None:
     """Start loading ``url`` without waiting for it (many visits at once)."""
     page.goto(url, wait_until="commit", timeout=FIRST_LOAD_MS)
