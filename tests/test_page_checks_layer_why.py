@@ -362,3 +362,19 @@ def test_with_a_mask_the_weights_count_says_blocked_pairs_count_too():
     T = len(lesson.tokens)
     assert "the mask blocks too" in question.prompt and "is 0" in question.why
     assert question.answer == 2 * T * T
+
+
+def test_the_counts_of_one_head_or_of_self_attention_are_named_as_slips():
+    """49, one head's weights on Multi-head (or the self-attention count on Cross-attention), got only the generic
+    hint."""
+    lesson = run_lesson(LessonConfig(num_heads=4))
+    T = lesson.trace.q.shape[1]
+    weights = next(q for q in multi_head_questions(lesson.trace, head=0) if "all-weights" in q.id)
+    assert "one head's weights" in grade(weights, str(T * T)).message
+    cross = cross_attention(lesson, "Le chat est assis sur le tapis rouge .")
+    S = cross.trace.k.shape[1]
+    size = next(q for q in cross_questions(cross.trace.weights[0], token_labels(lesson.tokens),
+                                           token_labels(cross.source_tokens), follow=0, head=0, num_heads=4)
+                if "size" in q.id)
+    assert S != T and "self-attention (T × T)" in grade(size, str(T * T)).message
+    assert "(S × S)" in grade(size, str(S * S)).message

@@ -165,6 +165,8 @@ def test_inside_real_head_answers_are_the_traces_numbers(config, head, follow):
     assert scaled.answer == pytest.approx(raw / math.sqrt(config.d_k), abs=1e-5)
     assert grade(scaled, f"{round(raw, 3) / math.sqrt(config.d_k):.6f}").correct, "worked from the raw score shown"
     assert f"{raw:.3f}" in scaled.prompt
+    assert "divided by d_k, not by √d_k" in grade(scaled, f"{raw / config.d_k:.4f}").message, "the slip is named"
+    assert "not yet divided by √d_k" in grade(scaled, f"{raw:.4f}").message
 
 
 def test_inside_real_head_skips_what_does_not_hold():

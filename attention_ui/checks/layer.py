@@ -78,7 +78,8 @@ def multi_head_questions(trace: AttentionTrace, *, head: int) -> list[Question]:
                 f"{h} heads × {T} × {S} = {h * T * S}." + (" A blocked pair's weight is computed too: it is 0."
                                                            if blocked else ""), tolerance=0,
                 hint="Each head has a grid of its own with one weight per query–key pair: count the panels in "
-                     "section 1, and the cells of one panel."),
+                     "section 1, and the cells of one panel.",
+                slips=((T * S, "that is one head's weights: every head has a grid of its own"),)),
         choice(MULTI_HEAD, "why-heads", "Why does a layer run several heads instead of one attention over all the "
                "features?",
                ("So that each row of weights can add up to more than 1",

@@ -113,7 +113,9 @@ def inside_head_questions(*, model_name: str, hidden_size: int, num_heads: int, 
         numeric(INSIDE_REAL_HEAD, "scaled", f"In layer {layer + 1}, head {head + 1}, the raw score QKᵀ from {me} to "
                 f"{them} is {raw:.3f}. What is its scaled score (stage 4)?", scaled,
                 f"Scaled = raw / √d_k = {raw:.3f} / √{d_k} = {raw:.3f} / {math.sqrt(d_k):.3f} = {scaled:.3f}.",
-                hint="The lesson divides every raw score by the square root of d_k, the width of this head's keys."))
+                hint="The lesson divides every raw score by the square root of d_k, the width of this head's keys.",
+                slips=((raw, "that is the raw score, not yet divided by √d_k"),
+                       (raw / d_k, "that is the raw score divided by d_k, not by √d_k"))))
     if 0 < max_abs_diff < REPRODUCED:
         found.append(choice(
             INSIDE_REAL_HEAD, "rounding", "The lesson's weights and the model's own differ by a tiny amount (the "

@@ -126,7 +126,9 @@ def cross_questions(weights: torch.Tensor, labels: list[str], source_labels: lis
                 T * S, f"One weight for each pair of a target query and a source key: T × S = {T} × {S} = {T * S}.",
                 tolerance=0,
                 hint="There is one weight per query–key pair: count the rows (target tokens) and the columns "
-                     "(source tokens) of the cross-attention grid."),
+                     "(source tokens) of the cross-attention grid.",
+                slips=((T * T, "that is the target's self-attention (T × T): the keys come from the source"),
+                       (S * S, "that is the source's own self-attention (S × S): the queries come from the target"))),
         numeric(CROSS, "largest", f"What is the largest weight {me} gives to a source token"
                 f"{_in_head(num_heads, head)}?", largest, why_largest,
                 hint="Look at the bars of what this token reads from the source (or the numbers table under them) "
