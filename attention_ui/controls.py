@@ -1023,14 +1023,18 @@ if (!window.clickerKeysAfterUse) {
   // A button of the page pressed with the keyboard (Tab to it, then Enter or Space) keeps the focus through the run it
   // starts: Masking's "Start from causal" drew its mask above the editor, the button was drawn anew and the focus went
   // to the top of the page, 30 Tabs from the next button. (Step buttons and Settings have their own rules above.)
-  let pressed = null;  // {label, at, ran}: the button's words, when, and whether its run has started
+  let pressed = null;  // {label, nth, at, ran}: the button's words and which of the buttons with them it is, when,
+  // and whether its run has started (each question of Check yourself has a "Check" of its own)
+  const labelled = (label) => [...(document.querySelector("[data-testid='stMain']")?.querySelectorAll("button") || [])]
+    .filter((button) => button.textContent === label);
   document.addEventListener("keydown", (event) => {
     const button = event.target?.closest?.("[data-testid='stMain'] button");
     if ((event.key !== "Enter" && event.key !== " ") || event.repeat || !button) return;
     const owner = button.closest("[class*='st-key-']");
     const own = !!owner && [...STEP_KEYS.forward, ...STEP_KEYS.back, "next_bottom", "back_bottom", "slide_settings",
       "presenter"].some((key) => owner.classList.contains(`st-key-${key}`));
-    pressed = own ? null : {label: button.textContent, at: performance.now(), ran: false};
+    const label = button.textContent;
+    pressed = own ? null : {label, nth: labelled(label).indexOf(button), at: performance.now(), ran: false};
   }, true);
   const keepPressedFocus = () => {
     if (!pressed) return;
@@ -1039,9 +1043,9 @@ if (!window.clickerKeysAfterUse) {
     if (!pressed?.ran || scriptState() !== "notRunning") return;
     const active = document.activeElement, main = document.querySelector("[data-testid='stMain']");
     const lost = !active || active === document.body || active === main;
-    const again = lost && [...(main?.querySelectorAll("button") || [])].find((b) => b.textContent === pressed.label);
+    const again = lost && labelled(pressed.label)[pressed.nth];
     pressed = null;
-    again?.focus();
+    if (again) again.focus();
   };
   const appRoot = document.querySelector("[data-testid='stApp']");  // (the run's end may change nothing else)
   if (appRoot) new MutationObserver(keepPressedFocus).observe(appRoot, {attributes: true,
