@@ -412,6 +412,11 @@ def test_a_slides_keyboard_user_keeps_the_focus_on_a_button_and_tabs_into_the_me
         assert page.evaluate(_ACTIVE_JS)[2], f"the menu has the focus: {page.evaluate(_ACTIVE_JS)}"
         page.keyboard.press("Tab")
         assert page.evaluate(_ACTIVE_JS)[2], f"and keeps it: {page.evaluate(_ACTIVE_JS)}"
+        page.keyboard.press("Escape")
+        page.locator(".st-key-presenter label").first.click()  # presenter mode off: the page's toolbars are Tab stops
+        page.wait_for_function("() => !new URLSearchParams(location.search).has('presenter')", timeout=10_000)
+        bs.wait_for_app_idle(page)
+        assert toolbars.count() and not [b for b in toolbars.all() if b.get_attribute("tabindex") == "-1"]
     finally:
         context.close()
 
